@@ -1,0 +1,51 @@
+/** Spawning the processes a benchmark measures, and waiting for them to be ready. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+
+export const HANGAR = fileURLToPath(new URL('../server/cli/main.js', import.meta.url));
+export const peer = (name: string): string => fileURLToPath(new URL(`./peers/${name}.js`, import.meta.url));
+
+/** A fresh HANGAR_HOME so benchmarks never touch the user's state. */
+export function benchEnv(): NodeJS.ProcessEnv {
+	return { ...process.env, HANGAR_HOME: mkdtempSync(join(tmpdir(), 'hangar-bench-')), HANGAR_LOG: 'warn' };
+}
+
+export interface RpcProcess {
+	readonly child: ChildProcess;
+	readonly connection: MessageConnection;
+	stop(): Promise<void>;
+}
+
+export function spawnRpc(args: readonly string[], env: NodeJS.ProcessEnv = process.env): RpcProcess {
+	const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'inherit'] });
+	const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+	connection.listen();
+	return {
+		child,
+		connection,
+		stop: async () => {
+			connection.dispose();
+			child.kill();
+			await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+		},
+	};
+}
+
+/** Spawns a server that prints `listening on URL` to stderr; resolves with the URL. */
+export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; stop(): void }> {
+	const child = spawn(process.execPath, args, { env: { ...env, HANGAR_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+	const url = await new Promise<string>((resolve, reject) => {
+		let output = '';
+		child.stderr!.on('data', (chunk: Buffer) => {
+			output += chunk.toString();
+			const match = /listening on (\S+)/.exec(output);
+			if (match) resolve(match[1]!);
+		});
+		child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+	});
+	return { url, stop: () => child.kill() };
+}

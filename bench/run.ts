@@ -1,0 +1,22 @@
+/**
+ * `npm run bench [-- SUITE…]`: runs the benchmark suites and prints their tables as
+ * Markdown, ready for docs/benchmarks.md.
+ */
+import { cpus } from 'node:os';
+import { formatTable, type Table } from './stats.js';
+import { foundation } from './suites/foundation.js';
+
+const suites: Record<string, () => Promise<Table[]>> = { foundation };
+
+const chosen = process.argv.slice(2);
+const unknown = chosen.filter((name) => !(name in suites));
+if (unknown.length) {
+	process.stderr.write(`unknown suite(s): ${unknown.join(', ')}; choose from ${Object.keys(suites).join(', ')}\n`);
+	process.exit(2);
+}
+
+process.stdout.write(`Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${new Date().toISOString()}\n\n`);
+for (const name of chosen.length ? chosen : Object.keys(suites)) {
+	process.stderr.write(`running ${name}…\n`);
+	for (const table of await suites[name]!()) process.stdout.write(`${formatTable(table)}\n`);
+}

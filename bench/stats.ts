@@ -1,0 +1,43 @@
+/** Small statistics and table printing for the benchmark suites. */
+
+export function percentile(samples: readonly number[], p: number): number {
+	if (samples.length === 0) return Number.NaN;
+	const sorted = [...samples].sort((a, b) => a - b);
+	const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+	return sorted[rank]!;
+}
+
+export const median = (samples: readonly number[]): number => percentile(samples, 50);
+
+export interface Table {
+	readonly title: string;
+	readonly columns: readonly string[];
+	readonly rows: readonly (readonly string[])[];
+	/** One line per target: what was required and whether this run met it. */
+	readonly verdicts: readonly string[];
+}
+
+export function formatTable(table: Table): string {
+	const widths = table.columns.map((column, index) => Math.max(column.length, ...table.rows.map((row) => row[index]!.length)));
+	const line = (cells: readonly string[]) => `| ${cells.map((cell, index) => cell.padEnd(widths[index]!)).join(' | ')} |`;
+	return [
+		`### ${table.title}`,
+		'',
+		line(table.columns),
+		`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
+		...table.rows.map(line),
+		'',
+		...table.verdicts.map((verdict) => `- ${verdict}`),
+		'',
+	].join('\n');
+}
+
+export const ms = (value: number): string => `${value.toFixed(value < 1 ? 3 : 1)} ms`;
+export const perSecond = (value: number): string => `${Math.round(value).toLocaleString('en-US')}/s`;
+
+/** "met" or "MISSED", with the measured ratio. */
+export function verdict(label: string, ratio: number, limit: number, higherIsBetter = false): string {
+	const met = higherIsBetter ? ratio >= limit : ratio <= limit;
+	const target = Number(limit.toFixed(2));
+	return `${label}: ${ratio.toFixed(2)}× (target ${higherIsBetter ? '≥' : '≤'} ${target}×) — ${met ? 'met' : 'MISSED'}`;
+}

@@ -1,0 +1,88 @@
+/**
+ * What every command shares: in-process calls through the same dispatcher the daemon and
+ * the REST server use, Ctrl-C as cancellation, and output as tables or `--json`.
+ */
+import type { z } from 'zod';
+import { HangarError } from '../../protocol/errors.js';
+import type { OperationDefinition, ParamsOf, ResultOf } from '../../protocol/operation.js';
+import { contextFor, type Progress } from '../context.js';
+import type { Dispatcher } from '../dispatch.js';
+import { createEnvironment, type Environment } from '../environment.js';
+
+export class Cli {
+	private dispatcher: Dispatcher | undefined;
+	private environmentValue: Environment | undefined;
+
+	get environment(): Environment {
+		return (this.environmentValue ??= createEnvironment('cli'));
+	}
+
+	async services(): Promise<Dispatcher> {
+		if (!this.dispatcher) {
+			const { createDispatcher } = await import('../services.js');
+			this.dispatcher = createDispatcher(this.environment);
+		}
+		return this.dispatcher;
+	}
+
+	/** Calls one operation in-process; Ctrl-C cancels it. */
+	async call<O extends OperationDefinition>(operation: O, params: ParamsOf<O>): Promise<ResultOf<O>> {
+		const dispatcher = await this.services();
+		const controller = new AbortController();
+		const onInterrupt = () => controller.abort();
+		process.once('SIGINT', onInterrupt);
+		try {
+			return (await dispatcher.call(operation.method, params, contextFor(controller.signal, stderrProgress))) as ResultOf<O>;
+		} finally {
+			process.off('SIGINT', onInterrupt);
+		}
+	}
+}
+
+/** Progress lines on stderr, so stdout stays clean for `--json`. */
+const stderrProgress: Progress = {
+	begin: (title, message) => process.stderr.write(`${title}${message ? `: ${message}` : ''}\n`),
+	report: (message, percentage) => {
+		if (message || percentage !== undefined) {
+			process.stderr.write(`  ${message ?? ''}${percentage !== undefined ? ` (${percentage}%)` : ''}\n`);
+		}
+	},
+	end: (message) => {
+		if (message) process.stderr.write(`${message}\n`);
+	},
+};
+
+export function printJson(value: unknown): void {
+	process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A plain aligned table: a header row, then one row per item. */
+export function printTable<T>(items: readonly T[], columns: Readonly<Record<string, (item: T) => unknown>>, empty: string): void {
+	if (items.length === 0) {
+		process.stdout.write(`${empty}\n`);
+		return;
+	}
+	const headers = Object.keys(columns);
+	const rows = items.map((item) => headers.map((header) => cell(columns[header]!(item))));
+	const widths = headers.map((header, index) => Math.max(header.length, ...rows.map((row) => row[index]!.length)));
+	const line = (cells: string[]) =>
+		cells
+			.map((value, index) => (index === cells.length - 1 ? value : value.padEnd(widths[index]!)))
+			.join('  ')
+			.trimEnd();
+	process.stdout.write(`${[line(headers.map((header) => header.toUpperCase())), ...rows.map(line)].join('\n')}\n`);
+}
+
+function cell(value: unknown): string {
+	if (value === undefined || value === null) return '-';
+	if (Array.isArray(value)) return value.length ? value.join(',') : '-';
+	return String(value);
+}
+
+/** The one-line message and exit code of a failed command. */
+export function describeFailure(error: unknown): { message: string; exitCode: number } {
+	if (error instanceof HangarError) return { message: error.message, exitCode: error.status === 400 ? 2 : 1 };
+	return { message: (error as Error)?.message ?? String(error), exitCode: 1 };
+}
+
+export type Infer<S extends z.ZodType> = z.infer<S>;

@@ -1,0 +1,39 @@
+/**
+ * The long-running doors: `hangar daemon` (JSON-RPC over stdio) and `hangar serve` (REST).
+ * Their modules are imported only when chosen, so other commands start fast.
+ */
+import type { Command } from 'commander';
+import { Cli } from '../cli.js';
+
+export function registerDoorCommands(program: Command): void {
+	program
+		.command('daemon')
+		.description('Serve the management operations as JSON-RPC over stdio (LSP framing), for editors')
+		.action(async () => (await import('../../rpc/main.js')).runDaemon());
+
+	program
+		.command('serve')
+		.description('Serve the management operations as a REST API on ToolHive-compatible paths')
+		.option('--host <host>', 'address to bind', '127.0.0.1')
+		.option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 8080)
+		.option('--socket <path>', 'listen on a UNIX socket instead of host and port')
+		.action(async (options: { host: string; port: number; socket?: string }) => {
+			const cli = new Cli();
+			const [{ RestServer }, dispatcher] = await Promise.all([import('../../rest/server.js'), cli.services()]);
+			const server = new RestServer(cli.environment, dispatcher);
+			const address = await server.listen(options);
+			cli.environment.log.info(`Hangar API listening on ${address}`);
+			if (!['127.0.0.1', 'localhost', '::1'].includes(options.host) && !options.socket) {
+				cli.environment.log.warn(`bound to ${options.host}: the API is reachable from other machines`);
+			}
+			const stop = () => void server.close().then(() => process.exit(0));
+			process.once('SIGINT', stop);
+			process.once('SIGTERM', stop);
+		});
+}
+
+function parsePort(value: string): number {
+	const port = Number(value);
+	if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${value}: expected 0-65535`);
+	return port;
+}

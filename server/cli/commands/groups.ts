@@ -1,0 +1,56 @@
+/**
+ * `hangar group ls|create|info|rm`.
+ */
+import type { Command } from 'commander';
+import { CreateGroup, DeleteGroup, GetGroup, ListGroups } from '../../../protocol/protocol.groups.js';
+import { printJson, printTable, type Cli } from '../cli.js';
+
+export function registerGroupCommands(program: Command, cli: Cli): void {
+	const group = program.command('group').description('Manage groups of workloads, clients and skills');
+
+	group
+		.command('ls')
+		.alias('list')
+		.description('List groups')
+		.option('--json', 'print JSON')
+		.action(async (options: { json?: boolean }) => {
+			const { groups } = await cli.call(ListGroups, {});
+			if (options.json) return printJson(groups);
+			printTable(
+				groups,
+				{ name: (g) => g.name, clients: (g) => g.registered_clients, skills: (g) => g.skills },
+				'No groups.',
+			);
+		});
+
+	group
+		.command('create')
+		.description('Create a group')
+		.argument('<name>', 'lowercase letters, digits, "_", "-" and single spaces')
+		.action(async (name: string) => {
+			await cli.call(CreateGroup, { name });
+			process.stdout.write(`Group ${name} created.\n`);
+		});
+
+	group
+		.command('info')
+		.description('Show a group')
+		.argument('<name>')
+		.option('--json', 'print JSON')
+		.action(async (name: string, options: { json?: boolean }) => {
+			const found = await cli.call(GetGroup, { name });
+			if (options.json) return printJson(found);
+			printTable([found], { name: (g) => g.name, clients: (g) => g.registered_clients, skills: (g) => g.skills }, '');
+		});
+
+	group
+		.command('rm')
+		.alias('delete')
+		.description('Delete a group (its workloads move to "default" unless --with-workloads)')
+		.argument('<name>')
+		.option('--with-workloads', 'delete the group\'s workloads too')
+		.action(async (name: string, options: { withWorkloads?: boolean }) => {
+			await cli.call(DeleteGroup, { name, 'with-workloads': options.withWorkloads ?? false });
+			process.stdout.write(`Group ${name} deleted.\n`);
+		});
+}

@@ -1,0 +1,86 @@
+/**
+ * Binds service functions to rows of the operation table and calls them with validated
+ * params. Every door goes through `Dispatcher.call`, so validation, "not implemented" and
+ * error hiding behave the same over RPC, REST and the CLI.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { HangarError } from '../protocol/errors.js';
+import type { OperationDefinition, ResultOf, ValidParamsOf } from '../protocol/operation.js';
+import type { OperationContext } from './context.js';
+import type { Logger } from './log.js';
+
+export type Handler<O extends OperationDefinition> = (
+	params: ValidParamsOf<O>,
+	context: OperationContext,
+) => Promise<ResultOf<O>> | ResultOf<O>;
+
+export interface Implementation {
+	readonly operation: OperationDefinition;
+	readonly handler: Handler<OperationDefinition>;
+}
+
+export function implement<O extends OperationDefinition>(operation: O, handler: Handler<O>): Implementation {
+	return { operation, handler: handler as unknown as Handler<OperationDefinition> };
+}
+
+/** A 400 whose message names the first offending field. */
+export function invalidParams(error: z.ZodError): HangarError {
+	const [first, ...rest] = error.issues;
+	const field = first?.path.length ? first.path.join('.') : 'body';
+	const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
+	return new HangarError(400, `invalid ${field}: ${first?.message ?? 'invalid value'}${more}`, 'invalid_params');
+}
+
+export class Dispatcher {
+	private readonly handlers = new Map<string, Handler<OperationDefinition>>();
+	private readonly rows = new Map<string, OperationDefinition>();
+
+	constructor(
+		operations: readonly OperationDefinition[],
+		implementations: readonly Implementation[],
+		private readonly log: Logger,
+	) {
+		for (const row of operations) this.rows.set(row.method, row);
+		for (const { operation, handler } of implementations) {
+			if (!this.rows.has(operation.method)) throw new Error(`${operation.method} is not in the operation table`);
+			this.handlers.set(operation.method, handler);
+		}
+	}
+
+	get operations(): Iterable<OperationDefinition> {
+		return this.rows.values();
+	}
+
+	operation(method: string): OperationDefinition | undefined {
+		return this.rows.get(method);
+	}
+
+	isImplemented(method: string): boolean {
+		return this.handlers.has(method);
+	}
+
+	/** Validates `params` against the row and runs its service; throws only `HangarError`. */
+	async call(method: string, params: unknown, context: OperationContext): Promise<unknown> {
+		const row = this.rows.get(method);
+		if (!row) throw new HangarError(404, `unknown method ${method}`, 'unknown_method');
+		const parsed = row.params.safeParse(params ?? {});
+		if (!parsed.success) throw invalidParams(parsed.error);
+		const handler = this.handlers.get(method);
+		if (!handler) throw HangarError.notImplemented(method);
+		try {
+			return await handler(parsed.data, context);
+		} catch (error) {
+			throw this.hide(method, error, context);
+		}
+	}
+
+	/** Keeps expected errors; turns anything else into a 500 whose detail goes to the log only. */
+	private hide(method: string, error: unknown, context: OperationContext): HangarError {
+		if (error instanceof HangarError) return error;
+		if (context.signal.aborted) return HangarError.cancelled(method);
+		const requestId = randomUUID();
+		this.log.error(`${method} failed (request ${requestId}): ${(error as Error)?.stack ?? String(error)}`);
+		return new HangarError(500, `internal error (request id ${requestId})`, 'internal_error');
+	}
+}

@@ -1,0 +1,156 @@
+/**
+ * `hangar daemon`: the operation table served as JSON-RPC 2.0 over stdio with LSP framing.
+ *
+ * LSP lifecycle: `initialize` (answers with the server's name, version and methods),
+ * `initialized`, `shutdown`, `exit`. Requests before `initialize` or after `shutdown` are
+ * refused as LSP servers refuse them. `$/cancelRequest` aborts the service's AbortSignal;
+ * a `workDoneToken` in the params turns on `$/progress` reports. Logs go to stderr only.
+ *
+ * Editors start a daemon per window, so `initialize` is answered from the manifest of
+ * method names; the services (and the zod schemas behind them) load right after.
+ */
+import type { Readable, Writable } from 'node:stream';
+import {
+	CancellationToken,
+	createMessageConnection,
+	ErrorCodes,
+	ResponseError,
+	StreamMessageWriter,
+	type MessageConnection,
+} from 'vscode-jsonrpc/node';
+import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from 'vscode-languageserver-protocol';
+import type { InitializeResult } from '../../protocol/client.js';
+import type { HangarError } from '../../protocol/errors.js';
+import { contextFor, type Progress } from '../context.js';
+import type { Dispatcher } from '../dispatch.js';
+import type { Environment } from '../environment.js';
+import { VERSION } from '../version.js';
+import { FramedMessageReader } from './framing.js';
+import type { Manifest } from './manifest.js';
+
+/** LSP error codes (`LSPErrorCodes` of vscode-languageserver-protocol, whose runtime we do not load). */
+const SERVER_NOT_INITIALIZED = -32002;
+const REQUEST_FAILED = -32803;
+const REQUEST_CANCELLED = -32800;
+const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const PARENT_CHECK_MS = 3_000;
+
+export interface DaemonOptions {
+	readonly input: Readable;
+	readonly output: Writable;
+	/** Called with the exit code once the client sent `exit` or closed the stream. */
+	readonly onExit: (code: number) => void;
+}
+
+export function startDaemon(
+	environment: Environment,
+	manifest: Manifest,
+	loadDispatcher: () => Promise<Dispatcher>,
+	options: DaemonOptions,
+): MessageConnection {
+	const methods = new Set(manifest.methods);
+	let dispatcher: Promise<Dispatcher> | undefined;
+	const services = () => (dispatcher ??= loadDispatcher());
+	const writer = new StreamMessageWriter(options.output);
+	const reader = new FramedMessageReader(options.input, {
+		maxMessageBytes: MAX_MESSAGE_BYTES,
+		reject: (response) => void writer.write(response),
+	});
+	const connection = createMessageConnection(reader, writer, {
+		error: (message) => environment.log.error(message),
+		warn: (message) => environment.log.warn(message),
+		info: (message) => environment.log.debug(message),
+		log: (message) => environment.log.debug(message),
+	});
+
+	let state: 'created' | 'initialized' | 'shutdown' = 'created';
+	let exited = false;
+	const exit = (code: number) => {
+		if (exited) return;
+		exited = true;
+		connection.dispose();
+		options.onExit(code);
+	};
+
+	connection.onRequest('initialize', (params: { processId?: number | null } | undefined): InitializeResult => {
+		state = 'initialized';
+		if (typeof params?.processId === 'number') watchParent(params.processId, () => exit(1));
+		setImmediate(services); // after the answer is written
+		return {
+			serverInfo: { name: 'hangar', version: VERSION },
+			capabilities: { methods: [...manifest.methods], notifications: [...manifest.notifications] },
+		};
+	});
+	connection.onNotification('initialized', () => undefined);
+	connection.onRequest('shutdown', () => {
+		state = 'shutdown';
+		return null;
+	});
+	connection.onNotification('exit', () => exit(state === 'shutdown' ? 0 : 1));
+
+	connection.onRequest(async (method: string, params: unknown, token: CancellationToken) => {
+		if (!methods.has(method)) {
+			throw new ResponseError(ErrorCodes.MethodNotFound, `unknown method ${method}`);
+		}
+		if (state === 'created') throw new ResponseError(SERVER_NOT_INITIALIZED, 'server not initialized; send initialize first');
+		if (state === 'shutdown') throw new ResponseError(ErrorCodes.InvalidRequest, 'server is shutting down');
+		const controller = new AbortController();
+		const subscription = token.onCancellationRequested(() => controller.abort());
+		try {
+			const progress = progressFor(connection, params);
+			return await (await services()).call(method, params, contextFor(controller.signal, progress));
+		} catch (error) {
+			throw toResponseError(error as HangarError);
+		} finally {
+			subscription.dispose();
+		}
+	});
+
+	const unsubscribe = environment.notifier.subscribe((method, params) => {
+		if (state === 'initialized') void connection.sendNotification(method, params);
+	});
+	connection.onClose(() => {
+		unsubscribe();
+		exit(state === 'shutdown' ? 0 : 1);
+	});
+	connection.listen();
+	return connection;
+}
+
+function toResponseError(error: HangarError): ResponseError<HangarError['data']> {
+	const code =
+		error.status === 400
+			? ErrorCodes.InvalidParams
+			: error.status === 499
+				? REQUEST_CANCELLED
+				: REQUEST_FAILED;
+	return new ResponseError(code, error.message, error.data);
+}
+
+/** `$/progress` reports for a request whose params carry a `workDoneToken`. */
+function progressFor(connection: MessageConnection, params: unknown): Progress | undefined {
+	const token = (params as { workDoneToken?: ProgressToken } | null)?.workDoneToken;
+	if (typeof token !== 'string' && typeof token !== 'number') return undefined;
+	const send = (value: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) =>
+		void connection.sendNotification('$/progress', { token, value });
+	return {
+		begin: (title, message, percentage) => send({ kind: 'begin', title, cancellable: true, message, percentage }),
+		report: (message, percentage) => send({ kind: 'report', message, percentage }),
+		end: (message) => send({ kind: 'end', message }),
+	};
+}
+
+/** LSP: a server exits when the process that started it is gone. */
+function watchParent(pid: number, onGone: () => void): void {
+	const timer = setInterval(() => {
+		try {
+			process.kill(pid, 0);
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code === 'ESRCH') {
+				clearInterval(timer);
+				onGone();
+			}
+		}
+	}, PARENT_CHECK_MS);
+	timer.unref();
+}

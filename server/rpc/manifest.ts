@@ -1,0 +1,14 @@
+/**
+ * The method names of the operation table, as written next to the build by
+ * scripts/write-manifest.mjs. Reading them costs a file read; importing the table costs zod.
+ */
+import { readFileSync } from 'node:fs';
+
+export interface Manifest {
+	readonly methods: readonly string[];
+	readonly notifications: readonly string[];
+}
+
+export function readManifest(): Manifest {
+	return JSON.parse(readFileSync(new URL('../../protocol/manifest.json', import.meta.url), 'utf8')) as Manifest;
+}

@@ -1,0 +1,167 @@
+/**
+ * Versioned JSON documents on disk.
+ *
+ * Every file carries `schema_version`. Reading a file written by an older Hangar runs the
+ * migrations from its version up to the current one; a file from a newer Hangar is refused
+ * rather than silently rewritten. Writes are atomic and happen under the document's lock.
+ */
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { HangarError } from '../../protocol/errors.js';
+import { writeFileAtomic } from './atomic.js';
+import { withLock } from './lock.js';
+
+/** Upgrades a document from version `n` (the key) to `n + 1`. */
+export type Migrations = Readonly<Record<number, (document: Record<string, unknown>) => Record<string, unknown>>>;
+
+export interface DocumentSchema<T> {
+	readonly schema: z.ZodType<T>;
+	/** The version this build writes. */
+	readonly version: number;
+	readonly migrations?: Migrations;
+}
+
+/** Parses a stored document, migrating it when it is older than `spec.version`. */
+export function decodeDocument<T>(path: string, text: string, spec: DocumentSchema<T>): T {
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (error) {
+		throw new HangarError(500, `state file ${path} is not valid JSON: ${(error as Error).message}`, 'corrupt_state');
+	}
+	if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+		throw new HangarError(500, `state file ${path} does not hold an object`, 'corrupt_state');
+	}
+	let document = raw as Record<string, unknown>;
+	let version = typeof document.schema_version === 'number' ? document.schema_version : 0;
+	if (version > spec.version) {
+		throw new HangarError(
+			500,
+			`state file ${path} was written by a newer Hangar (schema ${version} > ${spec.version}); upgrade Hangar`,
+			'state_too_new',
+		);
+	}
+	while (version < spec.version) {
+		const migrate = spec.migrations?.[version];
+		if (!migrate) throw new HangarError(500, `no migration for ${path} from schema ${version}`, 'corrupt_state');
+		document = migrate(document);
+		version += 1;
+	}
+	const { schema_version: _version, ...data } = document;
+	const parsed = spec.schema.safeParse(data);
+	if (!parsed.success) {
+		throw new HangarError(500, `state file ${path} is malformed: ${parsed.error.issues[0]?.message}`, 'corrupt_state');
+	}
+	return parsed.data;
+}
+
+export function encodeDocument<T>(value: T, spec: DocumentSchema<T>): string {
+	return `${JSON.stringify({ schema_version: spec.version, ...(value as object) }, null, 2)}\n`;
+}
+
+async function readText(path: string): Promise<string | undefined> {
+	try {
+		return await readFile(path, 'utf8');
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+		throw error;
+	}
+}
+
+/** One JSON document with a fallback value while the file does not exist. */
+export class JsonDocument<T> {
+	constructor(
+		readonly path: string,
+		private readonly spec: DocumentSchema<T>,
+		private readonly initial: () => T,
+	) {}
+
+	async read(): Promise<T> {
+		const text = await readText(this.path);
+		return text === undefined ? this.initial() : decodeDocument(this.path, text, this.spec);
+	}
+
+	/**
+	 * Read-modify-write under the lock. `change` returns the new value and what to hand back
+	 * to the caller; returning `undefined` as the value leaves the file as it is.
+	 */
+	async update<R>(change: (current: T) => Promise<[T | undefined, R]> | [T | undefined, R]): Promise<R> {
+		return withLock(this.path, async () => {
+			const [next, result] = await change(await this.read());
+			if (next !== undefined) await writeFileAtomic(this.path, encodeDocument(next, this.spec));
+			return result;
+		});
+	}
+}
+
+/**
+ * A folder of JSON documents, one per named entity (`<folder>/<name>.json`). Every change
+ * takes the folder's lock, so an update cannot bring back an entity deleted meanwhile.
+ */
+export class JsonCollection<T> {
+	constructor(
+		readonly folder: string,
+		private readonly spec: DocumentSchema<T>,
+	) {}
+
+	private fileOf(name: string): string {
+		return join(this.folder, `${encodeURIComponent(name)}.json`);
+	}
+
+	async names(): Promise<string[]> {
+		let entries: string[];
+		try {
+			entries = await readdir(this.folder);
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+			throw error;
+		}
+		return entries
+			.filter((entry) => entry.endsWith('.json') && !entry.startsWith('.'))
+			.map((entry) => decodeURIComponent(entry.slice(0, -'.json'.length)))
+			.sort();
+	}
+
+	async get(name: string): Promise<T | undefined> {
+		const path = this.fileOf(name);
+		const text = await readText(path);
+		return text === undefined ? undefined : decodeDocument(path, text, this.spec);
+	}
+
+	async list(): Promise<T[]> {
+		const values: (T | undefined)[] = await Promise.all((await this.names()).map((name) => this.get(name)));
+		return values.filter((value): value is T => value !== undefined);
+	}
+
+	/** Creates an entity; `false` when one of that name exists already. */
+	async create(name: string, value: T): Promise<boolean> {
+		return withLock(this.folder, async () => {
+			if ((await readText(this.fileOf(name))) !== undefined) return false;
+			await writeFileAtomic(this.fileOf(name), encodeDocument(value, this.spec));
+			return true;
+		});
+	}
+
+	/** Changes an existing entity under its lock; `undefined` when it does not exist. */
+	async update(name: string, change: (current: T) => T): Promise<T | undefined> {
+		const path = this.fileOf(name);
+		return withLock(this.folder, async () => {
+			const text = await readText(path);
+			if (text === undefined) return undefined;
+			const next = change(decodeDocument(path, text, this.spec));
+			await writeFileAtomic(path, encodeDocument(next, this.spec));
+			return next;
+		});
+	}
+
+	/** Deletes an entity; `false` when it did not exist. */
+	async delete(name: string): Promise<boolean> {
+		return withLock(this.folder, async () => {
+			const path = this.fileOf(name);
+			if ((await readText(path)) === undefined) return false;
+			await rm(path);
+			return true;
+		});
+	}
+}

@@ -1,0 +1,39 @@
+/**
+ * Where Hangar keeps its files: XDG directories under `hangar`, or one root for tests.
+ *
+ * `HANGAR_HOME` puts config, state, data and cache under one folder so tests and
+ * side-by-side installs never touch the user's real state.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export interface HangarPaths {
+	/** User settings: registry configuration, secrets provider choice. */
+	readonly config: string;
+	/** Desired state: groups, run configurations, installed skills. */
+	readonly state: string;
+	/** Data the service produces: logs, local skill builds. */
+	readonly data: string;
+	/** Anything that may be deleted: registry caches, downloads. */
+	readonly cache: string;
+}
+
+export function resolvePaths(env: NodeJS.ProcessEnv = process.env): HangarPaths {
+	const root = env.HANGAR_HOME;
+	if (root) {
+		return {
+			config: join(root, 'config'),
+			state: join(root, 'state'),
+			data: join(root, 'data'),
+			cache: join(root, 'cache'),
+		};
+	}
+	const home = env.HOME || homedir();
+	const xdg = (variable: string, fallback: string): string => join(env[variable] || join(home, fallback), 'hangar');
+	return {
+		config: xdg('XDG_CONFIG_HOME', '.config'),
+		state: xdg('XDG_STATE_HOME', join('.local', 'state')),
+		data: xdg('XDG_DATA_HOME', join('.local', 'share')),
+		cache: xdg('XDG_CACHE_HOME', '.cache'),
+	};
+}

@@ -1,0 +1,136 @@
+/**
+ * `hangar daemon` as an editor meets it: the LSP lifecycle, and robustness against frames
+ * no correct client sends. Every bad frame gets a JSON-RPC error and the daemon stays up.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ListGroups, operations } from '../protocol/index.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { frame, spawnRawDaemon, type RawDaemon } from './support/raw-daemon.js';
+
+let home: TestHome;
+let daemon: RawDaemon;
+let nextId = 1;
+
+beforeEach(async () => {
+	home = await createTestHome();
+	daemon = spawnRawDaemon(home.env);
+});
+
+afterEach(async () => {
+	if (daemon.child.exitCode === null) daemon.child.kill();
+	await daemon.exited();
+	await home.dispose();
+});
+
+async function request(method: string, params?: unknown): Promise<Record<string, unknown>> {
+	const id = nextId++;
+	daemon.send({ jsonrpc: '2.0', id, method, params });
+	return daemon.next((message) => message.id === id);
+}
+
+async function initialize(): Promise<Record<string, unknown>> {
+	const response = await request('initialize', { processId: process.pid, capabilities: {} });
+	daemon.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+	return response;
+}
+
+/** The daemon still answers a normal request. */
+async function expectAlive(): Promise<void> {
+	const response = await request(ListGroups.method, {});
+	expect(response.result).toEqual({ groups: [{ name: 'default', registered_clients: [], skills: [] }] });
+}
+
+const errorWith = (code: number) => (message: Record<string, unknown>) =>
+	message.id === null && (message.error as { code?: number } | undefined)?.code === code;
+
+describe('lifecycle', () => {
+	it('initialize names the server and every method of the table', async () => {
+		const { result } = await initialize();
+		const { serverInfo, capabilities } = result as { serverInfo: { name: string; version: string }; capabilities: { methods: string[]; notifications: string[] } };
+		expect(serverInfo.name).toBe('hangar');
+		expect(serverInfo.version).toMatch(/^\d+\.\d+\.\d+/);
+		expect(capabilities.methods.sort()).toEqual(operations.map((row) => row.method).sort());
+	});
+
+	it('refuses requests before initialize with ServerNotInitialized', async () => {
+		const response = await request(ListGroups.method, {});
+		expect(response.error).toMatchObject({ code: -32002 });
+	});
+
+	it('shutdown, then exit with code 0; later requests are refused', async () => {
+		await initialize();
+		expect((await request('shutdown')).result).toBeNull();
+		expect((await request(ListGroups.method, {})).error).toMatchObject({ code: -32600 });
+		daemon.send({ jsonrpc: '2.0', method: 'exit' });
+		expect(await daemon.exited()).toBe(0);
+	});
+
+	it('exit without shutdown ends with code 1', async () => {
+		await initialize();
+		daemon.send({ jsonrpc: '2.0', method: 'exit' });
+		expect(await daemon.exited()).toBe(1);
+	});
+
+	it('exits when its stdin closes', async () => {
+		await initialize();
+		daemon.child.stdin!.end();
+		expect(await daemon.exited()).toBe(1);
+	});
+});
+
+describe('robustness', () => {
+	beforeEach(initialize);
+
+	it('unknown methods get MethodNotFound', async () => {
+		expect((await request('nope/nothing', {})).error).toMatchObject({ code: -32601 });
+		await expectAlive();
+	});
+
+	it('invalid params get InvalidParams with status 400 and the field named', async () => {
+		const response = await request('groups/create', { name: 42 });
+		expect(response.error).toMatchObject({ code: -32602, data: { status: 400, code: 'invalid_params' } });
+		expect((response.error as { message: string }).message).toContain('name');
+		await expectAlive();
+	});
+
+	it('a frame without Content-Length gets a parse error', async () => {
+		daemon.write('this is not a header\r\n\r\n');
+		await daemon.next(errorWith(-32700));
+		await expectAlive();
+	});
+
+	it('a body that is not JSON gets a parse error', async () => {
+		daemon.write(frame('{"jsonrpc": "2.0", "id": 9, "method": '));
+		await daemon.next(errorWith(-32700));
+		await expectAlive();
+	});
+
+	it('JSON that is not a JSON-RPC message, or a batch, gets InvalidRequest', async () => {
+		daemon.write(frame({ hello: 'world' }));
+		await daemon.next(errorWith(-32600));
+		daemon.write(frame([{ jsonrpc: '2.0', id: 1, method: 'groups/list' }]));
+		await daemon.next(errorWith(-32600));
+		await expectAlive();
+	});
+
+	it('an oversized message is skipped and answered with InvalidRequest', async () => {
+		const huge = JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'groups/create', params: { name: 'x'.repeat(9 * 1024 * 1024) } });
+		daemon.write(frame(huge));
+		const error = await daemon.next(errorWith(-32600), 15_000);
+		expect((error.error as { message: string }).message).toMatch(/exceeds the limit/);
+		await expectAlive();
+	});
+
+	it('endless garbage without a header end is dropped with a parse error', async () => {
+		daemon.write('x'.repeat(20_000));
+		await daemon.next(errorWith(-32700));
+		await expectAlive();
+	});
+
+	it('writes nothing but frames to stdout', async () => {
+		await request(ListGroups.method, {});
+		await request('groups/create', { name: 'tidy' });
+		// Every collected message parsed as a frame, and all of them are JSON-RPC 2.0.
+		expect(daemon.messages.every((message) => message.jsonrpc === '2.0')).toBe(true);
+	});
+});

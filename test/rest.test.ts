@@ -1,0 +1,174 @@
+/**
+ * `hangar serve` at the HTTP level: ToolHive's basics (health, version, JSON errors, body
+ * limit) and the defences ToolHive lacks (Host and Origin checks against DNS rebinding).
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../protocol/index.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { startServe, type ServeProcess } from './support/processes.js';
+
+let home: TestHome;
+let serve: ServeProcess;
+
+beforeAll(async () => {
+	home = await createTestHome();
+	serve = await startServe(home.env);
+});
+
+afterAll(async () => {
+	await serve?.stop();
+	await home?.dispose();
+});
+
+interface RawResponse {
+	status: number;
+	headers: IncomingHttpHeaders;
+	body: string;
+}
+
+/** A request with full control of the headers (fetch will not send a foreign Host). */
+function raw(
+	path: string,
+	options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; socketPath?: string } = {},
+): Promise<RawResponse> {
+	const url = new URL(serve.url);
+	return new Promise((resolve, reject) => {
+		const request = httpRequest(
+			{
+				...(options.socketPath ? { socketPath: options.socketPath } : { host: url.hostname, port: url.port }),
+				path,
+				method: options.method ?? 'GET',
+				headers: options.headers,
+			},
+			(response) => {
+				let body = '';
+				response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+				response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+			},
+		);
+		request.on('error', reject);
+		request.end(options.body);
+	});
+}
+
+describe('basics', () => {
+	it('binds 127.0.0.1 by default', () => {
+		expect(new URL(serve.url).hostname).toBe('127.0.0.1');
+	});
+
+	it('GET /health answers 204 with no body', async () => {
+		const response = await raw('/health');
+		expect(response.status).toBe(204);
+		expect(response.body).toBe('');
+	});
+
+	it('GET /api/v1beta/version answers the version', async () => {
+		const response = await raw('/api/v1beta/version');
+		expect(response.status).toBe(200);
+		expect(JSON.parse(response.body)).toEqual({ version: expect.stringMatching(/^v\d+\.\d+\.\d+/) });
+		expect(response.headers['x-content-type-options']).toBe('nosniff');
+		expect(response.headers['content-type']).toBe('application/json');
+	});
+
+	it('unknown routes are 404 and wrong verbs 405, both as {code, message}', async () => {
+		const missing = await raw('/api/v1beta/nothing');
+		expect(missing.status).toBe(404);
+		expect(JSON.parse(missing.body)).toMatchObject({ code: 'not_found' });
+		const wrongVerb = await raw('/api/v1beta/version', { method: 'POST' });
+		expect(wrongVerb.status).toBe(405);
+		expect(wrongVerb.headers.allow).toBe('GET');
+	});
+
+	it('decodes path params and validates them like body fields', async () => {
+		const response = await raw('/api/v1beta/groups/Not%20Valid');
+		expect(response.status).toBe(400);
+		expect(JSON.parse(response.body).message).toMatch(/name/);
+	});
+});
+
+describe('request bodies', () => {
+	const post = (body: string | Buffer) =>
+		raw('/api/v1beta/groups', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+
+	it('malformed JSON is a 400 saying so', async () => {
+		const response = await post('{"name": ');
+		expect(response.status).toBe(400);
+		expect(JSON.parse(response.body)).toMatchObject({ code: 'invalid_body', message: expect.stringMatching(/^invalid request body/) });
+	});
+
+	it('a body that is not an object is a 400', async () => {
+		const response = await post('["dev"]');
+		expect(response.status).toBe(400);
+	});
+
+	it('a wrong field type is a 400 naming the field', async () => {
+		const response = await post('{"name": 7}');
+		expect(response.status).toBe(400);
+		expect(JSON.parse(response.body)).toMatchObject({ code: 'invalid_params', message: expect.stringContaining('name') });
+	});
+
+	it('a body over 1 MiB is a 413, and nothing is created', async () => {
+		const response = await post(Buffer.from(JSON.stringify({ name: 'big', pad: 'x'.repeat(1024 * 1024) })));
+		expect(response.status).toBe(413);
+		const groups = JSON.parse((await raw('/api/v1beta/groups')).body) as { groups: { name: string }[] };
+		expect(groups.groups.map((group) => group.name)).not.toContain('big');
+	});
+
+	it('creates with 201 and refuses a duplicate with 409', async () => {
+		expect((await post('{"name": "rest-dev"}')).status).toBe(201);
+		const duplicate = await post('{"name": "rest-dev"}');
+		expect(duplicate.status).toBe(409);
+		expect(JSON.parse(duplicate.body)).toMatchObject({ code: 'group_exists' });
+	});
+});
+
+describe('DNS-rebinding and cross-origin defence', () => {
+	it('refuses a Host header that does not name the server', async () => {
+		const response = await raw('/api/v1beta/groups', { headers: { Host: 'evil.example:8080' } });
+		expect(response.status).toBe(403);
+		expect(JSON.parse(response.body)).toMatchObject({ code: 'forbidden' });
+	});
+
+	it('accepts localhost and the bound address', async () => {
+		const { port } = new URL(serve.url);
+		expect((await raw('/api/v1beta/groups', { headers: { Host: `localhost:${port}` } })).status).toBe(200);
+		expect((await raw('/api/v1beta/groups', { headers: { Host: `127.0.0.1:${port}` } })).status).toBe(200);
+	});
+
+	it('refuses a browser request from a foreign origin, and allows its own', async () => {
+		const { port } = new URL(serve.url);
+		const foreign = await raw('/api/v1beta/groups', { headers: { Origin: 'https://evil.example' } });
+		expect(foreign.status).toBe(403);
+		const opaque = await raw('/api/v1beta/groups', { headers: { Origin: 'null' } });
+		expect(opaque.status).toBe(403);
+		const own = await raw('/api/v1beta/groups', { headers: { Origin: `http://localhost:${port}` } });
+		expect(own.status).toBe(200);
+	});
+});
+
+describe('OpenAPI document', () => {
+	it('describes every row at its path and verb', async () => {
+		const response = await raw('/api/openapi.json');
+		expect(response.status).toBe(200);
+		const document = JSON.parse(response.body) as { openapi: string; paths: Record<string, Record<string, { operationId: string }>> };
+		expect(document.openapi).toBe('3.1.0');
+		for (const row of operations) {
+			expect(document.paths[row.rest.path]?.[row.rest.verb.toLowerCase()]?.operationId, row.method).toBe(row.method);
+		}
+	});
+});
+
+describe('UNIX socket', () => {
+	it('serves the same API on --socket', async () => {
+		const socketPath = join(home.path, 'hangar.sock');
+		const socketServe = await startServe(home.env, ['--socket', socketPath]);
+		try {
+			const response = await raw('/api/v1beta/version', { socketPath, headers: { Host: 'localhost' } });
+			expect(response.status).toBe(200);
+		} finally {
+			await socketServe.stop();
+		}
+	});
+});

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+	test: {
+		include: ['test/**/*.test.ts'],
+		testTimeout: 30_000,
+		hookTimeout: 60_000,
+		pool: 'forks',
+		// Two cores: spawned daemons and servers do the work; more workers only contend.
+		maxWorkers: 2,
+	},
+});
