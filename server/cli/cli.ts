@@ -2,7 +2,6 @@
  * What every command shares: in-process calls through the same dispatcher the daemon and
  * the REST server use, Ctrl-C as cancellation, and output as tables or `--json`.
  */
-import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationDefinition, ParamsOf, ResultOf } from '../../protocol/operation.js';
 import { contextFor, type Progress } from '../context.js';
@@ -84,5 +83,3 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
 	if (error instanceof HangarError) return { message: error.message, exitCode: error.status === 400 ? 2 : 1 };
 	return { message: (error as Error)?.message ?? String(error), exitCode: 1 };
 }
-
-export type Infer<S extends z.ZodType> = z.infer<S>;

@@ -137,8 +137,12 @@ export class RestServer {
 		const failure =
 			error instanceof HangarError ? error : new HangarError(500, 'internal error', 'internal_error', { cause: error });
 		if (!(error instanceof HangarError)) this.environment.log.error(`REST request failed: ${(error as Error)?.stack ?? error}`);
+		if (failure.status === 499) {
+			response.destroy(); // the client went away; nobody is left to answer
+			return;
+		}
 		if (failure.retryAfter !== undefined) response.setHeader('Retry-After', String(failure.retryAfter));
-		send(response, failure.status === 499 ? 400 : failure.status, JSON.stringify({ code: failure.code, message: failure.message }));
+		send(response, failure.status, JSON.stringify({ code: failure.code, message: failure.message }));
 	}
 }
 
