@@ -11,7 +11,7 @@ import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
 	const groups = new GroupStore(environment.paths);
-	const secrets = new SecretsService(environment.paths);
+	const secrets = new SecretsService(environment);
 	return new Dispatcher(
 		operations,
 		[...systemImplementations(), ...groupImplementations(groups), ...secretImplementations(secrets)],

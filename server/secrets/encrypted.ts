@@ -51,16 +51,17 @@ export class EncryptedStore {
 
 	/**
 	 * Re-encrypts every secret under a new password and a new salt (creating the store if
-	 * needed). Throws, leaving everything as it was, when the current store cannot be opened.
+	 * needed), and says where the password is kept. Throws, leaving everything as it was, when
+	 * the current store cannot be opened or the password cannot be kept.
 	 */
-	async reconfigure(given: string | undefined): Promise<void> {
-		await withLock(this.file, async () => {
+	async reconfigure(given: string | undefined): Promise<PasswordSource> {
+		return withLock(this.file, async () => {
 			const { secrets } = await this.unlock();
 			const chosen = this.passwords.choose(given);
 			const kdf = newKeyDerivation(chosen.origin === 'generated' ? LIGHT_KDF : STRONG_KDF);
 			const sealed = await seal(secrets, chosen.password, kdf);
 			await this.write(this.pending, sealed);
-			let kept;
+			let kept: PasswordSource;
 			try {
 				kept = await this.passwords.keep(chosen);
 				await this.confirmKept(chosen.password, kept);
@@ -71,6 +72,7 @@ export class EncryptedStore {
 			await this.write(this.file, sealed);
 			await rm(this.pending, { force: true });
 			await this.passwords.forgetOthers(kept);
+			return kept;
 		});
 	}
 
@@ -157,7 +159,7 @@ export class EncryptedStore {
 		const sources = tried.map(({ source }) => this.passwords.describe(source)).join(', ');
 		return new HangarError(
 			500,
-			`wrong password for the secrets store ${this.file} (tried ${sources}); the store was left untouched: ${fix}`,
+			`wrong password for the secrets store ${this.file} (tried ${sources}), or its header was altered; the store was left untouched: ${fix}`,
 			'secrets_wrong_password',
 		);
 	}

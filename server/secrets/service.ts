@@ -23,8 +23,9 @@ import {
 	type SecretWriteResult,
 } from '../../protocol/protocol.secrets.js';
 import { implement, type Implementation } from '../dispatch.js';
+import type { Environment } from '../environment.js';
+import type { Logger } from '../log.js';
 import { JsonDocument } from '../store/document.js';
-import type { HangarPaths } from '../store/paths.js';
 import { EncryptedStore } from './encrypted.js';
 import { readEnvironmentSecret } from './environment.js';
 import { Keyring } from './keyring.js';
@@ -54,15 +55,19 @@ export class SecretsService {
 	private readonly config: JsonDocument<SecretsConfig>;
 	private readonly store: EncryptedStore;
 	private readonly onePassword: OnePasswordCli;
+	private readonly passwords: Passwords;
+	private readonly log: Logger;
 
 	constructor(
-		paths: HangarPaths,
+		{ paths, log }: Pick<Environment, 'paths' | 'log'>,
 		private readonly env: NodeJS.ProcessEnv = process.env,
 	) {
+		this.log = log;
 		this.config = new JsonDocument(join(paths.config, 'secrets.json'), { schema: SecretsConfig, version: 1 }, () => ({}));
 		const file = join(paths.data, 'secrets', 'store.enc');
 		const keyring = new Keyring(`secrets-store:${file}`, env[KEYRING_VARIABLE] !== 'off');
-		this.store = new EncryptedStore(file, new Passwords(keyring, join(paths.data, 'secrets', 'store.key'), env));
+		this.passwords = new Passwords(keyring, join(paths.data, 'secrets', 'store.key'), env);
+		this.store = new EncryptedStore(file, this.passwords);
 		this.onePassword = new OnePasswordCli(env);
 	}
 
@@ -75,8 +80,13 @@ export class SecretsService {
 			throw HangarError.badRequest('invalid password: only the encrypted provider takes a password', 'invalid_params');
 		}
 		return this.config.update(async (current) => {
-			if (providerType === 'encrypted') await this.store.reconfigure(password || undefined);
-			if (providerType === '1password') await this.onePassword.ensureInstalled();
+			if (providerType === 'encrypted') {
+				const kept = await this.store.reconfigure(password || undefined);
+				this.log.info(`secrets provider encrypted set up: ${this.store.file}, password in ${this.passwords.describe(kept)}`);
+			} else {
+				if (providerType === '1password') await this.onePassword.ensureInstalled();
+				this.log.info(`secrets provider ${providerType} set up`);
+			}
 			const message = current.provider_type
 				? 'Secrets provider reconfigured successfully'
 				: 'Secrets provider setup successfully';
@@ -101,6 +111,7 @@ export class SecretsService {
 			if (secrets.has(key)) throw HangarError.conflict(`secret "${key}" already exists`, 'secret_exists');
 			secrets.set(key, value);
 		});
+		this.log.debug(`secret "${key}" created`);
 		return { key, message: 'Secret created successfully' };
 	}
 
@@ -110,6 +121,7 @@ export class SecretsService {
 			if (!secrets.has(key)) throw notFound(key);
 			secrets.set(key, value);
 		});
+		this.log.debug(`secret "${key}" updated`);
 		return { key, message: 'Secret updated successfully' };
 	}
 
@@ -118,6 +130,7 @@ export class SecretsService {
 		await this.store.update((secrets) => {
 			if (!secrets.delete(key)) throw notFound(key);
 		});
+		this.log.debug(`secret "${key}" deleted`);
 	}
 
 	/** The value of a secret from the configured provider: 404 when none is set up or it has no such secret. */
@@ -125,6 +138,7 @@ export class SecretsService {
 		const type = await this.configuredType();
 		const value = await this.read(type, name);
 		if (value === undefined) throw notFound(name);
+		this.log.debug(`secret "${name}" resolved from the ${type} provider`);
 		return value;
 	}
 
