@@ -30,5 +30,7 @@ if [ "$node_ok" != 1 ]; then
 fi
 
 need_apt git git
+# secrets: the CLI's hidden prompt is tested on a real pseudo-terminal made by script(1)
+need_apt script bsdutils
 
 log "ready"

@@ -105,10 +105,11 @@ async function readSecretInput(label: string, options: { confirm?: boolean } = {
 /** Reads a line from the terminal in raw mode, echoing nothing. */
 async function promptHidden(question: string): Promise<string> {
 	const input = process.stdin;
-	process.stderr.write(question);
+	// Raw mode first: a key typed as soon as the prompt shows must not be echoed.
 	input.setRawMode(true);
 	input.setEncoding('utf8');
 	input.resume();
+	process.stderr.write(question);
 	try {
 		return await new Promise<string>((resolve, reject) => {
 			let typed: string[] = [];
