@@ -3,13 +3,12 @@
  * back here with node:crypto alone), its modes, a flipped byte anywhere, a wrong password, two
  * daemons writing at once, re-encryption on reconfigure, and a password change cut short.
  */
-import { createDecipheriv, scryptSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CreateSecret, ListSecretKeys } from '../protocol/protocol.secrets.js';
 import { seal } from '../server/secrets/sealed.js';
-import { secretsEnv, secretsService, storePaths } from './fixtures/secrets/support.js';
+import { decryptIndependently, secretsEnv, secretsService, storePaths } from './fixtures/secrets/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar, spawnDaemon } from './support/processes.js';
 
@@ -35,21 +34,6 @@ async function keys(extra: NodeJS.ProcessEnv = {}): Promise<string[]> {
 	const result = await hangar(['secret', 'ls', '--json'], undefined, extra);
 	expect(result.code, result.stderr).toBe(0);
 	return (JSON.parse(result.stdout) as { key: string }[]).map(({ key }) => key);
-}
-
-/** Opens the store with nothing but node:crypto and the documented format. */
-function decryptIndependently(file: Buffer, password: string): Record<string, string> {
-	const [headerLine, body] = file.toString('utf8').split('\n') as [string, string];
-	const header = JSON.parse(headerLine);
-	expect(header).toMatchObject({ format: 'hangar-secrets', version: 1, cipher: 'aes-256-gcm', kdf: { name: 'scrypt' } });
-	const { n, r, p, salt } = header.kdf;
-	const derived = scryptSync(password, Buffer.from(salt, 'base64'), 64, { N: n, r, p, maxmem: 256 * n * r });
-	const sealed = Buffer.from(body, 'base64');
-	const decipher = createDecipheriv('aes-256-gcm', derived.subarray(0, 32), Buffer.from(header.nonce, 'base64'));
-	decipher.setAAD(Buffer.from(headerLine, 'utf8'));
-	decipher.setAuthTag(sealed.subarray(-16));
-	const plaintext = Buffer.concat([decipher.update(sealed.subarray(0, -16)), decipher.final()]);
-	return JSON.parse(plaintext.toString('utf8')).secrets;
 }
 
 describe('round trip', () => {
