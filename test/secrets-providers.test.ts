@@ -116,6 +116,13 @@ describe('1password provider', () => {
 		expect(await failure(secrets.resolve('github'))).toMatchObject({ status: 400, code: 'invalid_op_reference' });
 	});
 
+	it('`op` is not given the store password nor HANGAR_SECRET_* variables', async () => {
+		const secrets = service({ PATH: fakeOpPath, HANGAR_SECRETS_PASSWORD: 'store password', HANGAR_SECRET_github: ENV_VALUE });
+		const names = (await secrets.resolve('op://dev/environment/names')).trim().split(' ');
+		expect(names).toContain('HANGAR_HOME');
+		expect(names.filter((name) => name.startsWith('HANGAR_SECRET'))).toEqual([]);
+	});
+
 	it('resolving after `op` went away is the same clear 400', async () => {
 		const error = await failure(service({ PATH: noOpPath }).resolve('op://dev/github/token'));
 		expect(error).toMatchObject({ status: 400, code: 'op_not_installed' });

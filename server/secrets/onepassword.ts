@@ -17,7 +17,12 @@ interface Outcome {
 }
 
 export class OnePasswordCli {
-	constructor(private readonly env: NodeJS.ProcessEnv) {}
+	private readonly env: NodeJS.ProcessEnv;
+
+	/** `op` gets Hangar's environment minus Hangar's own secrets (the store password, HANGAR_SECRET_*). */
+	constructor(env: NodeJS.ProcessEnv) {
+		this.env = Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('HANGAR_SECRET')));
+	}
 
 	/** Throws a 400 that says how to install `op` when it is not on the PATH. */
 	async ensureInstalled(): Promise<void> {
