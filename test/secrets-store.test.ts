@@ -118,6 +118,20 @@ describe('a flipped byte', () => {
 	}, 120_000);
 });
 
+describe('a store from a newer Hangar', () => {
+	it('is refused as such, and left untouched', async () => {
+		await hangar(['secret', 'setup']);
+		await setSecret('github', 'ghp_kept');
+		const newer = Buffer.from((await readFile(paths.store, 'utf8')).replace('"version":1', '"version":2'));
+		await writeFile(paths.store, newer);
+		const listed = await hangar(['secret', 'ls']);
+		expect(listed).toMatchObject({ code: 1 });
+		expect(listed.stderr).toMatch(/^hangar: the secrets store .+ was written by a newer Hangar: upgrade Hangar/);
+		expect((await hangar(['secret', 'set', 'other'], 'value')).code).toBe(1);
+		expect(await readFile(paths.store)).toEqual(newer);
+	});
+});
+
 describe('passwords', () => {
 	it('a wrong password is a clear error that overwrites nothing', async () => {
 		const right = { HANGAR_SECRETS_PASSWORD: 'correct horse battery staple' };

@@ -99,6 +99,7 @@ export class EncryptedStore {
 				return { secrets, key: { password, kdf } };
 			} catch (error) {
 				if (!(error instanceof SealedFileError)) throw error;
+				if (error.reason === 'too_new') throw this.tooNew();
 				if (error.reason !== 'wrong_password') throw this.damaged();
 			}
 		}
@@ -142,6 +143,14 @@ export class EncryptedStore {
 			`the secrets store ${this.file} is damaged or was tampered with (it fails authentication) and was left untouched: ` +
 				'restore it from a backup, or move it away and run `hangar secret setup` to start a new store',
 			'secrets_store_damaged',
+		);
+	}
+
+	private tooNew(): HangarError {
+		return new HangarError(
+			500,
+			`the secrets store ${this.file} was written by a newer Hangar: upgrade Hangar to read it`,
+			'state_too_new',
 		);
 	}
 

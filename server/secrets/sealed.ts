@@ -70,7 +70,7 @@ function scryptMemory(params: ScryptParams): number {
 
 const Plaintext = z.strictObject({ secrets: z.record(z.string(), z.string()) });
 
-export type OpenFailure = 'malformed' | 'wrong_password' | 'tampered';
+export type OpenFailure = 'malformed' | 'too_new' | 'wrong_password' | 'tampered';
 
 /** Why a file could not be opened; carries no secret material. */
 export class SealedFileError extends Error {
@@ -89,12 +89,17 @@ interface DerivedKey {
 	readonly check: Buffer;
 }
 
-/** One derivation is remembered: every write of a process reuses the file's salt and password. */
-let lastDerivation: { id: string; key: Promise<DerivedKey> } | undefined;
+/**
+ * Derivations are remembered: a process reuses one file's salt and password for every read and
+ * write. A few entries, so that a stale password tried before the right one does not evict it.
+ */
+const derivations = new Map<string, Promise<DerivedKey>>();
+const REMEMBERED_DERIVATIONS = 4;
 
 function derive(password: string, kdf: KeyDerivation): Promise<DerivedKey> {
 	const id = JSON.stringify([password, kdf.salt, kdf.n, kdf.r, kdf.p]);
-	if (lastDerivation?.id === id) return lastDerivation.key;
+	const known = derivations.get(id);
+	if (known) return known;
 	const key = new Promise<DerivedKey>((resolve, reject) => {
 		const options = { N: kdf.n, r: kdf.r, p: kdf.p, maxmem: 2 * scryptMemory(kdf) };
 		scrypt(password, Buffer.from(kdf.salt, 'base64'), 64, options, (error, bytes) => {
@@ -103,10 +108,9 @@ function derive(password: string, kdf: KeyDerivation): Promise<DerivedKey> {
 			resolve({ encryption: bytes.subarray(0, 32), check });
 		});
 	});
-	lastDerivation = { id, key };
-	key.catch(() => {
-		if (lastDerivation?.key === key) lastDerivation = undefined;
-	});
+	if (derivations.size >= REMEMBERED_DERIVATIONS) derivations.delete(derivations.keys().next().value!);
+	derivations.set(id, key);
+	key.catch(() => derivations.delete(id));
 	return key;
 }
 
@@ -153,18 +157,26 @@ function parse(file: Buffer): ParsedFile {
 	if (lines.length !== 3 || lines[2] !== '' || !Buffer.from(text, 'utf8').equals(file)) {
 		throw new SealedFileError('malformed');
 	}
-	let header: Header;
+	let raw: unknown;
 	try {
-		header = Header.parse(JSON.parse(lines[0]!));
+		raw = JSON.parse(lines[0]!);
 	} catch {
 		throw new SealedFileError('malformed');
 	}
+	const parsed = Header.safeParse(raw);
+	if (!parsed.success) throw new SealedFileError(isNewerFormat(raw) ? 'too_new' : 'malformed');
+	const header = parsed.data;
 	const encoded = lines[1]!;
 	const body = Buffer.from(encoded, 'base64');
 	if (!BASE64.test(encoded) || body.toString('base64') !== encoded || body.length < 16) {
 		throw new SealedFileError('malformed');
 	}
 	return { header, headerLine: Buffer.from(lines[0]!, 'utf8'), body };
+}
+
+function isNewerFormat(header: unknown): boolean {
+	const { format, version } = (header ?? {}) as { format?: unknown; version?: unknown };
+	return format === 'hangar-secrets' && typeof version === 'number' && version > 1;
 }
 
 /** Opens a sealed file; throws `SealedFileError` when it is malformed, tampered or the password is wrong. */
