@@ -8,7 +8,10 @@ import { operation } from './operation.js';
 
 export const SECRETS_PROVIDER_TYPES = ['encrypted', '1password', 'environment'] as const;
 
-/** `encrypted` (AES-GCM file, password in the OS keyring), `1password` (read-only) or `environment` (read-only). */
+/**
+ * `encrypted` (AES-256-GCM file, scrypt-derived key), `1password` (read-only, through the `op`
+ * CLI) or `environment` (read-only, `HANGAR_SECRET_<NAME>` variables).
+ */
 export const SecretsProviderType = z.enum(SECRETS_PROVIDER_TYPES, {
 	error: (issue) =>
 		issue.input === undefined || issue.input === ''
@@ -50,8 +53,10 @@ export const SecretKeyName = requiredString('key')
 	.refine((key) => !key.startsWith('__thv_'), 'keys starting with "__thv_" are reserved');
 
 /**
- * Sets up or reconfigures the provider. For `encrypted` without `password` the service generates
- * one and stores it in the OS keyring (400 when no keyring is available).
+ * Sets up or reconfigures the provider; reconfiguring `encrypted` re-encrypts the stored secrets.
+ * Without `password`, `encrypted` uses `HANGAR_SECRETS_PASSWORD` or generates a key, kept in the
+ * OS keyring or, where none runs, in a 0600 key file beside the store. A given password needs the
+ * keyring (or the same value in `HANGAR_SECRETS_PASSWORD`): 400 otherwise.
  */
 export const SetupSecrets = operation({
 	method: 'secrets/setup',
@@ -64,7 +69,7 @@ export const SetupSecrets = operation({
 	result: z.object({ provider_type: z.string(), message: z.string() }),
 	rest: { verb: 'POST', path: '/api/v1beta/secrets', status: 201 },
 	errors: [400, 500],
-	example: { provider_type: 'encrypted', password: 'not-a-real-password' },
+	example: { provider_type: 'encrypted' },
 });
 
 /** Returns the configured provider and its capabilities. */

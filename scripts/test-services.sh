@@ -30,5 +30,11 @@ if [ "$node_ok" != 1 ]; then
 fi
 
 need_apt git git
+# secrets: the CLI's hidden prompt is tested on a real pseudo-terminal made by script(1)
+need_apt script bsdutils
+# secrets: a private Secret Service (gnome-keyring on its own D-Bus session bus) for the OS keyring tests
+need_apt dbus-daemon dbus-daemon
+need_apt dbus-send dbus-bin
+need_apt gnome-keyring-daemon gnome-keyring
 
 log "ready"

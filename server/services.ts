@@ -6,9 +6,15 @@ import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
+import { secretImplementations, SecretsService } from './secrets/service.js';
 import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
 	const groups = new GroupStore(environment.paths);
-	return new Dispatcher(operations, [...systemImplementations(), ...groupImplementations(groups)], environment.log);
+	const secrets = new SecretsService(environment);
+	return new Dispatcher(
+		operations,
+		[...systemImplementations(), ...groupImplementations(groups), ...secretImplementations(secrets)],
+		environment.log,
+	);
 }
