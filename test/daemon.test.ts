@@ -99,9 +99,12 @@ describe('robustness', () => {
 		await expectAlive();
 	});
 
-	it('a body that is not JSON gets a parse error', async () => {
+	it('a body that is not JSON gets a parse error that does not quote it', async () => {
 		daemon.write(frame('{"jsonrpc": "2.0", "id": 9, "method": '));
 		await daemon.next(errorWith(-32700));
+		daemon.write(frame('{"jsonrpc": "2.0", "id": 10, "method": "secrets/create", "params": {"value": planted-secret}}'));
+		const error = await daemon.next(errorWith(-32700));
+		expect(JSON.stringify(error)).not.toContain('planted-secret');
 		await expectAlive();
 	});
 

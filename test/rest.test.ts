@@ -98,6 +98,16 @@ describe('request bodies', () => {
 		expect(JSON.parse(response.body)).toMatchObject({ code: 'invalid_body', message: expect.stringMatching(/^invalid request body/) });
 	});
 
+	it('a malformed body is not quoted back (it may hold a secret)', async () => {
+		const response = await raw('/api/v1beta/secrets/default/keys', {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json' },
+			body: '{"key": "k", "value": planted-secret-value}',
+		});
+		expect(response.status).toBe(400);
+		expect(response.body).not.toContain('planted-secret-value');
+	});
+
 	it('a body that is not an object is a 400', async () => {
 		const response = await post('["dev"]');
 		expect(response.status).toBe(400);

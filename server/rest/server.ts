@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HangarError } from '../../protocol/errors.js';
+import { describeJsonError } from '../json.js';
 import type { OperationDefinition } from '../../protocol/operation.js';
 import { contextFor } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
@@ -172,7 +173,7 @@ async function readJsonBody(request: IncomingMessage): Promise<Record<string, un
 	try {
 		body = JSON.parse(text);
 	} catch (error) {
-		throw HangarError.badRequest(`invalid request body: ${(error as Error).message}`, 'invalid_body');
+		throw HangarError.badRequest(`invalid request body: ${describeJsonError(error)}`, 'invalid_body');
 	}
 	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
 		throw HangarError.badRequest('invalid request body: expected a JSON object', 'invalid_body');

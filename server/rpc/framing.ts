@@ -16,6 +16,7 @@ import {
 	type MessageReader,
 	type ResponseMessage,
 } from 'vscode-jsonrpc/node';
+import { describeJsonError } from '../json.js';
 
 const HEADER_END = Buffer.from('\r\n\r\n', 'ascii');
 const MAX_HEADER_BYTES = 8 * 1024;
@@ -116,7 +117,7 @@ export class FramedMessageReader extends AbstractMessageReader implements Messag
 		try {
 			message = JSON.parse(body.toString('utf8'));
 		} catch (error) {
-			this.reject(ErrorCodes.ParseError, `parse error: ${(error as Error).message}`);
+			this.reject(ErrorCodes.ParseError, `parse error: ${describeJsonError(error)}`);
 			return;
 		}
 		if (!isMessage(message)) {
