@@ -6,9 +6,15 @@ import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
+import { registryImplementations, RegistryService } from './registry/service.js';
 import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
 	const groups = new GroupStore(environment.paths);
-	return new Dispatcher(operations, [...systemImplementations(), ...groupImplementations(groups)], environment.log);
+	const registries = new RegistryService(environment);
+	return new Dispatcher(
+		operations,
+		[...systemImplementations(), ...groupImplementations(groups), ...registryImplementations(registries)],
+		environment.log,
+	);
 }

@@ -1,0 +1,215 @@
+/**
+ * Upstream `server.json` records → the legacy ToolHive shapes the management API answers with
+ * (spec 2.4–2.6): a server with an installable package becomes an image server, one with only
+ * remotes a remote server.
+ *
+ * Package → image: `oci` keeps the image reference, `npm` becomes `npx://pkg@version`, `pypi`
+ * becomes `uvx://pkg@version`; the target port comes from the transport URL. ToolHive's extras
+ * (status, tier, tools, tags, permissions, provenance, oauth…) are read from the
+ * publisher-provided `_meta` block, keyed by the image reference or remote URL.
+ */
+import type { ServerArgument, ServerInput, ServerPackage, ServerRecord, ServerTransport } from '../../protocol/protocol.catalog.js';
+import type { EnvVar, ImageServer, RegistryData, RegistryHeader, RemoteServer } from '../../protocol/registryTypes.js';
+import type { RegistryDocument } from './format.js';
+
+export const PUBLISHER_PROVIDED = 'io.modelcontextprotocol.registry/publisher-provided';
+/** The publisher namespace ToolHive's extras live under; other namespaces are read after it. */
+export const TOOLHIVE_NAMESPACE = 'io.github.stacklok';
+
+export type LegacyServer = { kind: 'image'; server: ImageServer } | { kind: 'remote'; server: RemoteServer };
+
+type Extras = Record<string, unknown>;
+
+/** Package types that become a runnable image reference, in order of preference. */
+const RUNNABLE = ['oci', 'npm', 'pypi'] as const;
+
+export function toLegacyServer(record: ServerRecord): LegacyServer | undefined {
+	const pkg = choosePackage(record.packages);
+	if (pkg) return { kind: 'image', server: toImageServer(record, pkg) };
+	const remote = record.remotes?.find((entry) => entry.url);
+	if (remote) return { kind: 'remote', server: toRemoteServer(record, remote) };
+	return undefined;
+}
+
+/** The whole registry in the legacy shape, with groups. */
+export function toLegacyRegistry(document: RegistryDocument): RegistryData {
+	const { servers, remote_servers } = legacyMaps(document.servers);
+	return compact({
+		version: document.version,
+		last_updated: document.lastUpdated,
+		servers,
+		remote_servers,
+		groups: document.groups.map((group) => compact({ name: group.name, description: group.description, ...legacyMaps(group.servers) })),
+	}) as RegistryData;
+}
+
+function legacyMaps(records: readonly ServerRecord[]): { servers: Record<string, ImageServer>; remote_servers: Record<string, RemoteServer> } {
+	const servers: Record<string, ImageServer> = {};
+	const remote_servers: Record<string, RemoteServer> = {};
+	for (const record of records) {
+		const legacy = toLegacyServer(record);
+		if (legacy?.kind === 'image') servers[record.name] = legacy.server;
+		else if (legacy?.kind === 'remote') remote_servers[record.name] = legacy.server;
+	}
+	return { servers, remote_servers };
+}
+
+function choosePackage(packages: readonly ServerPackage[] | undefined): ServerPackage | undefined {
+	for (const type of RUNNABLE) {
+		const found = packages?.find((pkg) => pkg.registryType === type && pkg.identifier);
+		if (found) return found;
+	}
+	return undefined;
+}
+
+/** `oci` → the image; `npm` → `npx://pkg@version`; `pypi` → `uvx://pkg@version`. */
+export function imageReference(pkg: ServerPackage): string {
+	const identifier = pkg.identifier!;
+	if (pkg.registryType === 'oci') return identifier;
+	const scheme = pkg.registryType === 'npm' ? 'npx' : 'uvx';
+	return `${scheme}://${identifier}${pkg.version ? `@${pkg.version}` : ''}`;
+}
+
+function toImageServer(record: ServerRecord, pkg: ServerPackage): ImageServer {
+	const extras = extrasOf(record, pkg.identifier!);
+	const args = flattenArguments(pkg.packageArguments);
+	const envVars = [...(pkg.environmentVariables ?? []).map(toEnvVar), ...envFromRuntimeArguments(pkg.runtimeArguments)];
+	return compact({
+		...baseFields(record, extras),
+		transport: pkg.transport?.type ?? 'stdio',
+		image: imageReference(pkg),
+		target_port: targetPort(pkg.transport),
+		env_vars: envVars.length ? envVars : undefined,
+		args: args.length ? args : extras.args,
+		permissions: extras.permissions,
+		provenance: extras.provenance,
+		docker_tags: extras.docker_tags,
+		proxy_port: extras.proxy_port,
+	}) as ImageServer;
+}
+
+function toRemoteServer(record: ServerRecord, remote: ServerTransport): RemoteServer {
+	const extras = extrasOf(record, remote.url!);
+	const headers = remote.headers?.map(toHeader);
+	return compact({
+		...baseFields(record, extras),
+		transport: remote.type ?? 'streamable-http',
+		url: remote.url,
+		headers: headers?.length ? headers : undefined,
+		env_vars: extras.env_vars,
+		oauth_config: extras.oauth_config,
+		proxy_port: extras.proxy_port,
+	}) as RemoteServer;
+}
+
+function baseFields(record: ServerRecord, extras: Extras): Extras {
+	return {
+		name: record.name,
+		title: record.title,
+		description: record.description,
+		repository_url: record.repository?.url,
+		status: extras.status,
+		tier: extras.tier,
+		tools: extras.tools,
+		tags: extras.tags,
+		overview: extras.overview,
+		tool_definitions: extras.tool_definitions,
+		metadata: extras.metadata,
+		custom_metadata: extras.custom_metadata,
+		stateless: extras.stateless,
+	};
+}
+
+/**
+ * The publisher-provided extras of a record: under ToolHive's namespace first, keyed by the
+ * package identifier or remote URL, else the first entry of any namespace.
+ */
+export function extrasOf(record: ServerRecord, key: string): Extras {
+	const provided = record._meta?.[PUBLISHER_PROVIDED];
+	if (!provided) return {};
+	const namespaces = [provided[TOOLHIVE_NAMESPACE], ...Object.values(provided)];
+	for (const namespace of namespaces) {
+		if (!isObject(namespace)) continue;
+		const keyed = namespace[key];
+		if (isObject(keyed)) return keyed;
+		const first = Object.values(namespace).find(isObject);
+		if (first) return first;
+	}
+	return {};
+}
+
+/** Port of a transport URL such as `http://localhost:8080`; undefined when there is none. */
+export function targetPort(transport: ServerTransport | undefined): number | undefined {
+	if (!transport?.url) return undefined;
+	try {
+		const port = new URL(transport.url).port;
+		return port ? Number(port) : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+function toEnvVar(input: ServerInput): EnvVar {
+	return compact({
+		name: input.name ?? '',
+		description: input.description,
+		default: input.default,
+		required: input.isRequired,
+		secret: input.isSecret,
+	}) as EnvVar;
+}
+
+function toHeader(input: ServerInput): RegistryHeader {
+	return compact({
+		name: input.name ?? '',
+		description: input.description,
+		default: input.default,
+		required: input.isRequired,
+		secret: input.isSecret,
+		choices: input.choices,
+	}) as RegistryHeader;
+}
+
+/** `-e NAME=value` / `--env NAME={var}` runtime arguments, the Docker CLI way of passing env vars. */
+function envFromRuntimeArguments(args: readonly ServerArgument[] | undefined): EnvVar[] {
+	const envVars: EnvVar[] = [];
+	for (const arg of args ?? []) {
+		if (arg.type !== 'named' || (arg.name !== '-e' && arg.name !== '--env') || !arg.value) continue;
+		const separator = arg.value.indexOf('=');
+		if (separator <= 0) continue;
+		const name = arg.value.slice(0, separator);
+		const value = arg.value.slice(separator + 1);
+		const variable = /^\{(.+)\}$/.exec(value)?.[1];
+		const input = variable ? arg.variables?.[variable] : undefined;
+		envVars.push(
+			compact({
+				name,
+				description: arg.description,
+				required: arg.isRequired ?? input?.isRequired,
+				secret: input?.isSecret,
+				default: variable ? input?.default : value,
+			}) as EnvVar,
+		);
+	}
+	return envVars;
+}
+
+/** Structured package arguments as a plain argument list: each name, then its value. */
+function flattenArguments(args: readonly ServerArgument[] | undefined): string[] {
+	const flat: string[] = [];
+	for (const arg of args ?? []) {
+		if (arg.name) flat.push(arg.name);
+		if (arg.value) flat.push(arg.value);
+	}
+	return flat;
+}
+
+function isObject(value: unknown): value is Extras {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Drops undefined fields, so responses carry only what the source said. */
+function compact(object: Extras): Extras {
+	for (const key of Object.keys(object)) if (object[key] === undefined) delete object[key];
+	return object;
+}
