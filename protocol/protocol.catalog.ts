@@ -13,6 +13,9 @@ import { z } from 'zod';
 import { QueryInteger, requiredString, SkillName } from './common.js';
 import { operation } from './operation.js';
 
+/** The `_meta` key under which Hangar adds to upstream records (e.g. `{registry}` in `all` searches). */
+export const HANGAR_META = 'dev.hangar';
+
 /** Value type of an input. */
 export const InputFormat = z.enum(['string', 'number', 'boolean', 'filepath']);
 

@@ -86,11 +86,11 @@ export function checkUrl(raw: string, allowPrivate: boolean): URL {
 	}
 	if (allowPrivate) return url;
 	if (url.protocol === 'http:') {
-		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or set allow_private_ip`);
+		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or allow private addresses (allow_private_ip, --allow-private-ip)`);
 	}
 	const host = url.hostname.replace(/^\[|\]$/g, '');
 	if (isIP(host) && isPrivateAddress(host)) {
-		throw new SourceError('refused', `${host} is a private or loopback address; set allow_private_ip to use it`);
+		throw new SourceError('refused', `${host} is a private or loopback address; allow private addresses to use it (allow_private_ip, --allow-private-ip)`);
 	}
 	return url;
 }
@@ -103,7 +103,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 		if (blocked) {
 			const refusal = new SourceError(
 				'refused',
-				`${hostname} resolves to private address ${blocked.address}; set allow_private_ip to use it`,
+				`${hostname} resolves to private address ${blocked.address}; allow private addresses to use it (allow_private_ip, --allow-private-ip)`,
 			);
 			return callback(refusal as NodeJS.ErrnoException, '', 0);
 		}

@@ -7,6 +7,7 @@ import { HangarError } from '../../protocol/errors.js';
 import {
 	GetCatalogServer,
 	GetCatalogSkill,
+	HANGAR_META,
 	ListCatalogServers,
 	ListCatalogSkills,
 	type PageMetadata,
@@ -38,9 +39,6 @@ import { configureError, readError, SourceError } from './errors.js';
 import { RegistryPolicyFile } from './policy.js';
 import { resolveSource } from './resolve.js';
 import { SourceLoader, type RegistrySource } from './sources.js';
-
-/** Where Hangar's own additions to an upstream record live in its `_meta`. */
-export const HANGAR_META = 'dev.hangar';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
