@@ -6,7 +6,7 @@
 import { HangarError } from '../../protocol/errors.js';
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
 import type { RegistryData } from '../../protocol/registryTypes.js';
-import { toLegacyRegistry, toLegacyServer, type LegacyServer } from './convert.js';
+import { legacyKind, toLegacyRegistry, toLegacyServer, type LegacyServer } from './convert.js';
 import type { RegistryDocument } from './format.js';
 
 export class Catalog {
@@ -101,14 +101,15 @@ export class Catalog {
 		return (this.legacyData ??= toLegacyRegistry(this.document));
 	}
 
-	/** Image and remote servers, as the legacy view counts them. */
+	/** Image and remote servers, as the legacy view counts them (without building it). */
 	get counts(): { image: number; remote: number } {
 		if (!this.countsValue) {
-			const legacy = this.legacy;
-			this.countsValue = {
-				image: Object.keys(legacy.servers ?? {}).length,
-				remote: Object.keys(legacy.remote_servers ?? {}).length,
-			};
+			const counts = { image: 0, remote: 0 };
+			for (const server of this.servers) {
+				const kind = legacyKind(server);
+				if (kind) counts[kind]++;
+			}
+			this.countsValue = counts;
 		}
 		return this.countsValue;
 	}
