@@ -55,6 +55,7 @@ async function search(): Promise<Table> {
 	const daemon = spawnRpc([HANGAR, 'daemon'], env);
 	const rpc = daemon.connection;
 	await rpc.sendRequest('initialize', { processId: process.pid, capabilities: {} });
+	await rpc.sendRequest('registries/list', {}); // the services and the embedded registry are loaded
 	const loadStarted = performance.now();
 	await rpc.sendRequest('registries/update', { name: 'default', local_path: registry });
 	const loadMs = performance.now() - loadStarted;

@@ -3,6 +3,7 @@
  * searched in precedence order. Serves the management rows (legacy shapes), the v0.1 catalog
  * rows (upstream records, paged), and lookups for the workloads and skills services.
  */
+import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import {
 	GetCatalogServer,
@@ -33,7 +34,7 @@ import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { OperationContext } from '../context.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
-import { Catalog } from './catalog.js';
+import type { Catalog } from './catalog.js';
 import { RegistryConfigStore, DEFAULT_REGISTRY, effectivePriority, type RegistryEntry } from './config.js';
 import { configureError, readError, SourceError } from './errors.js';
 import { RegistryPolicyFile } from './policy.js';
@@ -99,7 +100,7 @@ export class RegistryService {
 		this.config = new RegistryConfigStore(environment.paths);
 		this.policy = new RegistryPolicyFile(environment.paths);
 		this.loader = new SourceLoader({
-			cacheFolder: `${environment.paths.cache}/registries`,
+			cacheFolder: join(environment.paths.cache, 'registries'),
 			log: environment.log,
 			ttlMs: options.ttlMs,
 			timeoutMs: options.timeoutMs,
