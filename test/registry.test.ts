@@ -276,6 +276,16 @@ describe('update statuses', () => {
 		expect((await put({ local_path: fixturePath('second-registry.json') })).status).toBe(403);
 		expect((await put({ local_path: fixturePath('team-registry.json') })).status).toBe(200);
 
+		// URLs are compared as they would be stored, and refused before any request is made.
+		upstream.route('/allowed/team.json', json(fixture('team-registry.json')));
+		upstream.route('/refused/team.json', json(fixture('team-registry.json')));
+		await writeFile(policy, JSON.stringify({ allowed_sources: [`${upstream.url}/allowed/`] }));
+		upstream.requests.length = 0;
+		const refused = await put({ url: `${upstream.url.toUpperCase()}/refused/team.json`, allow_private_ip: true });
+		expect(refused).toMatchObject({ status: 403, body: { code: 'registry_policy' } });
+		expect(upstream.requests).toEqual([]);
+		expect((await put({ url: `${upstream.url.toUpperCase()}/allowed/team.json`, allow_private_ip: true })).status).toBe(200);
+
 		await writeFile(policy, '{ not json');
 		expect((await reset()).status).toBe(403);
 		await rm(policy);

@@ -6,7 +6,7 @@
 import { HangarError } from '../../protocol/errors.js';
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
 import type { RegistryData } from '../../protocol/registryTypes.js';
-import { legacyKind, toLegacyRegistry, toLegacyServer, type LegacyServer } from './convert.js';
+import { legacyKind, toLegacyRegistry } from './convert.js';
 import type { RegistryDocument } from './format.js';
 
 export class Catalog {
@@ -90,10 +90,6 @@ export class Catalog {
 		if (!query) return this.skills;
 		const needle = query.toLowerCase();
 		return this.skills.filter((_, index) => this.skillText[index]!.includes(needle));
-	}
-
-	legacyServer(record: ServerRecord): LegacyServer | undefined {
-		return toLegacyServer(record);
 	}
 
 	/** The whole registry in the legacy shape (spec 2.4), built on first use. */

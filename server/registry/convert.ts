@@ -12,9 +12,9 @@ import type { ServerArgument, ServerInput, ServerPackage, ServerRecord, ServerTr
 import type { EnvVar, ImageServer, RegistryData, RegistryHeader, RemoteServer } from '../../protocol/registryTypes.js';
 import type { RegistryDocument } from './format.js';
 
-export const PUBLISHER_PROVIDED = 'io.modelcontextprotocol.registry/publisher-provided';
+const PUBLISHER_PROVIDED = 'io.modelcontextprotocol.registry/publisher-provided';
 /** The publisher namespace ToolHive's extras live under; other namespaces are read after it. */
-export const TOOLHIVE_NAMESPACE = 'io.github.stacklok';
+const TOOLHIVE_NAMESPACE = 'io.github.stacklok';
 
 export type LegacyServer = { kind: 'image'; server: ImageServer } | { kind: 'remote'; server: RemoteServer };
 

@@ -9,8 +9,6 @@
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
 import { SourceError } from './errors.js';
 
-export const SERVER_SCHEMA_URL = 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
-
 /** Reverse-DNS server names as the MCP registry defines them. */
 const SERVER_NAME = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
 
@@ -45,7 +43,7 @@ export function parseRegistryText(text: string, origin: string): RegistryDocumen
 }
 
 /** True for ToolHive's pre-v0.25 file shape: servers keyed by short name at the top level. */
-export function isLegacyRegistry(raw: unknown): boolean {
+function isLegacyRegistry(raw: unknown): boolean {
 	return isObject(raw) && !isObject(raw.data) && ('servers' in raw || 'remote_servers' in raw || 'groups' in raw);
 }
 

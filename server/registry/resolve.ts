@@ -20,10 +20,27 @@ export interface ResolveOptions {
 	readonly signal?: AbortSignal;
 }
 
+/**
+ * The location as it will be stored, without touching the network: a file path for paths and
+ * `file://` URLs, the normalized URL otherwise. Policies compare against this form.
+ */
+export function normalizeLocation(location: string): string {
+	const value = location.trim();
+	if (/^file:/i.test(value)) return fileUrlToPath(value);
+	if (isUrl(value)) {
+		try {
+			return new URL(value).toString();
+		} catch {
+			throw new SourceError('invalid_url', `invalid URL: ${value}`);
+		}
+	}
+	return value;
+}
+
 export async function resolveSource(location: string, options: ResolveOptions): Promise<RegistrySource> {
 	const value = location.trim();
 	if (/^file:/i.test(value)) return fileSource(fileUrlToPath(value));
-	if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+	if (isUrl(value)) {
 		const url = checkUrl(value, options.allowPrivate);
 		const normalized = url.toString();
 		if (url.pathname.toLowerCase().endsWith('.json')) {
@@ -37,6 +54,10 @@ export async function resolveSource(location: string, options: ResolveOptions): 
 		return { type: api ? 'api' : 'url', location: normalized, allowPrivate: options.allowPrivate };
 	}
 	return fileSource(value);
+}
+
+function isUrl(value: string): boolean {
+	return /^[a-z][a-z0-9+.-]*:\/\//i.test(value);
 }
 
 function fileSource(path: string): RegistrySource {

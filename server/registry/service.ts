@@ -36,13 +36,14 @@ import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import type { Catalog } from './catalog.js';
 import { RegistryConfigStore, DEFAULT_REGISTRY, effectivePriority, type RegistryEntry } from './config.js';
+import { toLegacyServer } from './convert.js';
 import { configureError, readError, SourceError } from './errors.js';
 import { RegistryPolicyFile } from './policy.js';
-import { resolveSource } from './resolve.js';
+import { normalizeLocation, resolveSource } from './resolve.js';
 import { SourceLoader, type RegistrySource } from './sources.js';
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
 
 export interface RegistryServiceOptions {
 	/** How long a fetched remote registry is served before it is fetched again. */
@@ -118,7 +119,7 @@ export class RegistryService {
 	async findServer(name: string): Promise<ServerLookup | undefined> {
 		return this.firstFound(async (catalog) => {
 			const record = catalog.findServer(name);
-			return record ? toLookup(catalog, record) : undefined;
+			return record ? toLookup(record) : undefined;
 		});
 	}
 
@@ -156,7 +157,7 @@ export class RegistryService {
 		const catalog = await this.catalogOf(await this.entry(name), signal);
 		const record = catalog.findServer(serverName);
 		if (!record) throw serverNotFound(serverName, name);
-		const lookup = toLookup(catalog, record);
+		const lookup = toLookup(record);
 		if (!lookup) throw HangarError.notFound(`server '${record.name}' has no package or remote Hangar can run`, 'server_not_runnable');
 		return lookup;
 	}
@@ -164,7 +165,7 @@ export class RegistryService {
 	async add(params: ValidParamsOf<typeof AddRegistry>, context: OperationContext): Promise<RegistrySummary> {
 		const { name } = params;
 		if (await this.config.find(name)) throw registryExists(name);
-		await this.policy.check(name, 'add', params.source);
+		await this.checkPolicy(name, 'add', params.source);
 		const { source, catalog } = await this.configure(params.source, params.allow_private_ip ?? false, context);
 		const entry: RegistryEntry = compactEntry({
 			name,
@@ -186,14 +187,14 @@ export class RegistryService {
 		const given = params.url || params.api_url || params.local_path || undefined;
 		const reset = !given && name === DEFAULT_REGISTRY;
 		const location = given ?? current.source;
-		await this.policy.check(name, reset ? 'reset' : 'change', reset ? undefined : location);
+		if (params.local_path && /^[a-z][a-z0-9+.-]*:\/\//i.test(params.local_path) && !/^file:/i.test(params.local_path)) {
+			throw HangarError.badRequest(`local_path must be a file path, not a URL: ${params.local_path}`, 'invalid_registry_path');
+		}
+		await this.checkPolicy(name, reset ? 'reset' : 'change', reset ? undefined : location);
 		let next: RegistryEntry;
 		if (reset) {
 			next = compactEntry({ name, type: 'default', source: '', priority: params.priority ?? current.priority });
 		} else {
-			if (params.local_path && /^[a-z][a-z0-9+.-]*:\/\//i.test(params.local_path) && !/^file:/i.test(params.local_path)) {
-				throw HangarError.badRequest(`local_path must be a file path, not a URL: ${params.local_path}`, 'invalid_registry_path');
-			}
 			// A named registry updated without a new source keeps its address rules unless told otherwise.
 			const allowPrivate = params.allow_private_ip ?? (given ? false : (current.allow_private_ip ?? false));
 			const { source } = await this.configure(location, allowPrivate, context);
@@ -300,6 +301,17 @@ export class RegistryService {
 	}
 
 	// --- Internals ---------------------------------------------------------------------------
+
+	/** The policy sees the location as it would be stored, before any request is made to it. */
+	private async checkPolicy(name: string, action: string, location?: string): Promise<void> {
+		let normalized: string | undefined;
+		try {
+			normalized = location === undefined ? undefined : normalizeLocation(location);
+		} catch (error) {
+			throw configureError(error);
+		}
+		await this.policy.check(name, action, normalized);
+	}
 
 	private async entries(): Promise<readonly RegistryEntry[]> {
 		const entries = await this.config.entries();
@@ -450,8 +462,8 @@ function withRegistry<T extends { _meta?: Record<string, unknown> | undefined }>
 	return { ...record, _meta: { ...record._meta, [HANGAR_META]: { registry } } };
 }
 
-function toLookup(catalog: Catalog, record: ServerRecord): ServerLookup | undefined {
-	const legacy = catalog.legacyServer(record);
+function toLookup(record: ServerRecord): ServerLookup | undefined {
+	const legacy = toLegacyServer(record);
 	if (!legacy) return undefined;
 	return legacy.kind === 'image' ? { is_remote: false, server: legacy.server } : { is_remote: true, remote_server: legacy.server };
 }

@@ -73,9 +73,15 @@ export class SourceLoader {
 		if (source.type === 'default') return embeddedCatalog();
 		const key = sourceKey(source);
 		// A forced load never joins one in flight: it must see the upstream as it is now.
-		if (!options.force) {
-			const pending = this.pending.get(key);
-			if (pending) return pending;
+		const pending = options.force ? undefined : this.pending.get(key);
+		if (pending) {
+			try {
+				return await pending;
+			} catch (error) {
+				// The caller that started it went away; this one has not, so it loads for itself.
+				if (error instanceof SourceError && error.failure === 'cancelled' && !options.signal?.aborted) return this.load(source, { ...options, force: true });
+				throw error;
+			}
 		}
 		const loading = (source.type === 'file' ? this.loadFile(key, source) : this.loadRemote(key, source, options)).finally(() => {
 			if (this.pending.get(key) === loading) this.pending.delete(key);
@@ -166,7 +172,7 @@ export class SourceLoader {
 	}
 }
 
-export function sourceKey(source: RegistrySource): string {
+function sourceKey(source: RegistrySource): string {
 	return `${source.type}\n${source.location}\n${source.allowPrivate}`;
 }
 
