@@ -79,7 +79,7 @@ export class SourceLoader {
 				return await pending;
 			} catch (error) {
 				// The caller that started it went away; this one has not, so it loads for itself.
-				if (error instanceof SourceError && error.failure === 'cancelled' && !options.signal?.aborted) return this.load(source, { ...options, force: true });
+				if (error instanceof SourceError && error.failure === 'cancelled' && !options.signal?.aborted) return this.load(source, options);
 				throw error;
 			}
 		}
