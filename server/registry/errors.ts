@@ -55,7 +55,7 @@ export function configureError(error: unknown): HangarError {
 		case 'legacy':
 			return new HangarError(502, error.message, 'registry_legacy_format');
 		case 'auth':
-			return new HangarError(502, error.message, 'registry_auth_required');
+			return new HangarError(502, `${error.message}; Hangar cannot sign in to registries yet, so use one that answers without credentials`, 'registry_auth_required');
 		case 'http':
 		case 'invalid':
 			return new HangarError(502, error.message, 'registry_invalid');
@@ -74,7 +74,7 @@ export function readError(registry: string, error: unknown): HangarError {
 		case 'invalid':
 			return new HangarError(502, message, 'registry_invalid');
 		case 'auth':
-			return new HangarError(503, message, 'registry_auth_required');
+			return new HangarError(503, `${message}; Hangar cannot sign in to registries yet`, 'registry_auth_required');
 		case 'cancelled':
 			return HangarError.cancelled('registry read');
 		default:
