@@ -78,7 +78,7 @@ export class Catalog {
 		if (matches.length > 1 && namespace === undefined) {
 			throw new HangarError(
 				409,
-				`skill name '${name}' is ambiguous: ${matches.map((skill) => `${skill.namespace}/${skill.name}`).join(', ')}; use namespace/name`,
+				`skill name '${name}' is ambiguous: ${matches.map(qualifiedName).join(', ')}; use namespace/name`,
 				'skill_ambiguous',
 			);
 		}
@@ -109,6 +109,10 @@ export class Catalog {
 		}
 		return this.countsValue;
 	}
+}
+
+function qualifiedName(skill: RegistrySkill): string {
+	return `${skill.namespace}/${skill.name}`;
 }
 
 /** `io.github.stacklok/fetch` → `fetch`. */

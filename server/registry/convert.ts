@@ -53,7 +53,12 @@ export function toLegacyRegistry(document: RegistryDocument): RegistryData {
 	return registry as RegistryData;
 }
 
-function legacyMaps(records: readonly ServerRecord[]): { servers: Record<string, ImageServer>; remote_servers: Record<string, RemoteServer> } {
+interface LegacyMaps {
+	servers: Record<string, ImageServer>;
+	remote_servers: Record<string, RemoteServer>;
+}
+
+function legacyMaps(records: readonly ServerRecord[]): LegacyMaps {
 	const servers: Record<string, ImageServer> = {};
 	const remote_servers: Record<string, RemoteServer> = {};
 	for (const record of records) {
@@ -110,7 +115,17 @@ function toRemoteServer(record: ServerRecord, remote: ServerTransport): RemoteSe
 }
 
 /** Extras both kinds of server carry, copied when the source has them. */
-const BASE_EXTRAS = ['status', 'tier', 'tools', 'tags', 'overview', 'tool_definitions', 'metadata', 'custom_metadata', 'stateless'] as const;
+const BASE_EXTRAS = [
+	'status',
+	'tier',
+	'tools',
+	'tags',
+	'overview',
+	'tool_definitions',
+	'metadata',
+	'custom_metadata',
+	'stateless',
+] as const;
 
 function baseFields(record: ServerRecord, extras: Extras): Extras {
 	const server: Extras = {};

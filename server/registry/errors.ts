@@ -55,7 +55,11 @@ export function configureError(error: unknown): HangarError {
 		case 'legacy':
 			return new HangarError(502, error.message, 'registry_legacy_format');
 		case 'auth':
-			return new HangarError(502, `${error.message}; Hangar cannot sign in to registries yet, so use one that answers without credentials`, 'registry_auth_required');
+			return new HangarError(
+				502,
+				`${error.message}; Hangar cannot sign in to registries yet, so use one that answers without credentials`,
+				'registry_auth_required',
+			);
 		case 'http':
 		case 'invalid':
 			return new HangarError(502, error.message, 'registry_invalid');

@@ -30,6 +30,7 @@ export interface FetchedJson {
 }
 
 const MAX_REDIRECTS = 5;
+const ALLOW_HINT = 'allow private addresses (allow_private_ip, --allow-private-ip)';
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
 /** Addresses no registry URL may reach unless private addresses are allowed. */
@@ -86,11 +87,11 @@ export function checkUrl(raw: string, allowPrivate: boolean): URL {
 	}
 	if (allowPrivate) return url;
 	if (url.protocol === 'http:') {
-		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or allow private addresses (allow_private_ip, --allow-private-ip)`);
+		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or ${ALLOW_HINT}`);
 	}
 	const host = url.hostname.replace(/^\[|\]$/g, '');
 	if (isIP(host) && isPrivateAddress(host)) {
-		throw new SourceError('refused', `${host} is a private or loopback address; allow private addresses to use it (allow_private_ip, --allow-private-ip)`);
+		throw new SourceError('refused', `${host} is a private or loopback address; to use it, ${ALLOW_HINT}`);
 	}
 	return url;
 }
@@ -103,7 +104,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 		if (blocked) {
 			const refusal = new SourceError(
 				'refused',
-				`${hostname} resolves to private address ${blocked.address}; allow private addresses to use it (allow_private_ip, --allow-private-ip)`,
+				`${hostname} resolves to private address ${blocked.address}; to use it, ${ALLOW_HINT}`,
 			);
 			return callback(refusal as NodeJS.ErrnoException, '', 0);
 		}

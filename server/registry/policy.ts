@@ -38,14 +38,11 @@ export class RegistryPolicyFile {
 		if (!policy) return;
 		const because = policy.message ? `: ${policy.message}` : '';
 		if (policy.locked) {
-			throw new HangarError(403, `cannot ${action} registry '${registry}': registries are locked by ${this.path}${because}`, 'registry_policy');
+			throw refusal(`cannot ${action} registry '${registry}': registries are locked by ${this.path}${because}`);
 		}
 		if (source && policy.allowed_sources && !policy.allowed_sources.some((prefix) => source.startsWith(prefix))) {
-			throw new HangarError(
-				403,
-				`cannot ${action} registry '${registry}': ${source} is not among the sources ${this.path} allows (${policy.allowed_sources.join(', ')})${because}`,
-				'registry_policy',
-			);
+			const allowed = policy.allowed_sources.join(', ');
+			throw refusal(`cannot ${action} registry '${registry}': ${source} is not among the sources ${this.path} allows (${allowed})${because}`);
 		}
 	}
 
@@ -64,11 +61,17 @@ export class RegistryPolicyFile {
 			throw this.broken((error as Error).message);
 		}
 		const parsed = RegistryPolicy.safeParse(raw);
-		if (!parsed.success) throw this.broken(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'policy'}: ${issue.message}`).join('; '));
+		if (!parsed.success) {
+			throw this.broken(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'policy'}: ${issue.message}`).join('; '));
+		}
 		return parsed.data;
 	}
 
 	private broken(reason: string): HangarError {
-		return new HangarError(403, `registry changes are refused: the policy file ${this.path} is invalid (${reason}); fix or remove it`, 'registry_policy');
+		return refusal(`registry changes are refused: the policy file ${this.path} is invalid (${reason}); fix or remove it`);
 	}
+}
+
+function refusal(message: string): HangarError {
+	return new HangarError(403, message, 'registry_policy');
 }

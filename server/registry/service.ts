@@ -232,7 +232,8 @@ export class RegistryService {
 		if (source.type === 'url' || source.type === 'api') {
 			context.progress.begin('Refreshing registry', entry.name);
 			try {
-				await this.loader.load(source, { force: true, signal: context.signal, onPage: (message) => context.progress.report(message) });
+				const onPage = (message: string) => context.progress.report(message);
+				await this.loader.load(source, { force: true, signal: context.signal, onPage });
 			} catch (error) {
 				throw refreshError(entry.name, error);
 			} finally {
@@ -246,7 +247,11 @@ export class RegistryService {
 
 	// --- Catalog rows (v0.1) -----------------------------------------------------------------
 
-	async listCatalogServers(registryName: string, query: PageQuery, signal?: AbortSignal): Promise<{ servers: ServerRecord[]; metadata: PageMetadata }> {
+	async listCatalogServers(
+		registryName: string,
+		query: PageQuery,
+		signal?: AbortSignal,
+	): Promise<{ servers: ServerRecord[]; metadata: PageMetadata }> {
 		if (registryName === ALL_REGISTRIES) {
 			const view = await this.mergedView(signal);
 			const matches = filterText(view.servers, view.serverText, query.q);
@@ -273,7 +278,11 @@ export class RegistryService {
 		return record;
 	}
 
-	async listCatalogSkills(registryName: string, query: PageQuery, signal?: AbortSignal): Promise<{ skills: RegistrySkill[]; metadata: PageMetadata }> {
+	async listCatalogSkills(
+		registryName: string,
+		query: PageQuery,
+		signal?: AbortSignal,
+	): Promise<{ skills: RegistrySkill[]; metadata: PageMetadata }> {
 		if (registryName === ALL_REGISTRIES) {
 			const view = await this.mergedView(signal);
 			const matches = filterText(view.skills, view.skillText, query.q);
@@ -354,7 +363,10 @@ export class RegistryService {
 	 * The first answer `find` gives, registry by registry in precedence order. Registries that
 	 * cannot be read are skipped; if nothing is found, the first of their errors is thrown.
 	 */
-	private async firstFound<T>(find: (catalog: Catalog, entry: RegistryEntry) => Promise<T | undefined>, signal?: AbortSignal): Promise<T | undefined> {
+	private async firstFound<T>(
+		find: (catalog: Catalog, entry: RegistryEntry) => Promise<T | undefined>,
+		signal?: AbortSignal,
+	): Promise<T | undefined> {
 		let failure: HangarError | undefined;
 		for (const entry of await this.entries()) {
 			let catalog: Catalog;
@@ -413,7 +425,11 @@ export class RegistryService {
 	}
 
 	/** Resolves and loads a new source, reporting progress; failures carry the configure statuses. */
-	private async configure(location: string, allowPrivate: boolean, context: OperationContext): Promise<{ source: RegistrySource; catalog: Catalog }> {
+	private async configure(
+		location: string,
+		allowPrivate: boolean,
+		context: OperationContext,
+	): Promise<{ source: RegistrySource; catalog: Catalog }> {
 		context.progress.begin('Checking registry', location);
 		try {
 			const source = await resolveSource(location, { allowPrivate, timeoutMs: this.options.timeoutMs, signal: context.signal });
@@ -538,11 +554,15 @@ export function registryImplementations(registries: RegistryService): Implementa
 		implement(RefreshRegistry, ({ name }, context) => registries.refresh(name, context)),
 		implement(ListRegistryServers, ({ name }, { signal }) => registries.listServers(name, signal)),
 		implement(GetRegistryServer, ({ name, serverName }, { signal }) => registries.getServer(name, serverName, signal)),
-		implement(ListCatalogServers, ({ registryName, ...query }, { signal }) => registries.listCatalogServers(registryName, query, signal)),
+		implement(ListCatalogServers, ({ registryName, ...query }, { signal }) =>
+			registries.listCatalogServers(registryName, query, signal),
+		),
 		implement(GetCatalogServer, ({ registryName, serverName }, { signal }) =>
 			registries.getCatalogServer(registryName, serverName, signal),
 		),
-		implement(ListCatalogSkills, ({ registryName, ...query }, { signal }) => registries.listCatalogSkills(registryName, query, signal)),
+		implement(ListCatalogSkills, ({ registryName, ...query }, { signal }) =>
+			registries.listCatalogSkills(registryName, query, signal),
+		),
 		implement(GetCatalogSkill, ({ registryName, namespace, skillName }, { signal }) =>
 			registries.getCatalogSkill(registryName, namespace, skillName, signal),
 		),

@@ -79,7 +79,7 @@ export class SourceLoader {
 				return await pending;
 			} catch (error) {
 				// The caller that started it went away; this one has not, so it loads for itself.
-				if (error instanceof SourceError && error.failure === 'cancelled' && !options.signal?.aborted) return this.load(source, options);
+				if (isCancellation(error) && !options.signal?.aborted) return this.load(source, options);
 				throw error;
 			}
 		}
@@ -123,14 +123,19 @@ export class SourceLoader {
 			document = await this.fetch(source, options);
 		} catch (error) {
 			const stale = options.force ? undefined : this.loaded.get(key);
-			if (stale && Date.now() - stale.fetchedAt < STALE_LIMIT_MS && !(error instanceof SourceError && error.failure === 'cancelled')) {
+			if (stale && Date.now() - stale.fetchedAt < STALE_LIMIT_MS && !isCancellation(error)) {
 				this.options.log.warn(`serving the cached copy of ${source.location}: ${(error as Error).message}`);
 				return stale.catalog;
 			}
 			throw error;
 		}
 		const fetchedAt = Date.now();
-		const cache: CacheFile = { schema_version: CACHE_SCHEMA, source: source.location, fetched_at: fetchedAt, registry: toFileFormat(document) };
+		const cache: CacheFile = {
+			schema_version: CACHE_SCHEMA,
+			source: source.location,
+			fetched_at: fetchedAt,
+			registry: toFileFormat(document),
+		};
 		await withLock(cacheFile, () => writeFileAtomic(cacheFile, JSON.stringify(cache)));
 		const catalog = new Catalog(document);
 		this.loaded.set(key, { catalog, stamp: (await fileStamp(cacheFile)) ?? '', fetchedAt });
@@ -174,6 +179,10 @@ export class SourceLoader {
 
 function sourceKey(source: RegistrySource): string {
 	return `${source.type}\n${source.location}\n${source.allowPrivate}`;
+}
+
+function isCancellation(error: unknown): boolean {
+	return error instanceof SourceError && error.failure === 'cancelled';
 }
 
 /** Identity of a file's current content, or undefined when it does not exist. */

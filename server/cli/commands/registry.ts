@@ -180,9 +180,8 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 				...(options.priority !== undefined ? { priority: integer(options.priority, '--priority') } : {}),
 				...(options.allowPrivateIp ? { allow_private_ip: true } : {}),
 			});
-			process.stdout.write(
-				`Registry ${added.name} added: ${added.server_count ?? 0} servers, ${added.remote_server_count ?? 0} remote servers, ${added.skill_count ?? 0} skills.\n`,
-			);
+			const counts = `${added.server_count ?? 0} servers, ${added.remote_server_count ?? 0} remote servers, ${added.skill_count ?? 0} skills`;
+			process.stdout.write(`Registry ${added.name} added: ${counts}.\n`);
 		});
 
 	registry
