@@ -3,11 +3,18 @@
  * Records are in the upstream MCP registry format. Lists are page-based: `page` is 1-based
  * (default 1), `limit` defaults to 50 and is clamped to 200; `q` is a case-insensitive substring
  * match. Out-of-range pages give an empty list. ToolHive ignores `{registryName}` (always the
- * default registry); Hangar serves the named registry, and an unknown name is a 404.
+ * default registry); Hangar serves the named registry, and an unknown name is a 404. The name
+ * `all` spans every registry in precedence order: a name found in several registries comes from
+ * the first, and each record names its registry in `_meta["dev.hangar"].registry`.
+ * 502 when the source serves something that is not a registry (such as the legacy ToolHive
+ * format), 503 when it cannot be reached.
  */
 import { z } from 'zod';
 import { QueryInteger, requiredString, SkillName } from './common.js';
 import { operation } from './operation.js';
+
+/** The `_meta` key under which Hangar adds to upstream records (e.g. `{registry}` in `all` searches). */
+export const HANGAR_META = 'dev.hangar';
 
 /** Value type of an input. */
 export const InputFormat = z.enum(['string', 'number', 'boolean', 'filepath']);
@@ -173,18 +180,21 @@ export const ListCatalogServers = operation({
 	params: PageParams,
 	result: z.object({ servers: z.array(ServerRecord), metadata: PageMetadata }),
 	rest: { verb: 'GET', path: '/registry/{registryName}/v0.1/servers', status: 200, query: ['q', 'page', 'limit'] },
-	errors: [400, 404, 500, 503],
+	errors: [400, 404, 500, 502, 503],
 	example: { registryName: 'default', limit: 5 },
 });
 
-/** Returns the latest version of one server. `serverName` is URL-encoded (`io.github.x%2Fname`). */
+/**
+ * Returns the latest version of one server. `serverName` is URL-encoded (`io.github.x%2Fname`);
+ * a unique short name (`fetch`) also resolves.
+ */
 export const GetCatalogServer = operation({
 	method: 'catalog/getServer',
 	summary: 'Get a registry server',
 	params: z.object({ registryName: RegistryNameParam, serverName: requiredString('serverName') }),
 	result: ServerRecord,
 	rest: { verb: 'GET', path: '/registry/{registryName}/v0.1/servers/{serverName}/versions/latest', status: 200 },
-	errors: [400, 404, 500, 503],
+	errors: [400, 404, 409, 500, 502, 503],
 	example: { registryName: 'default', serverName: 'io.github.contract/missing' },
 });
 
@@ -200,7 +210,7 @@ export const ListCatalogSkills = operation({
 		status: 200,
 		query: ['q', 'page', 'limit'],
 	},
-	errors: [400, 404, 500, 503],
+	errors: [400, 404, 500, 502, 503],
 	example: { registryName: 'default', limit: 5 },
 });
 
@@ -219,6 +229,6 @@ export const GetCatalogSkill = operation({
 		path: '/registry/{registryName}/v0.1/x/dev.toolhive/skills/{namespace}/{skillName}',
 		status: 200,
 	},
-	errors: [400, 404, 500, 503],
+	errors: [400, 404, 500, 502, 503],
 	example: { registryName: 'default', namespace: 'io.github.contract', skillName: 'missing' },
 });

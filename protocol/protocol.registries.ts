@@ -35,8 +35,14 @@ export const RegistrySummary = z.object({
 	/** `oauth`, or empty when the registry needs no login. */
 	auth_type: z.string().optional(),
 	auth_config: RegistryAuthConfig.optional(),
+	/** Hangar extension: number of remote servers. */
+	remote_server_count: z.number().int().optional(),
+	/** Hangar extension: number of skills. */
+	skill_count: z.number().int().optional(),
 	/** Hangar extension: lower numbers are searched first; `default` comes last unless set. */
 	priority: z.number().int().optional(),
+	/** Hangar extension: why the registry could not be read (the counts are then missing). */
+	error: z.string().optional(),
 });
 export type RegistrySummary = z.infer<typeof RegistrySummary>;
 
@@ -44,10 +50,17 @@ export type RegistrySummary = z.infer<typeof RegistrySummary>;
 export const RegistryDetail = RegistrySummary.extend({ registry: RegistryData.optional() });
 export type RegistryDetail = z.infer<typeof RegistryDetail>;
 
+/**
+ * The registry name that, in the catalog routes, spans every registry in precedence order.
+ * It cannot name a registry of its own.
+ */
+export const ALL_REGISTRIES = 'all';
+
 /** Name of a registry added with `registries/add`. */
 export const RegistryName = requiredString('registry name')
 	.max(64, 'registry name is at most 64 characters')
-	.regex(/^[a-z0-9][a-z0-9._-]*$/, 'registry name may only contain lowercase letters, digits, ".", "_" and "-"');
+	.regex(/^[a-z0-9][a-z0-9._-]*$/, 'registry name may only contain lowercase letters, digits, ".", "_" and "-"')
+	.refine((name) => name !== ALL_REGISTRIES, `registry name "${ALL_REGISTRIES}" is reserved`);
 
 /** A registry named in a path; unknown names are a 404, not a 400. */
 const RegistryRef = requiredString('registry name');
@@ -86,7 +99,7 @@ export const AddRegistry = operation({
 		status: 201,
 		location: (params: { name: string }) => '/api/v1beta/registry/' + encodeURIComponent(params.name),
 	},
-	errors: [400, 409, 502, 504],
+	errors: [400, 403, 409, 502, 504],
 	example: { name: 'contract', source: '/nonexistent/contract-registry.json' },
 });
 
@@ -103,8 +116,9 @@ export const GetRegistry = operation({
 
 /**
  * Points a registry at a new source: at most one of `url`, `api_url`, `local_path`; none resets
- * `default` to the built-in catalog. Omitting `auth` clears stored registry auth. ToolHive only
- * accepts `default` here; Hangar also accepts registries added with `registries/add`.
+ * `default` to the built-in catalog (a named registry keeps its source). Omitting `auth` clears
+ * stored registry auth. ToolHive only accepts `default` here; Hangar also accepts registries added
+ * with `registries/add`. 403 when the registry policy forbids the change.
  */
 export const UpdateRegistry = operation({
 	method: 'registries/update',
@@ -117,6 +131,8 @@ export const UpdateRegistry = operation({
 			local_path: z.string().optional(),
 			/** Applies to `url`/`api_url`: allow private IPs and plain `http://`. */
 			allow_private_ip: z.boolean().optional(),
+			/** Hangar extension: search precedence (lower first). Omitted keeps the current one. */
+			priority: z.number().int().optional(),
 			auth: z
 				.object({
 					issuer: z.string().optional(),
@@ -182,7 +198,8 @@ export const ListRegistryServers = operation({
 
 /**
  * Returns one server of a registry: `server` for images, `remote_server` when `is_remote`.
- * `serverName` is the full reverse-DNS name (URL-encoded in the path) or a unique short name.
+ * `serverName` is the full reverse-DNS name (URL-encoded in the path) or a unique short name;
+ * a short name several servers end with is a 409.
  */
 export const GetRegistryServer = operation({
 	method: 'registries/getServer',
@@ -194,6 +211,6 @@ export const GetRegistryServer = operation({
 		remote_server: RemoteServer.optional(),
 	}),
 	rest: { verb: 'GET', path: '/api/v1beta/registry/{name}/servers/{serverName}', status: 200 },
-	errors: [400, 404, 500, 502, 503],
+	errors: [400, 404, 409, 500, 502, 503],
 	example: { name: 'default', serverName: 'io.github.contract/missing' },
 });

@@ -6,15 +6,22 @@ import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
+import { registryImplementations, RegistryService } from './registry/service.js';
 import { secretImplementations, SecretsService } from './secrets/service.js';
 import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
 	const groups = new GroupStore(environment.paths);
+	const registries = new RegistryService(environment);
 	const secrets = new SecretsService(environment);
 	return new Dispatcher(
 		operations,
-		[...systemImplementations(), ...groupImplementations(groups), ...secretImplementations(secrets)],
+		[
+			...systemImplementations(),
+			...groupImplementations(groups),
+			...registryImplementations(registries),
+			...secretImplementations(secrets),
+		],
 		environment.log,
 	);
 }

@@ -6,6 +6,7 @@ import { VERSION } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
 import { registerDoorCommands } from './commands/doors.js';
 import { registerGroupCommands } from './commands/groups.js';
+import { registerRegistryCommands } from './commands/registry.js';
 import { registerSecretCommands } from './commands/secrets.js';
 
 export function buildProgram(cli: Cli): Command {
@@ -25,6 +26,7 @@ export function buildProgram(cli: Cli): Command {
 
 	registerDoorCommands(program);
 	registerGroupCommands(program, cli);
+	registerRegistryCommands(program, cli);
 	registerSecretCommands(program, cli);
 	return program;
 }

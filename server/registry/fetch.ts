@@ -1,0 +1,187 @@
+/**
+ * Fetching registry documents over HTTP(S) with an SSRF guard.
+ *
+ * Registry URLs come from users and from files they point at, so by default only `https://`
+ * is accepted and every address a host name resolves to must be public: the check runs in the
+ * socket's own DNS lookup, so a name cannot resolve to a public address for the check and a
+ * private one for the connection. Redirects are followed by hand and checked the same way.
+ * `allowPrivate` lifts both rules (local mirrors, tests).
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { SourceError } from './errors.js';
+
+export interface FetchOptions {
+	/** Allow plain `http://` and hosts that resolve to private, loopback or link-local addresses. */
+	readonly allowPrivate: boolean;
+	readonly timeoutMs: number;
+	readonly signal?: AbortSignal;
+	/** Largest body accepted. */
+	readonly maxBytes?: number;
+}
+
+export interface FetchedJson {
+	readonly status: number;
+	/** The parsed body, or `undefined` when it is not JSON. */
+	readonly json: unknown;
+	readonly url: string;
+}
+
+const MAX_REDIRECTS = 5;
+const ALLOW_HINT = 'allow private addresses (allow_private_ip, --allow-private-ip)';
+const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** Addresses no registry URL may reach unless private addresses are allowed. */
+const PRIVATE = new BlockList();
+for (const [network, prefix] of [
+	['0.0.0.0', 8],
+	['10.0.0.0', 8],
+	['100.64.0.0', 10],
+	['127.0.0.0', 8],
+	['169.254.0.0', 16],
+	['172.16.0.0', 12],
+	['192.0.0.0', 24],
+	['192.168.0.0', 16],
+	['198.18.0.0', 15],
+	['224.0.0.0', 3],
+] as const) {
+	PRIVATE.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+	['::', 127],
+	['fc00::', 7],
+	['fe80::', 10],
+	['ff00::', 8],
+] as const) {
+	PRIVATE.addSubnet(network, prefix, 'ipv6');
+}
+
+/** True for loopback, private, link-local, shared, multicast and unspecified addresses. */
+export function isPrivateAddress(address: string): boolean {
+	const family = isIP(address);
+	if (family === 4) return PRIVATE.check(address, 'ipv4');
+	if (family !== 6) return false;
+	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+	if (mapped) return PRIVATE.check(mapped[1]!, 'ipv4');
+	return PRIVATE.check(address, 'ipv6');
+}
+
+/**
+ * Checks a URL before any connection: the scheme, and the host when it is an IP literal (which
+ * skips DNS). Throws a `refused` SourceError naming `allow_private_ip`.
+ */
+export function checkUrl(raw: string, allowPrivate: boolean): URL {
+	let url: URL;
+	try {
+		url = new URL(raw);
+	} catch {
+		throw new SourceError('invalid_url', `invalid URL: ${raw}`);
+	}
+	if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+		throw new SourceError('invalid_url', `unsupported URL scheme ${url.protocol} in ${raw}`);
+	}
+	if (url.username || url.password) {
+		throw new SourceError('invalid_url', `credentials in registry URLs are not accepted: ${url.host}`);
+	}
+	if (allowPrivate) return url;
+	if (url.protocol === 'http:') {
+		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or ${ALLOW_HINT}`);
+	}
+	const host = url.hostname.replace(/^\[|\]$/g, '');
+	if (isIP(host) && isPrivateAddress(host)) {
+		throw new SourceError('refused', `${host} is a private or loopback address; to use it, ${ALLOW_HINT}`);
+	}
+	return url;
+}
+
+/** A DNS lookup that fails when the host resolves to any private address. */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+	dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+		if (error) return callback(error, '', 0);
+		const blocked = addresses.find((entry) => isPrivateAddress(entry.address));
+		if (blocked) {
+			const refusal = new SourceError(
+				'refused',
+				`${hostname} resolves to private address ${blocked.address}; to use it, ${ALLOW_HINT}`,
+			);
+			return callback(refusal as NodeJS.ErrnoException, '', 0);
+		}
+		if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+		const first = addresses[0]!;
+		callback(null, first.address, first.family);
+	});
+};
+
+/** GETs `url` and parses the body as JSON, following redirects under the same guard. */
+export async function fetchJson(raw: string, options: FetchOptions, headers: Record<string, string> = {}): Promise<FetchedJson> {
+	const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])];
+	const signal = AbortSignal.any(signals);
+	let url = checkUrl(raw, options.allowPrivate);
+	for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+		const response = await get(url, options, headers, signal);
+		const location = response.headers.location;
+		if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
+			response.resume();
+			url = checkUrl(new URL(location, url).toString(), options.allowPrivate);
+			continue;
+		}
+		const text = await readBody(response, options.maxBytes ?? DEFAULT_MAX_BYTES, url, signal);
+		let json: unknown;
+		try {
+			json = JSON.parse(text);
+		} catch {
+			json = undefined;
+		}
+		return { status: response.statusCode ?? 0, json, url: url.toString() };
+	}
+	throw new SourceError('invalid', `too many redirects from ${raw}`);
+}
+
+function get(url: URL, options: FetchOptions, headers: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
+	const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+	return new Promise((resolve, reject) => {
+		const outgoing = request(
+			url,
+			{
+				method: 'GET',
+				headers: { Accept: 'application/json', 'User-Agent': 'hangar', ...headers },
+				signal,
+				...(options.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+			},
+			resolve,
+		);
+		outgoing.once('error', (error) => reject(describeNetworkError(error, url, signal)));
+		outgoing.end();
+	});
+}
+
+async function readBody(response: IncomingMessage, maxBytes: number, url: URL, signal: AbortSignal): Promise<string> {
+	const chunks: Buffer[] = [];
+	let size = 0;
+	try {
+		for await (const chunk of response as AsyncIterable<Buffer>) {
+			size += chunk.length;
+			if (size > maxBytes) {
+				response.destroy();
+				throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
+			}
+			chunks.push(chunk);
+		}
+	} catch (error) {
+		throw error instanceof SourceError ? error : describeNetworkError(error as Error, url, signal);
+	}
+	return Buffer.concat(chunks).toString('utf8');
+}
+
+function describeNetworkError(error: Error, url: URL, signal: AbortSignal): SourceError {
+	if (error instanceof SourceError) return error;
+	if (signal.aborted) {
+		const reason = signal.reason as Error | undefined;
+		if (reason?.name === 'TimeoutError') return new SourceError('timeout', `registry at ${url.origin} did not answer in time`);
+		return new SourceError('cancelled', 'cancelled');
+	}
+	const code = (error as NodeJS.ErrnoException).code;
+	return new SourceError('unreachable', `registry at ${url.origin} is unreachable: ${code ?? error.message}`);
+}
