@@ -161,11 +161,11 @@ export function openYamlEditor(original: string, shape: ConfigShape): ConfigEdit
 }
 
 function parse(text: string): Document {
-	const document = parseDocument(text, { prettyErrors: false });
+	const document = parseDocument(text);
 	const [first] = document.errors;
 	if (first) {
 		const position = first.linePos?.[0] ?? { line: 1, col: 1 };
-		throw new ConfigSyntaxError(`invalid YAML (${first.message.split('\n')[0]})`, position.line, position.col);
+		throw new ConfigSyntaxError(`invalid YAML (${first.message.split(' at line')[0]})`, position.line, position.col);
 	}
 	const root = document.contents;
 	if (root !== null && !isMap(root) && !(isScalar(root) && root.value === null)) {
