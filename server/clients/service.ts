@@ -30,6 +30,7 @@ import type { Environment } from '../environment.js';
 import type { GroupStore, StoredGroup } from '../groups/store.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { withLock } from '../store/lock.js';
+import type { HangarPaths } from '../store/paths.js';
 import { configProblem, readConfig, writeConfig } from './configFile.js';
 import { openEditor } from './editor.js';
 import { reconcile } from './reconcile.js';
@@ -331,10 +332,18 @@ export class ClientsService {
 		return { path: join(root, ...client.project.configPath.split('/')), shape: client.project.config, client: client.id, projectRoot: root };
 	}
 
-	/** Locks live in Hangar's state folder: taking one must not create folders in the client's. */
 	private lockFor(path: string): string {
-		return join(this.environment.paths.state, 'client-config-locks', createHash('sha256').update(path).digest('hex').slice(0, 32));
+		return configLockTarget(this.environment.paths, path);
 	}
+}
+
+/**
+ * The lock every process takes to rewrite one client configuration file. Locks live in
+ * Hangar's state folder: taking one must not create folders in the client's (that would make
+ * the client look installed).
+ */
+export function configLockTarget(paths: HangarPaths, configPath: string): string {
+	return join(paths.state, 'client-config-locks', createHash('sha256').update(configPath).digest('hex').slice(0, 32));
 }
 
 function sortedClients(): ClientDefinition[] {
