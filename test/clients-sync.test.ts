@@ -186,6 +186,19 @@ describe('per-project VS Code configuration', () => {
 		expect(JSON.parse(await read(file))).toEqual({ servers: {} });
 	});
 
+	it('does not follow a .vscode symlink out of the project', async () => {
+		const project = join(root, 'cloned');
+		const elsewhere = join(root, 'elsewhere');
+		await mkdir(project);
+		await mkdir(elsewhere);
+		await symlink(elsewhere, join(project, '.vscode'));
+		running = [workload('fetch', 44010)];
+		const error = await clients.register('vscode', undefined, project).catch((e: unknown) => e);
+		expect(error).toMatchObject({ status: 400, message: expect.stringContaining('outside the project') });
+		await expect(stat(join(elsewhere, 'mcp.json'))).rejects.toThrow();
+		expect(await clients.list()).toEqual([]);
+	});
+
 	it('refuses a project root that is not a folder, and clients without project files', async () => {
 		await expect(clients.register('vscode', undefined, join(root, 'nope'))).rejects.toMatchObject({ status: 400, message: expect.stringContaining('project_root') });
 		await expect(clients.register('cursor', undefined, root)).rejects.toMatchObject({ status: 400 });

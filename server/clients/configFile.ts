@@ -5,6 +5,7 @@
  * name the file (and line), so users know what to fix.
  */
 import { readFile, realpath } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
@@ -15,14 +16,42 @@ export interface ConfigText {
 	readonly writePath: string;
 }
 
-export async function readConfig(path: string): Promise<ConfigText> {
-	let writePath = path;
+/**
+ * Reads a configuration file; `confinedTo` (a project root) refuses a file that symlinks
+ * lead outside that folder, so a cloned repository cannot steer Hangar's writes elsewhere.
+ */
+export async function readConfig(path: string, confinedTo?: string): Promise<ConfigText> {
 	try {
-		writePath = await realpath(path);
-		return { text: await readFile(writePath, 'utf8'), writePath };
+		const writePath = await realLocation(path);
+		if (confinedTo !== undefined) {
+			const root = await realpath(confinedTo);
+			if (!writePath.startsWith(root + sep)) {
+				throw new HangarError(400, `${path} leads to ${writePath}, outside the project ${confinedTo}; Hangar does not follow links out of a project`, 'client_config_outside_project');
+			}
+		}
+		const text = await readFile(writePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+			if (error.code === 'ENOENT') return '';
+			throw error;
+		});
+		return { text, writePath };
 	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { text: '', writePath };
+		if (error instanceof HangarError) throw error;
 		throw new HangarError(500, `cannot read ${path}: ${(error as Error).message}`, 'client_config_unreadable');
+	}
+}
+
+/** Where `path` really is once symlinks (of the file or of any existing folder above it) are followed. */
+async function realLocation(path: string): Promise<string> {
+	const missing: string[] = [];
+	let existing = path;
+	for (;;) {
+		try {
+			return join(await realpath(existing), ...missing);
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(existing) === existing) throw error;
+			missing.unshift(basename(existing));
+			existing = dirname(existing);
+		}
 	}
 }
 

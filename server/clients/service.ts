@@ -245,7 +245,7 @@ export class ClientsService {
 			const desired = this.desired(target.path, running, state, groups);
 			const managed = new Set(state.managed.find((file) => file.path === target.path)?.entries ?? []);
 			if (desired.length === 0 && managed.size === 0) return;
-			const config = await readConfig(target.path);
+			const config = await readConfig(target.path, target.projectRoot);
 			const result = await reconcile(config.text, target.shape, desired, managed).catch((error: unknown) => {
 				throw configProblem(target.path, error);
 			});
@@ -292,7 +292,7 @@ export class ClientsService {
 
 	/** Fails (and changes nothing) when the client's file exists but Hangar could not edit it. */
 	private async check(target: Target): Promise<void> {
-		const { text } = await readConfig(target.path);
+		const { text } = await readConfig(target.path, target.projectRoot);
 		try {
 			(await openEditor(text, target.shape)).entries();
 		} catch (error) {
