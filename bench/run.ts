@@ -4,9 +4,10 @@
  */
 import { cpus } from 'node:os';
 import { formatTable, type Table } from './stats.js';
+import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
