@@ -12,8 +12,18 @@ import { reconcile } from '../server/clients/reconcile.js';
 import { clientDefinition } from '../server/clients/table.js';
 import type { WorkloadEndpoint } from '../server/clients/workloads.js';
 
-const fetch: WorkloadEndpoint = { name: 'fetch', group: 'default', url: 'http://127.0.0.1:40001/mcp', transport: 'streamable-http' };
-const dotted: WorkloadEndpoint = { name: 'my.server', group: 'default', url: 'http://127.0.0.1:40002/sse#my.server', transport: 'sse' };
+const fetch: WorkloadEndpoint = {
+	name: 'fetch',
+	group: 'default',
+	url: 'http://127.0.0.1:40001/mcp',
+	transport: 'streamable-http',
+};
+const dotted: WorkloadEndpoint = {
+	name: 'my.server',
+	group: 'default',
+	url: 'http://127.0.0.1:40002/sse#my.server',
+	transport: 'sse',
+};
 
 function shapeOf(client: string) {
 	return clientDefinition(client)!.config;
@@ -49,7 +59,11 @@ describe('JSON', () => {
 		const { added, removed } = await addThenRemove('cursor', original);
 		expect(JSON.parse(added)).toEqual({
 			theme: 'dark',
-			mcpServers: { mine: { command: 'x' }, fetch: { url: fetch.url, type: 'http' }, 'my.server': { url: dotted.url, type: 'sse' } },
+			mcpServers: {
+				mine: { command: 'x' },
+				fetch: { url: fetch.url, type: 'http' },
+				'my.server': { url: dotted.url, type: 'sse' },
+			},
 			z: [1],
 		});
 		expect(JSON.parse(removed)).toEqual(JSON.parse(original));
@@ -57,11 +71,16 @@ describe('JSON', () => {
 
 	it('a flat key with a dot (amp.mcpServers) is one key, not a path', async () => {
 		const { added } = await addThenRemove('amp-cli', '{ "amp": { "other": 1 } }\n');
-		expect(JSON.parse(added)).toEqual({ amp: { other: 1 }, 'amp.mcpServers': expect.objectContaining({ fetch: expect.any(Object) }) });
+		expect(JSON.parse(added)).toEqual({
+			amp: { other: 1 },
+			'amp.mcpServers': expect.objectContaining({ fetch: expect.any(Object) }),
+		});
 	});
 
 	it('a servers key that is not an object is refused', async () => {
-		await expect(reconcile('{ "mcpServers": [] }', shapeOf('cursor'), [fetch], new Set())).rejects.toThrow(/"mcpServers" is not an object/);
+		await expect(reconcile('{ "mcpServers": [] }', shapeOf('cursor'), [fetch], new Set())).rejects.toThrow(
+			/"mcpServers" is not an object/,
+		);
 	});
 });
 
@@ -98,7 +117,8 @@ describe('YAML', () => {
 
 describe('TOML', () => {
 	it('Codex with CRLF and sub-tables of its own entries: round trip is byte-for-byte', async () => {
-		const original = '# codex\r\nmodel = "o3"\r\n\r\n[mcp_servers.mine]\r\ncommand = "x"\r\n\r\n[mcp_servers.mine.env]\r\nA = "1"\r\n';
+		const original =
+			'# codex\r\nmodel = "o3"\r\n\r\n[mcp_servers.mine]\r\ncommand = "x"\r\n\r\n[mcp_servers.mine.env]\r\nA = "1"\r\n';
 		const { added, removed } = await addThenRemove('codex', original);
 		expect(added.replaceAll('\r\n', '')).not.toContain('\n');
 		expect(parseToml(added).mcp_servers).toEqual({
@@ -112,7 +132,8 @@ describe('TOML', () => {
 
 	it('removing an entry takes its sub-tables but not the comment above the next table', async () => {
 		const managed = new Set(['fetch']);
-		const original = 'a = 1\n\n[mcp_servers.fetch]\nurl = "http://old"\n\n[mcp_servers.fetch.env]\nX = "1"\n\n# about profiles\n[profiles.x]\nmodel = "m"\n';
+		const original =
+			'a = 1\n\n[mcp_servers.fetch]\nurl = "http://old"\n\n[mcp_servers.fetch.env]\nX = "1"\n\n# about profiles\n[profiles.x]\nmodel = "m"\n';
 		const { text } = await reconcile(original, shapeOf('codex'), [], managed);
 		expect(text).toBe('a = 1\n\n# about profiles\n[profiles.x]\nmodel = "m"\n');
 	});
@@ -124,7 +145,8 @@ describe('TOML', () => {
 	});
 
 	it('Mistral Vibe multi-line strings and arrays do not confuse the scanner', async () => {
-		const original = 'prompt = """\n[[mcp_servers]]\nnot a table\n"""\nlist = [\n  "a", # one\n  "b",\n]\n\n[[mcp_servers]]\nname = "mine"\ntransport = "stdio"\n';
+		const original =
+			'prompt = """\n[[mcp_servers]]\nnot a table\n"""\nlist = [\n  "a", # one\n  "b",\n]\n\n[[mcp_servers]]\nname = "mine"\ntransport = "stdio"\n';
 		const { added, removed } = await addThenRemove('mistral-vibe', original);
 		const servers = parseToml(added).mcp_servers as Record<string, unknown>[];
 		expect(servers.map((server) => server.name)).toEqual(['mine', 'fetch', 'my.server']);
@@ -134,10 +156,14 @@ describe('TOML', () => {
 
 	it('an entry Hangar manages that the user rewrote as an inline table is refused, not rewritten', async () => {
 		const original = 'mcp_servers = { fetch = { url = "http://old" } }\n';
-		await expect(reconcile(original, shapeOf('codex'), [fetch], new Set(['fetch']))).rejects.toThrow(/not written as a \[mcp_servers\.fetch\] table/);
+		await expect(reconcile(original, shapeOf('codex'), [fetch], new Set(['fetch']))).rejects.toThrow(
+			/not written as a \[mcp_servers\.fetch\] table/,
+		);
 	});
 
 	it('adding beside an inline servers table is refused rather than producing invalid TOML', async () => {
-		await expect(reconcile('mcp_servers = { mine = { command = "x" } }\n', shapeOf('codex'), [fetch], new Set())).rejects.toThrow(/would not be valid TOML/);
+		await expect(reconcile('mcp_servers = { mine = { command = "x" } }\n', shapeOf('codex'), [fetch], new Set())).rejects.toThrow(
+			/would not be valid TOML/,
+		);
 	});
 });

@@ -40,7 +40,12 @@ beforeEach(async () => {
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
 
-const workload = (name: string, port: number, group = 'default', transport: WorkloadEndpoint['transport'] = 'streamable-http') => ({
+const workload = (
+	name: string,
+	port: number,
+	group = 'default',
+	transport: WorkloadEndpoint['transport'] = 'streamable-http',
+) => ({
 	name,
 	group,
 	url: transport === 'sse' ? `http://127.0.0.1:${port}/sse#${name}` : `http://127.0.0.1:${port}/mcp`,
@@ -158,7 +163,11 @@ describe('entries Hangar did not write', () => {
 		await writeFile(path, (await read(path)).replace('"type": "http"', '"type": "http",\n        "headers": { "X-Team": "a" }'));
 		running = [workload('fetch', 43011)];
 		await clients.syncWorkloads();
-		expect((await entriesOf('vscode')).fetch).toEqual({ url: 'http://127.0.0.1:43011/mcp', type: 'http', headers: { 'X-Team': 'a' } });
+		expect((await entriesOf('vscode')).fetch).toEqual({
+			url: 'http://127.0.0.1:43011/mcp',
+			type: 'http',
+			headers: { 'X-Team': 'a' },
+		});
 	});
 });
 
@@ -168,7 +177,11 @@ describe('per-project VS Code configuration', () => {
 		await mkdir(project);
 		await groups.create('proj');
 		running = [workload('db', 44001, 'proj'), workload('other', 44002, 'default')];
-		expect(await clients.register('vscode', ['proj'], project)).toEqual({ name: 'vscode', groups: ['proj'], project_root: project });
+		expect(await clients.register('vscode', ['proj'], project)).toEqual({
+			name: 'vscode',
+			groups: ['proj'],
+			project_root: project,
+		});
 		const file = join(project, '.vscode', 'mcp.json');
 		expect(JSON.parse(await read(file))).toEqual({ servers: { db: { url: 'http://127.0.0.1:44001/mcp', type: 'http' } } });
 		expect((await stat(join(project, '.vscode'))).mode & 0o777).toBe(0o700);
@@ -200,7 +213,10 @@ describe('per-project VS Code configuration', () => {
 	});
 
 	it('refuses a project root that is not a folder, and clients without project files', async () => {
-		await expect(clients.register('vscode', undefined, join(root, 'nope'))).rejects.toMatchObject({ status: 400, message: expect.stringContaining('project_root') });
+		await expect(clients.register('vscode', undefined, join(root, 'nope'))).rejects.toMatchObject({
+			status: 400,
+			message: expect.stringContaining('project_root'),
+		});
 		await expect(clients.register('cursor', undefined, root)).rejects.toMatchObject({ status: 400 });
 	});
 });
@@ -215,14 +231,19 @@ describe('files users can trust', () => {
 		await clients.register('claude-code', ['default']);
 		expect((await lstat(join(home, '.claude.json'))).isSymbolicLink()).toBe(true);
 		expect(await readlink(join(home, '.claude.json'))).toBe(join(dotfiles, 'claude.json'));
-		expect(JSON.parse(await read(join(dotfiles, 'claude.json')))).toMatchObject({ numStartups: 4, mcpServers: { fetch: { type: 'http' } } });
+		expect(JSON.parse(await read(join(dotfiles, 'claude.json')))).toMatchObject({
+			numStartups: 4,
+			mcpServers: { fetch: { type: 'http' } },
+		});
 	});
 
 	it('treats an empty file as empty', async () => {
 		await seed('cursor', '');
 		running = [workload('fetch', 45010)];
 		await clients.register('cursor', ['default']);
-		expect(JSON.parse(await read(configOf('cursor')))).toEqual({ mcpServers: { fetch: { url: 'http://127.0.0.1:45010/mcp', type: 'http' } } });
+		expect(JSON.parse(await read(configOf('cursor')))).toEqual({
+			mcpServers: { fetch: { url: 'http://127.0.0.1:45010/mcp', type: 'http' } },
+		});
 	});
 
 	it('does not create a client folder when there is nothing to write', async () => {

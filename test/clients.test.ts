@@ -11,7 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLIENT_APPS, type ClientApp } from '../protocol/common.js';
 import { HangarError } from '../protocol/errors.js';
-import { DiscoverClients, ListClients, RegisterClient, RegisterClients, UnregisterClient, UnregisterClients } from '../protocol/protocol.clients.js';
+import {
+	DiscoverClients,
+	ListClients,
+	RegisterClient,
+	RegisterClients,
+	UnregisterClient,
+	UnregisterClients,
+} from '../protocol/protocol.clients.js';
 import { CreateGroup, GetGroup } from '../protocol/protocol.groups.js';
 import { configLockTarget } from '../server/clients/service.js';
 import { withLock } from '../server/store/lock.js';
@@ -71,11 +78,18 @@ describe('detection', () => {
 	it('reports every client id once, with skills support as toolhive-facts §3.4 lists it', async () => {
 		const response = await rest(DiscoverClients, {});
 		expect(response.status).toBe(200);
-		const statuses = (response.body as { clients: { client_type: string; supports_skills?: boolean; supports_plugins: boolean }[] }).clients;
+		const statuses = (
+			response.body as { clients: { client_type: string; supports_skills?: boolean; supports_plugins: boolean }[] }
+		).clients;
 		expect(statuses.map((status) => status.client_type).sort()).toEqual([...CLIENT_APPS].sort());
 		const withoutSkills = statuses.filter((status) => !status.supports_skills).map((status) => status.client_type);
 		expect(withoutSkills.sort()).toEqual(['continue', 'copilot-cli', 'lm-studio', 'vscode-server', 'windsurf-jetbrains', 'zed']);
-		expect(statuses.filter((status) => status.supports_plugins).map((status) => status.client_type).sort()).toEqual(['claude-code', 'codex']);
+		expect(
+			statuses
+				.filter((status) => status.supports_plugins)
+				.map((status) => status.client_type)
+				.sort(),
+		).toEqual(['claude-code', 'codex']);
 	});
 });
 
@@ -130,8 +144,20 @@ describe('REST, as ToolHive answers', () => {
 		['bulk register without names', 400, RegisterClients, { names: [] }, /names: at least one client name is required/],
 		['an unknown group', 404, RegisterClient, { name: 'cursor', groups: ['ghosts'] }, /group 'ghosts' not found/],
 		['an unknown client', 400, RegisterClient, { name: 'notepad' }, /unsupported client type: notepad/],
-		['project_root for a client without project files', 400, RegisterClient, { name: 'cursor', project_root: '/tmp' }, /project_root/],
-		['a project_root that does not exist', 400, RegisterClient, { name: 'vscode', project_root: '/does/not/exist' }, /project_root/],
+		[
+			'project_root for a client without project files',
+			400,
+			RegisterClient,
+			{ name: 'cursor', project_root: '/tmp' },
+			/project_root/,
+		],
+		[
+			'a project_root that does not exist',
+			400,
+			RegisterClient,
+			{ name: 'vscode', project_root: '/does/not/exist' },
+			/project_root/,
+		],
 	] as const)('%s is a %i', async (_, status, row, params, message) => {
 		const response = await rest(row, params);
 		expect(response.status).toBe(status);
@@ -145,8 +171,12 @@ describe('REST, as ToolHive answers', () => {
 			status: 200,
 			body: { name: 'vscode', groups: ['default'], project_root: project },
 		});
-		expect(await daemon.client.request(ListClients, {})).toEqual([{ name: 'vscode', groups: ['default'], project_root: project }]);
-		const response = await fetch(`${serve.url}/api/v1beta/clients/vscode?project_root=${encodeURIComponent(project)}`, { method: 'DELETE' });
+		expect(await daemon.client.request(ListClients, {})).toEqual([
+			{ name: 'vscode', groups: ['default'], project_root: project },
+		]);
+		const response = await fetch(`${serve.url}/api/v1beta/clients/vscode?project_root=${encodeURIComponent(project)}`, {
+			method: 'DELETE',
+		});
 		expect(response.status).toBe(204);
 		expect(await daemon.client.request(ListClients, {})).toEqual([]);
 	});
@@ -166,32 +196,42 @@ describe('CLI', () => {
 		expect(table.stdout).toMatch(/^zed\s+no\s+-\s+-\s+no$/m);
 
 		expect((await hangar('client', 'unregister', 'codex', '--group', 'cli-a')).code).toBe(0);
-		const listed = JSON.parse((await hangar('client', 'ls', '--json')).stdout) as { name: string; groups: string[]; installed: boolean }[];
+		const listed = JSON.parse((await hangar('client', 'ls', '--json')).stdout) as {
+			name: string;
+			groups: string[];
+			installed: boolean;
+		}[];
 		expect(listed).toHaveLength(CLIENT_APPS.length);
 		expect(listed.find((client) => client.name === 'codex')).toMatchObject({ groups: ['default'], installed: false });
 		expect(listed.find((client) => client.name === 'cursor')).toMatchObject({ groups: ['cli-a', 'default'], installed: true });
 	});
 
 	it('an unknown client is a one-line error with exit code 2', async () => {
-		expect(await hangar('client', 'register', 'notepad')).toMatchObject({ code: 2, stderr: 'hangar: invalid name: unsupported client type: notepad\n' });
+		expect(await hangar('client', 'register', 'notepad')).toMatchObject({
+			code: 2,
+			stderr: 'hangar: invalid name: unsupported client type: notepad\n',
+		});
 	});
 
 	it.each([
 		['cursor', '{\n  "mcpServers": {\n    "x": }\n}\n', ':3:10: invalid JSON'],
 		['continue', 'mcpServers:\n  - name: x\n   url: y\n', ':3:'],
 		['mistral-vibe', '[[mcp_servers]]\nname = "x"\nname = "y"\n', ':3:'],
-	] as const)('a malformed %s file: register fails naming file and line, the file and the groups stay untouched', async (client, text, where) => {
-		const path = join(home, CLIENT_FACTS[client].file);
-		await mkdir(dirname(path), { recursive: true });
-		await writeFile(path, text);
-		const result = await hangar('client', 'register', client);
-		expect(result.code).toBe(2);
-		expect(result.stderr).toContain(`hangar: ${path}${where}`);
-		expect(result.stderr).toMatch(/fix the file and try again \(Hangar left it untouched\)\n$/);
-		expect(result.stderr.split('\n')).toHaveLength(2);
-		expect(await readFile(path, 'utf8')).toBe(text);
-		expect((await daemon.client.request(GetGroup, { name: 'default' })).registered_clients).not.toContain(client);
-	});
+	] as const)(
+		'a malformed %s file: register fails naming file and line, the file and the groups stay untouched',
+		async (client, text, where) => {
+			const path = join(home, CLIENT_FACTS[client].file);
+			await mkdir(dirname(path), { recursive: true });
+			await writeFile(path, text);
+			const result = await hangar('client', 'register', client);
+			expect(result.code).toBe(2);
+			expect(result.stderr).toContain(`hangar: ${path}${where}`);
+			expect(result.stderr).toMatch(/fix the file and try again \(Hangar left it untouched\)\n$/);
+			expect(result.stderr.split('\n')).toHaveLength(2);
+			expect(await readFile(path, 'utf8')).toBe(text);
+			expect((await daemon.client.request(GetGroup, { name: 'default' })).registered_clients).not.toContain(client);
+		},
+	);
 });
 
 describe('several processes at once', () => {
@@ -210,17 +250,27 @@ describe('several processes at once', () => {
 	it('processes registering one client into different groups while workloads run: its file lists every group’s workloads', async () => {
 		const groups = ['race-1', 'race-2', 'race-3', 'race-4'];
 		await Promise.all(groups.map((name) => daemon.client.request(CreateGroup, { name })));
-		const running = groups.map((group, index) => ({ name: `w-${group}`, group, url: `http://127.0.0.1:${46000 + index}/mcp`, transport: 'streamable-http' }));
+		const running = groups.map((group, index) => ({
+			name: `w-${group}`,
+			group,
+			url: `http://127.0.0.1:${46000 + index}/mcp`,
+			transport: 'streamable-http',
+		}));
 		const config = join(home, '.cursor', 'mcp.json');
 		// Hold the file's lock until every process has recorded its membership, so all of them
 		// are inside their sync at once: each must see the others' groups, not a stale view.
 		const workers = await withLock(configLockTarget(resolvePaths(env), config), async () => {
 			const started = groups.map((group) => runWorker('cursor', [group], running));
-			for (const group of groups) await until(async () => (await daemon.client.request(GetGroup, { name: group })).registered_clients?.includes('cursor') ?? false);
+			for (const group of groups)
+				await until(
+					async () => (await daemon.client.request(GetGroup, { name: group })).registered_clients?.includes('cursor') ?? false,
+				);
 			return started;
 		});
 		await Promise.all(workers);
-		const file = JSON.parse(await readFile(join(home, '.cursor', 'mcp.json'), 'utf8')) as { mcpServers: Record<string, { url: string }> };
+		const file = JSON.parse(await readFile(join(home, '.cursor', 'mcp.json'), 'utf8')) as {
+			mcpServers: Record<string, { url: string }>;
+		};
 		expect(Object.keys(file.mcpServers).sort()).toEqual(running.map((workload) => workload.name).sort());
 		for (const { name, url } of running) expect(file.mcpServers[name]).toEqual({ url, type: 'http' });
 	});
@@ -236,7 +286,10 @@ async function until(condition: () => Promise<boolean>, timeoutMs = 20_000): Pro
 
 function runWorker(client: string, groups: string[], running: unknown[]): Promise<void> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [WORKER, DIST, client, groups.join(','), JSON.stringify(running)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+		const child = spawn(process.execPath, [WORKER, DIST, client, groups.join(','), JSON.stringify(running)], {
+			env,
+			stdio: ['ignore', 'ignore', 'pipe'],
+		});
 		let stderr = '';
 		child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 		child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker for ${groups} failed: ${stderr}`))));

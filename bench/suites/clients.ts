@@ -41,7 +41,12 @@ async function sync(): Promise<Table> {
 	const home = join(root, 'home');
 	const paths = resolvePaths({ HANGAR_HOME: join(root, 'hangar') });
 	let running = workloads(40000);
-	const clients = new ClientsService({ paths, log: quiet, notifier: new Notifier() }, new GroupStore(paths), { list: async () => running }, { home, platform: 'linux' });
+	const clients = new ClientsService(
+		{ paths, log: quiet, notifier: new Notifier() },
+		new GroupStore(paths),
+		{ list: async () => running },
+		{ home, platform: 'linux' },
+	);
 	await clients.registerMany([...CLIENT_APPS], ['default']);
 
 	const hook: number[] = [];

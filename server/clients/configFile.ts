@@ -26,7 +26,11 @@ export async function readConfig(path: string, confinedTo?: string): Promise<Con
 		if (confinedTo !== undefined) {
 			const root = await realpath(confinedTo);
 			if (!writePath.startsWith(root + sep)) {
-				throw new HangarError(400, `${path} leads to ${writePath}, outside the project ${confinedTo}; Hangar does not follow links out of a project`, 'client_config_outside_project');
+				throw new HangarError(
+					400,
+					`${path} leads to ${writePath}, outside the project ${confinedTo}; Hangar does not follow links out of a project`,
+					'client_config_outside_project',
+				);
 			}
 		}
 		const text = await readFile(writePath, 'utf8').catch((error: NodeJS.ErrnoException) => {

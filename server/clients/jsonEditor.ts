@@ -8,8 +8,27 @@
  *
  * Comments and trailing commas are tolerated in every JSON file, as ToolHive tolerates them.
  */
-import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, printParseErrorCode, type FormattingOptions, type Node, type ParseError } from 'jsonc-parser';
-import { ConfigShapeError, ConfigSyntaxError, describePath, isPlainObject, positionOf, type ConfigEditor, type EntryFields, type Scalar } from './editor.js';
+import {
+	applyEdits,
+	findNodeAtLocation,
+	getNodeValue,
+	modify,
+	parseTree,
+	printParseErrorCode,
+	type FormattingOptions,
+	type Node,
+	type ParseError,
+} from 'jsonc-parser';
+import {
+	ConfigShapeError,
+	ConfigSyntaxError,
+	describePath,
+	isPlainObject,
+	positionOf,
+	type ConfigEditor,
+	type EntryFields,
+	type Scalar,
+} from './editor.js';
 import type { ConfigShape } from './table.js';
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true };
@@ -197,10 +216,18 @@ function startsLine(text: string, offset: number): boolean {
  * an optional `//` comment: `end` is the offset of the line break (or of the end of text).
  * `undefined` when anything else (another property, a closing brace) shares the line.
  */
-function restOfLine(text: string, offset: number): { end: number; comma: boolean; commaAt: number; comment: boolean } | undefined {
+function restOfLine(
+	text: string,
+	offset: number,
+): { end: number; comma: boolean; commaAt: number; comment: boolean } | undefined {
 	const match = /^([ \t]*)(,?)([ \t]*)(\/\/[^\r\n]*)?(?=\r?\n|$)/.exec(text.slice(offset));
 	if (!match) return undefined;
-	return { end: offset + match[0].length, comma: match[2] === ',', commaAt: offset + match[1]!.length, comment: match[4] !== undefined };
+	return {
+		end: offset + match[0].length,
+		comma: match[2] === ',',
+		commaAt: offset + match[1]!.length,
+		comment: match[4] !== undefined,
+	};
 }
 
 function lineBreakLength(text: string, offset: number): number {

@@ -29,6 +29,7 @@ import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import type { GroupStore, StoredGroup } from '../groups/store.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
+import type { JsonDocument } from '../store/document.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 import { configProblem, readConfig, writeConfig } from './configFile.js';
@@ -59,7 +60,7 @@ interface Binding extends Target {
 }
 
 export class ClientsService {
-	private readonly state;
+	private readonly state: JsonDocument<ClientsState>;
 	private readonly home: string;
 	private readonly platform: NodeJS.Platform;
 
@@ -83,7 +84,11 @@ export class ClientsService {
 			if (memberOf.length || state.global.includes(client.id)) clients.push({ name: client.id, groups: memberOf });
 		}
 		for (const project of state.projects) {
-			clients.push({ name: project.client as RegisteredClient['name'], groups: [...project.groups], project_root: project.project_root });
+			clients.push({
+				name: project.client as RegisteredClient['name'],
+				groups: [...project.groups],
+				project_root: project.project_root,
+			});
 		}
 		return clients;
 	}
@@ -118,7 +123,9 @@ export class ClientsService {
 			await this.state.update((state) => {
 				const existing = state.projects.find((project) => project.client === client.id && project.project_root === root);
 				const projects = existing
-					? state.projects.map((project) => (project === existing ? { ...project, groups: unique([...project.groups, ...groups]) } : project))
+					? state.projects.map((project) =>
+							project === existing ? { ...project, groups: unique([...project.groups, ...groups]) } : project,
+						)
 					: [...state.projects, { client: client.id, project_root: root, groups }];
 				return [{ ...state, projects }, undefined];
 			});
@@ -142,9 +149,13 @@ export class ClientsService {
 		await this.requireGroups(groups);
 		for (const client of clients) await this.check(this.userTarget(client));
 		if (groups.length) {
-			for (const group of groups) await this.groups.update(group, (record) => clients.reduce((next, client) => withClient(next, client.id), record));
+			for (const group of groups)
+				await this.groups.update(group, (record) => clients.reduce((next, client) => withClient(next, client.id), record));
 		} else {
-			await this.state.update((state) => [{ ...state, global: unique([...state.global, ...clients.map((client) => client.id)]) }, undefined]);
+			await this.state.update((state) => [
+				{ ...state, global: unique([...state.global, ...clients.map((client) => client.id)]) },
+				undefined,
+			]);
 		}
 		for (const client of clients) await this.sync(this.userTarget(client));
 		return clients.map((client) => ({ name: client.id }));
@@ -158,7 +169,10 @@ export class ClientsService {
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => [
-				{ ...state, projects: state.projects.filter((project) => !(project.client === client.id && project.project_root === root)) },
+				{
+					...state,
+					projects: state.projects.filter((project) => !(project.client === client.id && project.project_root === root)),
+				},
 				undefined,
 			]);
 			await this.sync(target);
@@ -167,10 +181,13 @@ export class ClientsService {
 		const target = this.userTarget(client);
 		await this.checkManaged(target);
 		for (const group of await this.groups.list()) {
-			if (group.registered_clients.includes(client.id)) await this.groups.update(group.name, (record) => withoutClient(record, client.id));
+			if (group.registered_clients.includes(client.id))
+				await this.groups.update(group.name, (record) => withoutClient(record, client.id));
 		}
 		await this.state.update((state) =>
-			state.global.includes(client.id) ? [{ ...state, global: state.global.filter((id) => id !== client.id) }, undefined] : [undefined, undefined],
+			state.global.includes(client.id)
+				? [{ ...state, global: state.global.filter((id) => id !== client.id) }, undefined]
+				: [undefined, undefined],
 		);
 		await this.sync(target);
 	}
@@ -186,7 +203,9 @@ export class ClientsService {
 			await this.state.update((state) => {
 				const projects = state.projects
 					.map((project) =>
-						project.client === client.id && project.project_root === root ? { ...project, groups: project.groups.filter((g) => g !== group) } : project,
+						project.client === client.id && project.project_root === root
+							? { ...project, groups: project.groups.filter((g) => g !== group) }
+							: project,
 					)
 					.filter((project) => project.groups.length > 0);
 				return [{ ...state, projects }, undefined];
@@ -223,7 +242,10 @@ export class ClientsService {
 		for (const file of state.managed) {
 			const client = clientDefinition(file.client);
 			if (!client || targets.has(file.path) || file.entries.length === 0) continue;
-			targets.set(file.path, file.project_root === undefined ? this.userTarget(client) : this.projectTarget(client, file.project_root));
+			targets.set(
+				file.path,
+				file.project_root === undefined ? this.userTarget(client) : this.projectTarget(client, file.project_root),
+			);
 		}
 		for (const target of targets.values()) {
 			try {
@@ -261,7 +283,12 @@ export class ClientsService {
 	}
 
 	/** The running workloads a file should list: the union over every registration that writes to it. */
-	private desired(path: string, running: readonly WorkloadEndpoint[], state: ClientsState, groups: readonly StoredGroup[]): WorkloadEndpoint[] {
+	private desired(
+		path: string,
+		running: readonly WorkloadEndpoint[],
+		state: ClientsState,
+		groups: readonly StoredGroup[],
+	): WorkloadEndpoint[] {
 		const bindings = this.bindings(state, groups).filter((binding) => binding.path === path);
 		return running.filter((workload) => bindings.some((binding) => binding.all || binding.groups.has(workload.group)));
 	}
@@ -275,7 +302,8 @@ export class ClientsService {
 		}
 		for (const project of state.projects) {
 			const client = clientDefinition(project.client);
-			if (client?.project) bindings.push({ ...this.projectTarget(client, project.project_root), all: false, groups: new Set(project.groups) });
+			if (client?.project)
+				bindings.push({ ...this.projectTarget(client, project.project_root), all: false, groups: new Set(project.groups) });
 		}
 		return bindings;
 	}
@@ -285,7 +313,12 @@ export class ClientsService {
 			const current = state.managed.find((file) => file.path === target.path);
 			if (sameSet(current?.entries ?? [], entries)) return [undefined, undefined];
 			const others = state.managed.filter((file) => file !== current);
-			const record = { path: target.path, client: target.client, entries: [...entries].sort(), ...(target.projectRoot === undefined ? {} : { project_root: target.projectRoot }) };
+			const record = {
+				path: target.path,
+				client: target.client,
+				entries: [...entries].sort(),
+				...(target.projectRoot === undefined ? {} : { project_root: target.projectRoot }),
+			};
 			return [{ ...state, managed: entries.length ? [...others, record] : others }, undefined];
 		});
 	}
@@ -319,7 +352,8 @@ export class ClientsService {
 	private async projectRoot(path: string): Promise<string> {
 		const root = resolve(path);
 		const info = await stat(root).catch(() => undefined);
-		if (!info?.isDirectory()) throw HangarError.badRequest(`invalid project_root: ${root} is not an existing folder`, 'invalid_project_root');
+		if (!info?.isDirectory())
+			throw HangarError.badRequest(`invalid project_root: ${root} is not an existing folder`, 'invalid_project_root');
 		return root;
 	}
 
@@ -328,8 +362,14 @@ export class ClientsService {
 	}
 
 	private projectTarget(client: ClientDefinition, root: string): Target {
-		if (!client.project) throw HangarError.badRequest(`invalid project_root: ${client.id} has no per-project configuration`, 'invalid_project_root');
-		return { path: join(root, ...client.project.configPath.split('/')), shape: client.project.config, client: client.id, projectRoot: root };
+		if (!client.project)
+			throw HangarError.badRequest(`invalid project_root: ${client.id} has no per-project configuration`, 'invalid_project_root');
+		return {
+			path: join(root, ...client.project.configPath.split('/')),
+			shape: client.project.config,
+			client: client.id,
+			projectRoot: root,
+		};
 	}
 
 	private lockFor(path: string): string {
@@ -355,7 +395,9 @@ function groupsOf(client: string, groups: readonly StoredGroup[]): string[] {
 }
 
 function withClient(group: StoredGroup, client: string): StoredGroup {
-	return group.registered_clients.includes(client) ? group : { ...group, registered_clients: [...group.registered_clients, client] };
+	return group.registered_clients.includes(client)
+		? group
+		: { ...group, registered_clients: [...group.registered_clients, client] };
 }
 
 function withoutClient(group: StoredGroup, client: string): StoredGroup {

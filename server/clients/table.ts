@@ -184,7 +184,11 @@ const ROWS: readonly Row[] = [
 	{
 		id: 'amp-cli',
 		displayName: 'Amp CLI',
-		configPath: { linux: '.config/amp/settings.json', darwin: '.config/amp/settings.json', win32: 'AppData/Roaming/amp/settings.json' },
+		configPath: {
+			linux: '.config/amp/settings.json',
+			darwin: '.config/amp/settings.json',
+			win32: 'AppData/Roaming/amp/settings.json',
+		},
 		// A flat key with a dot in it, not a nested path.
 		config: jsonMap('amp.mcpServers', { types: HTTP_SSE }),
 		skills: AGENT_SKILLS,
@@ -198,7 +202,11 @@ const ROWS: readonly Row[] = [
 	{
 		id: 'goose',
 		displayName: 'Goose',
-		configPath: { linux: '.config/goose/config.yaml', darwin: '.config/goose/config.yaml', win32: 'AppData/Block/goose/config.yaml' },
+		configPath: {
+			linux: '.config/goose/config.yaml',
+			darwin: '.config/goose/config.yaml',
+			win32: 'AppData/Block/goose/config.yaml',
+		},
 		config: {
 			format: 'yaml',
 			serversPath: ['extensions'],
@@ -254,7 +262,11 @@ const ROWS: readonly Row[] = [
 	{
 		id: 'zed',
 		displayName: 'Zed',
-		configPath: { linux: '.config/zed/settings.json', darwin: '.config/zed/settings.json', win32: 'AppData/Roaming/zed/settings.json' },
+		configPath: {
+			linux: '.config/zed/settings.json',
+			darwin: '.config/zed/settings.json',
+			win32: 'AppData/Roaming/zed/settings.json',
+		},
 		config: jsonMap('context_servers', { jsonc: true }),
 	},
 	{
@@ -315,7 +327,11 @@ const ROWS: readonly Row[] = [
 	{
 		id: 'qoder',
 		displayName: 'Qoder',
-		configPath: { linux: '.qoder/mcp.json', darwin: '.qoder/mcp.json', win32: 'AppData/Roaming/Qoder/SharedClientCache/mcp.json' },
+		configPath: {
+			linux: '.qoder/mcp.json',
+			darwin: '.qoder/mcp.json',
+			win32: 'AppData/Roaming/Qoder/SharedClientCache/mcp.json',
+		},
 		config: jsonMap('mcpServers', { types: HTTP_SSE }),
 		skills: sameSkills('.qoder/skills'),
 	},

@@ -12,7 +12,15 @@
  * (inline tables, dotted keys) are reported, not rewritten.
  */
 import { parse, TomlError } from 'smol-toml';
-import { ConfigShapeError, ConfigSyntaxError, describePath, isPlainObject, type ConfigEditor, type EntryFields, type Scalar } from './editor.js';
+import {
+	ConfigShapeError,
+	ConfigSyntaxError,
+	describePath,
+	isPlainObject,
+	type ConfigEditor,
+	type EntryFields,
+	type Scalar,
+} from './editor.js';
 import type { ConfigShape } from './table.js';
 
 /** One statement of the file: a table header, a `key = value` pair, or a blank/comment line. */
@@ -85,10 +93,14 @@ export function openTomlEditor(original: string, shape: ConfigShape): ConfigEdit
 		const heads = sections.filter((section) => section.header.kind === 'array-table' && samePath(section.header.path, path));
 		const main = heads[index];
 		if (index < 0 || !main) {
-			throw new ConfigShapeError(`entry "${name}" is not written as a [[${describePath(path)}]] table; Hangar only edits entries in that form`);
+			throw new ConfigShapeError(
+				`entry "${name}" is not written as a [[${describePath(path)}]] table; Hangar only edits entries in that form`,
+			);
 		}
 		const after = sections.slice(sections.indexOf(main) + 1);
-		const nextHead = after.findIndex((section) => !startsWith(section.header.path, path) || section.header.path.length === path.length);
+		const nextHead = after.findIndex(
+			(section) => !startsWith(section.header.path, path) || section.header.path.length === path.length,
+		);
 		return [main, ...(nextHead < 0 ? after : after.slice(0, nextHead))];
 	};
 
@@ -130,7 +142,11 @@ export function openTomlEditor(original: string, shape: ConfigShape): ConfigEdit
 				return;
 			}
 			const lastPair = main!.body.filter((statement) => statement.kind === 'pair').at(-1) ?? main!.header;
-			replace(lastPair.end, lastPair.end, `${lastPair.end === text.length && !text.endsWith('\n') ? eol : ''}${renderKey(key)} = ${renderValue(value)}${eol}`);
+			replace(
+				lastPair.end,
+				lastPair.end,
+				`${lastPair.end === text.length && !text.endsWith('\n') ? eol : ''}${renderKey(key)} = ${renderValue(value)}${eol}`,
+			);
 		},
 
 		unset(name: string, key: string) {
@@ -194,7 +210,9 @@ function renderValue(value: Scalar): string {
 /** Groups statements into sections: one per table header, each up to the next header. */
 function sectionize(text: string, statements: readonly Statement[]): Section[] {
 	const sections: Section[] = [];
-	const headers = statements.flatMap((statement, index) => (statement.kind === 'pair' || statement.kind === 'trivia' ? [] : [index]));
+	const headers = statements.flatMap((statement, index) =>
+		statement.kind === 'pair' || statement.kind === 'trivia' ? [] : [index],
+	);
 	headers.forEach((headerIndex, order) => {
 		const nextIndex = headers[order + 1];
 		const body = statements.slice(headerIndex + 1, nextIndex);
@@ -323,7 +341,15 @@ function scan(text: string): Statement[] {
 			position += array ? 2 : 1;
 			const path = readKey();
 			const end = lineEndFrom(position);
-			statements.push({ kind: array ? 'array-table' : 'table', start, end, path, valueStart: end, valueEnd: end, comment: false });
+			statements.push({
+				kind: array ? 'array-table' : 'table',
+				start,
+				end,
+				path,
+				valueStart: end,
+				valueEnd: end,
+				comment: false,
+			});
 			position = end;
 		} else {
 			const path = readKey();

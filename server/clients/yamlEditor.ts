@@ -7,8 +7,27 @@
  * Shapes too unusual to splice into (a flow-style servers collection, a flow-style entry) are
  * edited through the Document and re-rendered by it, which still keeps comments and key order.
  */
-import { Document, isMap, isScalar, isSeq, parseDocument, type Node, type Pair, type ToStringOptions, YAMLMap, type YAMLSeq } from 'yaml';
-import { ConfigShapeError, ConfigSyntaxError, describePath, isPlainObject, type ConfigEditor, type EntryFields, type Scalar } from './editor.js';
+import {
+	Document,
+	isMap,
+	isScalar,
+	isSeq,
+	parseDocument,
+	type Node,
+	type Pair,
+	type ToStringOptions,
+	YAMLMap,
+	type YAMLSeq,
+} from 'yaml';
+import {
+	ConfigShapeError,
+	ConfigSyntaxError,
+	describePath,
+	isPlainObject,
+	type ConfigEditor,
+	type EntryFields,
+	type Scalar,
+} from './editor.js';
 import type { ConfigShape } from './table.js';
 
 type Collection = YAMLMap<unknown, unknown> | YAMLSeq<unknown>;
@@ -96,7 +115,10 @@ export function openYamlEditor(original: string, shape: ConfigShape): ConfigEdit
 			const last = items?.items.at(-1);
 			if (items && last && !items.flow) {
 				const indent = columnOf(text, itemStart(text, last, shape));
-				insertLines(lineEnd(text, itemEnd(last, shape) - 1), render(shape.collection === 'map' ? { [name]: entry } : [entry], indent));
+				insertLines(
+					lineEnd(text, itemEnd(last, shape) - 1),
+					render(shape.collection === 'map' ? { [name]: entry } : [entry], indent),
+				);
 				return;
 			}
 			viaDocument((document) => {
@@ -147,7 +169,10 @@ export function openYamlEditor(original: string, shape: ConfigShape): ConfigEdit
 			}
 			// The last entry: leave an empty collection rather than a key with no value (null).
 			const empty = shape.collection === 'map' ? '{}' : '[]';
-			const pair = path.length === 1 && isMap(document.contents) ? document.contents.items.find((item) => keyOf(item) === path[0]) : undefined;
+			const pair =
+				path.length === 1 && isMap(document.contents)
+					? document.contents.items.find((item) => keyOf(item) === path[0])
+					: undefined;
 			const key = pair?.key as Node | undefined;
 			if (!items.flow && key?.range && text[key.range[1]] === ':') {
 				splice(key.range[1], lineEnd(text, itemEnd(entry, shape) - 1), `: ${empty}${eol}`);

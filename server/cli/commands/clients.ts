@@ -17,7 +17,9 @@ import { printJson, printTable, type Cli } from '../cli.js';
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerClientCommands(program: Command, cli: Cli): void {
-	const client = program.command('client').description('Register MCP clients (VS Code, Cursor, Claude Code…) and see which are installed');
+	const client = program
+		.command('client')
+		.description('Register MCP clients (VS Code, Cursor, Claude Code…) and see which are installed');
 
 	client
 		.command('ls')
@@ -34,7 +36,9 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 					installed: status.installed,
 					registered: status.registered,
 					groups: userWide?.groups ?? [],
-					projects: entries.flatMap((entry) => (entry.project_root ? [{ project_root: entry.project_root, groups: entry.groups ?? [] }] : [])),
+					projects: entries.flatMap((entry) =>
+						entry.project_root ? [{ project_root: entry.project_root, groups: entry.groups ?? [] }] : [],
+					),
 					supports_skills: status.supports_skills ?? false,
 					supports_plugins: status.supports_plugins ?? false,
 				};
@@ -55,7 +59,7 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 
 	client
 		.command('register')
-		.description('Register clients into groups: their configs then list the groups\' running workloads')
+		.description("Register clients into groups: their configs then list the groups' running workloads")
 		.argument('<names...>', 'client ids, e.g. vscode cursor claude-code (see `hangar client ls`)')
 		.option('-g, --group <group>', 'group to register into (repeatable; default "default")', collect)
 		.option('--project <dir>', 'register into <dir>/.vscode/mcp.json instead (vscode, vscode-insider)')
@@ -69,7 +73,9 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 				await cli.call(RegisterClients, { names, groups });
 			}
 			const where = options.project === undefined ? '' : ` for project ${resolve(options.project)}`;
-			process.stdout.write(`Registered ${names.join(', ')} in ${groups.length > 1 ? 'groups' : 'group'} ${groups.join(', ')}${where}.\n`);
+			process.stdout.write(
+				`Registered ${names.join(', ')} in ${groups.length > 1 ? 'groups' : 'group'} ${groups.join(', ')}${where}.\n`,
+			);
 		});
 
 	client
