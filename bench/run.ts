@@ -4,11 +4,12 @@
  */
 import { cpus } from 'node:os';
 import { formatTable, type Table } from './stats.js';
+import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 import { registry } from './suites/registry.js';
 import { secrets } from './suites/secrets.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, registry, secrets };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
