@@ -6,9 +6,33 @@ import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
+import { DockerRuntime } from './runtime/docker.js';
 import { systemImplementations } from './system.js';
+import { emptyCatalog, noClientSync, unconfiguredSecrets } from './workloads/dependencies.js';
+import { withGroupRelease } from './workloads/groupRelease.js';
+import { workloadImplementations } from './workloads/implementations.js';
+import { WorkloadService } from './workloads/service.js';
 
-export function createDispatcher(environment: Environment): Dispatcher {
+export interface DispatcherOptions {
+	/** Long-running doors (daemon, serve) repair workloads at start-up. */
+	readonly reconcile?: boolean;
+}
+
+export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
 	const groups = new GroupStore(environment.paths);
-	return new Dispatcher(operations, [...systemImplementations(), ...groupImplementations(groups)], environment.log);
+	const runtime = new DockerRuntime();
+	const workloads = new WorkloadService({
+		environment,
+		runtime,
+		catalog: emptyCatalog,
+		secrets: unconfiguredSecrets,
+		clients: noClientSync,
+		groups: { exists: async (name) => (await groups.find(name)) !== undefined },
+	});
+	if (options.reconcile) workloads.startReconcile();
+	return new Dispatcher(
+		operations,
+		[...systemImplementations(runtime), ...withGroupRelease(groupImplementations(groups), groups, workloads), ...workloadImplementations(workloads)],
+		environment.log,
+	);
 }

@@ -6,6 +6,7 @@ import { VERSION } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
 import { registerDoorCommands } from './commands/doors.js';
 import { registerGroupCommands } from './commands/groups.js';
+import { registerWorkloadCommands } from './commands/workloads.js';
 
 export function buildProgram(cli: Cli): Command {
 	const program = new Command('hangar')
@@ -24,6 +25,7 @@ export function buildProgram(cli: Cli): Command {
 
 	registerDoorCommands(program);
 	registerGroupCommands(program, cli);
+	registerWorkloadCommands(program, cli);
 	return program;
 }
 
