@@ -14,8 +14,11 @@ import { workloadImplementations } from './workloads/implementations.js';
 import { WorkloadService } from './workloads/service.js';
 
 export interface DispatcherOptions {
-	/** Long-running doors (daemon, serve) repair workloads at start-up. */
-	readonly reconcile?: boolean;
+	/**
+	 * Long-running doors (daemon, serve): repair workloads at start-up, and report status
+	 * changes other processes make.
+	 */
+	readonly background?: boolean;
 }
 
 export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
@@ -29,7 +32,10 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 		clients: noClientSync,
 		groups: { exists: async (name) => (await groups.find(name)) !== undefined },
 	});
-	if (options.reconcile) workloads.startReconcile();
+	if (options.background) {
+		workloads.startReconcile();
+		workloads.watchStatuses();
+	}
 	return new Dispatcher(
 		operations,
 		[...systemImplementations(runtime), ...withGroupRelease(groupImplementations(groups), groups, workloads), ...workloadImplementations(workloads)],

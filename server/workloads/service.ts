@@ -8,7 +8,8 @@
  * changes of the same workload. Every status change is recorded and sent as
  * `workloads/didChange`.
  */
-import { readFile } from 'node:fs/promises';
+import { watch } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import {
 	WorkloadsDidChange,
@@ -32,6 +33,8 @@ const LOG_LINES = 1000;
 const STOP_GRACE_SECONDS = 10;
 const RECONCILE_CONCURRENCY = 4;
 const BULK_CONCURRENCY = 4;
+const TRANSITIONAL = new Set<WorkloadStatus>(['starting', 'stopping', 'removing']);
+const REMOVED = 'removed';
 /** A `starting` status younger than this belongs to work still in progress. */
 const IN_PROGRESS_MS = 15 * 60_000;
 
@@ -68,6 +71,8 @@ export class WorkloadService {
 	private readonly queues = new Map<string, Promise<unknown>>();
 	private readonly tasks = new Set<Promise<void>>();
 	private readonly readyTimeoutMs: number;
+	/** Workload → `updated_at` of the last status reported as `workloads/didChange`. */
+	private readonly notified = new Map<string, string>();
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		this.store = new WorkloadStore(options.environment.paths);
@@ -249,6 +254,7 @@ export class WorkloadService {
 		try {
 			await this.setStatus(config.name, 'removing');
 			await this.purge(config);
+			this.notified.set(config.name, REMOVED);
 			this.options.environment.notifier.notify(WorkloadsDidChange, { name: config.name, status: 'removing', status_context: 'removed' });
 		} catch (error) {
 			await this.setStatus(config.name, 'error', `delete failed: ${(error as Error).message}`);
@@ -582,7 +588,9 @@ export class WorkloadService {
 	private async setStatus(name: string, status: WorkloadStatus, context?: string): Promise<void> {
 		const now = new Date().toISOString();
 		const previous = await this.store.statuses.get(name).catch(() => undefined);
-		if (previous?.status === status && previous.status_context === context && status !== 'running') return;
+		// `starting` for a create, then for its start, is one change.
+		if (previous?.status === status && (TRANSITIONAL.has(status) || previous.status_context === context)) return;
+		this.notified.set(name, now);
 		await this.store.statuses.put(name, {
 			status,
 			status_context: context,
@@ -590,6 +598,42 @@ export class WorkloadService {
 			updated_at: now,
 		});
 		this.options.environment.notifier.notify(WorkloadsDidChange, { name, status, status_context: context });
+	}
+
+	/**
+	 * Reports status changes other processes make (the CLI, `hangar serve`, another daemon) as
+	 * `workloads/didChange` too, by watching the status folder. Changes this process made were
+	 * reported already.
+	 */
+	watchStatuses(): void {
+		const folder = this.store.statuses.collection.folder;
+		const pending = new Map<string, NodeJS.Timeout>();
+		const check = async (name: string) => {
+			const record = await this.store.statuses.get(name).catch(() => undefined);
+			const seen = this.notified.get(name);
+			if (!record) {
+				if (seen === undefined || seen === REMOVED) return;
+				this.notified.set(name, REMOVED);
+				this.options.environment.notifier.notify(WorkloadsDidChange, { name, status: 'removing', status_context: 'removed' });
+			} else if (record.updated_at !== seen) {
+				this.notified.set(name, record.updated_at);
+				this.options.environment.notifier.notify(WorkloadsDidChange, { name, status: record.status, status_context: record.status_context });
+			}
+		};
+		void (async () => {
+			await mkdir(folder, { recursive: true, mode: 0o700 });
+			for (const name of await this.store.statuses.collection.names()) {
+				const record = await this.store.statuses.get(name).catch(() => undefined);
+				if (record) this.notified.set(name, record.updated_at);
+			}
+			const watcher = watch(folder, (_event, file) => {
+				if (!file || !file.endsWith('.json') || file.startsWith('.')) return;
+				const name = decodeURIComponent(file.slice(0, -'.json'.length));
+				clearTimeout(pending.get(name));
+				pending.set(name, setTimeout(() => void check(name), 10));
+			});
+			watcher.unref();
+		})().catch((error: Error) => this.log.warn(`cannot watch workload statuses: ${error.message}`));
 	}
 
 	/** Proxies log at `info` into their own files unless told otherwise. */

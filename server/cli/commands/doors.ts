@@ -20,7 +20,7 @@ export function registerDoorCommands(program: Command): void {
 		.action(async (options: { host: string; port: number; socket?: string }) => {
 			const cli = new Cli();
 			const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
-			const dispatcher = createDispatcher(cli.environment, { reconcile: true });
+			const dispatcher = createDispatcher(cli.environment, { background: true });
 			const server = new RestServer(cli.environment, dispatcher);
 			const address = await server.listen(options);
 			cli.environment.log.info(`Hangar API listening on ${address}`);
