@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { DockerRuntime } from '../runtime/docker.js';
 import { VERSION } from '../version.js';
 import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../workloads/store.js';
+import { remotePathOf } from '../workloads/urls.js';
 import type { Backend } from './backend.js';
 import { HttpBackend } from './backends/http.js';
 import { StdioBridge } from './backends/stdio.js';
@@ -81,9 +82,8 @@ function backendOf(workload: StoredWorkload, secretHeaders: Record<string, strin
 
 /** A remote server's own path, served too so its URL works through the proxy unchanged. */
 function remotePaths(workload: StoredWorkload): { streamable: string[]; sse: string[] } {
-	if (!workload.remote_url) return { streamable: [], sse: [] };
-	const path = new URL(workload.remote_url).pathname;
-	if (path === '/' || path === '') return { streamable: [], sse: [] };
+	const path = remotePathOf(workload);
+	if (!path) return { streamable: [], sse: [] };
 	return workload.transport === 'sse' ? { streamable: [], sse: [path] } : { streamable: [path], sse: [] };
 }
 

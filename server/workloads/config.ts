@@ -76,10 +76,10 @@ async function fromCatalog(name: string, catalog: ServerCatalog, required: false
 async function fromCatalog(name: string, catalog: ServerCatalog, required: boolean): Promise<Source | undefined> {
 	const found = await catalog.findServer(name);
 	if (found?.is_remote && found.remote_server?.url) {
-		return { kind: 'remote', url: found.remote_server.url, entry: { name, server: found.remote_server } };
+		return { kind: 'remote', url: found.remote_server.url, entry: { name: found.remote_server.name || name, server: found.remote_server } };
 	}
 	if (found && !found.is_remote && found.server?.image) {
-		return { kind: 'image', image: found.server.image, entry: { name, server: found.server } };
+		return { kind: 'image', image: found.server.image, entry: { name: found.server.name || name, server: found.server } };
 	}
 	if (required) throw HangarError.notFound(`server ${name} not found in registry default`, 'server_not_found');
 	return undefined;

@@ -17,7 +17,17 @@ export function clientUrlOf(workload: StoredWorkload): string {
 	const host = !workload.host || workload.host === '0.0.0.0' || workload.host === '::' ? '127.0.0.1' : workload.host;
 	const base = `http://${host.includes(':') ? `[${host}]` : host}:${workload.port}`;
 	const transport = clientTransportOf(workload);
-	const remotePath = workload.remote_url ? new URL(workload.remote_url).pathname : '/';
-	if (transport === 'sse') return `${base}${remotePath === '/' ? '/sse' : remotePath}#${encodeURIComponent(workload.name)}`;
-	return `${base}${remotePath === '/' ? '/mcp' : remotePath}`;
+	const path = remotePathOf(workload);
+	if (transport === 'sse') return `${base}${path ?? '/sse'}#${encodeURIComponent(workload.name)}`;
+	return `${base}${path ?? '/mcp'}`;
+}
+
+/** Paths the proxy serves for itself. */
+const PROXY_PATHS = new Set(['/', '/mcp', '/sse', '/messages', '/health']);
+
+/** A remote server's own path, which its proxy serves too, unless it clashes with the proxy's. */
+export function remotePathOf(workload: StoredWorkload): string | undefined {
+	if (!workload.remote_url) return undefined;
+	const path = new URL(workload.remote_url).pathname;
+	return PROXY_PATHS.has(path) ? undefined : path;
 }
