@@ -5,8 +5,9 @@
 import { cpus } from 'node:os';
 import { formatTable, type Table } from './stats.js';
 import { foundation } from './suites/foundation.js';
+import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, workloads };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -17,6 +17,9 @@ import type { BackendSession } from './backend.js';
 export interface HttpExchange {
 	readonly request: IncomingMessage;
 	readonly response: ServerResponse;
+	/** The request's path, without the query. */
+	readonly path: string;
+	/** The request's URL, parsed when asked for. */
 	readonly url: URL;
 	/** Who is calling, once an authentication middleware has said so. */
 	identity?: unknown;

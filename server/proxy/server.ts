@@ -64,14 +64,24 @@ export class ProxyServer {
 	}
 
 	private async dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
-		const url = new URL(request.url ?? '/', 'http://proxy');
-		const route = this.routes.get(url.pathname);
-		const exchange: HttpExchange = { request, response, url };
+		const target = request.url ?? '/';
+		const query = target.indexOf('?');
+		const path = query < 0 ? target : target.slice(0, query);
+		const route = this.routes.get(path);
+		let url: URL | undefined;
+		const exchange: HttpExchange = {
+			request,
+			response,
+			path,
+			get url() {
+				return (url ??= new URL(target, 'http://proxy'));
+			},
+		};
 		try {
 			if (route) await route(exchange);
-			else response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${url.pathname}` }));
+			else response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${path}` }));
 		} catch (error) {
-			this.options.log.error(`${request.method} ${url.pathname} failed: ${(error as Error)?.stack ?? error}`);
+			this.options.log.error(`${request.method} ${path} failed: ${(error as Error)?.stack ?? error}`);
 			if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'internal_error' }));
 			else response.end();
 		}

@@ -214,7 +214,7 @@ export class DockerRuntime implements Runtime {
 	async attach(id: string): Promise<Attachment> {
 		const socket = (await this.call(`attach to container ${id}`, (docker) =>
 			docker.getContainer(id).attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
-		)) as NodeJS.ReadWriteStream & { destroy(): void; end(): void };
+		)) as NodeJS.ReadWriteStream & { destroy(): void; end(): void; cork(): void; uncork(): void };
 		const stdout = new PassThrough();
 		const demux = demultiplexer((stream, payload) => {
 			if (stream === 1) stdout.write(payload);

@@ -53,7 +53,7 @@ export interface Endpoint {
 
 /** A live connection to a container's stdio; `stdout` carries only the server's stdout. */
 export interface Attachment {
-	readonly stdin: NodeJS.WritableStream;
+	readonly stdin: NodeJS.WritableStream & { cork(): void; uncork(): void };
 	readonly stdout: NodeJS.ReadableStream;
 	/** Ends the connection; the container keeps running and its stdin stays open. */
 	close(): void;

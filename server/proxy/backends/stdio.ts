@@ -61,6 +61,7 @@ export class StdioBridge implements Backend {
 	private connected!: Promise<void>;
 	private markConnected!: () => void;
 	private stopped = false;
+	private corked = false;
 	private loop: Promise<void> | undefined;
 
 	constructor(private readonly options: StdioBridgeOptions) {
@@ -166,9 +167,18 @@ export class StdioBridge implements Backend {
 		});
 	}
 
+	/** Messages written in one tick leave in one write: fewer system calls under load. */
 	private write(message: JsonRpcMessage): boolean {
 		const attachment = this.attachment;
 		if (!attachment) return false;
+		if (!this.corked) {
+			this.corked = true;
+			attachment.stdin.cork();
+			process.nextTick(() => {
+				this.corked = false;
+				attachment.stdin.uncork();
+			});
+		}
 		attachment.stdin.write(`${JSON.stringify(message)}\n`);
 		return true;
 	}
