@@ -14,6 +14,8 @@ import { DockerRuntime } from '../runtime/docker.js';
 import { VERSION } from '../version.js';
 import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../workloads/store.js';
 import { remotePathOf } from '../workloads/urls.js';
+import { isolatesNetwork, networkNameOf } from '../workloads/container.js';
+import { EgressProxy } from './egress.js';
 import type { Backend } from './backend.js';
 import { HttpBackend } from './backends/http.js';
 import { StdioBridge } from './backends/stdio.js';
@@ -93,6 +95,17 @@ function requestTimeoutMs(workload: StoredWorkload): number {
 	return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
 }
 
+/** The egress side of a network-isolated workload, on its network's gateway. */
+async function startEgress(workload: StoredWorkload, log: Logger): Promise<EgressProxy> {
+	const gateway = await new DockerRuntime().networkGateway(networkNameOf(workload));
+	if (!gateway || !workload.egress_port) throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
+	const outbound = workload.permission_profile?.network?.outbound;
+	const egress = new EgressProxy({ allowHosts: outbound?.allow_host ?? [], allowPorts: outbound?.allow_port ?? [] }, log);
+	await egress.listen(gateway, workload.egress_port);
+	log.info(`egress proxy listening on ${gateway}:${workload.egress_port}`);
+	return egress;
+}
+
 export async function runProxy(name: string): Promise<void> {
 	const environment = createEnvironment(`proxy ${name}`);
 	const { log } = environment;
@@ -129,6 +142,7 @@ export async function runProxy(name: string): Promise<void> {
 	} catch (error) {
 		fail(`cannot listen on ${host}:${workload.port}: ${(error as Error).message}`);
 	}
+	const egress = isolatesNetwork(workload) ? await startEgress(workload, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
 
 	const record: ProxyRecord = { pid: process.pid, host, port: workload.port, started_at: new Date().toISOString(), backend: backend.state, backend_detail: backend.detail };
 	let writes = Promise.resolve();
@@ -150,7 +164,7 @@ export async function runProxy(name: string): Promise<void> {
 		if (stopping) return;
 		stopping = true;
 		log.info('stopping');
-		await Promise.allSettled([server.close(), backend.close()]);
+		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
 		await writes;
 		const current = await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);

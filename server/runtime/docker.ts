@@ -120,7 +120,7 @@ export class DockerRuntime implements Runtime {
 				ExposedPorts: exposed ? { [exposed]: {} } : undefined,
 				HostConfig: {
 					// Published on loopback only, on a port the engine picks.
-					PortBindings: exposed ? { [exposed]: [{ HostIp: '127.0.0.1', HostPort: '' }] } : undefined,
+					PortBindings: exposed && isDefaultNetwork(spec.network) ? { [exposed]: [{ HostIp: '127.0.0.1', HostPort: '' }] } : undefined,
 					Mounts: spec.mounts.map((mount) => ({ Type: 'bind', Source: mount.source, Target: mount.target, ReadOnly: mount.readOnly })),
 					NetworkMode: spec.network,
 					RestartPolicy: { Name: spec.restartPolicy === 'no' ? '' : spec.restartPolicy },
@@ -204,11 +204,48 @@ export class DockerRuntime implements Runtime {
 	async endpoint(id: string, containerPort: number): Promise<Endpoint> {
 		const data = await this.call(`container ${id}`, (docker) => docker.getContainer(id).inspect());
 		const binding = data.NetworkSettings.Ports?.[`${containerPort}/tcp`]?.[0];
-		if (!binding?.HostPort) {
-			throw new HangarError(500, `container ${id} does not publish port ${containerPort}`, 'runtime_error');
+		if (binding?.HostPort) {
+			const host = !binding.HostIp || binding.HostIp === '0.0.0.0' ? '127.0.0.1' : binding.HostIp;
+			return { host, port: Number(binding.HostPort) };
 		}
-		const host = !binding.HostIp || binding.HostIp === '0.0.0.0' ? '127.0.0.1' : binding.HostIp;
-		return { host, port: Number(binding.HostPort) };
+		const address = Object.values(data.NetworkSettings.Networks ?? {}).find((network) => network.IPAddress)?.IPAddress;
+		if (!address) throw new HangarError(500, `container ${id} can not be reached on port ${containerPort}`, 'runtime_error');
+		return { host: address, port: containerPort };
+	}
+
+	async createIsolatedNetwork(name: string, labels: Readonly<Record<string, string>>): Promise<{ gateway: string }> {
+		const existing = await this.networkGateway(name);
+		if (existing) return { gateway: existing };
+		await this.call(`create network ${name}`, async (docker) => {
+			try {
+				await docker.createNetwork({ Name: name, Driver: 'bridge', Internal: true, Labels: { ...labels }, CheckDuplicate: true });
+			} catch (error) {
+				if ((error as EngineError).statusCode !== 409) throw error; // created meanwhile
+			}
+		});
+		const gateway = await this.networkGateway(name);
+		if (!gateway) throw new HangarError(500, `network ${name} has no gateway address`, 'runtime_error');
+		return { gateway };
+	}
+
+	async networkGateway(name: string): Promise<string | undefined> {
+		try {
+			const data = await this.call(`network ${name}`, (docker) => docker.getNetwork(name).inspect());
+			return (data.IPAM?.Config ?? []).map((config: { Gateway?: string }) => config.Gateway).find(Boolean);
+		} catch (error) {
+			if (error instanceof HangarError && error.status === 404) return undefined;
+			throw error;
+		}
+	}
+
+	async removeNetwork(name: string): Promise<void> {
+		await this.call(`remove network ${name}`, async (docker) => {
+			try {
+				await docker.getNetwork(name).remove();
+			} catch (error) {
+				if ((error as EngineError).statusCode !== 404) throw error;
+			}
+		});
 	}
 
 	async attach(id: string): Promise<Attachment> {
@@ -240,6 +277,11 @@ export class DockerRuntime implements Runtime {
 		demultiplexer((_, payload) => parts.push(payload))(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));
 		return Buffer.concat(parts).toString('utf8');
 	}
+}
+
+/** Only the default networks publish ports; an isolated network has no route to publish through. */
+function isDefaultNetwork(network: string): boolean {
+	return network === 'bridge' || network === 'default';
 }
 
 /**

@@ -27,8 +27,11 @@ export interface ContainerSpec {
 	/** Container port to publish on the host's loopback (sse and streamable-http transports). */
 	readonly publishPort?: number;
 	readonly mounts: readonly Mount[];
-	/** `none` cuts the container off any network; `bridge` is the runtime default. */
-	readonly network: 'none' | 'bridge';
+	/**
+	 * `none` cuts the container off any network; `bridge` is the runtime default; any other
+	 * value names a network made with `createIsolatedNetwork`.
+	 */
+	readonly network: string;
 	readonly restartPolicy: RestartPolicy;
 }
 
@@ -83,8 +86,20 @@ export interface Runtime {
 	inspect(idOrName: string): Promise<ContainerInfo | undefined>;
 	/** Containers (running or not) carrying every one of `labels`. */
 	list(labels: Readonly<Record<string, string>>): Promise<ContainerInfo[]>;
-	/** The host address of a published container port. */
+	/**
+	 * Where the host reaches a container port: its published loopback port, or (on an isolated
+	 * network, which publishes nothing) the container's address there.
+	 */
 	endpoint(id: string, containerPort: number): Promise<Endpoint>;
+	/**
+	 * Creates (or finds) a network with no route out: its containers reach only the host's
+	 * address on it, the gateway, which the network's egress proxy listens on.
+	 */
+	createIsolatedNetwork(name: string, labels: Readonly<Record<string, string>>): Promise<{ gateway: string }>;
+	/** The gateway address of an isolated network, or undefined when it does not exist. */
+	networkGateway(name: string): Promise<string | undefined>;
+	/** Removes a network; a missing one is fine. */
+	removeNetwork(name: string): Promise<void>;
 	attach(id: string): Promise<Attachment>;
 	/** The last `lines` lines of the container's stdout and stderr. */
 	logs(id: string, lines: number): Promise<string>;

@@ -248,6 +248,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	for (const [index, volume] of (request.volumes ?? []).entries()) volumes.push(await parseVolume(volume, `volumes[${index}]`));
 	const permissionProfile = request.permission_profile ?? (entry && 'permissions' in entry ? entry.permissions : undefined);
 	await checkPermissionProfile(permissionProfile);
+	if (permissionProfile?.network?.mode === 'none' && transport !== 'stdio' && !remote) {
+		throw invalid('permission_profile.network.mode', `a ${transport} server must be reachable over the network; use stdio, or an outbound allow-list instead`);
+	}
 
 	if (request.header_forward) {
 		checkHeaderNames(Object.keys(request.header_forward.add_plaintext_headers ?? {}), 'header_forward.add_plaintext_headers');
@@ -328,7 +331,7 @@ export function containerNameOf(name: string, instance: string): string {
 
 /** The run configuration as `workloads/export` shows it: ToolHive's shape, secrets as references. */
 export function exportedRunConfig(stored: StoredWorkload): Record<string, unknown> {
-	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, headers: _headers, oidc_config, ...config } = stored;
+	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
 	const { clientSecret: _secret, ...oidc } = oidc_config ?? {};
 	return prune({ schema_version: RUN_CONFIG_FORMAT, ...config, oidc_config: oidc_config ? oidc : undefined });
 }

@@ -48,18 +48,44 @@ function mountsOf(workload: StoredWorkload): Mount[] {
 	return mounts;
 }
 
-export function containerSpecOf(workload: StoredWorkload, instance: string, secretEnv: Record<string, string>): ContainerSpec {
+/**
+ * Whether the container's outbound traffic is limited to the permission profile's allow-lists:
+ * network isolation is on (the default) and the profile has outbound rules that do not allow all.
+ */
+export function isolatesNetwork(workload: StoredWorkload): boolean {
+	const network = workload.permission_profile?.network;
+	if (workload.isolate_network === false || !workload.container_name || network?.mode === 'none' || !network?.outbound) return false;
+	return !network.outbound.insecure_allow_all;
+}
+
+/** The isolated network of a workload (one per workload, named like its container). */
+export function networkNameOf(workload: StoredWorkload): string {
+	return workload.container_name!;
+}
+
+/** The egress proxy a network-isolated container must use. */
+export interface Egress {
+	readonly gateway: string;
+	readonly port: number;
+}
+
+export function containerSpecOf(workload: StoredWorkload, instance: string, secretEnv: Record<string, string>, egress?: Egress): ContainerSpec {
 	const http = workload.transport !== 'stdio';
 	const transportEnv: Record<string, string> = { MCP_TRANSPORT: workload.transport ?? 'stdio' };
 	if (http && workload.target_port) {
 		// The server listens inside its own network namespace; only the published loopback port reaches it.
 		Object.assign(transportEnv, { MCP_PORT: String(workload.target_port), FASTMCP_PORT: String(workload.target_port), MCP_HOST: '0.0.0.0' });
 	}
+	const proxyEnv: Record<string, string> = {};
+	if (egress) {
+		const url = `http://${egress.gateway}:${egress.port}`;
+		Object.assign(proxyEnv, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: 'localhost,127.0.0.1', no_proxy: 'localhost,127.0.0.1' });
+	}
 	return {
 		name: workload.container_name!,
 		image: workload.image!,
 		args: workload.cmd_args ?? [],
-		env: { ...transportEnv, ...(workload.env_vars ?? {}), ...secretEnv },
+		env: { ...transportEnv, ...proxyEnv, ...(workload.env_vars ?? {}), ...secretEnv },
 		labels: {
 			...(workload.container_labels ?? {}),
 			...instanceLabels(instance),
@@ -72,7 +98,7 @@ export function containerSpecOf(workload: StoredWorkload, instance: string, secr
 		interactive: !http,
 		publishPort: http ? workload.target_port : undefined,
 		mounts: mountsOf(workload),
-		network: workload.permission_profile?.network?.mode === 'none' ? 'none' : 'bridge',
+		network: workload.permission_profile?.network?.mode === 'none' ? 'none' : egress ? networkNameOf(workload) : 'bridge',
 		restartPolicy: workload.restart_policy,
 	};
 }

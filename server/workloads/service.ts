@@ -21,7 +21,7 @@ import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { buildRunConfig, DEFAULT_GROUP, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
-import { containerSpecOf, instanceLabels, LABELS, resolveSecretEnv } from './container.js';
+import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
 import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
@@ -119,7 +119,10 @@ export class WorkloadService {
 			await this.exclusive(request.name, async () => {
 				await this.setStatus(request.name, 'starting', 'updating');
 				await stopProxy(this.store, request.name);
-				if (previous.container_name) await this.runtime.remove(previous.container_name);
+				if (previous.container_name) {
+					await this.runtime.remove(previous.container_name);
+					await this.runtime.removeNetwork(networkNameOf(previous));
+				}
 				await this.store.configs.update(request.name, () => config);
 				await this.startWorkload(config, { recreate: true }, context);
 			});
@@ -205,13 +208,24 @@ export class WorkloadService {
 			return;
 		}
 		if (existing) await this.runtime.remove(existing.id);
-		const id = await this.runtime.create(containerSpecOf(config, this.store.instance, env));
+		const egress = isolatesNetwork(config) ? await this.prepareEgress(config) : undefined;
+		const id = await this.runtime.create(containerSpecOf(config, this.store.instance, env, egress));
 		try {
 			await this.runtime.start(id);
 		} catch (error) {
 			await this.runtime.remove(id).catch(() => undefined);
 			throw error;
 		}
+	}
+
+	/** The isolated network of the workload, and the port its proxy's egress side listens on. */
+	private async prepareEgress(config: StoredWorkload): Promise<Egress> {
+		const { gateway } = await this.runtime.createIsolatedNetwork(networkNameOf(config), instanceLabels(this.store.instance));
+		if (!config.egress_port || !(await isPortFree(config.egress_port, gateway))) {
+			config.egress_port = await pickFreePort(gateway, new Set());
+			await this.store.configs.update(config.name, (stored) => ({ ...stored, egress_port: config.egress_port }));
+		}
+		return { gateway, port: config.egress_port };
 	}
 
 	/**
@@ -267,7 +281,10 @@ export class WorkloadService {
 	/** Removes the proxy, the container and every record of a workload. */
 	private async purge(config: StoredWorkload): Promise<void> {
 		await stopProxy(this.store, config.name);
-		if (config.container_name) await this.runtime.remove(config.container_name);
+		if (config.container_name) {
+			await this.runtime.remove(config.container_name);
+			await this.runtime.removeNetwork(networkNameOf(config));
+		}
 		await this.store.configs.delete(config.name);
 		await this.store.forgetRuntimeState(config.name);
 	}

@@ -33,6 +33,8 @@ export const StoredWorkload = RunConfig.extend({
 	request_timeout: z.number().int().optional(),
 	/** Headers a remote server accepts (from its registry entry or the request). */
 	headers: z.array(RegistryHeader).optional(),
+	/** Port of the egress proxy on the isolated network's gateway, for a network-isolated container. */
+	egress_port: z.number().int().optional(),
 });
 export type StoredWorkload = z.infer<typeof StoredWorkload>;
 
