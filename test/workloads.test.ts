@@ -198,6 +198,10 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 
 	it('detail, export (ToolHive\'s RunConfig shape), status, logs', async () => {
 		expect(await rpc().request(GetWorkload, { name })).toMatchObject({ name, image: EVERYTHING, transport: 'stdio', proxy_port: port, env_vars: { GREETING: 'hello' }, cmd_arguments: ['stdio'], network_isolation: true });
+		const detail = await callRest(serve.url, GetWorkload, { name });
+		expect(toolhiveViolations(toolhiveResponseSchema('GET', '/api/v1beta/workloads/{name}', 200), detail.body)).toEqual([]);
+		const status = await callRest(serve.url, GetWorkloadStatus, { name });
+		expect(toolhiveViolations(toolhiveResponseSchema('GET', '/api/v1beta/workloads/{name}/status', 200), status.body)).toEqual([]);
 		const exported = await callRest(serve.url, ExportWorkload, { name });
 		expect(exported.status).toBe(200);
 		expect(exported.body).toMatchObject({ schema_version: 'v0.1.0', name, image: EVERYTHING, port, transport: 'stdio', cmd_args: ['stdio'], env_vars: { GREETING: 'hello' }, group: 'default' });

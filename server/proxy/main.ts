@@ -170,6 +170,8 @@ export async function runProxy(name: string): Promise<void> {
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);
 		process.exit(0);
 	};
+	// A failure in one exchange must not take every client's server down with it.
+	process.on('unhandledRejection', (reason) => log.error(`unhandled: ${(reason as Error)?.stack ?? reason}`));
 	process.on('SIGTERM', () => void stop());
 	process.on('SIGINT', () => void stop());
 	process.on('disconnect', () => undefined);
