@@ -18,7 +18,7 @@ import { DockerRuntime } from '../server/runtime/docker.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { WorkloadService } from '../server/workloads/service.js';
 import { RegistryFileCatalog } from './fixtures/workloads/catalog.js';
-import { connect, EVERYTHING, textOf, uniqueName } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
 
@@ -149,6 +149,26 @@ describe('creates from a registry entry', { timeout: 120_000 }, () => {
 		expect(error).toMatchObject({ status: 404, message: 'secret absent not found' });
 		expect((await service.list({ all: true })).workloads.map((workload) => workload.name)).not.toContain(name);
 		expect(await new DockerRuntime().list({ 'hangar.name': name })).toEqual([]);
+	});
+});
+
+describe('headers from secrets', { timeout: 60_000 }, () => {
+	it('reach a remote server without being written anywhere', async () => {
+		const remote = await startRemoteServer('streamable');
+		try {
+			const name = uniqueName('secret-header');
+			const { port } = await service.create({ name, url: remote.url, header_forward: { add_headers_from_secret: { 'X-Tenant': 'api-key' } } }, context());
+			const client = await connect(`http://127.0.0.1:${port}/api/mcp`, 'streamable-http');
+			try {
+				expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toBe(SECRET_VALUE);
+			} finally {
+				await client.close();
+			}
+			expect(JSON.stringify([await service.get(name), await service.export(name), await service.proxyLogs(name)])).not.toContain(SECRET_VALUE);
+			expect(await service.get(name)).toMatchObject({ header_forward: { add_headers_from_secret: { 'X-Tenant': 'api-key' } } });
+		} finally {
+			remote.stop();
+		}
 	});
 });
 

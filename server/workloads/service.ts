@@ -112,10 +112,10 @@ export class WorkloadService {
 		const previous = await this.require(request.name);
 		const config = await buildRunConfig(request, this.buildOptions(previous));
 		config.port = await this.choosePort(config, request.proxy_port, previous);
-		if (config.image) await this.ensureImage(config.image, context);
-		checkCancelled(context, request.name);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
+			if (config.image) await this.ensureImage(config.image, context);
+			checkCancelled(context, request.name);
 			await this.exclusive(request.name, async () => {
 				await this.setStatus(request.name, 'starting', 'updating');
 				await stopProxy(this.store, request.name);
@@ -178,20 +178,17 @@ export class WorkloadService {
 		const { name } = config;
 		try {
 			await this.setStatus(name, 'starting', options.recreate ? undefined : 'restarting');
-			const secretHeaders: Record<string, string> = {};
-			for (const [header, secret] of Object.entries(config.header_forward?.add_headers_from_secret ?? {})) {
-				secretHeaders[header] = await this.options.secrets.resolve(secret);
-			}
+			const secretHeaders = await this.secretHeadersOf(config);
 			if (config.container_name) {
 				const env = await resolveSecretEnv(config, this.options.secrets);
 				context?.progress.report('starting the container');
 				await this.ensureContainer(config, env, options.recreate);
 			}
 			await stopProxy(this.store, name);
-			const port = await this.keepPort(config);
+			const moved = await this.keepPort(config);
 			context?.progress.report('starting the proxy');
 			const launched = await launchProxy(this.store, name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry);
-			if (launched.ready) await this.setStatus(name, 'running', port === undefined ? undefined : `port ${port} was taken; moved to ${config.port}`);
+			if (launched.ready) await this.setStatus(name, 'running', moved === undefined ? undefined : `port ${moved} was taken; moved to ${config.port}`);
 			else await this.setStatus(name, 'unhealthy', `the server did not answer within ${this.readyTimeoutMs / 1000} s`);
 		} catch (error) {
 			await this.setStatus(name, 'error', (error as Error).message);
@@ -199,6 +196,15 @@ export class WorkloadService {
 		} finally {
 			this.syncClients();
 		}
+	}
+
+	/** Values of the headers sent upstream from secrets; the proxy receives them over IPC, never on disk. */
+	private async secretHeadersOf(config: StoredWorkload): Promise<Record<string, string>> {
+		const headers: Record<string, string> = {};
+		for (const [header, secret] of Object.entries(config.header_forward?.add_headers_from_secret ?? {})) {
+			headers[header] = await this.options.secrets.resolve(secret);
+		}
+		return headers;
 	}
 
 	private async ensureContainer(config: StoredWorkload, env: Record<string, string>, recreate: boolean): Promise<void> {
@@ -585,10 +591,7 @@ export class WorkloadService {
 
 	private async relaunchProxy(config: StoredWorkload): Promise<void> {
 		try {
-			const secretHeaders: Record<string, string> = {};
-			for (const [header, secret] of Object.entries(config.header_forward?.add_headers_from_secret ?? {})) {
-				secretHeaders[header] = await this.options.secrets.resolve(secret);
-			}
+			const secretHeaders = await this.secretHeadersOf(config);
 			const moved = await this.keepPort(config);
 			const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry);
 			if (launched.ready) await this.setStatus(config.name, 'running', moved === undefined ? 'proxy restarted' : `proxy restarted; port ${moved} was taken, moved to ${config.port}`);
@@ -665,6 +668,6 @@ export class WorkloadService {
 }
 
 function checkCancelled(context: OperationContext, name: string): void {
-	if (context.signal.aborted) throw HangarError.cancelled(`creation of workload ${name}`);
+	if (context.signal.aborted) throw HangarError.cancelled(`work on workload ${name}`);
 }
 
