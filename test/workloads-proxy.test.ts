@@ -171,10 +171,13 @@ describe('remote servers', { timeout: 60_000 }, () => {
 		remotes.push(remote);
 		const workload = await create({ name: 'remote', url: remote.url, header_forward: { add_plaintext_headers: { 'X-Tenant': 'acme' } } });
 		expect(workload.url).toBe(`http://127.0.0.1:${workload.port}/api/mcp`);
-		for (const client of [await connect(workload.url, 'streamable-http'), await connect(`${base(workload.url)}/sse`, 'sse')]) {
+		const token = { Authorization: 'Bearer the-client-token' };
+		for (const client of [await connect(workload.url, 'streamable-http', {}, token), await connect(`${base(workload.url)}/sse`, 'sse', {}, token)]) {
 			try {
 				expect(client.getServerVersion()?.name).toBe('remote-fixture');
-				expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'whoami']);
+				expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'whoami', 'authorization']);
+				// The client's own credentials never travel upstream.
+				expect(textOf(await client.callTool({ name: 'authorization', arguments: {} }))).toBe('none');
 				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }))).toBe('remote echo: hi');
 				expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toBe('acme');
 			} finally {

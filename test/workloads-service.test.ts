@@ -153,14 +153,18 @@ describe('creates from a registry entry', { timeout: 120_000 }, () => {
 });
 
 describe('headers from secrets', { timeout: 60_000 }, () => {
-	it('reach a remote server without being written anywhere', async () => {
+	it('reach a remote server (and its bearer token) without being written anywhere', async () => {
 		const remote = await startRemoteServer('streamable');
 		try {
 			const name = uniqueName('secret-header');
-			const { port } = await service.create({ name, url: remote.url, header_forward: { add_headers_from_secret: { 'X-Tenant': 'api-key' } } }, context());
+			const { port } = await service.create(
+				{ name, url: remote.url, header_forward: { add_headers_from_secret: { 'X-Tenant': 'api-key' } }, oauth_config: { bearer_token: { name: 'api-key', target: 'Authorization' } } },
+				context(),
+			);
 			const client = await connect(`http://127.0.0.1:${port}/api/mcp`, 'streamable-http');
 			try {
 				expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toBe(SECRET_VALUE);
+				expect(textOf(await client.callTool({ name: 'authorization', arguments: {} }))).toBe(`Bearer ${SECRET_VALUE}`);
 			} finally {
 				await client.close();
 			}

@@ -20,7 +20,7 @@ import {
 import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
-import { buildRunConfig, DEFAULT_GROUP, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
+import { buildRunConfig, decodeSecret, DEFAULT_GROUP, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
 import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
@@ -198,12 +198,17 @@ export class WorkloadService {
 		}
 	}
 
-	/** Values of the headers sent upstream from secrets; the proxy receives them over IPC, never on disk. */
+	/**
+	 * Values of the headers sent upstream from secrets (and a remote server's bearer token); the
+	 * proxy receives them over IPC, never on disk.
+	 */
 	private async secretHeadersOf(config: StoredWorkload): Promise<Record<string, string>> {
 		const headers: Record<string, string> = {};
 		for (const [header, secret] of Object.entries(config.header_forward?.add_headers_from_secret ?? {})) {
 			headers[header] = await this.options.secrets.resolve(secret);
 		}
+		const bearer = config.remote_auth_config?.bearer_token;
+		if (bearer) headers.Authorization = `Bearer ${await this.options.secrets.resolve(decodeSecret(bearer).name)}`;
 		return headers;
 	}
 
