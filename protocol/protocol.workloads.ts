@@ -271,7 +271,7 @@ export const CreateWorkload = operation({
 	result: WorkloadPort,
 	rest: { verb: 'POST', path: '/api/v1beta/workloads', status: 201, longRunning: true },
 	progress: true,
-	errors: [400, 404, 409, 500, 502, 504],
+	errors: [400, 404, 409, 500, 502, 503, 504],
 	example: { name: 'contract', registry: 'default', server: 'io.github.contract/missing' },
 });
 
@@ -330,7 +330,7 @@ export const UpdateWorkload = operation({
 	result: WorkloadPort,
 	rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/edit', status: 200, longRunning: true },
 	progress: true,
-	errors: [400, 404, 500, 502, 504],
+	errors: [400, 404, 500, 502, 503, 504],
 	example: { name: 'contract-missing', image: 'ghcr.io/contract/missing:0.0.0' },
 });
 
@@ -374,7 +374,7 @@ export const GetWorkloadLogs = operation({
 	params: WorkloadNameParams,
 	result: z.string(),
 	rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/logs', status: 200, response: 'text' },
-	errors: [400, 404, 500],
+	errors: [400, 404, 500, 503],
 	example: { name: 'contract-missing' },
 });
 

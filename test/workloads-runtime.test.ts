@@ -6,11 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HangarError } from '../protocol/errors.js';
 import { Health } from '../protocol/protocol.system.js';
+import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { silentProgress } from '../server/context.js';
 import { DockerRuntime } from '../server/runtime/docker.js';
 import type { Attachment } from '../server/runtime/runtime.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe } from './support/processes.js';
+import { callRest } from './support/rest.js';
 
 const IMAGE = 'hangar-test/everything:1';
 const runtime = new DockerRuntime();
@@ -150,12 +152,15 @@ describe('GET /health and system/health', () => {
 		}
 	});
 
-	it('is 503 when no engine answers', async () => {
+	it('is 503 when no engine answers; so is a create, which leaves nothing behind', async () => {
 		const serve = await startServe({ ...home.env, DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
 		try {
 			const response = await fetch(`${serve.url}/health`);
 			expect(response.status).toBe(503);
 			expect(await response.json()).toMatchObject({ code: 'runtime_unavailable' });
+			const created = await callRest(serve.url, CreateWorkload, { name: 'no-engine', image: 'hangar-test/everything:1', transport: 'stdio' });
+			expect(created).toMatchObject({ status: 503, body: { code: 'runtime_unavailable' } });
+			expect((await callRest(serve.url, ListWorkloads, { all: true })).body).toEqual({ workloads: [] });
 		} finally {
 			await serve.stop();
 		}

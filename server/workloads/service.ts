@@ -102,7 +102,7 @@ export class WorkloadService {
 			return { name, port: config.port };
 		} catch (error) {
 			context.progress.end(`${name} could not be created`);
-			await this.exclusive(name, () => this.purge(config)).catch((purgeError: Error) => this.log.error(`cleaning up ${name}: ${purgeError.message}`));
+			await this.exclusive(name, () => this.purge(config, { bestEffort: true })).catch((purgeError: Error) => this.log.error(`cleaning up ${name}: ${purgeError.message}`));
 			throw error;
 		}
 	}
@@ -289,12 +289,21 @@ export class WorkloadService {
 		}
 	}
 
-	/** Removes the proxy, the container and every record of a workload. */
-	private async purge(config: StoredWorkload): Promise<void> {
+	/**
+	 * Removes the proxy, the container and every record of a workload. A failed create cleans up
+	 * with `bestEffort`: its records go even when the runtime cannot be reached (it then holds
+	 * nothing of the workload); a delete keeps them until the container is gone.
+	 */
+	private async purge(config: StoredWorkload, options: { bestEffort?: boolean } = {}): Promise<void> {
 		await stopProxy(this.store, config.name);
 		if (config.container_name) {
-			await this.runtime.remove(config.container_name);
-			await this.runtime.removeNetwork(networkNameOf(config));
+			try {
+				await this.runtime.remove(config.container_name);
+				await this.runtime.removeNetwork(networkNameOf(config));
+			} catch (error) {
+				if (!options.bestEffort) throw error;
+				this.log.warn(`cleaning up ${config.name}: ${(error as Error).message}`);
+			}
 		}
 		await this.store.configs.delete(config.name);
 		await this.store.forgetRuntimeState(config.name);

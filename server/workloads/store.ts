@@ -112,6 +112,7 @@ export class WorkloadStore {
 
 	/** Removes everything recorded about a workload but its run configuration. */
 	async forgetRuntimeState(name: string): Promise<void> {
-		await Promise.all([this.statuses.remove(name), this.proxies.remove(name), rm(this.logFile(name), { force: true })]);
+		const log = this.logFile(name);
+		await Promise.all([this.statuses.remove(name), this.proxies.remove(name), rm(log, { force: true }), rm(`${log}.1`, { force: true })]);
 	}
 }
