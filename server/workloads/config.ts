@@ -85,11 +85,20 @@ async function fromCatalog(name: string, catalog: ServerCatalog, required: boole
 	return undefined;
 }
 
-/** A Docker image reference: `[registry/]path[:tag][@digest]`, lowercase path. */
+const IMAGE_REPOSITORY = /^([a-zA-Z0-9.-]+(:\d+)?\/)?[a-z0-9]+([._-]{1,2}[a-z0-9]+)*(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*$/;
+const IMAGE_TAG = /^\w[\w.-]{0,127}$/;
+const IMAGE_DIGEST = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-fA-F0-9]{32,}$/;
+
+/** A Docker image reference: `[registry[:port]/]path[:tag][@digest]`, with a lowercase path. */
 function checkImageReference(image: string): string {
-	if (!/^[a-z0-9]([a-z0-9._:/@-]*[a-zA-Z0-9_.-])?$/.test(image) || image.includes('//') || /\s/.test(image)) {
-		throw invalid('image', `${JSON.stringify(image)} is not an image reference or a registry server name`);
-	}
+	const [name = '', digest, extra] = image.split('@');
+	const slash = name.lastIndexOf('/');
+	const colon = name.lastIndexOf(':');
+	const repository = colon > slash ? name.slice(0, colon) : name;
+	const tag = colon > slash ? name.slice(colon + 1) : undefined;
+	const valid =
+		extra === undefined && IMAGE_REPOSITORY.test(repository) && (tag === undefined || IMAGE_TAG.test(tag)) && (digest === undefined || IMAGE_DIGEST.test(digest));
+	if (!valid) throw invalid('image', `${JSON.stringify(image)} is not an image reference or a registry server name`);
 	return image;
 }
 
