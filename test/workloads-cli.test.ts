@@ -2,8 +2,7 @@
  * The workload commands as users type them: `hangar run|ls|info|export|edit|logs|stop|restart|rm`,
  * with the real engine, the proxy processes they leave running, and one-line errors.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -30,8 +29,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 	const name = uniqueName('cli');
 
 	it('runs an image with flags, including the authentication settings kept for the proxy', async () => {
-		const folder = await mkdtemp(join(tmpdir(), 'hangar-authz-'));
-		const authz = join(folder, 'authz.json');
+		const authz = join(home.path, 'authz.json');
 		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: [], entities_json: '[]' } }));
 		const run = await hangar(
 			'run', EVERYTHING, '--name', name, '--transport', 'stdio', '-e', 'GREETING=hi', '--label', 'team=tools', '--tools', 'echo,get-env',

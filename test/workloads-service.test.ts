@@ -4,8 +4,7 @@
  * file in the upstream format), secrets injected at start and never shown, and the clients
  * hook. Real Docker Engine and real proxy processes.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,8 +31,7 @@ const context = () => contextFor(new AbortController().signal);
 
 /** A registry file in the upstream format naming the locally built test image. */
 async function localRegistry(): Promise<string> {
-	const folder = await mkdtemp(join(tmpdir(), 'hangar-registry-'));
-	const file = join(folder, 'registry.json');
+	const file = join(home.path, 'registry.json');
 	await writeFile(
 		file,
 		JSON.stringify({

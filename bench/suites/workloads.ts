@@ -5,6 +5,7 @@
  * Every client is the official MCP SDK's; HTTP clients use Streamable HTTP.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -98,7 +99,10 @@ async function hangar(): Promise<Target> {
 	return {
 		name: "Hangar's proxy",
 		client: () => httpClient(created.url),
-		stop: async () => void (await run(['rm', 'bench'], env)),
+		stop: async () => {
+			await run(['rm', 'bench'], env);
+			await rm(env.HANGAR_HOME!, { recursive: true, force: true });
+		},
 	};
 }
 
