@@ -8,8 +8,9 @@ import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 import { registry } from './suites/registry.js';
 import { secrets } from './suites/secrets.js';
+import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, workloads };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -105,6 +105,12 @@ export const WorkloadTransport = z.enum(['stdio', 'sse', 'streamable-http', ''],
 	error: (issue) => `invalid transport: ${String(issue.input)} (valid transports: stdio, sse, streamable-http)`,
 });
 
+/** Restart policies of a workload. */
+export const RestartPolicy = z.enum(['no', 'on-failure', 'unless-stopped', 'always'], {
+	error: (issue) => `invalid restart_policy: ${String(issue.input)} (valid policies: no, on-failure, unless-stopped, always)`,
+});
+export type RestartPolicy = z.infer<typeof RestartPolicy>;
+
 /** Proxy modes a request may ask for; empty means `streamable-http`. */
 export const WorkloadProxyMode = z.enum(['streamable-http', 'sse', ''], {
 	error: (issue) => `Invalid proxy_mode: ${String(issue.input)}`,
@@ -152,6 +158,15 @@ export const WorkloadSpecFields = {
 	header_forward: HeaderForwardConfig.optional(),
 	/** Build settings; only for protocol-scheme images. */
 	runtime_config: RuntimeConfig.optional(),
+	/** Labels put on the workload (and its container); keys starting with `hangar` are reserved. */
+	labels: StringMap.optional(),
+	/**
+	 * When the workload comes back by itself (Docker's policy names): `unless-stopped` (the
+	 * default) and `always` bring it back after a reboot or a crash, unless it was stopped.
+	 */
+	restart_policy: RestartPolicy.optional(),
+	/** Seconds the proxy waits for the server to answer a request (default 60). */
+	request_timeout: z.number().int().min(1, 'request_timeout must be at least 1 second').max(86_400).optional(),
 };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */
@@ -256,7 +271,7 @@ export const CreateWorkload = operation({
 	result: WorkloadPort,
 	rest: { verb: 'POST', path: '/api/v1beta/workloads', status: 201, longRunning: true },
 	progress: true,
-	errors: [400, 404, 409, 500, 502, 504],
+	errors: [400, 404, 409, 500, 502, 503, 504],
 	example: { name: 'contract', registry: 'default', server: 'io.github.contract/missing' },
 });
 
@@ -315,7 +330,7 @@ export const UpdateWorkload = operation({
 	result: WorkloadPort,
 	rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/edit', status: 200, longRunning: true },
 	progress: true,
-	errors: [400, 404, 500, 502, 504],
+	errors: [400, 404, 500, 502, 503, 504],
 	example: { name: 'contract-missing', image: 'ghcr.io/contract/missing:0.0.0' },
 });
 
@@ -359,7 +374,7 @@ export const GetWorkloadLogs = operation({
 	params: WorkloadNameParams,
 	result: z.string(),
 	rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/logs', status: 200, response: 'text' },
-	errors: [400, 404, 500],
+	errors: [400, 404, 500, 503],
 	example: { name: 'contract-missing' },
 });
 

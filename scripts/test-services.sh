@@ -20,7 +20,7 @@ need_apt() {
 		apt_updated=1
 	fi
 	log "installing $package"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$package" >/dev/null
 }
 
 node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); console.log(a>20||(a===20&&b>=19)?1:0)')
@@ -36,5 +36,41 @@ need_apt script bsdutils
 need_apt dbus-daemon dbus-daemon
 need_apt dbus-send dbus-bin
 need_apt gnome-keyring-daemon gnome-keyring
+
+# --- Workloads: Docker Engine and local images of real MCP servers ---------------------------
+# Nothing can be pulled from a container registry here: the images are assembled from this
+# machine's node binary and MCP servers from npm, and imported with `docker import`.
+need_apt dockerd docker.io
+if ! docker info >/dev/null 2>&1; then
+	log "starting dockerd"
+	(dockerd >/var/log/dockerd.log 2>&1 &)
+	for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+	docker info >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/dockerd.log"; exit 1; }
+fi
+
+image_cache=${HANGAR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangar-test}/images
+# Builds hangar-test/NAME:1 from an npm package run by node, unless the tag exists.
+node_image() {
+	local name=$1 package=$2 entry=$3 tag="hangar-test/$1:1"
+	docker image inspect "$tag" >/dev/null 2>&1 && return 0
+	log "building $tag from $package"
+	local app="$image_cache/$name" root
+	mkdir -p "$app"
+	[ -d "$app/node_modules/$package" ] || npm install --silent --no-audit --no-fund --prefix "$app" "$package" >/dev/null
+	root=$(mktemp -d)
+	mkdir -p "$root/usr/local/bin" "$root/app" "$root/tmp" "$root/data"
+	chmod 1777 "$root/tmp" "$root/data"
+	cp "$(readlink -f "$(command -v node)")" "$root/usr/local/bin/node"
+	for lib in $(ldd "$(command -v node)" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	cp -r "$app/node_modules" "$root/app/node_modules"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' \
+		-c "ENTRYPOINT [\"node\",\"/app/node_modules/$package/$entry\"]" - "$tag" >/dev/null
+	rm -rf "$root"
+}
+node_image everything @modelcontextprotocol/server-everything dist/index.js
+node_image memory @modelcontextprotocol/server-memory dist/index.js
 
 log "ready"

@@ -3,30 +3,55 @@
  */
 import { operations } from '../protocol/index.js';
 import { ClientsService, clientImplementations } from './clients/service.js';
-import type { RunningWorkloads } from './clients/workloads.js';
 import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
 import { registryImplementations, RegistryService } from './registry/service.js';
 import { secretImplementations, SecretsService } from './secrets/service.js';
+import { DockerRuntime } from './runtime/docker.js';
 import { systemImplementations } from './system.js';
+import { withGroupRelease } from './workloads/groupRelease.js';
+import { workloadImplementations } from './workloads/implementations.js';
+import { WorkloadService } from './workloads/service.js';
 
-export function createDispatcher(environment: Environment): Dispatcher {
+export interface DispatcherOptions {
+	/**
+	 * Long-running doors (daemon, serve): repair workloads at start-up, and report status
+	 * changes other processes make.
+	 */
+	readonly background?: boolean;
+}
+
+export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
 	const groups = new GroupStore(environment.paths);
 	const registries = new RegistryService(environment);
 	const secrets = new SecretsService(environment);
-	// No workloads service yet: nothing runs, so client configs gain no entries.
-	const noRunningWorkloads: RunningWorkloads = { list: async () => [] };
-	const clients = new ClientsService(environment, groups, noRunningWorkloads);
+	const runtime = new DockerRuntime();
+	// Clients list the running workloads; workloads tell clients when that list changes.
+	let clients: ClientsService | undefined;
+	const workloads = new WorkloadService({
+		environment,
+		runtime,
+		catalog: registries,
+		secrets,
+		clients: { syncWorkloads: async () => clients?.syncWorkloads() },
+		groups: { exists: async (name) => (await groups.find(name)) !== undefined },
+	});
+	clients = new ClientsService(environment, groups, { list: () => workloads.listEndpoints() });
+	if (options.background) {
+		workloads.startReconcile();
+		workloads.watchStatuses();
+	}
 	return new Dispatcher(
 		operations,
 		[
-			...systemImplementations(),
-			...groupImplementations(groups),
+			...systemImplementations(runtime),
+			...withGroupRelease(groupImplementations(groups), groups, workloads),
 			...clientImplementations(clients),
 			...registryImplementations(registries),
 			...secretImplementations(secrets),
+			...workloadImplementations(workloads),
 		],
 		environment.log,
 	);

@@ -9,6 +9,7 @@ import { registerDoorCommands } from './commands/doors.js';
 import { registerGroupCommands } from './commands/groups.js';
 import { registerRegistryCommands } from './commands/registry.js';
 import { registerSecretCommands } from './commands/secrets.js';
+import { registerWorkloadCommands } from './commands/workloads.js';
 
 export function buildProgram(cli: Cli): Command {
 	const program = new Command('hangar')
@@ -30,6 +31,7 @@ export function buildProgram(cli: Cli): Command {
 	registerClientCommands(program, cli);
 	registerRegistryCommands(program, cli);
 	registerSecretCommands(program, cli);
+	registerWorkloadCommands(program, cli);
 	return program;
 }
 

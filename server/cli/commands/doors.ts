@@ -19,7 +19,8 @@ export function registerDoorCommands(program: Command): void {
 		.option('--socket <path>', 'listen on a UNIX socket instead of host and port')
 		.action(async (options: { host: string; port: number; socket?: string }) => {
 			const cli = new Cli();
-			const [{ RestServer }, dispatcher] = await Promise.all([import('../../rest/server.js'), cli.services()]);
+			const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
+			const dispatcher = createDispatcher(cli.environment, { background: true });
 			const server = new RestServer(cli.environment, dispatcher);
 			const address = await server.listen(options);
 			cli.environment.log.info(`Hangar API listening on ${address}`);

@@ -1,0 +1,346 @@
+/**
+ * `hangar run|ls|info|export|edit|stop|restart|rm|logs`, and `hangar proxy` (the per-workload
+ * proxy process the service starts by itself).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { HangarError } from '../../../protocol/errors.js';
+import {
+	CreateWorkload,
+	DeleteWorkload,
+	DeleteWorkloads,
+	ExportWorkload,
+	GetWorkload,
+	GetWorkloadLogs,
+	GetWorkloadProxyLogs,
+	ListWorkloads,
+	RestartWorkload,
+	RestartWorkloads,
+	StopWorkload,
+	StopWorkloads,
+	UpdateWorkload,
+	type WorkloadDetail,
+	type WorkloadSummary,
+} from '../../../protocol/protocol.workloads.js';
+import type { PermissionProfile } from '../../../protocol/runConfig.js';
+import { printJson, printTable, type Cli } from '../cli.js';
+
+const WAIT_MS = 120_000;
+
+/** Flags shared by `run` and `edit`. */
+interface SpecOptions {
+	group?: string;
+	transport?: string;
+	proxyMode?: string;
+	proxyPort?: number;
+	targetPort?: number;
+	host?: string;
+	env: string[];
+	secret: string[];
+	volume: string[];
+	label: string[];
+	tools: string[];
+	toolsOverride?: string;
+	permissionProfile?: string;
+	isolateNetwork?: boolean;
+	restart?: string;
+	requestTimeout?: number;
+	header: string[];
+	headerSecret: string[];
+	oidcIssuer?: string;
+	oidcAudience?: string;
+	oidcClientId?: string;
+	oidcJwksUrl?: string;
+	authzConfig?: string;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+function integer(value: string): number {
+	const number = Number(value);
+	if (!Number.isInteger(number) || number < 0) throw new HangarError(400, `invalid number ${value}`);
+	return number;
+}
+
+function addSpecOptions(command: Command): Command {
+	return command
+		.option('--group <group>', 'group of the workload (default: default)')
+		.option('--transport <transport>', 'how the server speaks MCP: stdio, sse or streamable-http')
+		.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
+		.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', integer)
+		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', integer)
+		.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
+		.option('-e, --env <KEY=VALUE>', 'environment variable of the server (repeatable)', collect, [])
+		.option('--secret <NAME,target=ENV>', 'secret passed as an environment variable (repeatable)', collect, [])
+		.option('-v, --volume <host:container[:ro]>', 'mount a host path (repeatable)', collect, [])
+		.option('-l, --label <key=value>', 'label of the workload (repeatable)', collect, [])
+		.option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, [])
+		.option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
+		.option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
+		.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
+		.option('--no-isolate-network', 'do not isolate the network')
+		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
+		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', integer)
+		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
+		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
+		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
+		.option('--oidc-audience <audience>', 'audience the tokens must carry')
+		.option('--oidc-client-id <id>', 'OIDC client id')
+		.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
+		.option('--authz-config <file>', 'authorization policy file');
+}
+
+function pairs(values: string[], separator: string, what: string): Record<string, string> {
+	const map: Record<string, string> = {};
+	for (const value of values) {
+		const at = value.indexOf(separator);
+		if (at <= 0) throw new HangarError(400, `invalid ${what} ${JSON.stringify(value)}: expected KEY${separator}VALUE`);
+		map[value.slice(0, at)] = value.slice(at + 1);
+	}
+	return map;
+}
+
+function readJsonFile(path: string, what: string): unknown {
+	try {
+		return JSON.parse(readFileSync(path, 'utf8'));
+	} catch (error) {
+		throw new HangarError(400, `cannot read the ${what} file ${path}: ${(error as Error).message}`);
+	}
+}
+
+function permissionProfileOf(value: string): PermissionProfile {
+	if (value === 'none') return { name: 'none', network: { mode: 'none' } };
+	if (value === 'network') return { name: 'network', network: { outbound: { insecure_allow_all: true } } };
+	return readJsonFile(value, 'permission profile') as PermissionProfile;
+}
+
+/** The request fields the flags set; fields whose flags were not given are left out. */
+function specOf(options: SpecOptions): Record<string, unknown> {
+	const spec: Record<string, unknown> = {};
+	const set = (key: string, value: unknown) => {
+		if (value !== undefined) spec[key] = value;
+	};
+	set('group', options.group);
+	set('transport', options.transport);
+	set('proxy_mode', options.proxyMode);
+	set('proxy_port', options.proxyPort);
+	set('target_port', options.targetPort);
+	set('host', options.host);
+	if (options.env.length) spec.env_vars = pairs(options.env, '=', 'environment variable');
+	if (options.secret.length) {
+		spec.secrets = options.secret.map((value) => {
+			const match = /^([^,]+),target=(.+)$/.exec(value);
+			if (!match) throw new HangarError(400, `invalid secret ${JSON.stringify(value)}: expected NAME,target=ENV`);
+			return { name: match[1], target: match[2] };
+		});
+	}
+	if (options.volume.length) spec.volumes = options.volume;
+	if (options.label.length) spec.labels = pairs(options.label, '=', 'label');
+	if (options.tools.length) spec.tools = options.tools.flatMap((value) => value.split(',')).filter(Boolean);
+	if (options.toolsOverride) spec.tools_override = readJsonFile(options.toolsOverride, 'tools override');
+	if (options.permissionProfile) spec.permission_profile = permissionProfileOf(options.permissionProfile);
+	set('network_isolation', options.isolateNetwork);
+	set('restart_policy', options.restart);
+	set('request_timeout', options.requestTimeout);
+	if (options.header.length || options.headerSecret.length) {
+		spec.header_forward = {
+			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),
+			...(options.headerSecret.length ? { add_headers_from_secret: pairs(options.headerSecret, '=', 'header') } : {}),
+		};
+	}
+	const oidc = { issuer: options.oidcIssuer, audience: options.oidcAudience, client_id: options.oidcClientId, jwks_url: options.oidcJwksUrl };
+	if (Object.values(oidc).some((value) => value !== undefined)) spec.oidc = oidc;
+	set('authz_config', options.authzConfig);
+	return spec;
+}
+
+/** A workload name from an image reference or a URL, when `--name` is not given. */
+export function nameFrom(source: string): string {
+	if (/^https?:\/\//.test(source)) {
+		const url = new URL(source);
+		return `${url.hostname}${url.port ? `-${url.port}` : ''}`.replace(/[^a-zA-Z0-9._-]/g, '-');
+	}
+	const path = source.split('@')[0]!;
+	const last = path.split('/').at(-1)!;
+	const colon = last.indexOf(':');
+	return (colon > 0 ? last.slice(0, colon) : last).replace(/[^a-zA-Z0-9._-]/g, '-') || 'workload';
+}
+
+async function findSummary(cli: Cli, name: string): Promise<WorkloadSummary | undefined> {
+	const { workloads } = await cli.call(ListWorkloads, { all: true });
+	return workloads.find((workload) => workload.name === name);
+}
+
+/** Waits until every named workload satisfies `done` (or is gone, with `gone`). */
+async function waitFor(cli: Cli, names: string[], done: (summary: WorkloadSummary | undefined) => boolean): Promise<Map<string, WorkloadSummary | undefined>> {
+	const deadline = Date.now() + WAIT_MS;
+	for (;;) {
+		const { workloads } = await cli.call(ListWorkloads, { all: true });
+		const found = new Map(names.map((name) => [name, workloads.find((workload) => workload.name === name)]));
+		if ([...found.values()].every(done) || Date.now() > deadline) return found;
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+}
+
+async function namesOf(cli: Cli, names: string[], group: string | undefined): Promise<string[]> {
+	if (!group) return names;
+	const { workloads } = await cli.call(ListWorkloads, { all: true, group });
+	return workloads.map((workload) => workload.name);
+}
+
+function describe(summary: WorkloadSummary | undefined): string {
+	if (!summary) return 'gone';
+	return `${summary.status}${summary.status_context ? ` (${summary.status_context})` : ''}`;
+}
+
+export function registerWorkloadCommands(program: Command, cli: Cli): void {
+	addSpecOptions(
+		program
+			.command('run')
+			.description('Run an MCP server from an image, a registry server name or a remote URL')
+			.argument('<source>', 'image reference, registry server name, or http(s) URL of a remote MCP server')
+			.argument('[args...]', 'arguments for the server (after --)')
+			.option('--name <name>', 'name of the workload (default: from the image or URL)')
+			.option('--json', 'print JSON'),
+	).action(async (source: string, args: string[], options: SpecOptions & { name?: string; json?: boolean }) => {
+		const name = options.name ?? nameFrom(source);
+		const remote = /^https?:\/\//.test(source);
+		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...specOf(options) };
+		const result = await cli.call(CreateWorkload, params as never);
+		const summary = await findSummary(cli, name);
+		if (options.json) return printJson({ ...result, url: summary?.url, status: summary?.status });
+		process.stdout.write(`Workload ${name} is ${describe(summary)}: ${summary?.url ?? `port ${result.port}`}\n`);
+	});
+
+	program
+		.command('ls')
+		.alias('list')
+		.description('List workloads (running ones unless --all)')
+		.option('-a, --all', 'include stopped workloads')
+		.option('--group <group>', 'only this group')
+		.option('--json', 'print JSON')
+		.action(async (options: { all?: boolean; group?: string; json?: boolean }) => {
+			const { workloads } = await cli.call(ListWorkloads, { all: options.all ?? false, ...(options.group ? { group: options.group } : {}) });
+			if (options.json) return printJson(workloads);
+			printTable(
+				workloads,
+				{ name: (w) => w.name, package: (w) => w.package, status: (w) => w.status, url: (w) => w.url, group: (w) => w.group },
+				options.all ? 'No workloads.' : 'No running workloads (hangar ls --all shows stopped ones).',
+			);
+		});
+
+	program
+		.command('info')
+		.description('Show a workload\'s configuration and status')
+		.argument('<name>')
+		.option('--json', 'print JSON')
+		.action(async (name: string, options: { json?: boolean }) => {
+			const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
+			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url });
+			const lines: Array<[string, unknown]> = [
+				['name', detail.name],
+				['status', describe(summary)],
+				['url', summary?.url],
+				['source', detail.url || detail.image],
+				['transport', detail.transport],
+				['group', detail.group],
+				['port', detail.proxy_port],
+				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],
+			];
+			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
+		});
+
+	program
+		.command('export')
+		.description('Print a workload\'s run configuration (secrets as references)')
+		.argument('<name>')
+		.option('-o, --output <file>', 'write to a file instead')
+		.action(async (name: string, options: { output?: string }) => {
+			const config = await cli.call(ExportWorkload, { name });
+			const text = `${JSON.stringify(config, null, 2)}\n`;
+			if (options.output) writeFileSync(options.output, text, { mode: 0o600 });
+			else process.stdout.write(text);
+		});
+
+	addSpecOptions(
+		program
+			.command('edit')
+			.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
+			.argument('<name>')
+			.option('--image <image>', 'new image')
+			.option('--url <url>', 'new remote URL')
+			.option('--json', 'print JSON'),
+	).action(async (name: string, options: SpecOptions & { image?: string; url?: string; json?: boolean }) => {
+		const current: WorkloadDetail = await cli.call(GetWorkload, { name });
+		const { registry: _registry, server: _server, ...editable } = current;
+		const changes = specOf(options);
+		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
+		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
+		const result = await cli.call(UpdateWorkload, params as never);
+		if (options.json) return printJson(result);
+		const summary = await findSummary(cli, name);
+		process.stdout.write(`Workload ${name} updated; it is ${describe(summary)}: ${summary?.url ?? `port ${result.port}`}\n`);
+	});
+
+	const lifecycle = (
+		verb: 'stop' | 'restart' | 'rm',
+		description: string,
+		single: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload,
+		bulk: typeof StopWorkloads | typeof RestartWorkloads | typeof DeleteWorkloads,
+		done: (summary: WorkloadSummary | undefined) => boolean,
+		success: (summary: WorkloadSummary | undefined) => boolean,
+	) =>
+		program
+			.command(verb)
+			.description(description)
+			.argument('[names...]', 'workloads')
+			.option('--group <group>', 'every workload of this group')
+			.option('--no-wait', 'return once the request is accepted')
+			.action(async (names: string[], options: { group?: string; wait: boolean }) => {
+				if (!names.length && !options.group) throw new HangarError(400, `name a workload, or give --group (hangar ${verb} --help)`);
+				const targets = await namesOf(cli, names, options.group);
+				if (names.length === 1 && !options.group) await cli.call(single, { name: names[0]! });
+				else await cli.call(bulk, options.group ? { group: options.group } : { names });
+				if (!options.wait) return;
+				const outcome = await waitFor(cli, targets, done);
+				let failed = false;
+				for (const [name, summary] of outcome) {
+					process.stdout.write(`${name}: ${describe(summary)}\n`);
+					failed ||= !success(summary);
+				}
+				if (failed) process.exitCode = 1;
+			});
+
+	lifecycle(
+		'stop',
+		'Stop workloads (their container and proxy); they keep their configuration and port',
+		StopWorkload,
+		StopWorkloads,
+		(summary) => !summary || ['stopped', 'error'].includes(summary.status!),
+		(summary) => summary?.status === 'stopped',
+	);
+	lifecycle(
+		'restart',
+		'Restart workloads',
+		RestartWorkload,
+		RestartWorkloads,
+		(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped'].includes(summary.status!),
+		(summary) => summary?.status === 'running',
+	).alias('start');
+	lifecycle('rm', 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary).alias('delete');
+
+	program
+		.command('logs')
+		.description('Print the last 1000 lines of a workload\'s server output (or of its proxy with --proxy)')
+		.argument('<name>')
+		.option('--proxy', 'the proxy\'s log instead')
+		.action(async (name: string, options: { proxy?: boolean }) => {
+			process.stdout.write(await cli.call(options.proxy ? GetWorkloadProxyLogs : GetWorkloadLogs, { name }));
+		});
+
+	program
+		.command('proxy')
+		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
+		.argument('<name>')
+		.action(async (name: string) => (await import('../../proxy/main.js')).runProxy(name));
+}

@@ -1,0 +1,36 @@
+/**
+ * What the proxy's client-facing side (Streamable HTTP, legacy SSE) needs from the server
+ * side, whatever the server is: a container's stdio, an HTTP server in a container, or a
+ * remote URL. Each client session opens its own backend session.
+ */
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from './jsonrpc.js';
+
+export type BackendState = 'connecting' | 'connected' | 'disconnected';
+
+/** Where a backend delivers server messages for one client session. */
+export interface SessionSink {
+	/** A server message; `relatedTo` is the client request it belongs to, when known. */
+	deliver(message: JsonRpcMessage, relatedTo?: RequestId): void;
+	/** The server ended the session (for example an upstream session expired). */
+	ended(reason: string): void;
+}
+
+export interface BackendSession {
+	/** Sends a client request; resolves with the server's response, never rejects. */
+	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse>;
+	/** Sends a notification, or the client's response to a server request. */
+	send(message: JsonRpcNotification | JsonRpcResponse): void;
+	close(): void;
+}
+
+export interface Backend {
+	readonly state: BackendState;
+	/** Why the backend is not connected, when it is not. */
+	readonly detail: string | undefined;
+	/** Connects; resolves once the server answers (or rejects when it cannot be reached at all). */
+	start(): Promise<void>;
+	open(sink: SessionSink): BackendSession;
+	close(): Promise<void>;
+	/** Called on every change of `state`. */
+	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+}

@@ -1,0 +1,437 @@
+/**
+ * HTTP servers behind the proxy: an sse or streamable-http server in a container (through
+ * its port published on loopback) or a remote URL. Each client session gets its own
+ * upstream MCP session, so the server sees every client as it would without the proxy,
+ * while the proxy's middleware sees every message whatever the transport on either side.
+ * The client's own headers (its token above all) are never passed upstream; configured
+ * `header_forward` headers are.
+ */
+import { lookup, type LookupAddress, type LookupOneOptions } from 'node:dns';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Logger } from '../../log.js';
+import { isForbiddenAddress } from '../../workloads/addresses.js';
+import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
+import {
+	asMessage,
+	ErrorCode,
+	errorResponse,
+	isResponse,
+	type JsonRpcMessage,
+	type JsonRpcNotification,
+	type JsonRpcRequest,
+	type JsonRpcResponse,
+	type RequestId,
+} from '../jsonrpc.js';
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const PROBE_INTERVAL_MS = 250;
+const RECONNECT_DELAY_MS = 1_000;
+
+export interface HttpBackendOptions {
+	readonly transport: 'sse' | 'streamable-http';
+	/** Where the server answers now (a container's published port moves when it restarts). */
+	readonly locate: () => Promise<URL>;
+	/** Headers added to every upstream request (`header_forward`). */
+	readonly headers: Readonly<Record<string, string>>;
+	/** Refuse link-local and unspecified addresses after DNS resolution (remote URLs). */
+	readonly guardAddresses: boolean;
+	/** Wait until the server accepts connections before calling the backend ready. */
+	readonly probe: boolean;
+	readonly log: Logger;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** DNS lookup that refuses addresses no remote MCP server should have (cloud metadata). */
+function guardedLookup(hostname: string, options: LookupOneOptions & { all?: boolean }, callback: LookupCallback): void {
+	lookup(hostname, { ...options, all: true }, (error, addresses) => {
+		if (error) return callback(error, []);
+		const allowed = addresses.filter((address) => !isForbiddenAddress(address.address));
+		if (allowed.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to a forbidden address`), { code: 'EFORBIDDEN' }), []);
+		if (options.all) callback(null, allowed);
+		else callback(null, allowed[0]!.address, allowed[0]!.family);
+	});
+}
+
+export class HttpBackend implements Backend {
+	state: BackendState = 'connecting';
+	detail: string | undefined = 'locating the server';
+	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+
+	private current: URL | undefined;
+	private locating: Promise<URL> | undefined;
+	private readonly httpAgent: HttpAgent;
+	private readonly httpsAgent: HttpsAgent;
+	private closed = false;
+
+	constructor(readonly options: HttpBackendOptions) {
+		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: guardedLookup as never } : {}) };
+		this.httpAgent = new HttpAgent(agentOptions);
+		this.httpsAgent = new HttpsAgent(agentOptions);
+	}
+
+	private setState(state: BackendState, detail?: string): void {
+		if (this.state === state && this.detail === detail) return;
+		this.state = state;
+		this.detail = detail;
+		this.onStateChange?.(state, detail);
+	}
+
+	async start(): Promise<void> {
+		for (;;) {
+			try {
+				const url = await this.url();
+				if (this.options.probe) await probe(url);
+				this.setState('connected');
+				return;
+			} catch (error) {
+				if (this.closed) return;
+				this.locating = undefined;
+				this.setState('connecting', (error as Error).message);
+				await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS));
+			}
+		}
+	}
+
+	url(): Promise<URL> {
+		if (this.current) return Promise.resolve(this.current);
+		return (this.locating ??= this.options.locate().then((url) => (this.current = url)));
+	}
+
+	/** A request failed to connect: find the server again next time. */
+	failed(error: Error): void {
+		this.current = undefined;
+		this.locating = undefined;
+		this.setState('disconnected', error.message);
+	}
+
+	succeeded(): void {
+		if (this.state !== 'connected') this.setState('connected');
+	}
+
+	/**
+	 * Sends one HTTP request upstream, with the configured headers. A kept-alive connection the
+	 * server closed just as it was reused fails before anything reached the server: retried once.
+	 */
+	async send(method: string, url: URL, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal, retried = false): Promise<IncomingMessage> {
+		const https = url.protocol === 'https:';
+		return new Promise((resolve, reject) => {
+			const request = (https ? httpsRequest : httpRequest)(url, {
+				method,
+				agent: https ? this.httpsAgent : this.httpAgent,
+				headers: { ...this.options.headers, ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
+				signal,
+			});
+			request.once('response', resolve);
+			request.once('error', (error: NodeJS.ErrnoException) => {
+				if (!retried && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) {
+					resolve(this.send(method, url, headers, body, signal, true));
+				} else {
+					reject(error);
+				}
+			});
+			request.end(body);
+		});
+	}
+
+	open(sink: SessionSink): BackendSession {
+		return this.options.transport === 'sse' ? new SseUpstreamSession(this, sink) : new StreamableUpstreamSession(this, sink);
+	}
+
+	async close(): Promise<void> {
+		this.closed = true;
+		this.httpAgent.destroy();
+		this.httpsAgent.destroy();
+	}
+}
+
+/**
+ * Ready when the server answers HTTP at all: a published port accepts connections before the
+ * server in the container listens (Docker's port proxy), so a TCP connect proves nothing.
+ */
+function probe(url: URL): Promise<void> {
+	return new Promise((resolve, reject) => {
+		const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: { Accept: 'text/event-stream' }, timeout: 2_000 }, (response) => {
+			response.destroy();
+			resolve();
+		});
+		request.once('timeout', () => request.destroy(new Error(`no answer from ${url.host}`)));
+		request.once('error', reject);
+		request.end();
+	});
+}
+
+export async function readText(response: IncomingMessage): Promise<string> {
+	const chunks: Buffer[] = [];
+	let size = 0;
+	for await (const chunk of response as AsyncIterable<Buffer>) {
+		size += chunk.length;
+		if (size > MAX_BODY_BYTES) throw new Error('the server sent a body over 16 MiB');
+		chunks.push(chunk);
+	}
+	return Buffer.concat(chunks).toString('utf8');
+}
+
+export interface SseEvent {
+	event: string;
+	data: string;
+}
+
+/** Parses an event stream (`event:`/`data:` lines, blank-line separated; comments skipped). */
+export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseEvent> {
+	response.setEncoding('utf8');
+	let buffered = '';
+	let event = '';
+	let data: string[] = [];
+	for await (const chunk of response as AsyncIterable<string>) {
+		buffered += chunk;
+		let newline = buffered.indexOf('\n');
+		while (newline >= 0) {
+			const line = buffered.slice(0, newline).replace(/\r$/, '');
+			buffered = buffered.slice(newline + 1);
+			newline = buffered.indexOf('\n');
+			if (line === '') {
+				if (data.length) yield { event: event || 'message', data: data.join('\n') };
+				event = '';
+				data = [];
+			} else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+			else if (line.startsWith('event:')) event = line.slice(6).trim();
+		}
+	}
+}
+
+function parseMessage(text: string): JsonRpcMessage | undefined {
+	try {
+		return asMessage(JSON.parse(text));
+	} catch {
+		return undefined;
+	}
+}
+
+function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
+	backend.failed(error);
+	return errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
+}
+
+/** An upstream Streamable HTTP session: POST per message, plus a GET stream for server messages. */
+class StreamableUpstreamSession implements BackendSession {
+	private sessionId: string | undefined;
+	private protocolVersion: string | undefined;
+	private readonly controller = new AbortController();
+
+	constructor(
+		private readonly backend: HttpBackend,
+		private readonly sink: SessionSink,
+	) {}
+
+	private headers(kind: 'post' | 'get' | 'delete'): OutgoingHttpHeaders {
+		const headers: Record<string, string> = {};
+		if (kind === 'post') {
+			headers['Content-Type'] = 'application/json';
+			headers.Accept = 'application/json, text/event-stream';
+		} else if (kind === 'get') {
+			headers.Accept = 'text/event-stream';
+		}
+		if (this.sessionId) headers['Mcp-Session-Id'] = this.sessionId;
+		if (this.protocolVersion) headers['Mcp-Protocol-Version'] = this.protocolVersion;
+		return headers;
+	}
+
+	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		let response: IncomingMessage;
+		try {
+			response = await this.backend.send('POST', await this.backend.url(), this.headers('post'), JSON.stringify(message), signal);
+		} catch (error) {
+			if (signal.aborted) return errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled');
+			return connectionError(this.backend, message.id, error as Error);
+		}
+		this.backend.succeeded();
+		try {
+			const answer = await this.answerOf(message, response);
+			if (message.method === 'initialize' && answer.result) {
+				this.sessionId = (response.headers['mcp-session-id'] as string | undefined) ?? this.sessionId;
+				this.protocolVersion = answer.result.protocolVersion as string | undefined;
+			}
+			return answer;
+		} catch (error) {
+			if (signal.aborted) return errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled');
+			return errorResponse(message.id, ErrorCode.InternalError, `the MCP server's answer could not be read: ${(error as Error).message}`);
+		}
+	}
+
+	private async answerOf(message: JsonRpcRequest, response: IncomingMessage): Promise<JsonRpcResponse> {
+		const status = response.statusCode ?? 0;
+		const type = String(response.headers['content-type'] ?? '');
+		if (status === 404 && this.sessionId) {
+			response.resume();
+			this.sink.ended('the MCP server ended the session');
+			return errorResponse(message.id, ErrorCode.ConnectionClosed, 'the MCP server ended the session');
+		}
+		if (type.includes('text/event-stream') && status < 300) {
+			for await (const event of sseEvents(response)) {
+				const received = parseMessage(event.data);
+				if (!received) continue;
+				if (isResponse(received) && received.id === message.id) {
+					response.destroy();
+					return received;
+				}
+				this.sink.deliver(received, message.id);
+			}
+			return errorResponse(message.id, ErrorCode.InternalError, 'the MCP server closed the stream without answering');
+		}
+		const text = await readText(response);
+		const received = parseMessage(text);
+		if (received && isResponse(received)) return { ...received, id: message.id };
+		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): void {
+		void this.post(message);
+	}
+
+	private async post(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		try {
+			const response = await this.backend.send('POST', await this.backend.url(), this.headers('post'), JSON.stringify(message), this.controller.signal);
+			response.resume();
+			if ('method' in message && message.method === 'notifications/initialized') void this.listen();
+		} catch (error) {
+			if (!this.controller.signal.aborted) this.backend.options.log.warn(`could not relay ${'method' in message ? message.method : 'a response'}: ${(error as Error).message}`);
+		}
+	}
+
+	/** The GET stream of server-initiated messages, reopened while the session lives. */
+	private async listen(): Promise<void> {
+		while (!this.controller.signal.aborted) {
+			try {
+				const response = await this.backend.send('GET', await this.backend.url(), this.headers('get'), undefined, this.controller.signal);
+				if (response.statusCode !== 200) {
+					response.resume();
+					return; // 405: the server offers no such stream
+				}
+				for await (const event of sseEvents(response)) {
+					const received = parseMessage(event.data);
+					if (received) this.sink.deliver(received);
+				}
+			} catch {
+				if (this.controller.signal.aborted) return;
+			}
+			await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+		}
+	}
+
+	close(): void {
+		this.controller.abort();
+		if (!this.sessionId) return;
+		const headers = this.headers('delete');
+		void this.backend
+			.url()
+			.then((url) => this.backend.send('DELETE', url, headers, undefined, AbortSignal.timeout(5_000)))
+			.then((response) => response.resume())
+			.catch(() => undefined);
+	}
+}
+
+/** An upstream legacy SSE session: one GET /sse stream, messages POSTed to its endpoint. */
+class SseUpstreamSession implements BackendSession {
+	private readonly controller = new AbortController();
+	private readonly endpoint: Promise<URL>;
+	private readonly pending = new Map<RequestId, (response: JsonRpcResponse) => void>();
+
+	constructor(
+		private readonly backend: HttpBackend,
+		private readonly sink: SessionSink,
+	) {
+		this.endpoint = this.connect();
+		this.endpoint.catch(() => undefined);
+	}
+
+	private connect(): Promise<URL> {
+		return new Promise<URL>((resolve, reject) => {
+			void (async () => {
+				let announced = false;
+				try {
+					const url = await this.backend.url();
+					const response = await this.backend.send('GET', url, { Accept: 'text/event-stream' }, undefined, this.controller.signal);
+					if (response.statusCode !== 200) {
+						response.resume();
+						throw new Error(`the MCP server answered HTTP ${response.statusCode} to GET ${url.pathname}`);
+					}
+					this.backend.succeeded();
+					for await (const event of sseEvents(response)) {
+						if (event.event === 'endpoint') {
+							const endpoint = new URL(event.data.trim(), url);
+							if (endpoint.origin !== url.origin) throw new Error(`the MCP server sent an endpoint on another origin (${endpoint.origin})`);
+							announced = true;
+							resolve(endpoint);
+							continue;
+						}
+						const received = parseMessage(event.data);
+						if (!received) continue;
+						const id = isResponse(received) ? received.id : null;
+						const waiting = id === null ? undefined : this.pending.get(id);
+						if (waiting) {
+							this.pending.delete(id!);
+							waiting(received as JsonRpcResponse);
+						} else {
+							this.sink.deliver(received);
+						}
+					}
+					throw new Error('the MCP server closed its event stream');
+				} catch (error) {
+					if (!announced) reject(error);
+					if (this.controller.signal.aborted) return;
+					if (!announced) this.backend.failed(error as Error);
+					for (const [id, waiting] of this.pending) waiting(errorResponse(id, ErrorCode.ConnectionClosed, (error as Error).message));
+					this.pending.clear();
+					this.sink.ended((error as Error).message);
+				}
+			})();
+		});
+	}
+
+	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		let endpoint: URL;
+		try {
+			endpoint = await this.endpoint;
+		} catch (error) {
+			return connectionError(this.backend, message.id, error as Error);
+		}
+		const answer = new Promise<JsonRpcResponse>((resolve) => this.pending.set(message.id, resolve));
+		const onAbort = () => {
+			const waiting = this.pending.get(message.id);
+			this.pending.delete(message.id);
+			waiting?.(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
+		};
+		signal.addEventListener('abort', onAbort, { once: true });
+		try {
+			const response = await this.backend.send('POST', endpoint, { 'Content-Type': 'application/json' }, JSON.stringify(message), signal);
+			const status = response.statusCode ?? 0;
+			const text = await readText(response);
+			if (status >= 300) {
+				this.pending.delete(message.id);
+				return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+			}
+			return await answer;
+		} catch (error) {
+			this.pending.delete(message.id);
+			if (signal.aborted) return errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled');
+			return connectionError(this.backend, message.id, error as Error);
+		} finally {
+			signal.removeEventListener('abort', onAbort);
+		}
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): void {
+		void this.endpoint
+			.then((endpoint) => this.backend.send('POST', endpoint, { 'Content-Type': 'application/json' }, JSON.stringify(message), this.controller.signal))
+			.then((response) => response.resume())
+			.catch((error: Error) => {
+				if (!this.controller.signal.aborted) this.backend.options.log.warn(`could not relay a message: ${error.message}`);
+			});
+	}
+
+	close(): void {
+		this.controller.abort();
+	}
+}

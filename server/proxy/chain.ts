@@ -1,0 +1,53 @@
+/**
+ * The proxy's two middleware chains, each composed once at start-up.
+ *
+ * - HTTP middleware sees every HTTP request before MCP parsing (audit, authentication, …) and
+ *   may answer it itself.
+ * - MCP middleware sees every JSON-RPC request a client sends, after parsing, and its response
+ *   (authorization, rate limiting, tool filtering, the request timeout, …); it may answer
+ *   without calling `next`, or change the request or the response.
+ *
+ * Design order, outermost first: audit → authentication → MCP parsing → authorization →
+ * rate limit → tool filter/override → timeout → backend.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+import type { BackendSession } from './backend.js';
+
+export interface HttpExchange {
+	readonly request: IncomingMessage;
+	readonly response: ServerResponse;
+	/** The request's path, without the query. */
+	readonly path: string;
+	/** The request's URL, parsed when asked for. */
+	readonly url: URL;
+	/** Who is calling, once an authentication middleware has said so. */
+	identity?: unknown;
+}
+
+export type HttpHandler = (exchange: HttpExchange) => Promise<void>;
+export type HttpMiddleware = (exchange: HttpExchange, next: HttpHandler) => Promise<void>;
+
+/** One client request on its way to the server. */
+export interface McpCall {
+	readonly request: JsonRpcRequest;
+	/** The client's session id and its connection to the backend. */
+	readonly session: { readonly id: string; readonly backend: BackendSession };
+	/** Aborted when the client goes away or the call is given up. */
+	readonly signal: AbortSignal;
+	readonly exchange: HttpExchange;
+}
+
+export type McpHandler = (call: McpCall) => Promise<JsonRpcResponse>;
+export type McpMiddleware = (call: McpCall, next: McpHandler) => Promise<JsonRpcResponse>;
+
+export function composeHttp(middlewares: readonly HttpMiddleware[], terminal: HttpHandler): HttpHandler {
+	return middlewares.reduceRight<HttpHandler>((next, middleware) => (exchange) => middleware(exchange, next), terminal);
+}
+
+export function composeMcp(middlewares: readonly McpMiddleware[], terminal: McpHandler): McpHandler {
+	return middlewares.reduceRight<McpHandler>((next, middleware) => (call) => middleware(call, next), terminal);
+}
+
+/** The end of the MCP chain: the session's backend answers. */
+export const forwardToBackend: McpHandler = (call) => call.session.backend.request(call.request, call.signal);

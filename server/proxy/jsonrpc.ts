@@ -1,0 +1,73 @@
+/**
+ * JSON-RPC 2.0 messages as MCP carries them, with the few helpers the proxy needs to tell
+ * requests, notifications and responses apart and to answer with errors.
+ */
+
+export type RequestId = string | number;
+
+export interface JsonRpcRequest {
+	jsonrpc: '2.0';
+	id: RequestId;
+	method: string;
+	params?: Record<string, unknown>;
+}
+
+export interface JsonRpcNotification {
+	jsonrpc: '2.0';
+	method: string;
+	params?: Record<string, unknown>;
+}
+
+export interface JsonRpcResponse {
+	jsonrpc: '2.0';
+	id: RequestId | null;
+	result?: Record<string, unknown>;
+	error?: { code: number; message: string; data?: unknown };
+}
+
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+export const ErrorCode = {
+	ParseError: -32700,
+	InvalidRequest: -32600,
+	MethodNotFound: -32601,
+	InvalidParams: -32602,
+	InternalError: -32603,
+	/** The MCP SDK's code for a request that took too long. */
+	RequestTimeout: -32001,
+	/** The server behind the proxy cannot be reached. */
+	ConnectionClosed: -32000,
+} as const;
+
+export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {
+	return 'method' in message && 'id' in message && message.id !== undefined && message.id !== null;
+}
+
+export function isNotification(message: JsonRpcMessage): message is JsonRpcNotification {
+	return 'method' in message && !('id' in message && message.id !== undefined && message.id !== null);
+}
+
+export function isResponse(message: JsonRpcMessage): message is JsonRpcResponse {
+	return !('method' in message) && 'id' in message;
+}
+
+export function errorResponse(id: RequestId | null, code: number, message: string, data?: unknown): JsonRpcResponse {
+	return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
+}
+
+/** A parsed message, or undefined when `value` is not a JSON-RPC 2.0 message. */
+export function asMessage(value: unknown): JsonRpcMessage | undefined {
+	if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+	const message = value as Record<string, unknown>;
+	if (message.jsonrpc !== '2.0') return undefined;
+	if ('method' in message) {
+		if (typeof message.method !== 'string') return undefined;
+		if ('id' in message && message.id !== undefined && typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
+		return message as unknown as JsonRpcMessage;
+	}
+	return 'id' in message && ('result' in message || 'error' in message) ? (message as unknown as JsonRpcResponse) : undefined;
+}
+
+/** Protocol revisions the proxy speaks (the `MCP-Protocol-Version` header is checked against them). */
+export const SUPPORTED_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+export const LATEST_PROTOCOL_VERSION = '2025-11-25';

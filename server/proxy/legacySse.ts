@@ -1,0 +1,61 @@
+/**
+ * The legacy HTTP+SSE side of the proxy (MCP 2024-11-05), for older clients: `GET /sse` opens
+ * a session whose first event, `endpoint`, names the URL to POST messages to
+ * (`/messages?session_id=…`); POSTs answer 202 and every response and server message
+ * travels on the event stream. The session ends when the stream closes.
+ */
+import type { HttpExchange, McpHandler } from './chain.js';
+import { asMessage, isRequest, type JsonRpcNotification, type JsonRpcResponse } from './jsonrpc.js';
+import type { SessionRegistry } from './session.js';
+import { EventStream } from './sse.js';
+import { HttpError, readJson, sendError } from './streamable.js';
+
+export class LegacySseFront {
+	constructor(
+		private readonly sessions: SessionRegistry,
+		private readonly handle: McpHandler,
+		private readonly messagesPath: string,
+	) {}
+
+	/** `GET /sse`: a new session and its event stream. */
+	connect(exchange: HttpExchange): void {
+		const { request, response } = exchange;
+		if (request.method !== 'GET') {
+			response.setHeader('Allow', 'GET');
+			return sendError(response, new HttpError(405, 'Method not allowed'));
+		}
+		const session = this.sessions.create('sse');
+		const stream = new EventStream(response);
+		stream.write(`event: endpoint\ndata: ${this.messagesPath}?session_id=${session.id}\n\n`);
+		session.attachStream(stream);
+		response.once('close', () => session.close());
+	}
+
+	/** `POST /messages?session_id=…`: 202 at once; answers follow on the stream. */
+	async post(exchange: HttpExchange): Promise<void> {
+		const { request, response, url } = exchange;
+		try {
+			if (request.method !== 'POST') {
+				response.setHeader('Allow', 'POST');
+				throw new HttpError(405, 'Method not allowed');
+			}
+			const id = url.searchParams.get('session_id') ?? url.searchParams.get('sessionId');
+			if (!id) throw new HttpError(400, 'Bad Request: session_id is required');
+			const session = this.sessions.get(id);
+			if (!session || session.kind !== 'sse') throw new HttpError(404, 'Session not found');
+			const message = asMessage(await readJson(request));
+			if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
+			session.touch();
+			response.writeHead(202, { 'Content-Type': 'text/plain' }).end('Accepted');
+			if (!isRequest(message)) {
+				session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
+				return;
+			}
+			const answer = await this.handle({ request: message, session, signal: session.signal, exchange });
+			session.deliver(answer);
+		} catch (error) {
+			if (error instanceof HttpError) sendError(response, error);
+			else throw error;
+		}
+	}
+}

@@ -1,0 +1,183 @@
+/**
+ * `hangar proxy NAME`: the per-workload proxy process. The workloads service spawns it
+ * detached, with its output in `<data>/logs/NAME.log`, so it outlives the daemon, the CLI and
+ * the editor that started it. It reads the workload's run configuration, connects to the
+ * server (container stdio, container HTTP port, or remote URL), serves clients on the
+ * workload's port, and keeps `<data>/proxies/NAME.json` up to date for the services.
+ *
+ * When spawned by the service it receives secret header values over its IPC channel, says
+ * `ready` (or why it failed) there, and is then left alone.
+ */
+import { createEnvironment } from '../environment.js';
+import type { Logger } from '../log.js';
+import { DockerRuntime } from '../runtime/docker.js';
+import { VERSION } from '../version.js';
+import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../workloads/store.js';
+import { remotePathOf } from '../workloads/urls.js';
+import { isolatesNetwork, networkNameOf } from '../workloads/container.js';
+import { EgressProxy } from './egress.js';
+import type { Backend } from './backend.js';
+import { HttpBackend } from './backends/http.js';
+import { StdioBridge } from './backends/stdio.js';
+import type { McpMiddleware } from './chain.js';
+import { guardMiddleware } from './middleware/guard.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/timeout.js';
+import { toolsMiddleware } from './middleware/tools.js';
+import { ProxyServer } from './server.js';
+
+/** Messages between the service and a proxy it spawned. */
+export type LaunchMessage = { type: 'configure'; headers: Record<string, string> };
+export type ProxyReport = { type: 'ready'; port: number } | { type: 'failed'; message: string };
+
+const CONFIGURE_WAIT_MS = 10_000;
+
+function report(message: ProxyReport): void {
+	if (process.connected) process.send?.(message, undefined, undefined, () => undefined);
+}
+
+/** Secret header values from the service, when it spawned this process. */
+function receiveHeaders(): Promise<Record<string, string>> {
+	if (!process.connected) return Promise.resolve({});
+	return new Promise((resolve) => {
+		const timer = setTimeout(() => resolve({}), CONFIGURE_WAIT_MS);
+		process.once('message', (message: LaunchMessage) => {
+			clearTimeout(timer);
+			resolve(message?.type === 'configure' ? message.headers : {});
+		});
+	});
+}
+
+function backendOf(workload: StoredWorkload, secretHeaders: Record<string, string>, log: Logger): Backend {
+	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
+	if (workload.remote_url) {
+		const url = new URL(workload.remote_url);
+		return new HttpBackend({
+			transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
+			locate: async () => url,
+			headers,
+			guardAddresses: true,
+			probe: false,
+			log,
+		});
+	}
+	const runtime = new DockerRuntime();
+	const container = workload.container_name!;
+	if (workload.transport === 'stdio') {
+		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION } });
+	}
+	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
+	return new HttpBackend({
+		transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
+		locate: async () => {
+			const info = await runtime.inspect(container);
+			if (!info) throw new Error(`container ${container} not found`);
+			if (info.state !== 'running') throw new Error(`container ${container} is ${info.state}`);
+			const endpoint = await runtime.endpoint(info.id, workload.target_port!);
+			return new URL(`http://${endpoint.host}:${endpoint.port}${path}`);
+		},
+		headers,
+		guardAddresses: false,
+		probe: true,
+		log,
+	});
+}
+
+/** A remote server's own path, served too so its URL works through the proxy unchanged. */
+function remotePaths(workload: StoredWorkload): { streamable: string[]; sse: string[] } {
+	const path = remotePathOf(workload);
+	if (!path) return { streamable: [], sse: [] };
+	return workload.transport === 'sse' ? { streamable: [], sse: [path] } : { streamable: [path], sse: [] };
+}
+
+function requestTimeoutMs(workload: StoredWorkload): number {
+	if (workload.request_timeout) return workload.request_timeout * 1000;
+	const fromEnv = Number(process.env.HANGAR_PROXY_REQUEST_TIMEOUT);
+	return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
+}
+
+/** The egress side of a network-isolated workload, on its network's gateway. */
+async function startEgress(workload: StoredWorkload, log: Logger): Promise<EgressProxy> {
+	const gateway = await new DockerRuntime().networkGateway(networkNameOf(workload));
+	if (!gateway || !workload.egress_port) throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
+	const outbound = workload.permission_profile?.network?.outbound;
+	const egress = new EgressProxy({ allowHosts: outbound?.allow_host ?? [], allowPorts: outbound?.allow_port ?? [] }, log);
+	await egress.listen(gateway, workload.egress_port);
+	log.info(`egress proxy listening on ${gateway}:${workload.egress_port}`);
+	return egress;
+}
+
+export async function runProxy(name: string): Promise<void> {
+	const environment = createEnvironment(`proxy ${name}`);
+	const { log } = environment;
+	const store = new WorkloadStore(environment.paths);
+	const fail = (message: string): never => {
+		log.error(message);
+		report({ type: 'failed', message });
+		process.exit(1);
+	};
+
+	const workload = await store.configs.get(name).catch((error: Error) => fail(`cannot read the run configuration: ${error.message}`));
+	if (!workload) return fail(`no workload named ${name}`);
+	if (!workload.port) return fail(`workload ${name} has no port`);
+	const secretHeaders = await receiveHeaders();
+
+	const backend = backendOf(workload, secretHeaders, log);
+	const mcpMiddlewares = [toolsMiddleware(workload.tools_filter, workload.tools_override), timeoutMiddleware(requestTimeoutMs(workload))].filter(
+		(middleware): middleware is McpMiddleware => middleware !== undefined,
+	);
+	const paths = remotePaths(workload);
+	const host = workload.host ?? '127.0.0.1';
+	const server = new ProxyServer({
+		host,
+		port: workload.port,
+		backend,
+		httpMiddlewares: [guardMiddleware(host, workload.port)],
+		mcpMiddlewares,
+		streamablePaths: paths.streamable,
+		ssePaths: paths.sse,
+		log,
+	});
+	try {
+		await server.listen();
+	} catch (error) {
+		fail(`cannot listen on ${host}:${workload.port}: ${(error as Error).message}`);
+	}
+	const egress = isolatesNetwork(workload) ? await startEgress(workload, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
+
+	const record: ProxyRecord = { pid: process.pid, host, port: workload.port, started_at: new Date().toISOString(), backend: backend.state, backend_detail: backend.detail };
+	let writes = Promise.resolve();
+	const save = (state: BackendState, detail: string | undefined) => {
+		record.backend = state;
+		record.backend_detail = detail;
+		const snapshot = { ...record };
+		writes = writes.then(() => store.proxies.put(name, snapshot)).catch((error: Error) => log.warn(`cannot record the proxy state: ${error.message}`));
+	};
+	backend.onStateChange = (state, detail) => {
+		log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
+		save(state, detail);
+	};
+	save(backend.state, backend.detail);
+	log.info(`proxy for ${name} listening on http://${host}:${workload.port} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''})`);
+
+	let stopping = false;
+	const stop = async () => {
+		if (stopping) return;
+		stopping = true;
+		log.info('stopping');
+		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
+		await writes;
+		const current = await store.proxies.get(name).catch(() => undefined);
+		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);
+		process.exit(0);
+	};
+	// A failure in one exchange must not take every client's server down with it.
+	process.on('unhandledRejection', (reason) => log.error(`unhandled: ${(reason as Error)?.stack ?? reason}`));
+	process.on('SIGTERM', () => void stop());
+	process.on('SIGINT', () => void stop());
+	process.on('disconnect', () => undefined);
+
+	void backend.start().then(async () => {
+		await writes;
+		report({ type: 'ready', port: workload.port! });
+	});
+}

@@ -1,0 +1,15 @@
+/**
+ * DNS-rebinding and cross-origin defence (the MCP transport rules): the Host header must name
+ * the proxy's bound address, and a browser's Origin must be such an address too; else 403.
+ */
+import { RequestGuard } from '../../rest/guard.js';
+import type { HttpMiddleware } from '../chain.js';
+
+export function guardMiddleware(host: string, port: number): HttpMiddleware {
+	const guard = new RequestGuard(host, port);
+	return async (exchange, next) => {
+		const refusal = guard.check(exchange.request);
+		if (!refusal) return next(exchange);
+		exchange.response.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'forbidden', error_description: refusal }));
+	};
+}

@@ -1,0 +1,95 @@
+/**
+ * The proxy's HTTP server: `/health`, Streamable HTTP at `/mcp`, legacy SSE at `/sse` and
+ * `/messages` (plus a remote server's own path, so its URL keeps working through the proxy),
+ * behind the HTTP middleware chain. Bound to 127.0.0.1 unless configured otherwise.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from '../log.js';
+import type { Backend } from './backend.js';
+import { composeHttp, composeMcp, forwardToBackend, type HttpExchange, type HttpHandler, type HttpMiddleware, type McpMiddleware } from './chain.js';
+import { LegacySseFront } from './legacySse.js';
+import { SessionRegistry } from './session.js';
+import { StreamableHttpFront } from './streamable.js';
+
+export interface ProxyServerOptions {
+	readonly host: string;
+	readonly port: number;
+	readonly backend: Backend;
+	readonly httpMiddlewares: readonly HttpMiddleware[];
+	readonly mcpMiddlewares: readonly McpMiddleware[];
+	/** Paths served as Streamable HTTP besides `/mcp`. */
+	readonly streamablePaths?: readonly string[];
+	/** Paths served as legacy SSE streams besides `/sse`. */
+	readonly ssePaths?: readonly string[];
+	readonly log: Logger;
+}
+
+export class ProxyServer {
+	private readonly server: Server;
+	private readonly sessions: SessionRegistry;
+	private readonly routes = new Map<string, HttpHandler>();
+
+	constructor(private readonly options: ProxyServerOptions) {
+		this.sessions = new SessionRegistry(options.backend);
+		const handle = composeMcp(options.mcpMiddlewares, forwardToBackend);
+		const streamable = new StreamableHttpFront(this.sessions, handle);
+		const sse = new LegacySseFront(this.sessions, handle, '/messages');
+		const serveStreamable = composeHttp(options.httpMiddlewares, (exchange) => streamable.serve(exchange));
+		const serveSse = composeHttp(options.httpMiddlewares, async (exchange) => sse.connect(exchange));
+		for (const path of ['/mcp', ...(options.streamablePaths ?? [])]) this.routes.set(path, serveStreamable);
+		for (const path of ['/sse', ...(options.ssePaths ?? [])]) this.routes.set(path, serveSse);
+		this.routes.set('/messages', composeHttp(options.httpMiddlewares, (exchange) => sse.post(exchange)));
+		this.routes.set('/health', async ({ response }) => this.health(response));
+		this.server = createServer((request, response) => void this.dispatch(request, response));
+		this.server.keepAliveTimeout = 65_000;
+		this.server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
+	}
+
+	listen(): Promise<void> {
+		return new Promise((resolve, reject) => {
+			this.server.once('error', reject);
+			this.server.listen({ host: this.options.host, port: this.options.port, exclusive: true }, () => {
+				this.server.off('error', reject);
+				resolve();
+			});
+		});
+	}
+
+	async close(): Promise<void> {
+		this.sessions.closeAll();
+		await new Promise<void>((resolve) => {
+			this.server.close(() => resolve());
+			this.server.closeAllConnections();
+		});
+	}
+
+	private async dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
+		const target = request.url ?? '/';
+		const query = target.indexOf('?');
+		const path = query < 0 ? target : target.slice(0, query);
+		const route = this.routes.get(path);
+		let url: URL | undefined;
+		const exchange: HttpExchange = {
+			request,
+			response,
+			path,
+			get url() {
+				return (url ??= new URL(target, 'http://proxy'));
+			},
+		};
+		try {
+			if (route) await route(exchange);
+			else response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${path}` }));
+		} catch (error) {
+			this.options.log.error(`${request.method} ${path} failed: ${(error as Error)?.stack ?? error}`);
+			if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'internal_error' }));
+			else response.end();
+		}
+	}
+
+	private health(response: ServerResponse): void {
+		const { state, detail } = this.options.backend;
+		const body = JSON.stringify({ status: state === 'connected' ? 'ok' : 'unavailable', backend: state, detail, sessions: this.sessions.size });
+		response.writeHead(state === 'connected' ? 200 : 503, { 'Content-Type': 'application/json' }).end(body);
+	}
+}

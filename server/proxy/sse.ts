@@ -1,0 +1,98 @@
+/**
+ * Server-Sent Events towards clients: long-lived streams (Streamable HTTP's GET stream, the
+ * legacy SSE stream) and replies to one POST, which start as plain JSON and turn into an
+ * event stream only if something must be sent before the response (a progress
+ * notification, a server request) or the call outlasts the keep-alive interval.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { JsonRpcMessage } from './jsonrpc.js';
+
+/** Interval of keep-alive comments (`HANGAR_PROXY_KEEPALIVE_MS` overrides it). */
+export const KEEP_ALIVE_MS = Number(process.env.HANGAR_PROXY_KEEPALIVE_MS) || 15_000;
+
+const SSE_HEADERS: OutgoingHttpHeaders = {
+	'Content-Type': 'text/event-stream',
+	'Cache-Control': 'no-cache, no-transform',
+	Connection: 'keep-alive',
+	// Reverse proxies in front of this one must not buffer events.
+	'X-Accel-Buffering': 'no',
+};
+
+export function eventOf(message: JsonRpcMessage): string {
+	return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/** A long-lived event stream with keep-alive comments. */
+export class EventStream {
+	private readonly timer: NodeJS.Timeout;
+
+	constructor(
+		private readonly response: ServerResponse,
+		headers: OutgoingHttpHeaders = {},
+	) {
+		response.writeHead(200, { ...SSE_HEADERS, ...headers });
+		response.flushHeaders();
+		this.timer = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+		this.timer.unref();
+		response.once('close', () => clearInterval(this.timer));
+	}
+
+	get open(): boolean {
+		return !this.response.writableEnded && !this.response.destroyed;
+	}
+
+	/** Writes a raw event (`event:` and `data:` lines, blank-line terminated). */
+	write(event: string): void {
+		if (this.open) this.response.write(event);
+	}
+
+	send(message: JsonRpcMessage): void {
+		this.write(eventOf(message));
+	}
+
+	end(): void {
+		clearInterval(this.timer);
+		if (this.open) this.response.end();
+	}
+}
+
+/** The reply to one POSTed request: JSON if possible, else an event stream. */
+export class ReplyStream {
+	private stream: EventStream | undefined;
+	private readonly timer: NodeJS.Timeout;
+
+	constructor(
+		private readonly response: ServerResponse,
+		private readonly headers: OutgoingHttpHeaders,
+	) {
+		// A long call switches to SSE so keep-alive comments hold the connection open.
+		this.timer = setTimeout(() => this.events(), KEEP_ALIVE_MS);
+		this.timer.unref();
+	}
+
+	private events(): EventStream {
+		return (this.stream ??= new EventStream(this.response, this.headers));
+	}
+
+	/** A message that must reach the client before the response. */
+	send(message: JsonRpcMessage): void {
+		this.events().send(message);
+	}
+
+	finish(message: JsonRpcMessage): void {
+		clearTimeout(this.timer);
+		if (this.stream) {
+			this.stream.send(message);
+			this.stream.end();
+		} else if (!this.response.destroyed) {
+			const body = JSON.stringify(message);
+			this.response.writeHead(200, { ...this.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+			this.response.end(body);
+		}
+	}
+
+	cancel(): void {
+		clearTimeout(this.timer);
+		this.stream?.end();
+	}
+}

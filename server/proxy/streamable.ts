@@ -1,0 +1,196 @@
+/**
+ * The Streamable HTTP side of the proxy (MCP 2025-03-26 and later) at `/mcp`:
+ *
+ * - POST carries client messages. `initialize` opens a session whose id comes back in
+ *   `Mcp-Session-Id`; every later request must send it (400 without, 404 for an unknown or
+ *   ended one). Notifications and responses alone get 202. A request gets its response as
+ *   JSON, or as an event stream when server messages come first or the call is long.
+ * - GET opens the session's stream of server-initiated messages (one at a time; 409 for a
+ *   second).
+ * - DELETE ends the session.
+ * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpExchange, McpHandler } from './chain.js';
+import {
+	asMessage,
+	ErrorCode,
+	errorResponse,
+	isRequest,
+	SUPPORTED_PROTOCOL_VERSIONS,
+	type JsonRpcNotification,
+	type JsonRpcRequest,
+	type JsonRpcResponse,
+} from './jsonrpc.js';
+import type { ClientSession, SessionRegistry } from './session.js';
+import { EventStream, ReplyStream } from './sse.js';
+
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+export class HttpError extends Error {
+	constructor(
+		readonly status: number,
+		message: string,
+		readonly code: number = ErrorCode.InvalidRequest,
+	) {
+		super(message);
+	}
+}
+
+/** Reads a JSON body (at most 4 MiB). Events rather than async iteration: this is the hot path. */
+export function readJson(request: IncomingMessage): Promise<unknown> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let size = 0;
+		request.on('data', (chunk: Buffer) => {
+			size += chunk.length;
+			if (size > MAX_MESSAGE_BYTES) {
+				request.removeAllListeners('data');
+				request.resume();
+				reject(new HttpError(413, 'message over 4 MiB'));
+			} else {
+				chunks.push(chunk);
+			}
+		});
+		request.once('error', reject);
+		request.once('end', () => {
+			try {
+				resolve(JSON.parse(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+			} catch {
+				reject(new HttpError(400, 'Parse error: the body is not JSON', ErrorCode.ParseError));
+			}
+		});
+	});
+}
+
+/** Writes a JSON-RPC error without an id, as the transport answers malformed requests. */
+export function sendError(response: ServerResponse, error: HttpError, headers: Record<string, string> = {}): void {
+	if (response.headersSent) return;
+	const body = JSON.stringify(errorResponse(null, error.code, error.message));
+	response.writeHead(error.status, { ...headers, 'Content-Type': 'application/json' }).end(body);
+}
+
+export class StreamableHttpFront {
+	constructor(
+		private readonly sessions: SessionRegistry,
+		private readonly handle: McpHandler,
+	) {}
+
+	async serve(exchange: HttpExchange): Promise<void> {
+		try {
+			const version = exchange.request.headers['mcp-protocol-version'];
+			if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+				throw new HttpError(400, `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+			}
+			switch (exchange.request.method) {
+				case 'POST':
+					return await this.post(exchange);
+				case 'GET':
+					return this.get(exchange);
+				case 'DELETE':
+					return this.delete(exchange);
+				default:
+					exchange.response.setHeader('Allow', 'GET, POST, DELETE');
+					throw new HttpError(405, 'Method not allowed');
+			}
+		} catch (error) {
+			if (error instanceof HttpError) sendError(exchange.response, error);
+			else throw error;
+		}
+	}
+
+	private session(request: IncomingMessage): ClientSession {
+		const id = request.headers['mcp-session-id'];
+		if (typeof id !== 'string' || !id) throw new HttpError(400, 'Bad Request: Mcp-Session-Id header is required');
+		const session = this.sessions.get(id);
+		if (!session || session.kind !== 'streamable') throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
+		session.touch();
+		return session;
+	}
+
+	private async post(exchange: HttpExchange): Promise<void> {
+		const { request, response } = exchange;
+		const type = request.headers['content-type'] ?? '';
+		if (!type.includes('application/json')) throw new HttpError(415, 'Unsupported Media Type: Content-Type must be application/json');
+		const body = await readJson(request);
+		const batch = Array.isArray(body);
+		const messages = (batch ? body : [body]).map((item) => {
+			const message = asMessage(item);
+			if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
+			return message;
+		});
+		if (messages.length === 0) throw new HttpError(400, 'Invalid Request: empty batch');
+
+		let session: ClientSession;
+		const initialize = messages.find((message) => isRequest(message) && message.method === 'initialize');
+		if (initialize) {
+			if (messages.length > 1) throw new HttpError(400, 'Invalid Request: initialize must be sent alone');
+			session = this.sessions.create('streamable');
+		} else {
+			session = this.session(request);
+		}
+
+		const requests: JsonRpcRequest[] = [];
+		for (const message of messages) {
+			if (isRequest(message)) requests.push(message);
+			else session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
+		}
+		const headers = { 'Mcp-Session-Id': session.id };
+		if (requests.length === 0) {
+			response.writeHead(202, headers).end();
+			return;
+		}
+		if (!batch) {
+			const answer = await this.call(exchange, session, requests[0]!, headers);
+			if (initialize && answer.error) session.close();
+			return;
+		}
+		const answers = await Promise.all(requests.map((message) => this.run(exchange, session, message)));
+		const text = JSON.stringify(answers);
+		response.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+	}
+
+	/** Runs one request, streaming related server messages into its reply. */
+	private async call(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest, headers: Record<string, string>): Promise<JsonRpcResponse> {
+		const reply = new ReplyStream(exchange.response, headers);
+		session.track(message.id, reply);
+		try {
+			const answer = await this.run(exchange, session, message);
+			reply.finish(answer);
+			return answer;
+		} finally {
+			session.untrack(message.id);
+		}
+	}
+
+	private run(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest): Promise<JsonRpcResponse> {
+		const controller = new AbortController();
+		const { response } = exchange;
+		const onClose = () => {
+			if (!response.writableFinished) controller.abort('the client went away');
+		};
+		response.once('close', onClose);
+		const onSessionEnd = () => controller.abort('the session ended');
+		session.signal.addEventListener('abort', onSessionEnd, { once: true });
+		return this.handle({ request: message, session, signal: controller.signal, exchange }).finally(() => {
+			response.off('close', onClose);
+			session.signal.removeEventListener('abort', onSessionEnd);
+		});
+	}
+
+	private get(exchange: HttpExchange): void {
+		const accept = exchange.request.headers.accept ?? '';
+		if (!accept.includes('text/event-stream')) throw new HttpError(406, 'Not Acceptable: the client must accept text/event-stream');
+		const session = this.session(exchange.request);
+		if (session.hasStream) throw new HttpError(409, 'Conflict: only one event stream is allowed per session');
+		const stream = new EventStream(exchange.response, { 'Mcp-Session-Id': session.id });
+		session.attachStream(stream);
+		exchange.response.once('close', () => session.detachStream(stream));
+	}
+
+	private delete(exchange: HttpExchange): void {
+		const session = this.session(exchange.request);
+		session.close();
+		exchange.response.writeHead(200).end();
+	}
+}

@@ -1,0 +1,48 @@
+/**
+ * A workload's status as reported: the status a service last recorded, checked against what
+ * is true now (is the container there and running, is the proxy alive, does it reach the
+ * server). Transitional states (`starting`, `stopping`, `removing`) and the outcomes a user
+ * chose (`stopped`) or was told about (`error`) are reported as recorded.
+ */
+import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
+import type { ContainerInfo } from '../runtime/runtime.js';
+import type { ProxyRecord, StoredStatus, StoredWorkload } from './store.js';
+
+export interface EffectiveStatus {
+	readonly status: WorkloadStatus;
+	readonly context?: string;
+}
+
+export interface Observed {
+	readonly recorded: StoredStatus | undefined;
+	/** The container, or undefined when it is gone; `unavailable` when the runtime did not answer. */
+	readonly container: ContainerInfo | undefined | { unavailable: string };
+	/** The live proxy's record, or undefined when no proxy runs. */
+	readonly proxy: ProxyRecord | undefined;
+}
+
+export function effectiveStatus(workload: StoredWorkload, observed: Observed): EffectiveStatus {
+	const { recorded, container, proxy } = observed;
+	if (!recorded) return { status: 'unknown', context: 'no status recorded' };
+	if (recorded.status !== 'running' && recorded.status !== 'unhealthy') {
+		return { status: recorded.status, context: recorded.status_context };
+	}
+	if (!workload.remote_url) {
+		if (container && 'unavailable' in container) return { status: 'unknown', context: container.unavailable };
+		if (!container) return { status: 'error', context: 'the container is gone (removed outside Hangar)' };
+		if (container.state === 'restarting') return { status: 'unhealthy', context: 'the container is restarting' };
+		if (container.state !== 'running') {
+			return { status: 'stopped', context: `the container exited${container.exitCode === undefined ? '' : ` with code ${container.exitCode}`}` };
+		}
+	}
+	if (!proxy) return { status: 'unhealthy', context: 'the proxy is not running' };
+	if (proxy.backend !== 'connected') {
+		return { status: 'unhealthy', context: `the proxy cannot reach the server${proxy.backend_detail ? `: ${proxy.backend_detail}` : ''}` };
+	}
+	return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
+}
+
+/** Statuses listed without `all`: workloads that are up, or on their way up. */
+export function isActive(status: WorkloadStatus): boolean {
+	return status === 'running' || status === 'unhealthy' || status === 'starting';
+}

@@ -1,0 +1,118 @@
+/**
+ * Workload state on disk:
+ *
+ * - `<state>/runconfigs/<name>.json`: the run configuration (spec 2.17, ToolHive's field names)
+ *   plus a few Hangar settings; the desired state, written by the management services only.
+ * - `<data>/statuses/<name>.json`: the last status a service recorded, with its reason.
+ * - `<data>/proxies/<name>.json`: written by the workload's proxy process: its pid, port and
+ *   whether its backend answers.
+ * - `<data>/logs/<name>.log`: the proxy's log.
+ *
+ * Every write is atomic and locked (server/store), so daemons, `hangar serve`, the CLI and
+ * proxies can share the folders.
+ */
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
+import { RegistryHeader } from '../../protocol/registryTypes.js';
+import { RunConfig } from '../../protocol/runConfig.js';
+import { JsonCollection } from '../store/document.js';
+import { withLock } from '../store/lock.js';
+import type { HangarPaths } from '../store/paths.js';
+
+/** The format version of the run configuration ToolHive writes, shown on export. */
+export const RUN_CONFIG_FORMAT = 'v0.1.0';
+
+export const StoredWorkload = RunConfig.extend({
+	name: z.string(),
+	created_at: z.string(),
+	restart_policy: RestartPolicy,
+	/** Seconds; absent means the proxy's default. */
+	request_timeout: z.number().int().optional(),
+	/** Headers a remote server accepts (from its registry entry or the request). */
+	headers: z.array(RegistryHeader).optional(),
+	/** Port of the egress proxy on the isolated network's gateway, for a network-isolated container. */
+	egress_port: z.number().int().optional(),
+});
+export type StoredWorkload = z.infer<typeof StoredWorkload>;
+
+export const StoredStatus = z.object({
+	status: WorkloadStatus,
+	status_context: z.string().optional(),
+	started_at: z.string().optional(),
+	updated_at: z.string(),
+});
+export type StoredStatus = z.infer<typeof StoredStatus>;
+
+export const BackendState = z.enum(['connecting', 'connected', 'disconnected']);
+export type BackendState = z.infer<typeof BackendState>;
+
+export const ProxyRecord = z.object({
+	pid: z.number().int(),
+	host: z.string(),
+	port: z.number().int(),
+	started_at: z.string(),
+	backend: BackendState,
+	backend_detail: z.string().optional(),
+});
+export type ProxyRecord = z.infer<typeof ProxyRecord>;
+
+/** A folder of records, one per workload, with an upsert. */
+class RecordFolder<T> {
+	readonly collection: JsonCollection<T>;
+
+	constructor(folder: string, schema: z.ZodType<T>) {
+		this.collection = new JsonCollection(folder, { schema, version: 1 });
+	}
+
+	get(name: string): Promise<T | undefined> {
+		return this.collection.get(name);
+	}
+
+	async put(name: string, value: T): Promise<void> {
+		for (;;) {
+			if (await this.collection.update(name, () => value)) return;
+			if (await this.collection.create(name, value)) return;
+		}
+	}
+
+	async remove(name: string): Promise<void> {
+		await this.collection.delete(name);
+	}
+}
+
+export class WorkloadStore {
+	readonly configs: JsonCollection<StoredWorkload>;
+	readonly statuses: RecordFolder<StoredStatus>;
+	readonly proxies: RecordFolder<ProxyRecord>;
+	/** A short stable id of this state folder, put on every container as `hangar.instance`. */
+	readonly instance: string;
+	private readonly locks: string;
+	private readonly logs: string;
+
+	constructor(readonly paths: HangarPaths) {
+		this.instance = createHash('sha256').update(paths.state).digest('hex').slice(0, 8);
+		this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: StoredWorkload, version: 1 });
+		this.statuses = new RecordFolder(join(paths.data, 'statuses'), StoredStatus);
+		this.proxies = new RecordFolder(join(paths.data, 'proxies'), ProxyRecord);
+		this.locks = join(paths.state, 'workload-locks');
+		this.logs = join(paths.data, 'logs');
+	}
+
+	logFile(name: string): string {
+		return join(this.logs, `${name}.log`);
+	}
+
+	/** Runs `work` holding the workload's lifecycle lock (start, stop, delete, reconcile). */
+	withWorkloadLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+		return withLock(join(this.locks, name), work);
+	}
+
+	/** Removes everything recorded about a workload but its run configuration. */
+	async forgetRuntimeState(name: string): Promise<void> {
+		const log = this.logFile(name);
+		await Promise.all([this.statuses.remove(name), this.proxies.remove(name), rm(log, { force: true }), rm(`${log}.1`, { force: true })]);
+	}
+}

@@ -1,0 +1,115 @@
+/**
+ * The workload commands as users type them: `hangar run|ls|info|export|edit|logs|stop|restart|rm`,
+ * with the real engine, the proxy processes they leave running, and one-line errors.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { runHangar } from './support/processes.js';
+
+let home: TestHome;
+let remote: RemoteServer;
+const hangar = (...args: string[]) => runHangar(args, home.env);
+
+beforeAll(async () => {
+	home = await createTestHome();
+	remote = await startRemoteServer('streamable');
+});
+
+afterAll(async () => {
+	const listed = JSON.parse((await hangar('ls', '--all', '--json')).stdout) as Array<{ name: string }>;
+	if (listed.length) await hangar('rm', ...listed.map((workload) => workload.name));
+	remote?.stop();
+	await home?.dispose();
+}, 120_000);
+
+describe('hangar run … rm', { timeout: 180_000 }, () => {
+	const name = uniqueName('cli');
+
+	it('runs an image with flags, including the authentication settings kept for the proxy', async () => {
+		const authz = join(home.path, 'authz.json');
+		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: [], entities_json: '[]' } }));
+		const run = await hangar(
+			'run', EVERYTHING, '--name', name, '--transport', 'stdio', '-e', 'GREETING=hi', '--label', 'team=tools', '--tools', 'echo,get-env',
+			'--oidc-issuer', 'https://issuer.example', '--oidc-audience', 'hangar', '--oidc-client-id', 'cli', '--oidc-jwks-url', 'https://issuer.example/jwks',
+			'--authz-config', authz, '--restart', 'always', '--request-timeout', '30', '--', 'stdio',
+		);
+		expect(run.stderr).toContain(`Creating workload ${name}`);
+		expect(run).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^Workload ${name} is running: http://127\\.0\\.0\\.1:\\d+/mcp\\n$`)) });
+
+		const exported = JSON.parse((await hangar('export', name)).stdout) as Record<string, unknown>;
+		expect(exported).toMatchObject({
+			name,
+			image: EVERYTHING,
+			cmd_args: ['stdio'],
+			env_vars: { GREETING: 'hi' },
+			container_labels: { team: 'tools' },
+			tools_filter: ['echo', 'get-env'],
+			oidc_config: { issuer: 'https://issuer.example', audience: 'hangar', clientID: 'cli', jwksurl: 'https://issuer.example/jwks' },
+			authz_config_path: authz,
+		});
+		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ restart_policy: 'always', request_timeout: 30, status: 'running' });
+	});
+
+	it('runs a remote URL, naming it after the host when --name is absent', async () => {
+		const run = await hangar('run', remote.url, '--json');
+		expect(run.code).toBe(0);
+		const result = JSON.parse(run.stdout) as { name: string; port: number; url: string; status: string };
+		const port = new URL(remote.url).port;
+		expect(result).toMatchObject({ name: `127.0.0.1-${port}`, status: 'running', url: `http://127.0.0.1:${result.port}/api/mcp` });
+		const client = await connect(result.url, 'streamable-http');
+		try {
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'cli' } }))).toBe('remote echo: cli');
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('lists as a table and as JSON, and shows one workload', async () => {
+		const table = await hangar('ls');
+		expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+PACKAGE\s+STATUS\s+URL\s+GROUP$/);
+		expect(table.stdout).toMatch(new RegExp(`^${name}\\s+${EVERYTHING}\\s+running\\s+http://`, 'm'));
+		const json = JSON.parse((await hangar('ls', '--json', '--group', 'default')).stdout) as Array<{ name: string }>;
+		expect(json.map((workload) => workload.name)).toContain(name);
+		const info = await hangar('info', name);
+		expect(info.stdout).toMatch(/^status:\s+running$/m);
+		expect(info.stdout).toMatch(/^tools:\s+echo, get-env$/m);
+	});
+
+	it('edits a workload, which keeps its port', async () => {
+		const before = JSON.parse((await hangar('info', name, '--json')).stdout) as { proxy_port: number };
+		const edit = await hangar('edit', name, '-e', 'MORE=yes');
+		expect(edit).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${name} updated; it is running`) });
+		const after = JSON.parse((await hangar('export', name)).stdout) as { port: number; env_vars: Record<string, string>; oidc_config: unknown };
+		expect(after.port).toBe(before.proxy_port);
+		expect(after.env_vars).toEqual({ GREETING: 'hi', MORE: 'yes' });
+		expect(after.oidc_config).toMatchObject({ issuer: 'https://issuer.example' });
+	});
+
+	it('prints the server\'s output and the proxy\'s log', async () => {
+		expect((await hangar('logs', name)).stdout).toContain('serverInfo');
+		expect((await hangar('logs', name, '--proxy')).stdout).toMatch(/proxy for .* listening on http:\/\/127\.0\.0\.1:\d+/);
+	});
+
+	it('stops, restarts and deletes, waiting for the outcome', async () => {
+		expect(await hangar('stop', name)).toMatchObject({ code: 0, stdout: `${name}: stopped\n` });
+		expect((await hangar('ls')).stdout).not.toContain(name);
+		expect((await hangar('ls', '--all')).stdout).toMatch(new RegExp(`^${name}\\s+\\S+\\s+stopped`, 'm'));
+		expect(await hangar('restart', name)).toMatchObject({ code: 0, stdout: `${name}: running\n` });
+		expect(await hangar('rm', name)).toMatchObject({ code: 0, stdout: `${name}: gone\n` });
+		expect(JSON.parse((await hangar('ls', '--all', '--json')).stdout).map((workload: { name: string }) => workload.name)).not.toContain(name);
+	});
+
+	it('fails with one line and a hint', async () => {
+		const invalid = await hangar('run', EVERYTHING, '--name', uniqueName('bad'), '--transport', 'telegraph');
+		expect(invalid.code).toBe(2);
+		expect(invalid.stderr).toMatch(/^hangar: invalid transport: .*telegraph.*\n$/m);
+		const unknown = await hangar('rm', 'no-such-workload');
+		expect(unknown).toMatchObject({ code: 1, stderr: 'hangar: workload no-such-workload not found\n' });
+		const nothing = await hangar('stop');
+		expect(nothing.code).toBe(2);
+		expect(nothing.stderr).toContain('--group');
+	});
+});

@@ -1,0 +1,271 @@
+/**
+ * The workload proxy with real MCP servers and the official SDK client: a stdio server in a
+ * container (shared by several clients), sse and streamable-http servers in containers, and
+ * remote URLs, each through Streamable HTTP and legacy SSE; tool filters and overrides; the
+ * request timeout; and the transport's rules on the wire.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateMessageRequestSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
+import { CreateWorkload, DeleteWorkloads, GetWorkloadLogs, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { connect, EVERYTHING, MEMORY, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { startServe, type ServeProcess } from './support/processes.js';
+import { callRest } from './support/rest.js';
+
+let home: TestHome;
+let serve: ServeProcess;
+const remotes: RemoteServer[] = [];
+
+beforeAll(async () => {
+	home = await createTestHome();
+	serve = await startServe({ ...home.env, HANGAR_PROXY_KEEPALIVE_MS: '500' });
+});
+
+afterAll(async () => {
+	const { body } = await callRest(serve.url, ListWorkloads, { all: true });
+	const names = (body as { workloads: Array<{ name: string }> }).workloads.map((workload) => workload.name);
+	if (names.length) {
+		await callRest(serve.url, DeleteWorkloads, { names });
+		await waitFor(async () => ((await callRest(serve.url, ListWorkloads, { all: true })).body as { workloads: unknown[] }).workloads.length === 0, 'cleanup', 60_000);
+	}
+	for (const remote of remotes) remote.stop();
+	await serve?.stop();
+	await home?.dispose();
+}, 120_000);
+
+/** Creates a workload over REST and returns its client URL. */
+async function create(params: Record<string, unknown>): Promise<{ name: string; port: number; url: string }> {
+	const name = uniqueName(String(params.name));
+	const created = await callRest(serve.url, CreateWorkload, { ...params, name });
+	expect(created.status, JSON.stringify(created.body)).toBe(201);
+	const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; url: string; status: string }> };
+	const listed = workloads.find((workload) => workload.name === name)!;
+	expect(listed.status).toBe('running');
+	return { name, port: (created.body as { port: number }).port, url: listed.url };
+}
+
+const base = (url: string) => new URL(url).origin;
+
+describe('a stdio server in a container', { timeout: 120_000 }, () => {
+	let workload: { name: string; port: number; url: string };
+	beforeAll(async () => {
+		workload = await create({ name: 'stdio', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] });
+		expect(workload.url).toBe(`http://127.0.0.1:${workload.port}/mcp`);
+	}, 120_000);
+
+	it.each(['streamable-http', 'sse'] as const)('serves a %s client: initialize, tools/list, tools/call', async (transport) => {
+		const client = await connect(transport === 'sse' ? `${base(workload.url)}/sse` : workload.url, transport);
+		try {
+			expect(client.getServerVersion()?.name).toBe('mcp-servers/everything');
+			const { tools } = await client.listTools();
+			expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: `via ${transport}` } }))).toBe(`Echo: via ${transport}`);
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('multiplexes concurrent clients over the one server, initialised once', async () => {
+		const clients = await Promise.all([connect(workload.url, 'streamable-http'), connect(workload.url, 'streamable-http'), connect(`${base(workload.url)}/sse`, 'sse')]);
+		try {
+			// Every SDK client numbers its requests from 0: the same ids travel at once.
+			const answers = await Promise.all(
+				clients.flatMap((client, index) =>
+					Array.from({ length: 20 }, async (_, call) => textOf(await client.callTool({ name: 'get-sum', arguments: { a: index * 1000, b: call } }))),
+				),
+			);
+			const expected = clients.flatMap((_, index) => Array.from({ length: 20 }, (_, call) => `The sum of ${index * 1000} and ${call} is ${index * 1000 + call}.`));
+			expect(answers).toEqual(expected);
+		} finally {
+			await Promise.all(clients.map((client) => client.close()));
+		}
+		const logs = (await callRest(serve.url, GetWorkloadLogs, { name: workload.name })).body as string;
+		expect(logs.match(/"serverInfo"/g)).toHaveLength(1);
+	});
+
+	it('routes a server request to the client whose call caused it', async () => {
+		const caller = await connect(workload.url, 'streamable-http', { sampling: {} });
+		const bystander = await connect(workload.url, 'streamable-http', { sampling: {} });
+		const asked: string[] = [];
+		const answer = (who: string) => async (): Promise<CreateMessageResult> => {
+			asked.push(who);
+			return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `sampled by ${who}` } };
+		};
+		caller.setRequestHandler(CreateMessageRequestSchema, answer('caller'));
+		bystander.setRequestHandler(CreateMessageRequestSchema, answer('bystander'));
+		try {
+			const result = await caller.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } });
+			expect(JSON.stringify(result)).toContain('sampled by caller');
+			expect(asked).toEqual(['caller']);
+		} finally {
+			await Promise.all([caller.close(), bystander.close()]);
+		}
+	});
+
+	it('relays progress under the caller\'s own token', async () => {
+		const client = await connect(workload.url, 'streamable-http');
+		try {
+			const progress: number[] = [];
+			const result = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, {
+				onprogress: (update) => progress.push(update.progress),
+			});
+			expect(textOf(result)).toContain('completed');
+			expect(progress).toEqual([1, 2, 3]);
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('follows the Streamable HTTP rules on the wire', async () => {
+		const endpoint = workload.url;
+		const post = (body: unknown, headers: Record<string, string> = {}) =>
+			fetch(endpoint, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+		const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+		expect(init.status).toBe(200);
+		const session = init.headers.get('mcp-session-id')!;
+		expect(session).toMatch(/^[\x21-\x7e]+$/);
+		expect(((await init.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name).toBe('mcp-servers/everything');
+
+		const withSession = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-06-18' };
+		expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, withSession)).status).toBe(202);
+		expect((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })).status).toBe(400); // no session
+		expect((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'Mcp-Session-Id': 'unknown' })).status).toBe(404);
+		expect((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...withSession, 'MCP-Protocol-Version': '1999-01-01' })).status).toBe(400);
+		const ping = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, withSession);
+		expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+		const stray = await fetch(endpoint, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'x' });
+		expect(stray.status).toBe(415);
+		const foreign = await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { ...withSession, Origin: 'https://evil.example' });
+		expect(foreign.status).toBe(403);
+
+		expect((await fetch(endpoint, { method: 'DELETE', headers: withSession })).status).toBe(200);
+		expect((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, withSession)).status).toBe(404);
+
+		const health = await fetch(`${base(endpoint)}/health`);
+		expect(health.status).toBe(200);
+		expect(await health.json()).toMatchObject({ status: 'ok', backend: 'connected' });
+	});
+});
+
+describe('sse and streamable-http servers in containers', { timeout: 120_000 }, () => {
+	it.each([
+		['sse', 'sse'],
+		['streamable-http', 'streamableHttp'],
+	] as const)('a %s server answers clients of both protocols', async (transport, mode) => {
+		const workload = await create({ name: transport, image: EVERYTHING, transport, target_port: 3001, cmd_arguments: [mode] });
+		expect(workload.url).toBe(transport === 'sse' ? `http://127.0.0.1:${workload.port}/sse#${workload.name}` : `http://127.0.0.1:${workload.port}/mcp`);
+		for (const client of [await connect(`${base(workload.url)}/mcp`, 'streamable-http'), await connect(`${base(workload.url)}/sse`, 'sse')]) {
+			try {
+				expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: transport } }))).toBe(`Echo: ${transport}`);
+			} finally {
+				await client.close();
+			}
+		}
+	});
+});
+
+describe('remote servers', { timeout: 60_000 }, () => {
+	it('proxies a remote Streamable HTTP server on its own path, adding configured headers', async () => {
+		const remote = await startRemoteServer('streamable');
+		remotes.push(remote);
+		const workload = await create({ name: 'remote', url: remote.url, header_forward: { add_plaintext_headers: { 'X-Tenant': 'acme' } } });
+		expect(workload.url).toBe(`http://127.0.0.1:${workload.port}/api/mcp`);
+		const token = { Authorization: 'Bearer the-client-token' };
+		for (const client of [await connect(workload.url, 'streamable-http', {}, token), await connect(`${base(workload.url)}/sse`, 'sse', {}, token)]) {
+			try {
+				expect(client.getServerVersion()?.name).toBe('remote-fixture');
+				expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'whoami', 'authorization']);
+				// The client's own credentials never travel upstream.
+				expect(textOf(await client.callTool({ name: 'authorization', arguments: {} }))).toBe('none');
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }))).toBe('remote echo: hi');
+				expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toBe('acme');
+			} finally {
+				await client.close();
+			}
+		}
+	});
+
+	it('proxies a remote legacy SSE server', async () => {
+		const remote = await startRemoteServer('sse');
+		remotes.push(remote);
+		const workload = await create({ name: 'remote-sse', url: remote.url, transport: 'sse' });
+		expect(workload.url).toBe(`http://127.0.0.1:${workload.port}/sse#${workload.name}`);
+		for (const client of [await connect(`${base(workload.url)}/mcp`, 'streamable-http'), await connect(workload.url, 'sse')]) {
+			try {
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'old' } }))).toBe('remote echo: old');
+			} finally {
+				await client.close();
+			}
+		}
+	});
+});
+
+describe('tools filter and override, request timeout', { timeout: 120_000 }, () => {
+	it('shows only the allowed tools, renamed, and refuses the others', async () => {
+		const workload = await create({
+			name: 'tools',
+			image: EVERYTHING,
+			transport: 'stdio',
+			cmd_arguments: ['stdio'],
+			tools: ['say', 'get-sum'],
+			tools_override: { echo: { name: 'say', description: 'Says it back' } },
+		});
+		const client = await connect(workload.url, 'streamable-http');
+		try {
+			const { tools } = await client.listTools();
+			expect(tools.map((tool) => tool.name).sort()).toEqual(['get-sum', 'say']);
+			expect(tools.find((tool) => tool.name === 'say')?.description).toBe('Says it back');
+			expect(textOf(await client.callTool({ name: 'say', arguments: { message: 'renamed' } }))).toBe('Echo: renamed');
+			for (const hidden of ['echo', 'get-env']) {
+				await expect(client.callTool({ name: hidden, arguments: { message: 'x' } })).rejects.toThrow(/not found/);
+			}
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('times a slow call out, keeping the connection alive meanwhile', async () => {
+		const workload = await create({ name: 'slow', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], request_timeout: 2 });
+		const client = await connect(workload.url, 'streamable-http');
+		try {
+			const started = Date.now();
+			await expect(client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 8, steps: 8 } })).rejects.toThrow(/timed out/i);
+			expect(Date.now() - started).toBeLessThan(6_000);
+			// The server was told to stop, and still answers the next call.
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'after' } }))).toBe('Echo: after');
+		} finally {
+			await client.close();
+		}
+		// On the wire: a call longer than the keep-alive interval turns into an event stream with comments.
+		const init = await fetch(workload.url, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+			body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+		});
+		const session = init.headers.get('mcp-session-id')!;
+		const slow = await fetch(workload.url, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': session },
+			body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 1.5, steps: 1 } } }),
+		});
+		expect(slow.headers.get('content-type')).toContain('text/event-stream');
+		const text = await slow.text();
+		expect(text).toContain(': keep-alive');
+		expect(text).toContain('"id":2');
+	});
+});
+
+describe('another real server: server-memory', { timeout: 120_000 }, () => {
+	it('stores and reads back a knowledge graph through the proxy', async () => {
+		const workload = await create({ name: 'memory', image: MEMORY, transport: 'stdio' });
+		const client = await connect(workload.url, 'streamable-http');
+		try {
+			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['create_entities', 'read_graph']));
+			await client.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Hangar', entityType: 'project', observations: ['runs MCP servers'] }] } });
+			expect(textOf(await client.callTool({ name: 'read_graph', arguments: {} }))).toContain('runs MCP servers');
+		} finally {
+			await client.close();
+		}
+	});
+});

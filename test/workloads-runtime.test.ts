@@ -1,0 +1,168 @@
+/**
+ * The Docker runtime against the real Docker Engine (started by scripts/test-services.sh),
+ * with the locally built `hangar-test/everything` image, and `/health` reporting the engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HangarError } from '../protocol/errors.js';
+import { Health } from '../protocol/protocol.system.js';
+import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { silentProgress } from '../server/context.js';
+import { DockerRuntime } from '../server/runtime/docker.js';
+import type { Attachment } from '../server/runtime/runtime.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { spawnDaemon, startServe } from './support/processes.js';
+import { callRest } from './support/rest.js';
+
+const IMAGE = 'hangar-test/everything:1';
+const runtime = new DockerRuntime();
+const suffix = randomBytes(4).toString('hex');
+const label = { 'hangar.test': suffix };
+const created: string[] = [];
+
+afterAll(async () => {
+	await Promise.all(created.map((id) => runtime.remove(id)));
+});
+
+async function createStdioServer(name: string): Promise<string> {
+	const id = await runtime.create({
+		name: `hangar-runtime-test-${name}-${suffix}`,
+		image: IMAGE,
+		args: ['stdio'],
+		env: { GREETING: 'hello' },
+		labels: label,
+		interactive: true,
+		mounts: [],
+		network: 'none',
+		restartPolicy: 'no',
+	});
+	created.push(id);
+	return id;
+}
+
+function readLine(attachment: Attachment): Promise<Record<string, unknown>> {
+	return new Promise((resolve) => {
+		let buffered = '';
+		const onData = (chunk: Buffer) => {
+			buffered += chunk.toString('utf8');
+			for (const line of buffered.split('\n').slice(0, -1)) {
+				const message = JSON.parse(line) as Record<string, unknown>;
+				if ('id' in message) {
+					attachment.stdout.off('data', onData);
+					resolve(message);
+					return;
+				}
+			}
+		};
+		attachment.stdout.on('data', onData);
+	});
+}
+
+describe('DockerRuntime', () => {
+	it('reports the engine', async () => {
+		const info = await runtime.info();
+		expect(info.name).toBe('docker');
+		expect(info.version).toMatch(/^\d+\.\d+/);
+	});
+
+	it('creates, starts, attaches, lists, inspects, reads logs, stops and removes a container', async () => {
+		const id = await createStdioServer('lifecycle');
+		expect(await runtime.inspect(id)).toMatchObject({ id, state: 'created', labels: label });
+		await runtime.start(id);
+		const attachment = await runtime.attach(id);
+		attachment.stdin.write(
+			`${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`,
+		);
+		const answer = await readLine(attachment);
+		expect(answer).toMatchObject({ id: 7, result: { serverInfo: { name: 'mcp-servers/everything' } } });
+
+		const listed = await runtime.list(label);
+		expect(listed.map((container) => container.id)).toContain(id);
+		expect(listed.find((container) => container.id === id)?.state).toBe('running');
+		// The server's stderr and its JSON-RPC output both reach the container log.
+		expect(await runtime.logs(id, 100)).toContain('"id":7');
+
+		attachment.close();
+		await attachment.closed;
+		expect((await runtime.inspect(id))?.state).toBe('running'); // closing the attach does not stop the server
+
+		await runtime.stop(id, 5);
+		expect((await runtime.inspect(id))?.state).toBe('exited');
+		await runtime.stop(id, 5); // stopping a stopped container is fine
+		await runtime.remove(id);
+		expect(await runtime.inspect(id)).toBeUndefined();
+		await runtime.remove(id); // so is removing a missing one
+	});
+
+	it('publishes an HTTP server on loopback only', async () => {
+		const id = await runtime.create({
+			name: `hangar-runtime-test-http-${suffix}`,
+			image: IMAGE,
+			args: ['streamableHttp'],
+			env: {},
+			labels: label,
+			interactive: false,
+			publishPort: 3001,
+			mounts: [],
+			network: 'bridge',
+			restartPolicy: 'no',
+		});
+		created.push(id);
+		await runtime.start(id);
+		const endpoint = await runtime.endpoint(id, 3001);
+		expect(endpoint.host).toBe('127.0.0.1');
+		expect(endpoint.port).toBeGreaterThan(0);
+	});
+
+	it('knows which images exist, and a pull of an unknown image is a 404', async () => {
+		expect(await runtime.imageExists(IMAGE)).toBe(true);
+		expect(await runtime.imageExists(`hangar-test/missing-${suffix}:1`)).toBe(false);
+		const error = await runtime.pullImage(`hangar-test/missing-${suffix}:1`, silentProgress, new AbortController().signal).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(HangarError);
+		expect(error).toMatchObject({ status: 404, code: 'image_not_found' });
+	});
+
+	it('answers 503 when no engine listens at DOCKER_HOST', async () => {
+		const absent = new DockerRuntime({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+		const error = await absent.info().catch((e: unknown) => e);
+		expect(error).toMatchObject({ status: 503, code: 'runtime_unavailable' });
+		expect((error as Error).message).toContain('DOCKER_HOST');
+	});
+});
+
+describe('GET /health and system/health', () => {
+	let home: TestHome;
+	beforeAll(async () => (home = await createTestHome()));
+	afterAll(() => home.dispose());
+
+	it('is 204 while the engine answers; the RPC report names it', async () => {
+		const serve = await startServe(home.env);
+		try {
+			const response = await fetch(`${serve.url}/health`);
+			expect(response.status).toBe(204);
+		} finally {
+			await serve.stop();
+		}
+		const daemon = spawnDaemon(home.env);
+		try {
+			await daemon.client.initialize('health-test');
+			expect(await daemon.client.request(Health, {})).toMatchObject({ status: 'ok', runtime: { name: 'docker' } });
+		} finally {
+			await daemon.stop();
+		}
+	});
+
+	it('is 503 when no engine answers; so is a create, which leaves nothing behind', async () => {
+		const serve = await startServe({ ...home.env, DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+		try {
+			const response = await fetch(`${serve.url}/health`);
+			expect(response.status).toBe(503);
+			expect(await response.json()).toMatchObject({ code: 'runtime_unavailable' });
+			const created = await callRest(serve.url, CreateWorkload, { name: 'no-engine', image: 'hangar-test/everything:1', transport: 'stdio' });
+			expect(created).toMatchObject({ status: 503, body: { code: 'runtime_unavailable' } });
+			expect((await callRest(serve.url, ListWorkloads, { all: true })).body).toEqual({ workloads: [] });
+		} finally {
+			await serve.stop();
+		}
+	});
+});
