@@ -278,8 +278,9 @@ export class WorkloadService {
 	private async deleteWorkload(config: StoredWorkload): Promise<void> {
 		try {
 			await this.setStatus(config.name, 'removing');
-			await this.purge(config);
+			// Before the status file goes, so the folder watcher does not report the removal too.
 			this.notified.set(config.name, REMOVED);
+			await this.purge(config);
 			this.options.environment.notifier.notify(WorkloadsDidChange, { name: config.name, status: 'removing', status_context: 'removed' });
 		} catch (error) {
 			await this.setStatus(config.name, 'error', `delete failed: ${(error as Error).message}`);
