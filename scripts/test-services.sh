@@ -31,4 +31,9 @@ fi
 
 need_apt git git
 
+# Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
+# ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
+need_apt docker-registry docker-registry
+need_apt skopeo skopeo
+
 log "ready"

@@ -6,9 +6,10 @@ import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
+import { skillImplementations } from './skills/service.js';
 import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
 	const groups = new GroupStore(environment.paths);
-	return new Dispatcher(operations, [...systemImplementations(), ...groupImplementations(groups)], environment.log);
+	return new Dispatcher(operations, [...systemImplementations(), ...groupImplementations(groups), ...skillImplementations()], environment.log);
 }
