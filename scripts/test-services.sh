@@ -35,5 +35,7 @@ need_apt git git
 # ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
 need_apt docker-registry docker-registry
 need_apt skopeo skopeo
+# The token-auth registry of the skills tests trusts a certificate made with openssl.
+need_apt openssl openssl
 
 log "ready"
