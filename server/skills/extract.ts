@@ -66,6 +66,7 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	let entries = 0;
 	let failure: Error | undefined;
 	let writing: Promise<void> = Promise.resolve();
+	let output: NodeJS.WritableStream & { destroy(error?: Error): void } | undefined;
 	const fail = (error: Error) => (failure ??= error);
 
 	const parser = new Parser({ strict: true, maxMetaEntrySize: 1024 * 1024 });
@@ -103,17 +104,22 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 		const mode = ((entry.mode ?? 0o644) & 0o644) | 0o600;
 		const target = join(into, path);
 		entry.pause();
-		writing = writing.then(async () => {
-			if (failure) return void entry.resume();
-			await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-			// `wx`: never through an existing file or link, never twice the same path.
-			const output = createWriteStream(target, { flags: 'wx', mode });
-			entry.pipe(output);
-			await finished(output);
-		}).catch((error: NodeJS.ErrnoException) => {
-			entry.resume();
-			fail(error.code === 'EEXIST' ? unsafeArchive(`${path} appears twice`) : error.code === 'ENOTDIR' ? unsafeArchive(`${path} is inside a file`) : error);
-		});
+		writing = writing
+			.then(async () => {
+				if (failure) return void entry.resume();
+				await mkdir(dirname(target), { recursive: true, mode: 0o755 }).catch((error: NodeJS.ErrnoException) => {
+					throw error.code === 'EEXIST' || error.code === 'ENOTDIR' ? unsafeArchive(`${path} is inside a file`) : error;
+				});
+				// `wx`: never through an existing file or link, never twice the same path.
+				const stream = createWriteStream(target, { flags: 'wx', mode });
+				output = stream;
+				entry.pipe(stream);
+				await finished(stream);
+			})
+			.catch((error: NodeJS.ErrnoException) => {
+				entry.resume();
+				fail(error.code === 'EEXIST' ? unsafeArchive(`${path} appears twice`) : error);
+			});
 	});
 
 	const hash = options.digest ? createHash(options.digest.split(':')[0]!) : undefined;
@@ -147,6 +153,8 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	const sourceError = await compressed.then(() => undefined, (error: Error) => error);
 	if (sourceError) failure = sourceError;
 	if (!failure) await new Promise<void>((resolve) => parser.end(resolve));
+	// A file cut off by a failure will never get the rest of its bytes.
+	if (failure) output?.destroy(failure);
 	await writing;
 	if (failure) throw failure;
 	if (options.digest && hash) {
