@@ -2,6 +2,8 @@
  * Assembles every area's services into one dispatcher. Each door creates one per process.
  */
 import { operations } from '../protocol/index.js';
+import { ClientsService, clientImplementations } from './clients/service.js';
+import type { RunningWorkloads } from './clients/workloads.js';
 import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
@@ -11,5 +13,13 @@ import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
 	const groups = new GroupStore(environment.paths);
-	return new Dispatcher(operations, [...systemImplementations(), ...groupImplementations(groups), ...skillImplementations()], environment.log);
+	// No workloads service yet: nothing runs, so client configs gain no entries. The lead replaces
+	// this with the workloads service, which also calls `clients.syncWorkloads()` on every change.
+	const noRunningWorkloads: RunningWorkloads = { list: async () => [] };
+	const clients = new ClientsService(environment, groups, noRunningWorkloads);
+	return new Dispatcher(
+		operations,
+		[...systemImplementations(), ...groupImplementations(groups), ...clientImplementations(clients), ...skillImplementations()],
+		environment.log,
+	);
 }

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
+import { registerClientCommands } from './commands/clients.js';
 import { registerDoorCommands } from './commands/doors.js';
 import { registerGroupCommands } from './commands/groups.js';
 
@@ -24,6 +25,7 @@ export function buildProgram(cli: Cli): Command {
 
 	registerDoorCommands(program);
 	registerGroupCommands(program, cli);
+	registerClientCommands(program, cli);
 	return program;
 }
 
