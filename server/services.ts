@@ -8,7 +8,7 @@ import { Dispatcher } from './dispatch.js';
 import type { Environment } from './environment.js';
 import { groupImplementations } from './groups/service.js';
 import { GroupStore } from './groups/store.js';
-import { skillImplementations } from './skills/service.js';
+import { SkillService, skillImplementations, type SkillCatalog } from './skills/service.js';
 import { systemImplementations } from './system.js';
 
 export function createDispatcher(environment: Environment): Dispatcher {
@@ -17,9 +17,13 @@ export function createDispatcher(environment: Environment): Dispatcher {
 	// this with the workloads service, which also calls `clients.syncWorkloads()` on every change.
 	const noRunningWorkloads: RunningWorkloads = { list: async () => [] };
 	const clients = new ClientsService(environment, groups, noRunningWorkloads);
+	// Registry-name skill installs: the registries service answers `findSkill`; until the lead
+	// wires it, names resolve only to local builds.
+	const noCatalog: SkillCatalog = { findSkill: async () => undefined };
+	const skills = new SkillService(environment, groups, noCatalog);
 	return new Dispatcher(
 		operations,
-		[...systemImplementations(), ...groupImplementations(groups), ...clientImplementations(clients), ...skillImplementations()],
+		[...systemImplementations(), ...groupImplementations(groups), ...clientImplementations(clients), ...skillImplementations(skills)],
 		environment.log,
 	);
 }

@@ -7,6 +7,7 @@ import { Cli, describeFailure } from './cli.js';
 import { registerClientCommands } from './commands/clients.js';
 import { registerDoorCommands } from './commands/doors.js';
 import { registerGroupCommands } from './commands/groups.js';
+import { registerSkillCommands } from './commands/skills.js';
 
 export function buildProgram(cli: Cli): Command {
 	const program = new Command('hangar')
@@ -26,6 +27,7 @@ export function buildProgram(cli: Cli): Command {
 	registerDoorCommands(program);
 	registerGroupCommands(program, cli);
 	registerClientCommands(program, cli);
+	registerSkillCommands(program, cli);
 	return program;
 }
 

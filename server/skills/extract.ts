@@ -48,6 +48,7 @@ export function unsafeArchive(message: string): HangarError {
 
 /** Extracts `source` into `into`, which must not exist yet; returns the files written. */
 export async function extractSkillArchive(source: AsyncIterable<Buffer>, into: string, options: ExtractOptions = {}): Promise<ExtractedFile[]> {
+	await mkdir(dirname(into), { recursive: true });
 	await mkdir(into, { mode: 0o755 });
 	try {
 		return await unpack(source, into, options);
