@@ -283,6 +283,7 @@ export class SkillInstaller {
 			if (record.managed) await updateLock(record.project_root, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
 		} else {
 			for (const folder of journal.folders) await removeOwnFiles(folder, record.files, transactionFolder(folder, journal.id));
+			crashPoint(this.env, 'removed');
 			await this.records.delete(placementOfRecord(record), record.name);
 			if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
 		}
