@@ -202,11 +202,16 @@ export class GitSkillSource {
 		}).env(env);
 		const started = Date.now();
 		try {
-			await git.init();
-			await git.addRemote('origin', target.url);
-			if (reference.path) await git.raw(['sparse-checkout', 'set', '--no-cone', `/${reference.path}/`]);
-			await git.fetch(['--depth', '1', '--filter=blob:none', '--no-tags', 'origin', reference.ref ?? 'HEAD']);
-			await git.raw(['checkout', '-q', '--detach', 'FETCH_HEAD']);
+			if (!reference.path && !isCommit(reference.ref)) {
+				// The whole repository at a branch or tag: one shallow clone is the cheapest way.
+				await git.clone(target.url, '.', ['--depth', '1', '--no-tags', ...(reference.ref ? ['--branch', reference.ref] : [])]);
+			} else {
+				// A folder, or a commit: fetch just that commit, and with a path only the blobs under it.
+				await git.init();
+				if (reference.path) await git.raw(['sparse-checkout', 'set', '--no-cone', `/${reference.path}/`]);
+				await git.fetch([...(reference.path ? ['--filter=blob:none'] : []), '--depth', '1', '--no-tags', target.url, reference.ref ?? 'HEAD']);
+				await git.raw(['checkout', '-q', '--detach', 'FETCH_HEAD']);
+			}
 			return (await git.revparse(['HEAD'])).trim();
 		} catch (error) {
 			throw gitError(error, formatGitReference(reference), signal, Date.now() - started >= CLONE_TIMEOUT_MS);

@@ -72,13 +72,17 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
 				response.writeHead(upstreamResponse.statusCode ?? 502, headers);
 				if (fault?.kind !== 'slow') return void upstreamResponse.pipe(response);
 				hanging.add(response);
-				for await (const chunk of upstreamResponse as AsyncIterable<Buffer>) {
-					for (let offset = 0; offset < chunk.length && !response.destroyed; offset += fault.bytesPerSecond / 10) {
-						response.write(chunk.subarray(offset, offset + fault.bytesPerSecond / 10));
-						await new Promise((resolve) => setTimeout(resolve, 100));
+				try {
+					for await (const chunk of upstreamResponse as AsyncIterable<Buffer>) {
+						for (let offset = 0; offset < chunk.length && !response.destroyed; offset += fault.bytesPerSecond / 10) {
+							response.write(chunk.subarray(offset, offset + fault.bytesPerSecond / 10));
+							await new Promise((resolve) => setTimeout(resolve, 100));
+						}
 					}
+					response.end();
+				} catch {
+					response.destroy(); // the client went away (a cancelled pull)
 				}
-				response.end();
 			},
 		);
 		forwarded.on('error', () => response.destroy());
