@@ -175,13 +175,14 @@ export class SkillInstaller {
 		const writing = sameContent && !request.repair ? await this.missingFolders(existing!, [...folders.keys()]) : [...folders.keys()];
 
 		const files = fetched.files.map((file) => file.path);
+		const tag = request.recordAs ? request.recordAs.tag : fetched.tag;
 		const record: SkillRecord = {
 			name: fetched.name,
 			scope: placement.scope,
 			project_root: placement.projectRoot,
 			source: request.requested,
 			reference: request.recordAs?.reference ?? fetched.reference,
-			...((request.recordAs ? request.recordAs.tag : fetched.tag) !== undefined && { tag: (request.recordAs ? request.recordAs.tag : fetched.tag)! }),
+			...(tag !== undefined && { tag }),
 			digest: fetched.digest,
 			pinned: fetched.pinned,
 			movable: request.recordAs?.movable ?? fetched.movable,
