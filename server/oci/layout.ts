@@ -8,8 +8,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { dirname, join } from 'node:path';
+import { finished, pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
 import { HangarError } from '../../protocol/errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
@@ -77,6 +78,42 @@ export class OciLayout {
 			}
 		});
 		return path;
+	}
+
+	/**
+	 * Passes a stream of chunks through, keeping a copy: once every chunk arrived and the bytes
+	 * match the descriptor, the copy becomes the blob. A consumer that stops early keeps nothing.
+	 */
+	async *keep(descriptor: Descriptor, chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+		const path = this.blobPath(descriptor.digest);
+		await mkdir(dirname(path), { recursive: true });
+		const temporary = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
+		const output = createWriteStream(temporary, { mode: 0o644 });
+		// Errors surface through `drain` and `finished`; this keeps a write pending at destroy() quiet.
+		output.on('error', () => undefined);
+		const [algorithm] = descriptor.digest.split(':');
+		const hash = createHash(algorithm!);
+		let size = 0;
+		let kept = false;
+		try {
+			for await (const chunk of chunks) {
+				hash.update(chunk);
+				size += chunk.length;
+				if (!output.write(chunk)) await once(output, 'drain');
+				yield chunk;
+			}
+			output.end();
+			await finished(output);
+			if (`${algorithm}:${hash.digest('hex')}` === descriptor.digest && size === descriptor.size) {
+				await rename(temporary, path);
+				kept = true;
+			}
+		} finally {
+			if (!kept) {
+				output.destroy();
+				await rm(temporary, { force: true });
+			}
+		}
 	}
 
 	private async commit(digest: string, write: (temporary: string) => Promise<void>): Promise<void> {

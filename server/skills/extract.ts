@@ -141,8 +141,9 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 		try {
 			for await (const chunk of source) {
 				if (options.signal?.aborted) throw HangarError.cancelled('extracting the skill');
-				if (failure || gunzip.destroyed) break;
 				hash?.update(chunk);
+				// After a refusal the rest is still read: a digest mismatch is the cause to report.
+				if (failure || gunzip.destroyed) continue;
 				if (!gunzip.write(chunk)) await drained(gunzip);
 			}
 		} finally {
@@ -172,11 +173,11 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	// A file cut off by a failure will never get the rest of its bytes.
 	if (failure) output?.destroy(failure);
 	await writing;
-	if (failure) throw failure;
-	if (options.digest && hash) {
+	if (options.digest && hash && !sourceError) {
 		const digest = `${options.digest.split(':')[0]}:${hash.digest('hex')}`;
 		if (digest !== options.digest) throw new HangarError(502, `skill layer has digest ${digest}, expected ${options.digest}`, 'digest_mismatch');
 	}
+	if (failure) throw failure;
 	return files;
 }
 

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { chmod, copyFile, mkdir, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
@@ -141,7 +141,7 @@ export class GitSkillSource {
 		await mkdir(checkout, { recursive: true });
 		try {
 			const commit = await this.checkout(target, reference, checkout, signal, progress);
-			const files = await copySkill(reference.path ? join(checkout, ...reference.path.split('/')) : checkout, into, reference);
+			const files = await moveSkill(reference.path ? join(checkout, ...reference.path.split('/')) : checkout, into, reference);
 			return { commit, files };
 		} finally {
 			await rm(checkout, { recursive: true, force: true });
@@ -274,10 +274,11 @@ function gitError(error: unknown, what: string, signal: AbortSignal, timedOut: b
 }
 
 /**
- * Copies the regular files of a checked-out skill folder into `into`. Symlinks and special
- * files are refused (a skill has none), and the extraction limits apply.
+ * Moves the regular files of a checked-out skill folder (a scratch checkout, deleted after)
+ * into `into`. Symlinks and special files are refused (a skill has none), hidden files stay
+ * behind, and the extraction limits apply.
  */
-async function copySkill(folder: string, into: string, reference: GitReference): Promise<ExtractedFile[]> {
+async function moveSkill(folder: string, into: string, reference: GitReference): Promise<ExtractedFile[]> {
 	const tree = await readSkillTree(folder).catch((error: NodeJS.ErrnoException) => {
 		if (error.code === 'ENOENT' || error.code === 'ENOTDIR') {
 			throw HangarError.notFound(`${formatGitReference(reference)}: no folder ${reference.path ?? '/'} in the repository`, 'git_path_not_found');
@@ -297,7 +298,10 @@ async function copySkill(folder: string, into: string, reference: GitReference):
 		for (const file of tree.files) {
 			const target = join(into, ...file.path.split('/'));
 			await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-			await copyFile(file.absolute, target);
+			await rename(file.absolute, target).catch(async (error: NodeJS.ErrnoException) => {
+				if (error.code !== 'EXDEV') throw error;
+				await copyFile(file.absolute, target);
+			});
 			await chmod(target, 0o644);
 		}
 	} catch (error) {

@@ -186,7 +186,7 @@ export class SkillInstaller {
 			digest: fetched.digest,
 			pinned: fetched.pinned,
 			movable: request.recordAs?.movable ?? fetched.movable,
-			content_digest: await contentDigest(fetched.files.map((file) => ({ ...file, absolute: join(stagedSkill, ...file.path.split('/')) }))),
+			...(await this.contentDigestOf(fetched, stagedSkill, placement)),
 			...(fetched.fields.version !== undefined && { version: fetched.fields.version }),
 			...(fetched.fields.description !== undefined && { description: fetched.fields.description }),
 			...(fetched.fields.license !== undefined && { license: fetched.fields.license }),
@@ -296,6 +296,16 @@ export class SkillInstaller {
 		crashPoint(this.env, 'recorded');
 		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);
 		await this.journals.delete(journal.id);
+	}
+
+	/**
+	 * The files' digest when it costs nothing (hashed while extracting) or is needed (project
+	 * scope: the lock file pins it); reading every file back for a user install is not worth it.
+	 */
+	private async contentDigestOf(fetched: FetchedSkill, stagedSkill: string, placement: Placement): Promise<{ content_digest?: string }> {
+		const hashed = fetched.files.every((file) => file.sha256 !== undefined);
+		if (!hashed && placement.scope === 'user') return {};
+		return { content_digest: await contentDigest(fetched.files.map((file) => ({ ...file, absolute: join(stagedSkill, ...file.path.split('/')) }))) };
 	}
 
 	/** True when the record already has every target folder, on disk, for its clients. */
@@ -421,7 +431,7 @@ export function lockEntryOf(record: SkillRecord): LockEntry {
 		source: record.source,
 		resolvedReference: record.reference,
 		digest: record.digest,
-		contentDigest: record.content_digest,
+		contentDigest: record.content_digest ?? '',
 		...(record.required_by.length && { requiredBy: [...record.required_by].sort() }),
 		explicit: record.explicit,
 		unsigned: true,

@@ -64,27 +64,29 @@ export class OciSkillSource {
 		return pulled.document;
 	}
 
-	/** Pulls the layer (unless cached) and extracts it into `into`, a folder that must not exist. */
+	/**
+	 * Extracts the layer into `into`, a folder that must not exist: from the cache when it holds
+	 * the layer, else straight from the registry while a copy goes into the cache.
+	 */
 	async extract(artifact: ResolvedArtifact, into: string, signal: AbortSignal, progress?: ArtifactProgress): Promise<ExtractedFile[]> {
 		const { layer } = artifact;
-		for (let attempt = 0; ; attempt++) {
-			if (!(await this.cache.hasBlob(layer.digest))) {
-				let received = 0;
-				const chunks = this.client.streamBlob(artifact.repo, layer, signal, (bytes) => {
-					received += bytes;
-					progress?.report(`downloading ${formatBytes(received)} of ${formatBytes(layer.size)}`, Math.floor((received / Math.max(layer.size, 1)) * 100));
-				});
-				await this.cache.ingest(layer, chunks);
-			}
+		if (await this.cache.hasBlob(layer.digest)) {
 			progress?.report('extracting');
 			try {
 				return await extractSkillArchive(this.cache.openBlob(layer.digest) as AsyncIterable<Buffer>, into, { digest: layer.digest, signal });
 			} catch (error) {
-				// A damaged cache entry is dropped and pulled again, once.
-				if (attempt > 0 || !(error instanceof HangarError) || error.code !== 'digest_mismatch') throw error;
+				// A damaged cache entry is dropped and the layer pulled again.
+				if (!(error instanceof HangarError) || error.code !== 'digest_mismatch') throw error;
 				await this.cache.dropBlob(layer.digest);
 			}
 		}
+		let received = 0;
+		const chunks = this.client.streamBlob(artifact.repo, layer, signal, (bytes) => {
+			received += bytes;
+			progress?.report(`downloading ${formatBytes(received)} of ${formatBytes(layer.size)}`, Math.floor((received / Math.max(layer.size, 1)) * 100));
+		});
+		// The registry stream checks the digest before its last chunk is consumed, so extraction fails on a bad blob.
+		return extractSkillArchive(this.cache.keep(layer, chunks), into, { signal });
 	}
 }
 

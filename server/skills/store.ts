@@ -27,7 +27,8 @@ export const SkillRecord = z.object({
 	pinned: z.string(),
 	/** The reference can resolve to other content later (a tag or branch). */
 	movable: z.boolean(),
-	content_digest: z.string(),
+	/** Digest of the files (files.ts `contentDigest`): always for project scope, where the lock file pins it. */
+	content_digest: z.string().optional(),
 	version: z.string().optional(),
 	description: z.string().optional(),
 	license: z.string().optional(),
