@@ -20,7 +20,7 @@ import { LOCK_FILE, readLock, updateLock, type LockEntry } from './lockfile.js';
 import type { SkillService } from './service.js';
 import type { ResolvedSource } from './sources.js';
 import type { SkillRecord } from './store.js';
-import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js';
+import { checkProjectRoot, normaliseRoot, skillsDirectory, type Placement } from './targets.js';
 
 type FailureReason = NonNullable<NonNullable<SkillSyncResult['failed']>[number]['reason']>;
 type Outcome = NonNullable<SkillUpgradeResult['outcomes']>[number];
@@ -180,7 +180,8 @@ export class SkillProjects {
 		};
 	}
 
-	private async open(projectRoot: string): Promise<{ placement: Placement; lock: Awaited<ReturnType<typeof readLock>> }> {
+	private async open(given: string): Promise<{ placement: Placement; lock: Awaited<ReturnType<typeof readLock>> }> {
+		const projectRoot = normaliseRoot(given);
 		await checkProjectRoot(projectRoot);
 		await this.skills.installer.recover();
 		const placement: Placement = { scope: 'project', projectRoot };

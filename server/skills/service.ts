@@ -39,7 +39,7 @@ import { SkillInstaller, type InstallOutcome } from './installer.js';
 import { SkillProjects } from './projects.js';
 import { SkillSources, type SkillCatalog, type SourceProgress } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
-import { chooseClients, placementOf, type Placement } from './targets.js';
+import { chooseClients, normaliseRoot, placementOf, type Placement } from './targets.js';
 import { validateInlineSkill, validateSkillFolder } from './validate.js';
 
 export type { SkillCatalog } from './sources.js';
@@ -125,7 +125,7 @@ export class SkillService {
 		const records = (await this.records.list()).filter(
 			(record) =>
 				(!scope || record.scope === scope) &&
-				(!params.project_root || record.project_root === params.project_root) &&
+				(!params.project_root || record.project_root === normaliseRoot(params.project_root)) &&
 				(!params.client || record.folders.some((folder) => folder.clients.includes(params.client!))) &&
 				(!members || members.has(record.name)),
 		);
@@ -211,7 +211,7 @@ function lookupPlacement(scope: Scope | undefined, projectRoot: string | undefin
 	const effective = scope ?? (projectRoot ? 'project' : 'user');
 	if (effective === 'user' && projectRoot) throw HangarError.badRequest('project_root may only be given with scope "project"', 'invalid_scope');
 	if (effective === 'project' && !projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
-	return { scope: effective, projectRoot: effective === 'project' ? projectRoot!.replace(/\/+$/, '') : '' };
+	return { scope: effective, projectRoot: effective === 'project' ? normaliseRoot(projectRoot!) : '' };
 }
 
 export function skillImplementations(skills: SkillService): Implementation[] {

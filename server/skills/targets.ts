@@ -30,8 +30,14 @@ export async function placementOf(scope: Scope | undefined, projectRoot: string 
 		return { scope: 'user', projectRoot: '' };
 	}
 	if (!projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
-	await checkProjectRoot(projectRoot);
-	return { scope: 'project', projectRoot };
+	const root = normaliseRoot(projectRoot);
+	await checkProjectRoot(root);
+	return { scope: 'project', projectRoot: root };
+}
+
+/** A project root without trailing slashes, so one project has one key. */
+export function normaliseRoot(root: string): string {
+	return root.length > 1 ? root.replace(/\/+$/, '') : root;
 }
 
 export async function checkProjectRoot(root: string): Promise<void> {
