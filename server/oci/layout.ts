@@ -6,11 +6,11 @@
  * state document: changed under a lock and replaced atomically.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { finished, pipeline } from 'node:stream/promises';
-import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { HangarError } from '../../protocol/errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
@@ -53,34 +53,6 @@ export class OciLayout {
 	}
 
 	/**
-	 * Stores a stream of chunks as `descriptor`'s blob; nothing is kept unless every chunk
-	 * arrived and the bytes match the descriptor's size and digest.
-	 */
-	async ingest(descriptor: Descriptor, chunks: AsyncIterable<Buffer>): Promise<string> {
-		const path = this.blobPath(descriptor.digest);
-		await this.commit(descriptor.digest, async (temporary) => {
-			const [algorithm] = descriptor.digest.split(':');
-			const hash = createHash(algorithm!);
-			let size = 0;
-			await pipeline(
-				async function* () {
-					for await (const chunk of chunks) {
-						hash.update(chunk);
-						size += chunk.length;
-						yield chunk;
-					}
-				},
-				createWriteStream(temporary, { mode: 0o644 }),
-			);
-			const digest = `${algorithm}:${hash.digest('hex')}`;
-			if (digest !== descriptor.digest || size !== descriptor.size) {
-				throw new HangarError(502, `blob ${descriptor.digest} arrived as ${digest} (${size} bytes)`, 'digest_mismatch');
-			}
-		});
-		return path;
-	}
-
-	/**
 	 * Passes a stream of chunks through, keeping a copy: once every chunk arrived and the bytes
 	 * match the descriptor, the copy becomes the blob. A consumer that stops early keeps nothing.
 	 */
@@ -113,19 +85,6 @@ export class OciLayout {
 				output.destroy();
 				await rm(temporary, { force: true });
 			}
-		}
-	}
-
-	private async commit(digest: string, write: (temporary: string) => Promise<void>): Promise<void> {
-		const path = this.blobPath(digest);
-		const folder = join(path, '..');
-		await mkdir(folder, { recursive: true });
-		const temporary = join(folder, `.${randomBytes(6).toString('hex')}.tmp`);
-		try {
-			await write(temporary);
-			await rename(temporary, path);
-		} finally {
-			await rm(temporary, { force: true });
 		}
 	}
 

@@ -83,12 +83,12 @@ export class SkillSources {
 		});
 		if (build && (build.tag === reference || !/[/:@]/.test(reference))) return { kind: 'local', name: build.name, build };
 		if (/[/:@]/.test(reference)) {
-			const oci = parseOci(version && !/[:@]/.test(reference.split('/').at(-1)!) ? `${reference}:${version}` : reference);
 			if (isAmbiguous(reference)) {
 				const listed = await this.catalog.findSkill(reference);
 				if (listed) return this.fromCatalog(listed, version, signal);
 			}
-			return this.fromOci(oci, signal);
+			const tagged = version && !/[:@]/.test(reference.split('/').at(-1)!) ? `${reference}:${version}` : reference;
+			return this.fromOci(parseOci(tagged), signal);
 		}
 		const problem = skillNameProblem(reference);
 		if (problem) throw HangarError.badRequest(problem, 'invalid_name');
