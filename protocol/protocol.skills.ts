@@ -1,6 +1,6 @@
 /**
  * Skills: agent skills (a directory with a `SKILL.md`) installed for clients, per user or per
- * project, plus local OCI builds and a project's lock file (`toolhive.lock.yaml`).
+ * project, plus local OCI builds and a project's lock file (`hangar.lock.yaml`).
  *
  * Scope rules: `scope` defaults to `user`; a `project_root` without `scope` means `project`;
  * `project_root` with `user` is a 400. A project root must be an absolute path to an existing
@@ -214,8 +214,9 @@ export const ListSkills = operation({
 
 /**
  * Installs a skill by name (local build or registry), OCI reference or `git://` reference, for
- * the given clients, and adds it to `group` (`default`). Project-scope installs verify signatures
- * (403 unless signed or `allow_unsigned`); an existing unmanaged directory is a 409 unless `force`.
+ * the given clients, and adds it to `group` (`default`). Hangar does not verify signatures
+ * (`allow_unsigned` is accepted and changes nothing); an existing unmanaged directory is a 409
+ * unless `force`.
  */
 export const InstallSkill = operation({
 	method: 'skills/install',

@@ -73,4 +73,11 @@ node_image() {
 node_image everything @modelcontextprotocol/server-everything dist/index.js
 node_image memory @modelcontextprotocol/server-memory dist/index.js
 
+# Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
+# ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
+need_apt docker-registry docker-registry
+need_apt skopeo skopeo
+# The token-auth registry of the skills tests trusts a certificate made with openssl.
+need_apt openssl openssl
+
 log "ready"

@@ -10,6 +10,7 @@ import { GroupStore } from './groups/store.js';
 import { registryImplementations, RegistryService } from './registry/service.js';
 import { secretImplementations, SecretsService } from './secrets/service.js';
 import { DockerRuntime } from './runtime/docker.js';
+import { SkillService, skillImplementations } from './skills/service.js';
 import { systemImplementations } from './system.js';
 import { withGroupRelease } from './workloads/groupRelease.js';
 import { workloadImplementations } from './workloads/implementations.js';
@@ -39,6 +40,7 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 		groups: { exists: async (name) => (await groups.find(name)) !== undefined },
 	});
 	clients = new ClientsService(environment, groups, { list: () => workloads.listEndpoints() });
+	const skills = new SkillService(environment, groups, registries);
 	if (options.background) {
 		workloads.startReconcile();
 		workloads.watchStatuses();
@@ -51,6 +53,7 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 			...clientImplementations(clients),
 			...registryImplementations(registries),
 			...secretImplementations(secrets),
+			...skillImplementations(skills),
 			...workloadImplementations(workloads),
 		],
 		environment.log,

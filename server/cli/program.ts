@@ -10,6 +10,7 @@ import { registerGroupCommands } from './commands/groups.js';
 import { registerRegistryCommands } from './commands/registry.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerWorkloadCommands } from './commands/workloads.js';
+import { registerSkillCommands } from './commands/skills.js';
 
 export function buildProgram(cli: Cli): Command {
 	const program = new Command('hangar')
@@ -32,6 +33,7 @@ export function buildProgram(cli: Cli): Command {
 	registerRegistryCommands(program, cli);
 	registerSecretCommands(program, cli);
 	registerWorkloadCommands(program, cli);
+	registerSkillCommands(program, cli);
 	return program;
 }
 
