@@ -1,0 +1,66 @@
+// Bundles the extension into dist/, one file each for:
+// - dist/extension.cjs: the extension (CommonJS, as VS Code loads it; `vscode` stays external);
+// - dist/hangar.mjs: the whole `hangar` CLI, which the extension runs as `hangar daemon`, so the
+//   extension works without a separate install.
+// `--production` minifies and drops source maps (what `vsce package` runs).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const production = process.argv.includes('--production');
+const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+
+const common = {
+	bundle: true,
+	platform: 'node',
+	target: 'node20',
+	minify: production,
+	sourcemap: production ? false : 'linked',
+	logLevel: 'warning',
+	legalComments: 'none',
+};
+
+/**
+ * The daemon reads two files next to its build at run time: the method manifest that lets it
+ * answer `initialize` before loading the table, and package.json for its version. Bundled, both
+ * are computed now and inlined.
+ */
+async function inlinedDaemonFiles() {
+	const { outputFiles } = await build({ ...common, minify: false, sourcemap: false, entryPoints: [root('protocol/index.ts')], format: 'esm', write: false });
+	const table = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
+	const manifest = { methods: table.operations.map((row) => row.method), notifications: table.notifications.map((row) => row.method) };
+	const { version } = JSON.parse(readFileSync(root('package.json'), 'utf8'));
+	return {
+		name: 'hangar-inline',
+		setup(bundle) {
+			bundle.onLoad({ filter: /[\\/]server[\\/]rpc[\\/]manifest\.ts$/ }, () => ({
+				loader: 'ts',
+				contents: `export function readManifest() { return ${JSON.stringify(manifest)}; }`,
+			}));
+			bundle.onLoad({ filter: /[\\/]server[\\/]version\.ts$/ }, () => ({
+				loader: 'ts',
+				contents: `export const VERSION = ${JSON.stringify(version)};`,
+			}));
+		},
+	};
+}
+
+await Promise.all([
+	build({
+		...common,
+		entryPoints: [here('src/extension.ts')],
+		outfile: here('dist/extension.cjs'),
+		format: 'cjs',
+		external: ['vscode'],
+	}),
+	build({
+		...common,
+		entryPoints: [root('server/cli/main.ts')],
+		outfile: here('dist/hangar.mjs'),
+		format: 'esm',
+		// Bundled CommonJS dependencies call require() for Node's built-ins.
+		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
+		plugins: [await inlinedDaemonFiles()],
+	}),
+]);
