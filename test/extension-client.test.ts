@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { daemonCommand, DaemonSupervisor, restartDelay, type BackOffOptions, type DaemonState } from '../extension/src/daemon.js';
+import { daemonCommand, DaemonSupervisor, restartDelay, type BackOffOptions, type DaemonCommand, type DaemonState } from '../extension/src/daemon.js';
 import { CreateGroup, HangarError, ListGroups, operations } from '../protocol/index.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
@@ -161,7 +161,7 @@ describe('crashes', () => {
 	});
 
 	it('restart() brings back a supervisor that gave up, with the command read afresh', async () => {
-		let command = { command: process.execPath, args: ['-e', 'process.exit(3)'], env: home.env };
+		let command: DaemonCommand = { command: process.execPath, args: ['-e', 'process.exit(3)'], env: home.env };
 		log = [];
 		supervisor = new DaemonSupervisor({ command: () => command, clientName: 'extension-test', log: (line) => log.push(line), backOff: FAST });
 		await supervisor.request(ListGroups, {}).catch(() => undefined);
