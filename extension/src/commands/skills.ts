@@ -61,7 +61,7 @@ export function registrySkillSource(skill: RegistrySkill): SkillSource {
 export function pickSkillSource(daemon: Hangar['daemon'], title: string): Promise<SkillSource | undefined> {
 	return searchPick<SkillSource>({
 		title,
-		placeholder: 'Search the registry, or enter an OCI reference (host/repo/skill:tag) or git://host/owner/repo[@ref][#path]',
+		placeholder: 'Search the registry, or enter an OCI reference (host/repo/name:tag) or git:// reference',
 		searchAction: 'search the registry',
 		typed: (value) => {
 			const text = value.trim();
