@@ -14,9 +14,6 @@ import { fileURLToPath } from 'node:url';
 
 export class Disposable {
 	constructor(private readonly onDispose: () => void = () => undefined) {}
-	static from(...items: Array<{ dispose(): unknown }>): Disposable {
-		return new Disposable(() => items.forEach((item) => item.dispose()));
-	}
 	dispose(): void {
 		this.onDispose();
 	}
@@ -135,11 +132,6 @@ export enum ProgressLocation {
 	SourceControl = 1,
 	Window = 10,
 	Notification = 15,
-}
-
-export enum QuickPickItemKind {
-	Separator = -1,
-	Default = 0,
 }
 
 export class McpHttpServerDefinition {
