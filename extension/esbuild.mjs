@@ -2,12 +2,16 @@
 // - dist/extension.cjs: the extension (CommonJS, as VS Code loads it; `vscode` stays external);
 // - dist/hangar.mjs: the whole `hangar` CLI, which the extension runs as `hangar daemon`, so the
 //   extension works without a separate install.
-// `--production` minifies and drops source maps (what `vsce package` runs).
+// `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
+// writes elsewhere than dist/.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const production = process.argv.includes('--production');
+const outdirFlag = process.argv.indexOf('--outdir');
+const outdir = outdirFlag > 0 ? process.argv[outdirFlag + 1] : fileURLToPath(new URL('dist', import.meta.url));
 const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -50,14 +54,14 @@ await Promise.all([
 	build({
 		...common,
 		entryPoints: [here('src/extension.ts')],
-		outfile: here('dist/extension.cjs'),
+		outfile: join(outdir, 'extension.cjs'),
 		format: 'cjs',
 		external: ['vscode'],
 	}),
 	build({
 		...common,
 		entryPoints: [root('server/cli/main.ts')],
-		outfile: here('dist/hangar.mjs'),
+		outfile: join(outdir, 'hangar.mjs'),
 		format: 'esm',
 		// Bundled CommonJS dependencies call require() for Node's built-ins.
 		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },

@@ -4,15 +4,19 @@
  * and restart with back-off, giving up, and a clean shutdown.
  */
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { daemonCommand, DaemonSupervisor, restartDelay, type BackOffOptions, type DaemonCommand, type DaemonState } from '../extension/src/daemon.js';
 import { CreateGroup, HangarError, ListGroups, operations } from '../protocol/index.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
 
-const BUNDLED_DAEMON = fileURLToPath(new URL('../extension/dist/hangar.mjs', import.meta.url));
+/** Where the bundled daemon would be; tests that run a configured daemon never use it. */
+const UNUSED_BUNDLE = '/nonexistent/extension/dist/hangar.mjs';
 const FAST: BackOffOptions = { initialMs: 20, maxMs: 200, maxRestarts: 3, stableMs: 60_000 };
 
 let home: TestHome;
@@ -20,7 +24,7 @@ let supervisor: DaemonSupervisor;
 let log: string[];
 let states: DaemonState[];
 
-function supervise(command = daemonCommand(HANGAR_BIN, BUNDLED_DAEMON, process.execPath, home.env), backOff = FAST): DaemonSupervisor {
+function supervise(command = daemonCommand(HANGAR_BIN, UNUSED_BUNDLE, process.execPath, home.env), backOff = FAST): DaemonSupervisor {
 	log = [];
 	states = [];
 	supervisor = new DaemonSupervisor({ command: () => command, clientName: 'extension-test', log: (line) => log.push(line), backOff, timeoutMs: 10_000 });
@@ -155,7 +159,7 @@ describe('crashes', () => {
 	});
 
 	it('says why a daemon that cannot be run does not start', async () => {
-		supervise(daemonCommand('/nonexistent/hangar', BUNDLED_DAEMON, process.execPath, home.env));
+		supervise(daemonCommand('/nonexistent/hangar', UNUSED_BUNDLE, process.execPath, home.env));
 		await expect(supervisor.request(ListGroups, {})).rejects.toMatchObject({ status: 503 });
 		expect(log.some((line) => line.includes('could not run /nonexistent/hangar') && line.includes('ENOENT'))).toBe(true);
 	});
@@ -166,7 +170,7 @@ describe('crashes', () => {
 		supervisor = new DaemonSupervisor({ command: () => command, clientName: 'extension-test', log: (line) => log.push(line), backOff: FAST });
 		await supervisor.request(ListGroups, {}).catch(() => undefined);
 		await until(() => supervisor.state === 'failed', 'the supervisor to give up');
-		command = daemonCommand(HANGAR_BIN, BUNDLED_DAEMON, process.execPath, home.env);
+		command = daemonCommand(HANGAR_BIN, UNUSED_BUNDLE, process.execPath, home.env);
 		await supervisor.restart();
 		expect(supervisor.state).toBe('running');
 		expect((await supervisor.request(ListGroups, {})).groups).toHaveLength(1);
@@ -174,12 +178,18 @@ describe('crashes', () => {
 });
 
 describe('the daemon bundled into the extension', () => {
+	let bundleDir: string;
+
 	beforeAll(async () => {
-		await promisify(execFile)(process.execPath, [fileURLToPath(new URL('../extension/esbuild.mjs', import.meta.url))]);
+		// Built into a folder of the test's own, so packaging the extension meanwhile cannot race it.
+		bundleDir = await mkdtemp(join(tmpdir(), 'hangar-bundle-'));
+		await promisify(execFile)(process.execPath, [fileURLToPath(new URL('../extension/esbuild.mjs', import.meta.url)), '--outdir', bundleDir]);
 	}, 120_000);
 
+	afterAll(() => rm(bundleDir, { recursive: true, force: true }));
+
 	it('serves the whole table, with the version of the package', async () => {
-		supervise(daemonCommand('', BUNDLED_DAEMON, process.execPath, home.env));
+		supervise(daemonCommand('', join(bundleDir, 'hangar.mjs'), process.execPath, home.env));
 		const info = await supervisor.info();
 		expect(info.capabilities.methods.sort()).toEqual(operations.map((row) => row.method).sort());
 		const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
