@@ -10,6 +10,8 @@ import { operation } from './operation.js';
 export const RegisteredClient = z.object({
 	name: ClientApp,
 	groups: z.array(z.string()).optional(),
+	/** Hangar extension: present on a per-project registration (`<project_root>/.vscode/mcp.json`). */
+	project_root: z.string().optional(),
 });
 export type RegisteredClient = z.infer<typeof RegisteredClient>;
 
@@ -27,6 +29,14 @@ export type ClientAppStatus = z.infer<typeof ClientAppStatus>;
 
 /** Clients whose per-project configuration is `<project>/.vscode/mcp.json`. */
 const PROJECT_CONFIG_CLIENTS: readonly string[] = ['vscode', 'vscode-insider'];
+
+/** `project_root` (Hangar extension): the per-project registration to change instead of the user-wide one. */
+const ProjectRootParam = AbsolutePath.optional();
+
+function projectRootSupported(params: { name: string; project_root?: string | undefined }): boolean {
+	return params.project_root === undefined || PROJECT_CONFIG_CLIENTS.includes(params.name);
+}
+const PROJECT_ROOT_UNSUPPORTED = { message: 'project_root is only supported for vscode and vscode-insider', path: ['project_root'] };
 
 const ClientNames = z.array(ClientApp).min(1, 'at least one client name is required');
 
@@ -62,10 +72,7 @@ export const RegisterClient = operation({
 			/** Hangar extension: register into this project's `.vscode/mcp.json`. */
 			project_root: AbsolutePath.optional(),
 		})
-		.refine((params) => params.project_root === undefined || PROJECT_CONFIG_CLIENTS.includes(params.name), {
-			message: 'project_root is only supported for vscode and vscode-insider',
-			path: ['project_root'],
-		}),
+		.refine(projectRootSupported, PROJECT_ROOT_UNSUPPORTED),
 	result: RegisteredClient,
 	rest: { verb: 'POST', path: '/api/v1beta/clients', status: 200 },
 	errors: [400, 404, 500],
@@ -86,24 +93,38 @@ export const RegisterClients = operation({
 	example: { names: ['vscode'] },
 });
 
-/** Unregisters a client from every group and removes its workload entries from its configuration. */
+/**
+ * Unregisters a client from every group and removes its workload entries from its
+ * configuration. Hangar extension: with `project_root`, only that project's registration.
+ */
 export const UnregisterClient = operation({
 	method: 'clients/unregister',
 	summary: 'Unregister a client',
-	params: z.object({ name: ClientApp }),
+	params: z.object({ name: ClientApp, project_root: ProjectRootParam }).refine(projectRootSupported, PROJECT_ROOT_UNSUPPORTED),
 	result: NoResult,
-	rest: { verb: 'DELETE', path: '/api/v1beta/clients/{name}', status: 204, response: 'empty' },
+	rest: { verb: 'DELETE', path: '/api/v1beta/clients/{name}', status: 204, query: ['project_root'], response: 'empty' },
 	errors: [400, 404, 500],
 	example: { name: 'vscode' },
 });
 
-/** Unregisters a client from one group, removing only that group's workloads from its configuration. */
+/**
+ * Unregisters a client from one group, removing only that group's workloads from its
+ * configuration. Hangar extension: with `project_root`, in that project's registration.
+ */
 export const UnregisterClientFromGroup = operation({
 	method: 'clients/unregisterFromGroup',
 	summary: 'Unregister a client from a group',
-	params: z.object({ name: ClientApp, group: GroupName }),
+	params: z
+		.object({ name: ClientApp, group: GroupName, project_root: ProjectRootParam })
+		.refine(projectRootSupported, PROJECT_ROOT_UNSUPPORTED),
 	result: NoResult,
-	rest: { verb: 'DELETE', path: '/api/v1beta/clients/{name}/groups/{group}', status: 204, response: 'empty' },
+	rest: {
+		verb: 'DELETE',
+		path: '/api/v1beta/clients/{name}/groups/{group}',
+		status: 204,
+		query: ['project_root'],
+		response: 'empty',
+	},
 	errors: [400, 404, 500],
 	example: { name: 'vscode', group: 'default' },
 });

@@ -31,6 +31,13 @@ fi
 
 need_apt git git
 
+# Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
+# ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
+need_apt docker-registry docker-registry
+need_apt skopeo skopeo
+# The token-auth registry of the skills tests trusts a certificate made with openssl.
+need_apt openssl openssl
+
 # VS Code for the extension's end-to-end test: code-server (a real VS Code) on its own Node 24
 # from the npm registry, driven by Debian's Chromium. Cached outside the repo; minutes and
 # ~700 MB the first time, nothing once the ready marker exists.

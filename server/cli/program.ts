@@ -4,8 +4,10 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
+import { registerClientCommands } from './commands/clients.js';
 import { registerDoorCommands } from './commands/doors.js';
 import { registerGroupCommands } from './commands/groups.js';
+import { registerSkillCommands } from './commands/skills.js';
 
 export function buildProgram(cli: Cli): Command {
 	const program = new Command('hangar')
@@ -24,6 +26,8 @@ export function buildProgram(cli: Cli): Command {
 
 	registerDoorCommands(program);
 	registerGroupCommands(program, cli);
+	registerClientCommands(program, cli);
+	registerSkillCommands(program, cli);
 	return program;
 }
 

@@ -1,0 +1,254 @@
+/**
+ * `hangar skill validate|content|install|ls|info|rm|build|builds|rm-build|push|sync|upgrade`.
+ */
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { ClientApp, Scope } from '../../../protocol/common.js';
+import {
+	BuildSkill,
+	DeleteSkillBuild,
+	GetSkill,
+	GetSkillContent,
+	InstallSkill,
+	ListSkillBuilds,
+	ListSkills,
+	PushSkill,
+	SyncSkills,
+	UninstallSkill,
+	UpgradeSkills,
+	ValidateSkill,
+} from '../../../protocol/protocol.skills.js';
+import { printJson, printTable, type Cli } from '../cli.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface PlacementOptions {
+	scope?: Scope;
+	projectRoot?: string;
+	project?: boolean;
+}
+
+/** `--project` means the git work tree around the current folder. */
+function placement(options: PlacementOptions): { scope?: Scope; project_root?: string } {
+	const root = options.projectRoot !== undefined ? resolve(options.projectRoot) : options.project || options.scope === 'project' ? projectRoot() : undefined;
+	return { ...(options.scope && { scope: options.scope }), ...(root && { project_root: root }) };
+}
+
+function projectRoot(): string {
+	try {
+		return execFileSync('git', ['rev-parse', '--show-toplevel'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+	} catch {
+		return process.cwd();
+	}
+}
+
+function withPlacement(command: Command): Command {
+	return command
+		.option('--scope <scope>', 'user (default) or project')
+		.option('--project', 'project scope, in the git work tree around the current folder')
+		.option('--project-root <dir>', 'project scope, in this project');
+}
+
+export function registerSkillCommands(program: Command, cli: Cli): void {
+	const skill = program.command('skill').description('Install agent skills (SKILL.md folders) into clients, per user or per project');
+
+	skill
+		.command('validate')
+		.description('Check a skill folder against the Agent Skills rules')
+		.argument('<path>', 'the skill folder (its name must match SKILL.md\'s name)')
+		.option('--json', 'print JSON')
+		.action(async (path: string, options: { json?: boolean }) => {
+			const result = await cli.call(ValidateSkill, { path: resolve(path) });
+			if (options.json) return printJson(result);
+			for (const error of result.errors ?? []) process.stdout.write(`error: ${error}\n`);
+			for (const warning of result.warnings ?? []) process.stdout.write(`warning: ${warning}\n`);
+			process.stdout.write(result.valid ? 'Valid skill.\n' : 'Invalid skill.\n');
+			if (!result.valid) process.exitCode = 1;
+		});
+
+	skill
+		.command('content')
+		.description('Show a skill by reference without installing it')
+		.argument('<ref>', 'OCI reference, git://host/owner/repo[@ref][#path], or local build tag')
+		.option('--json', 'print JSON')
+		.action(async (ref: string, options: { json?: boolean }) => {
+			const content = await cli.call(GetSkillContent, { ref });
+			if (options.json) return printJson(content);
+			process.stdout.write(`${content.name}${content.version ? ` ${content.version}` : ''}: ${content.description}\n\n`);
+			printTable(content.files ?? [], { path: (file) => file.path, size: (file) => file.size }, 'No files.');
+		});
+
+	withPlacement(
+		skill
+			.command('install')
+			.description('Install a skill for your clients (all detected ones unless --client)')
+			.argument('<ref>', 'skill name, namespace/name, OCI reference, git://host/owner/repo[@ref][#path], or local build tag')
+			.option('--version <version>', 'version (tag) to install'),
+	)
+		.option('-c, --client <id>', 'client to install for (repeatable; e.g. claude-code, cursor, codex)', collect)
+		.option('--force', 'overwrite a skill folder Hangar did not write')
+		.option('-g, --group <group>', 'group to add the skill to (default "default")')
+		.option('--json', 'print JSON')
+		.action(async (ref: string, options: PlacementOptions & { version?: string; client?: string[]; force?: boolean; group?: string; json?: boolean }) => {
+			const { skill: installed } = await cli.call(InstallSkill, {
+				name: ref,
+				...(options.version && { version: options.version }),
+				...placement(options),
+				...(options.client && { clients: options.client as ClientApp[] }),
+				...(options.force && { force: true }),
+				...(options.group && { group: options.group }),
+			});
+			if (options.json) return printJson(installed);
+			process.stdout.write(`Installed ${installed.metadata?.name} (${installed.digest?.slice(0, 19)}) for ${installed.clients?.join(', ')}.\n`);
+		});
+
+	withPlacement(skill.command('ls').alias('list').description('List installed skills'))
+		.option('-c, --client <id>', 'only skills installed for this client')
+		.option('-g, --group <group>', 'only skills of this group')
+		.option('--json', 'print JSON')
+		.action(async (options: PlacementOptions & { client?: string; group?: string; json?: boolean }) => {
+			const { skills } = await cli.call(ListSkills, {
+				...placement(options),
+				...(options.client && { client: options.client as ClientApp }),
+				...(options.group && { group: options.group }),
+			});
+			if (options.json) return printJson(skills);
+			printTable(
+				skills,
+				{
+					name: (s) => s.metadata?.name,
+					version: (s) => s.metadata?.version || undefined,
+					scope: (s) => (s.scope === 'project' ? `project ${s.project_root}` : s.scope),
+					clients: (s) => s.clients,
+					reference: (s) => s.reference,
+				},
+				'No skills installed.',
+			);
+		});
+
+	withPlacement(skill.command('info').description('Show an installed skill').argument('<name>'))
+		.option('--json', 'print JSON')
+		.action(async (name: string, options: PlacementOptions & { json?: boolean }) => {
+			const info = await cli.call(GetSkill, { name, ...placement(options) });
+			if (options.json) return printJson(info);
+			const skill = info.installed_skill!;
+			const lines = [
+				['name', skill.metadata?.name],
+				['description', skill.metadata?.description],
+				['version', skill.metadata?.version],
+				['scope', skill.scope === 'project' ? `project ${skill.project_root}` : skill.scope],
+				['reference', skill.reference],
+				['digest', skill.digest],
+				['clients', skill.clients?.join(', ')],
+				['dependencies', skill.dependencies?.map((dependency) => dependency.name).join(', ')],
+				['installed', skill.installed_at],
+			];
+			for (const [label, value] of lines) if (value) process.stdout.write(`${label!.padEnd(13)}${value}\n`);
+		});
+
+	withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder').argument('<name>')).action(
+		async (name: string, options: PlacementOptions) => {
+			await cli.call(UninstallSkill, { name, ...placement(options) });
+			process.stdout.write(`Uninstalled ${name}.\n`);
+		},
+	);
+
+	skill
+		.command('build')
+		.description('Pack a skill folder into a local OCI build (reproducible)')
+		.argument('<path>', 'the skill folder')
+		.option('-t, --tag <tag>', 'tag, e.g. ghcr.io/org/my-skill:1.0.0 (default: the skill name)')
+		.action(async (path: string, options: { tag?: string }) => {
+			const { reference } = await cli.call(BuildSkill, { path: resolve(path), ...(options.tag && { tag: options.tag }) });
+			process.stdout.write(`${reference}\n`);
+		});
+
+	skill
+		.command('builds')
+		.description('List local builds')
+		.option('--json', 'print JSON')
+		.action(async (options: { json?: boolean }) => {
+			const { builds } = await cli.call(ListSkillBuilds, {});
+			if (options.json) return printJson(builds);
+			printTable(builds, { tag: (b) => b.tag, name: (b) => b.name, version: (b) => b.version || undefined, digest: (b) => b.digest?.slice(0, 19) }, 'No local builds.');
+		});
+
+	skill
+		.command('rm-build')
+		.description('Delete a local build')
+		.argument('<tag>')
+		.action(async (tag: string) => {
+			await cli.call(DeleteSkillBuild, { tag });
+			process.stdout.write(`Deleted build ${tag}.\n`);
+		});
+
+	skill
+		.command('push')
+		.description('Push a local build to its registry (credentials from docker login)')
+		.argument('<reference>', 'a local build tag naming a registry, e.g. ghcr.io/org/my-skill:1.0.0')
+		.option('--no-sign', 'push unsigned (Hangar does not sign skills)')
+		.action(async (reference: string) => {
+			await cli.call(PushSkill, { reference, no_sign: true });
+			process.stdout.write(`Pushed ${reference}.\n`);
+		});
+
+	skill
+		.command('sync')
+		.description('Install exactly the skills pinned in the project\'s hangar.lock.yaml')
+		.option('--project-root <dir>', 'the project (default: the git work tree around the current folder)')
+		.option('-c, --client <id>', 'client to install for (repeatable; default: all detected)', collect)
+		.option('--check', 'only report differences (exit code 2 when there are any)')
+		.option('--prune', 'uninstall project skills that are not in the lock file')
+		.option('--adopt', 'add project skills that are not in the lock file to it')
+		.option('--json', 'print JSON')
+		.action(async (options: { projectRoot?: string; client?: string[]; check?: boolean; prune?: boolean; adopt?: boolean; json?: boolean }) => {
+			const result = await cli.call(SyncSkills, {
+				project_root: options.projectRoot ? resolve(options.projectRoot) : projectRoot(),
+				...(options.client && { clients: options.client as ClientApp[] }),
+				...(options.check && { check: true }),
+				...(options.prune && { prune: true }),
+				...(options.adopt && { adopt: true }),
+			});
+			if (options.json) printJson(result);
+			else {
+				for (const [label, names] of Object.entries(result)) {
+					if (Array.isArray(names) && names.length) {
+						process.stdout.write(`${label.replace(/_/g, ' ')}: ${names.map((name) => (typeof name === 'string' ? name : `${name.name} (${name.error})`)).join(', ')}\n`);
+					}
+				}
+			}
+			if (result.failed?.length) process.exitCode = 1;
+			else if (options.check && (result.missing?.length || result.drifted?.length || result.removed_from_lock?.length)) process.exitCode = 2;
+		});
+
+	skill
+		.command('upgrade')
+		.description('Re-resolve the sources in hangar.lock.yaml and upgrade skills whose source moved')
+		.argument('[names...]', 'only these skills')
+		.option('--project-root <dir>', 'the project (default: the git work tree around the current folder)')
+		.option('-c, --client <id>', 'client to install for (repeatable; default: all detected)', collect)
+		.option('--preview', 'report what would change, change nothing')
+		.option('--fail-on-changes', 'like --preview, and exit with code 2 when something would change')
+		.option('--allow-ref-change', 'follow a source that now resolves to another reference')
+		.option('--json', 'print JSON')
+		.action(async (names: string[], options: { projectRoot?: string; client?: string[]; preview?: boolean; failOnChanges?: boolean; allowRefChange?: boolean; json?: boolean }) => {
+			const { outcomes = [] } = await cli.call(UpgradeSkills, {
+				project_root: options.projectRoot ? resolve(options.projectRoot) : projectRoot(),
+				...(names.length && { names }),
+				...(options.client && { clients: options.client as ClientApp[] }),
+				...(options.preview && { preview: true }),
+				...(options.failOnChanges && { fail_on_changes: true }),
+				...(options.allowRefChange && { allow_ref_change: true }),
+			});
+			if (options.json) printJson(outcomes);
+			else
+				printTable(
+					outcomes,
+					{ name: (o) => o.name, status: (o) => o.status, from: (o) => o.old_digest?.slice(0, 19), to: (o) => o.new_digest?.slice(0, 19), detail: (o) => o.error ?? o.new_resolved_reference },
+					'Nothing to upgrade.',
+				);
+			if (outcomes.some((outcome) => outcome.status === 'failed')) process.exitCode = 1;
+			else if (options.failOnChanges && outcomes.some((outcome) => outcome.status === 'upgraded')) process.exitCode = 2;
+		});
+}

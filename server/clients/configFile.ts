@@ -1,0 +1,47 @@
+/**
+ * Reading and writing client configuration files on disk: a missing file reads as empty,
+ * a symlinked file is written through to its target, writes are atomic, an existing file
+ * keeps its mode and a new one is 0600 in folders created 0700. Problems become errors that
+ * name the file (and line), so users know what to fix.
+ */
+import { readFile, realpath } from 'node:fs/promises';
+import { HangarError } from '../../protocol/errors.js';
+import { writeFileAtomic } from '../store/atomic.js';
+import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
+
+export interface ConfigText {
+	readonly text: string;
+	/** Where to write: the file itself, or the target of a symlink. */
+	readonly writePath: string;
+}
+
+export async function readConfig(path: string): Promise<ConfigText> {
+	let writePath = path;
+	try {
+		writePath = await realpath(path);
+		return { text: await readFile(writePath, 'utf8'), writePath };
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { text: '', writePath };
+		throw new HangarError(500, `cannot read ${path}: ${(error as Error).message}`, 'client_config_unreadable');
+	}
+}
+
+export async function writeConfig(config: ConfigText, text: string): Promise<void> {
+	try {
+		await writeFileAtomic(config.writePath, text, { mode: 0o600, dirMode: 0o700 });
+	} catch (error) {
+		throw new HangarError(500, `cannot write ${config.writePath}: ${(error as Error).message}`, 'client_config_unwritable');
+	}
+}
+
+/** A parse or shape problem of a user's file as a 400 naming the file and line; other errors pass. */
+export function configProblem(path: string, error: unknown): unknown {
+	const untouched = 'fix the file and try again (Hangar left it untouched)';
+	if (error instanceof ConfigSyntaxError) {
+		return new HangarError(400, `${path}:${error.line}:${error.column}: ${error.message}; ${untouched}`, 'client_config_invalid');
+	}
+	if (error instanceof ConfigShapeError) {
+		return new HangarError(400, `${path}: ${error.message}; ${untouched}`, 'client_config_invalid');
+	}
+	return error;
+}

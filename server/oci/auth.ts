@@ -1,0 +1,163 @@
+/**
+ * Registry authentication: the `WWW-Authenticate` challenges of the distribution spec.
+ *
+ * `Basic` sends the stored credentials. `Bearer realm=…,service=…,scope=…` asks the realm for
+ * a token (anonymously, with Basic credentials, or by exchanging an identity token) and
+ * caches it until shortly before it expires. Once a registry has challenged, later requests
+ * for another repository fetch their token up front instead of taking another 401.
+ */
+import { HangarError } from '../../protocol/errors.js';
+import type { CredentialStore, RegistryCredential } from './credentials.js';
+import { registryStatusError, registryTransportError } from './errors.js';
+import { hostName, isLoopbackHost } from './reference.js';
+
+export interface Challenge {
+	/** Lower-case scheme: `bearer`, `basic`. */
+	readonly scheme: string;
+	readonly params: Readonly<Record<string, string>>;
+}
+
+/** Parses `WWW-Authenticate`: one or more `Scheme key="value", …` challenges. */
+export function parseChallenges(header: string): Challenge[] {
+	const challenges: { scheme: string; params: Record<string, string> }[] = [];
+	// A bare token starts a challenge; `key=value` or `key="value"` adds a parameter to it.
+	const item = /\s*,?\s*([A-Za-z][\w.-]*)\s*(?:=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*)))?/y;
+	while (item.lastIndex < header.length) {
+		const match = item.exec(header);
+		if (!match || match[0] === '') break;
+		const [, name, quoted, bare] = match;
+		const current = challenges.at(-1);
+		if (quoted === undefined && bare === undefined) challenges.push({ scheme: name!.toLowerCase(), params: {} });
+		else if (current) current.params[name!.toLowerCase()] = quoted?.replace(/\\(.)/g, '$1') ?? bare!;
+	}
+	return challenges;
+}
+
+/** A repository scope of the token service: `repository:org/skill:pull,push`. */
+export function repositoryScope(repository: string, actions: string): string {
+	return `repository:${repository}:${actions}`;
+}
+
+interface CachedToken {
+	readonly header: string;
+	readonly expiresAt: number;
+}
+
+/** Tokens are renewed this long before the registry says they expire. */
+const EXPIRY_MARGIN_MS = 10_000;
+const DEFAULT_TOKEN_SECONDS = 60;
+
+export type Fetch = typeof fetch;
+
+export class RegistryAuth {
+	private readonly tokens = new Map<string, CachedToken>();
+	/** The last challenge each registry sent, to authorise new scopes without a 401 first. */
+	private readonly challenges = new Map<string, Challenge>();
+
+	constructor(
+		private readonly credentials: CredentialStore,
+		private readonly fetchImpl: Fetch = fetch,
+	) {}
+
+	/** The `Authorization` header to send up front, when one is known or can be obtained. */
+	async preemptive(registry: string, scope: string, signal: AbortSignal): Promise<string | undefined> {
+		const challenge = this.challenges.get(registry);
+		if (!challenge) return undefined;
+		return this.authorize(registry, scope, [challenge], signal);
+	}
+
+	/** Forgets a header the registry refused, so the next attempt gets a fresh one. */
+	invalidate(registry: string, scope: string): void {
+		for (const key of this.tokens.keys()) if (key.startsWith(`${registry}|`) && key.endsWith(`|${scope}`)) this.tokens.delete(key);
+	}
+
+	/**
+	 * Answers challenges from a 401: the header to retry with, or undefined when no challenge
+	 * can be met (unknown scheme, Basic without credentials).
+	 */
+	async authorize(registry: string, scope: string, challenges: readonly Challenge[], signal: AbortSignal): Promise<string | undefined> {
+		const bearer = challenges.find((challenge) => challenge.scheme === 'bearer' && challenge.params.realm);
+		const basic = challenges.find((challenge) => challenge.scheme === 'basic');
+		const credential = await this.credentials.lookup(registry);
+		if (bearer) {
+			this.challenges.set(registry, bearer);
+			if (credential?.registryToken) return `Bearer ${credential.registryToken}`;
+			return this.bearerToken(registry, bearer, scope, credential, signal);
+		}
+		if (basic) {
+			this.challenges.set(registry, basic);
+			return credential?.username !== undefined && credential.password !== undefined
+				? basicHeader(credential.username, credential.password)
+				: undefined;
+		}
+		return undefined;
+	}
+
+	private async bearerToken(
+		registry: string,
+		challenge: Challenge,
+		scope: string,
+		credential: RegistryCredential | undefined,
+		signal: AbortSignal,
+	): Promise<string> {
+		const realm = challenge.params.realm!;
+		const service = challenge.params.service ?? '';
+		const key = `${registry}|${realm}|${service}|${scope}`;
+		const cached = this.tokens.get(key);
+		if (cached && cached.expiresAt > Date.now()) return cached.header;
+
+		let realmUrl: URL;
+		try {
+			realmUrl = new URL(realm);
+		} catch {
+			throw new HangarError(502, `registry ${registry} sent an invalid token realm`, 'registry_error');
+		}
+		// Credentials travel to the realm only over https, or to a realm on this machine.
+		const secure = realmUrl.protocol === 'https:' || (realmUrl.protocol === 'http:' && isLoopbackHost(hostName(realmUrl.host)));
+		if (!secure) throw new HangarError(502, `registry ${registry} sent a token realm that is not https: ${realm}`, 'registry_error');
+
+		const request = tokenRequest(realmUrl, service, scope, credential);
+		let response: Response;
+		try {
+			response = await this.fetchImpl(request.url, { ...request.init, signal, redirect: 'error' });
+		} catch (error) {
+			throw registryTransportError(error, registry, 'a token', signal.aborted ? reasonOf(signal) : undefined);
+		}
+		if (!response.ok) {
+			await response.body?.cancel();
+			throw registryStatusError(response.status, registry, `a token for ${scope}`, response.headers);
+		}
+		const body = (await response.json().catch(() => ({}))) as { token?: string; access_token?: string; expires_in?: number };
+		const token = body.token ?? body.access_token;
+		if (!token) throw new HangarError(502, `the token service of registry ${registry} sent no token`, 'registry_error');
+		const seconds = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_SECONDS;
+		const header = `Bearer ${token}`;
+		this.tokens.set(key, { header, expiresAt: Date.now() + seconds * 1000 - EXPIRY_MARGIN_MS });
+		return header;
+	}
+}
+
+function tokenRequest(realm: URL, service: string, scope: string, credential: RegistryCredential | undefined): { url: URL; init: RequestInit } {
+	const url = new URL(realm);
+	if (credential?.identityToken) {
+		// OAuth2 refresh-token grant, as Docker does for identity tokens.
+		const form = new URLSearchParams({ grant_type: 'refresh_token', service, scope, client_id: 'hangar', refresh_token: credential.identityToken });
+		return { url, init: { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form } };
+	}
+	if (service) url.searchParams.set('service', service);
+	url.searchParams.set('scope', scope);
+	const headers: Record<string, string> = {};
+	if (credential?.username !== undefined && credential.password !== undefined) {
+		headers.Authorization = basicHeader(credential.username, credential.password);
+	}
+	return { url, init: { method: 'GET', headers } };
+}
+
+function basicHeader(username: string, password: string): string {
+	return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+}
+
+/** Why a combined signal fired: the caller's cancellation or a timeout. */
+export function reasonOf(signal: AbortSignal): 'timeout' | 'cancelled' {
+	return (signal.reason as Error | undefined)?.name === 'TimeoutError' ? 'timeout' : 'cancelled';
+}

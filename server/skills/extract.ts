@@ -1,0 +1,197 @@
+/**
+ * Safe extraction of a skill layer (a gzip tar) into a fresh folder.
+ *
+ * Every entry is checked before anything of it is written: regular files and folders only
+ * (no symlinks, hardlinks, devices, pipes or unknown types), relative paths without `..`,
+ * at most 1000 files, 100 MB per file and 500 MB in all, and decompression stops when the
+ * stream outgrows what the headers declared (a gzip bomb). Modes are sanitised (no
+ * setuid/setgid/sticky, at most 0644). Any refusal removes the folder: nothing is left.
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { HangarError } from '../../protocol/errors.js';
+
+export interface ExtractionLimits {
+	readonly maxFiles: number;
+	readonly maxFileBytes: number;
+	readonly maxTotalBytes: number;
+}
+
+export const DEFAULT_LIMITS: ExtractionLimits = {
+	maxFiles: 1000,
+	maxFileBytes: 100 * 1000 * 1000,
+	maxTotalBytes: 500 * 1000 * 1000,
+};
+
+export interface ExtractOptions {
+	/** The compressed bytes must have this digest, or nothing is kept. */
+	readonly digest?: string;
+	readonly limits?: ExtractionLimits;
+	readonly signal?: AbortSignal;
+}
+
+export interface ExtractedFile {
+	readonly path: string;
+	readonly size: number;
+}
+
+/** Decompressed bytes allowed beyond the declared contents: headers, padding, end blocks. */
+const SLACK_BYTES = 1024 * 1024;
+
+export function unsafeArchive(message: string): HangarError {
+	return new HangarError(422, `refusing skill archive: ${message}`, 'unsafe_archive');
+}
+
+/** Extracts `source` into `into`, which must not exist yet; returns the files written. */
+export async function extractSkillArchive(source: AsyncIterable<Buffer>, into: string, options: ExtractOptions = {}): Promise<ExtractedFile[]> {
+	await mkdir(dirname(into), { recursive: true });
+	await mkdir(into, { mode: 0o755 });
+	try {
+		return await unpack(source, into, options);
+	} catch (error) {
+		await rm(into, { recursive: true, force: true });
+		throw error;
+	}
+}
+
+async function unpack(source: AsyncIterable<Buffer>, into: string, options: ExtractOptions): Promise<ExtractedFile[]> {
+	const { Parser } = await import('tar');
+	const limits = options.limits ?? DEFAULT_LIMITS;
+	const files: ExtractedFile[] = [];
+	const folders = new Set<string>(['']);
+	let declared = 0;
+	let entries = 0;
+	let failure: Error | undefined;
+	let writing: Promise<void> = Promise.resolve();
+	let output: NodeJS.WritableStream & { destroy(error?: Error): void } | undefined;
+	const fail = (error: Error) => (failure ??= error);
+
+	const parser = new Parser({ strict: true, maxMetaEntrySize: 1024 * 1024 });
+	parser.on('warn', (_code: string, message: string | Error) => fail(unsafeArchive(`invalid tar: ${String(message)}`)));
+	parser.on('error', (error: Error) => fail(unsafeArchive(`invalid tar: ${error.message}`)));
+	parser.on('ignoredEntry', (entry: { type: string; path: string }) => fail(unsafeArchive(`unsupported entry ${entry.path} (${entry.type})`)));
+	parser.on('entry', (entry) => {
+		entries++;
+		const problem = checkEntry(entry.type, entry.path, entry.size ?? 0, limits);
+		const path = problem ? undefined : normalise(entry.path);
+		if (problem || path === undefined) {
+			fail(unsafeArchive(problem ?? `invalid path ${JSON.stringify(entry.path)}`));
+			entry.resume();
+			return;
+		}
+		if (entry.type === 'Directory') {
+			entry.resume();
+			if (path) folders.add(path);
+			writing = writing.then(() => (failure || !path ? undefined : mkdir(join(into, path), { recursive: true, mode: 0o755 }).then(() => undefined)));
+			return;
+		}
+		if (!path) {
+			fail(unsafeArchive('a file entry without a name'));
+			entry.resume();
+			return;
+		}
+		declared += entry.size;
+		if (files.length + 1 > limits.maxFiles) fail(unsafeArchive(`more than ${limits.maxFiles} files`));
+		else if (declared > limits.maxTotalBytes) fail(unsafeArchive(`more than ${limits.maxTotalBytes} bytes in all`));
+		if (failure) {
+			entry.resume();
+			return;
+		}
+		files.push({ path, size: entry.size });
+		const mode = ((entry.mode ?? 0o644) & 0o644) | 0o600;
+		const target = join(into, path);
+		entry.pause();
+		writing = writing
+			.then(async () => {
+				if (failure) return void entry.resume();
+				await mkdir(dirname(target), { recursive: true, mode: 0o755 }).catch((error: NodeJS.ErrnoException) => {
+					throw error.code === 'EEXIST' || error.code === 'ENOTDIR' ? unsafeArchive(`${path} is inside a file`) : error;
+				});
+				// `wx`: never through an existing file or link, never twice the same path.
+				const stream = createWriteStream(target, { flags: 'wx', mode });
+				output = stream;
+				entry.pipe(stream);
+				await finished(stream);
+			})
+			.catch((error: NodeJS.ErrnoException) => {
+				entry.resume();
+				fail(error.code === 'EEXIST' ? unsafeArchive(`${path} appears twice`) : error);
+			});
+	});
+
+	const hash = options.digest ? createHash(options.digest.split(':')[0]!) : undefined;
+	const gunzip = createGunzip();
+	const compressed = (async () => {
+		try {
+			for await (const chunk of source) {
+				if (options.signal?.aborted) throw HangarError.cancelled('extracting the skill');
+				if (failure || gunzip.destroyed) break;
+				hash?.update(chunk);
+				if (!gunzip.write(chunk)) await drained(gunzip);
+			}
+		} finally {
+			gunzip.end();
+		}
+	})();
+
+	let inflated = 0;
+	try {
+		for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+			inflated += chunk.length;
+			if (inflated > declared + (entries + 2) * 1024 + SLACK_BYTES) fail(unsafeArchive('decompresses to more than its entries declare (gzip bomb)'));
+			if (failure) break;
+			if (!parser.write(chunk)) await new Promise((resolve) => parser.once('drain', resolve));
+		}
+	} catch (error) {
+		fail(unsafeArchive(`invalid gzip: ${(error as Error).message}`));
+	}
+	gunzip.destroy();
+	// A failing source (cancelled, cut off, wrong digest upstream) is the cause to report.
+	const sourceError = await compressed.then(() => undefined, (error: Error) => error);
+	if (sourceError) failure = sourceError;
+	if (!failure) await new Promise<void>((resolve) => parser.end(resolve));
+	// A file cut off by a failure will never get the rest of its bytes.
+	if (failure) output?.destroy(failure);
+	await writing;
+	if (failure) throw failure;
+	if (options.digest && hash) {
+		const digest = `${options.digest.split(':')[0]}:${hash.digest('hex')}`;
+		if (digest !== options.digest) throw new HangarError(502, `skill layer has digest ${digest}, expected ${options.digest}`, 'digest_mismatch');
+	}
+	return files;
+}
+
+/** Resolves when a writable stream wants more, or will never want any. */
+function drained(stream: NodeJS.EventEmitter): Promise<void> {
+	return new Promise((resolve) => {
+		const done = () => {
+			stream.off('drain', done).off('close', done).off('error', done);
+			resolve();
+		};
+		stream.on('drain', done).on('close', done).on('error', done);
+	});
+}
+
+/** Why an entry may not be extracted, or undefined when it may. */
+function checkEntry(type: string, path: string, size: number, limits: ExtractionLimits): string | undefined {
+	if (type === 'SymbolicLink') return `${path} is a symlink`;
+	if (type === 'Link') return `${path} is a hardlink`;
+	if (type === 'CharacterDevice' || type === 'BlockDevice') return `${path} is a device`;
+	if (type === 'FIFO') return `${path} is a named pipe`;
+	if (type !== 'File' && type !== 'OldFile' && type !== 'ContiguousFile' && type !== 'Directory') return `${path} has unsupported type ${type}`;
+	if (path.includes('\0') || path.includes('\\')) return `${JSON.stringify(path)} has a NUL or backslash`;
+	if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return `${path} is an absolute path`;
+	if (path.split('/').includes('..')) return `${path} leaves the skill folder`;
+	if (size > limits.maxFileBytes) return `${path} has ${size} bytes; at most ${limits.maxFileBytes} per file`;
+	return undefined;
+}
+
+/** `./a//b/` → `a/b`; undefined for a path that is not plain. */
+function normalise(path: string): string | undefined {
+	const parts = path.split('/').filter((part) => part !== '' && part !== '.');
+	return parts.every((part) => part !== '..') ? parts.join('/') : undefined;
+}

@@ -1,0 +1,84 @@
+/**
+ * The files of a skill folder, in packaging order: `SKILL.md` first, then every other regular
+ * file sorted by path. Hidden files and folders (a name starting with `.`) are not part of a
+ * skill; symlinks and special files are problems, never followed.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const SKILL_FILE = 'SKILL.md';
+/** Files a skill may hold (ToolHive's packaging and extraction limit). */
+export const MAX_SKILL_FILES = 1000;
+/** Bytes a packaged skill may hold in all (ToolHive's packaging limit). */
+export const MAX_PACKAGED_BYTES = 95 * 1024 * 1024;
+
+export interface SkillFile {
+	/** Relative POSIX path inside the skill. */
+	readonly path: string;
+	readonly absolute: string;
+	readonly size: number;
+}
+
+export interface SkillTree {
+	readonly files: SkillFile[];
+	/** Relative paths of symlinks, devices, sockets and pipes: never allowed in a skill. */
+	readonly unsupported: string[];
+	/** Hidden entries left out of the skill. */
+	readonly hidden: string[];
+	/** The walk stopped early because the folder holds more than MAX_SKILL_FILES files. */
+	readonly truncated: boolean;
+}
+
+export async function readSkillTree(root: string): Promise<SkillTree> {
+	const files: SkillFile[] = [];
+	const unsupported: string[] = [];
+	const hidden: string[] = [];
+	let truncated = false;
+	const walk = async (folder: string, prefix: string): Promise<void> => {
+		const entries = (await readdir(folder, { withFileTypes: true })).sort((a, b) => compareBytes(a.name, b.name));
+		for (const entry of entries) {
+			if (truncated) return;
+			const path = prefix + entry.name;
+			if (entry.name.startsWith('.')) {
+				hidden.push(path);
+			} else if (entry.isDirectory()) {
+				await walk(join(folder, entry.name), `${path}/`);
+			} else if (entry.isFile()) {
+				const absolute = join(folder, entry.name);
+				files.push({ path, absolute, size: (await lstat(absolute)).size });
+				if (files.length > MAX_SKILL_FILES) truncated = true;
+			} else {
+				unsupported.push(path);
+			}
+		}
+	};
+	await walk(root, '');
+	const skill = files.findIndex((file) => file.path === SKILL_FILE);
+	if (skill > 0) files.unshift(...files.splice(skill, 1));
+	return { files, unsupported, hidden, truncated };
+}
+
+/** Byte order of UTF-8 paths, as Go's sort.Strings orders them (not locale order). */
+export function compareBytes(a: string, b: string): number {
+	return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+export async function sha256File(path: string): Promise<string> {
+	const hash = createHash('sha256');
+	for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+	return hash.digest('hex');
+}
+
+/**
+ * Digest of a skill's materialised files, independent of how they were packaged: sha256 of
+ * the lines `<sha256 of file>  <path>\n`, sorted by path. The lock file records it so a sync
+ * can tell a folder that drifted from the pinned content.
+ */
+export async function contentDigest(files: readonly SkillFile[]): Promise<string> {
+	const lines = await Promise.all(
+		[...files].sort((a, b) => compareBytes(a.path, b.path)).map(async (file) => `${await sha256File(file.absolute)}  ${file.path}\n`),
+	);
+	return `sha256:${createHash('sha256').update(lines.join('')).digest('hex')}`;
+}

@@ -1,0 +1,447 @@
+/**
+ * Putting skills into client folders, and taking them out, so that a crash at any point
+ * leaves the old skill or the new one — never a mix, never a record without its files.
+ *
+ * An install is a small transaction, journaled in `<state>/skills/journal/`:
+ *
+ * 1. prepare: the fetched skill is copied into `<skills dir>/.hangar/<id>/new` beside each
+ *    target folder (same file system, invisible to clients: they read `<skills dir>/<name>/`);
+ * 2. commit: the journal records the new record — from here on the install completes;
+ * 3. each target folder is swapped whole (old folder renamed aside, new one renamed in);
+ * 4. the record is written (and the project lock file), then the journal and leftovers go.
+ *
+ * A journal left behind by a dead process is rolled back (prepare) or forward (commit) by the
+ * next operation on skills, which takes the skill's lock first. Uninstall is journaled the
+ * same way and always rolls forward.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { z } from 'zod';
+import { HangarError } from '../../protocol/errors.js';
+import type { ClientDefinition } from '../clients/table.js';
+import { JsonCollection } from '../store/document.js';
+import type { HangarPaths } from '../store/paths.js';
+import { contentDigest } from './files.js';
+import { updateLock, type LockEntry } from './lockfile.js';
+import { isAlive, NamedMutex } from './mutex.js';
+import type { FetchedSkill, ResolvedSource, SkillSources, SourceProgress } from './sources.js';
+import { placementOfRecord, recordKey, SkillRecord, SkillRecords } from './store.js';
+import { allSkillsDirectories, targetsFor, type Placement, type SkillTarget } from './targets.js';
+
+/** Folder beside the skill folders holding a transaction's staged and displaced copies. */
+const TRANSACTIONS = '.hangar';
+/** Most skills one install may bring in through dependencies (ToolHive's limit). */
+const MAX_DEPENDENCIES = 100;
+
+const Journal = z.object({
+	id: z.string(),
+	key: z.string(),
+	operation: z.enum(['install', 'uninstall']),
+	phase: z.enum(['prepare', 'commit']),
+	pid: z.number(),
+	/** Skill folders this transaction replaces (install) or removes (uninstall). */
+	folders: z.array(z.string()),
+	/** The record after the transaction (install), or the one removed (uninstall). */
+	record: SkillRecord.optional(),
+});
+type Journal = z.infer<typeof Journal>;
+
+export interface InstallRequest {
+	readonly source: ResolvedSource;
+	/** What the user asked for, recorded as the source to re-resolve on upgrade. */
+	readonly requested: string;
+	readonly placement: Placement;
+	readonly clients: readonly ClientDefinition[];
+	readonly force: boolean;
+	readonly explicit: boolean;
+	/** The skills that require this one, for a dependency. */
+	readonly requiredBy?: readonly string[];
+	/**
+	 * The dependencies to record as they are, without installing them (sync installs every
+	 * skill of the lock file at its own pin).
+	 */
+	readonly pinnedDependencies?: SkillRecord['dependencies'];
+	/** Record the reference and tag as given instead of as fetched (sync installs by pin). */
+	readonly recordAs?: { readonly reference: string; readonly tag?: string; readonly movable: boolean };
+}
+
+export interface InstallOutcome {
+	readonly record: SkillRecord;
+	readonly change: 'installed' | 'upgraded' | 'unchanged';
+	/** Skills this install put in place for the first time (itself and dependencies). */
+	readonly added: readonly string[];
+}
+
+export interface InstallContext {
+	readonly signal: AbortSignal;
+	readonly progress?: SourceProgress;
+}
+
+export class SkillInstaller {
+	private readonly journals: JsonCollection<Journal>;
+	private readonly mutex: NamedMutex;
+	/** Scratch folders of fetches (`<cache>/skills/staging/<pid>-<random>`), removed when done or when their process is gone. */
+	readonly stagingRoot: string;
+
+	constructor(
+		paths: HangarPaths,
+		readonly records: SkillRecords,
+		private readonly sources: SkillSources,
+		private readonly home: string,
+		private readonly env: NodeJS.ProcessEnv = process.env,
+	) {
+		this.journals = new JsonCollection(join(paths.state, 'skills', 'journal'), { schema: Journal, version: 1 });
+		this.mutex = new NamedMutex(join(paths.state, 'skills', 'locks'));
+		this.stagingRoot = join(paths.cache, 'skills', 'staging');
+	}
+
+	/** Installs a resolved source and its dependencies. */
+	install(request: InstallRequest, context: InstallContext): Promise<InstallOutcome> {
+		return this.installWithin(request, context, [], { count: 0 });
+	}
+
+	private async installWithin(request: InstallRequest, context: InstallContext, chain: readonly string[], budget: { count: number }): Promise<InstallOutcome> {
+		const { source, placement } = request;
+		const name = source.name;
+		const targets = targetsFor(request.clients, placement, this.home, name);
+		const existing = await this.records.get(placement, name);
+		const knownDigest = source.kind === 'oci' ? source.artifact.digest : source.kind === 'local' ? source.build.descriptor.digest : undefined;
+		if (existing && knownDigest === existing.digest && (await this.covers(existing, targets))) {
+			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
+		}
+		await this.refuseUnmanaged(existing, targets, request.force);
+
+		const stagingFolder = join(this.stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+		await mkdir(this.stagingRoot, { recursive: true });
+		const added: string[] = [];
+		try {
+			const fetched = await this.sources.fetch(source, join(stagingFolder, 'skill'), context.signal, context.progress);
+			const dependencies: SkillRecord['dependencies'] = [...(request.pinnedDependencies ?? [])];
+			for (const required of request.pinnedDependencies ? [] : fetched.fields.requires) {
+				if (++budget.count > MAX_DEPENDENCIES) throw new HangarError(422, `${name} brings in more than ${MAX_DEPENDENCIES} dependencies`, 'too_many_dependencies');
+				context.signal.throwIfAborted();
+				const dependency = await this.sources.resolve(required, undefined, context.signal);
+				if (chain.includes(dependency.name) || dependency.name === name) {
+					// A cycle: the skill is being installed further up; record the edge only.
+					dependencies.push({ name: dependency.name, reference: required, digest: dependencyDigest(dependency) });
+					continue;
+				}
+				context.progress?.report(`installing dependency ${dependency.name}`);
+				const outcome = await this.installWithin(
+					{ ...request, source: dependency, requested: required, explicit: false, requiredBy: [name], recordAs: undefined, pinnedDependencies: undefined },
+					context,
+					[...chain, name],
+					budget,
+				);
+				added.push(...outcome.added);
+				dependencies.push({ name: dependency.name, reference: required, digest: outcome.record.digest });
+			}
+			context.signal.throwIfAborted();
+			const outcome = await this.mutex.run(recordKey(placement, name), context.signal, () =>
+				this.commit(request, targets, fetched, join(stagingFolder, 'skill'), dependencies, context.signal),
+			);
+			return { ...outcome, added: [...added, ...outcome.added] };
+		} catch (error) {
+			// Dependencies put in place for this install go again if the install fails.
+			for (const dependency of added.reverse()) await this.uninstall(placement, dependency, context.signal).catch(() => undefined);
+			throw error;
+		} finally {
+			await rm(stagingFolder, { recursive: true, force: true });
+		}
+	}
+
+	/** The locked part of an install: decide what to write, stage it, swap it in, record it. */
+	private async commit(
+		request: InstallRequest,
+		targets: readonly SkillTarget[],
+		fetched: FetchedSkill,
+		stagedSkill: string,
+		dependencies: SkillRecord['dependencies'],
+		signal: AbortSignal,
+	): Promise<InstallOutcome> {
+		const { placement } = request;
+		const existing = await this.records.get(placement, fetched.name);
+		const sameContent = existing?.digest === fetched.digest;
+		if (existing && sameContent && (await this.covers(existing, targets))) {
+			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
+		}
+		await this.refuseUnmanaged(existing, targets, request.force);
+
+		// Same content: write only the folders missing. New content: every folder, old and requested.
+		const folders = new Map<string, string[]>((existing?.folders ?? []).map((folder) => [folder.path, [...folder.clients]]));
+		for (const target of targets) folders.set(target.folder, [...new Set([...(folders.get(target.folder) ?? []), ...target.clients])]);
+		const writing = sameContent ? await this.missingFolders(existing!, [...folders.keys()]) : [...folders.keys()];
+
+		const files = fetched.files.map((file) => file.path);
+		const record: SkillRecord = {
+			name: fetched.name,
+			scope: placement.scope,
+			project_root: placement.projectRoot,
+			source: request.requested,
+			reference: request.recordAs?.reference ?? fetched.reference,
+			...((request.recordAs ? request.recordAs.tag : fetched.tag) !== undefined && { tag: (request.recordAs ? request.recordAs.tag : fetched.tag)! }),
+			digest: fetched.digest,
+			pinned: fetched.pinned,
+			movable: request.recordAs?.movable ?? fetched.movable,
+			content_digest: await contentDigest(fetched.files.map((file) => ({ ...file, absolute: join(stagedSkill, ...file.path.split('/')) }))),
+			...(fetched.fields.version !== undefined && { version: fetched.fields.version }),
+			...(fetched.fields.description !== undefined && { description: fetched.fields.description }),
+			...(fetched.fields.license !== undefined && { license: fetched.fields.license }),
+			...(fetched.fields.metadata.author !== undefined && { author: fetched.fields.metadata.author }),
+			tags: tagsOf(fetched.fields.metadata),
+			installed_at: sameContent ? existing!.installed_at : new Date().toISOString(),
+			folders: [...folders].map(([path, clients]) => ({ path, clients })),
+			files,
+			dependencies,
+			required_by: [...new Set([...(existing?.required_by ?? []), ...(request.requiredBy ?? [])])],
+			explicit: (existing?.explicit ?? false) || request.explicit,
+			managed: placement.scope === 'project',
+		};
+
+		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, folders: writing };
+		await this.journals.create(journal.id, journal);
+		try {
+			for (const folder of writing) await copyTree(stagedSkill, files, join(transactionFolder(folder, journal.id), 'new'));
+		} catch (error) {
+			await this.rollBack(journal);
+			throw error;
+		}
+		if (signal.aborted) {
+			await this.rollBack(journal);
+			throw HangarError.cancelled(`installing ${fetched.name}`);
+		}
+		crashPoint(this.env, 'prepared');
+		const committed: Journal = { ...journal, phase: 'commit', record };
+		await this.journals.update(journal.id, () => committed);
+		crashPoint(this.env, 'committed');
+		await this.rollForward(committed);
+		return { record, change: existing && !sameContent ? 'upgraded' : 'installed', added: existing ? [] : [record.name] };
+	}
+
+	/** Removes an installed skill's files from every folder, and its record. */
+	async uninstall(placement: Placement, name: string, signal: AbortSignal): Promise<SkillRecord> {
+		return this.mutex.run(recordKey(placement, name), signal, async () => {
+			const record = await this.records.get(placement, name);
+			if (!record) throw HangarError.notFound(`skill ${name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
+			this.checkRemovable(record);
+			const journal: Journal = {
+				id: `${Date.now()}-${randomBytes(6).toString('hex')}`,
+				key: recordKey(placement, name),
+				operation: 'uninstall',
+				phase: 'commit',
+				pid: process.pid,
+				folders: record.folders.map((folder) => folder.path),
+				record,
+			};
+			await this.journals.create(journal.id, journal);
+			await this.rollForward(journal);
+			return record;
+		});
+	}
+
+	/**
+	 * Finishes or undoes what crashed processes left: journals whose skill lock is free, and
+	 * staging folders of processes that are gone.
+	 */
+	async recover(): Promise<void> {
+		for (const id of await this.journals.names()) {
+			const journal = await this.journals.get(id).catch(() => undefined);
+			if (!journal) continue;
+			await this.mutex.tryRun(journal.key, async () => {
+				const current = await this.journals.get(id);
+				if (!current) return;
+				if (current.phase === 'prepare') await this.rollBack(current);
+				else await this.rollForward(current);
+			});
+		}
+		for (const entry of await readdir(this.stagingRoot).catch(() => [] as string[])) {
+			const pid = Number.parseInt(entry, 10);
+			if (Number.isInteger(pid) && !isAlive(pid)) await rm(join(this.stagingRoot, entry), { recursive: true, force: true });
+		}
+	}
+
+	private async rollBack(journal: Journal): Promise<void> {
+		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);
+		await this.journals.delete(journal.id);
+	}
+
+	/** Completes a committed transaction; every step may already have happened. */
+	private async rollForward(journal: Journal): Promise<void> {
+		const record = journal.record!;
+		if (journal.operation === 'install') {
+			for (const folder of journal.folders) {
+				const transaction = transactionFolder(folder, journal.id);
+				const staged = join(transaction, 'new');
+				if (!(await exists(staged))) continue; // already swapped in
+				if ((await exists(folder)) && !(await exists(join(transaction, 'old')))) await rename(folder, join(transaction, 'old'));
+				crashPoint(this.env, 'swapping');
+				await rename(staged, folder);
+			}
+			crashPoint(this.env, 'swapped');
+			await this.records.put(record);
+			if (record.managed) await updateLock(record.project_root, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
+		} else {
+			for (const folder of journal.folders) await removeOwnFiles(folder, record.files, transactionFolder(folder, journal.id));
+			await this.records.delete(placementOfRecord(record), record.name);
+			if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
+		}
+		crashPoint(this.env, 'recorded');
+		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);
+		await this.journals.delete(journal.id);
+	}
+
+	/** True when the record already has every target folder, on disk, for its clients. */
+	private async covers(record: SkillRecord, targets: readonly SkillTarget[]): Promise<boolean> {
+		for (const target of targets) {
+			const known = record.folders.find((folder) => folder.path === target.folder);
+			if (!known || !target.clients.every((client) => known.clients.includes(client))) return false;
+		}
+		return (await this.missingFolders(record, targets.map((target) => target.folder))).length === 0;
+	}
+
+	/** Folders of the record (among `folders`) whose files are not all on disk. */
+	private async missingFolders(record: SkillRecord, folders: readonly string[]): Promise<string[]> {
+		const missing: string[] = [];
+		for (const folder of folders) {
+			const complete = record.folders.some((known) => known.path === folder) && (await Promise.all(record.files.map((file) => exists(join(folder, file))))).every(Boolean);
+			if (!complete) missing.push(folder);
+		}
+		return missing;
+	}
+
+	/** 409 for a target folder Hangar did not write, or one holding files Hangar did not write. */
+	private async refuseUnmanaged(existing: SkillRecord | undefined, targets: readonly SkillTarget[], force: boolean): Promise<void> {
+		if (force) return;
+		for (const target of targets) {
+			if (!(await exists(target.folder))) continue;
+			const known = existing?.folders.some((folder) => folder.path === target.folder);
+			if (!known) {
+				throw HangarError.conflict(`directory "${target.folder}" exists but is not managed by Hangar; use force to overwrite`, 'unmanaged_directory');
+			}
+			const foreign = (await listFiles(target.folder)).filter((file) => !existing!.files.includes(file));
+			if (foreign.length) {
+				throw HangarError.conflict(`directory "${target.folder}" holds files Hangar did not write (${foreign.slice(0, 5).join(', ')}); use force to overwrite`, 'unmanaged_files');
+			}
+		}
+	}
+
+	/** Records that the skill was asked for again (explicitly, or as a dependency of another). */
+	private async markRequested(record: SkillRecord, request: InstallRequest): Promise<SkillRecord> {
+		const added = (request.requiredBy ?? []).filter((name) => !record.required_by.includes(name));
+		if (!added.length && (record.explicit || !request.explicit)) return record;
+		const requiredBy = [...record.required_by, ...added];
+		const updated = { ...record, required_by: requiredBy, explicit: record.explicit || request.explicit };
+		await this.records.put(updated);
+		if (updated.managed) await updateLock(updated.project_root, (entries) => [...entries.filter((entry) => entry.name !== updated.name), lockEntryOf(updated)]);
+		return updated;
+	}
+
+	/**
+	 * Drops `parent` from a dependency's `required_by`; true when nothing requires the
+	 * dependency any more and it was never asked for by itself (an orphan to remove).
+	 */
+	async release(placement: Placement, dependency: string, parent: string, signal: AbortSignal): Promise<boolean> {
+		return this.mutex.run(recordKey(placement, dependency), signal, async () => {
+			const updated = await this.records.update(placement, dependency, (record) => ({ ...record, required_by: record.required_by.filter((name) => name !== parent) }));
+			if (!updated) return false;
+			if (updated.managed) await updateLock(updated.project_root, (entries) => [...entries.filter((entry) => entry.name !== updated.name), lockEntryOf(updated)]);
+			return !updated.explicit && updated.required_by.length === 0;
+		});
+	}
+
+	/** Uninstall never leaves the skills folders: every path must be `<a client's skills dir>/<name>/<file>`. */
+	private checkRemovable(record: SkillRecord): void {
+		const allowed = allSkillsDirectories(placementOfRecord(record), this.home);
+		for (const folder of record.folders) {
+			if (!allowed.has(dirname(folder.path)) || basename(folder.path) !== record.name) {
+				throw new HangarError(500, `refusing to remove ${folder.path}: it is not a skill folder of any client`, 'unsafe_path');
+			}
+		}
+		for (const file of record.files) {
+			if (file.startsWith('/') || file.split('/').includes('..') || file.includes('\\') || file === '') {
+				throw new HangarError(500, `refusing to remove ${file}: the record names a path outside the skill folder`, 'unsafe_path');
+			}
+		}
+	}
+}
+
+export function lockEntryOf(record: SkillRecord): LockEntry {
+	return {
+		name: record.name,
+		...(record.version !== undefined && { version: record.version }),
+		source: record.source,
+		resolvedReference: record.reference,
+		digest: record.digest,
+		contentDigest: record.content_digest,
+		...(record.required_by.length && { requiredBy: [...record.required_by].sort() }),
+		explicit: record.explicit,
+		unsigned: true,
+	};
+}
+
+function dependencyDigest(source: ResolvedSource): string {
+	return source.kind === 'oci' ? source.artifact.digest : source.kind === 'local' ? source.build.descriptor.digest : '';
+}
+
+function tagsOf(metadata: Record<string, string>): string[] {
+	return (metadata.tags ?? '').split(/[,\s]+/).filter(Boolean);
+}
+
+/** `<skills dir>/.hangar/<id>` for the skill folder `<skills dir>/<name>`. */
+function transactionFolder(folder: string, id: string): string {
+	return join(dirname(folder), TRANSACTIONS, id);
+}
+
+async function removeTransactionFolder(folder: string, id: string): Promise<void> {
+	await rm(transactionFolder(folder, id), { recursive: true, force: true });
+	await rmdir(join(dirname(folder), TRANSACTIONS)).catch(() => undefined); // only when empty
+}
+
+async function exists(path: string): Promise<boolean> {
+	return stat(path).then(
+		() => true,
+		() => false,
+	);
+}
+
+/** Copies the listed files of `from` into a new folder `to`, modes 0644. */
+async function copyTree(from: string, files: readonly string[], to: string): Promise<void> {
+	await mkdir(dirname(to), { recursive: true, mode: 0o755 });
+	await mkdir(to, { mode: 0o755 });
+	for (const file of files) {
+		const target = join(to, ...file.split('/'));
+		await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+		await copyFile(join(from, ...file.split('/')), target);
+	}
+}
+
+/** Regular files under a folder, as relative POSIX paths. */
+async function listFiles(folder: string): Promise<string[]> {
+	const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
+	return entries
+		.filter((entry) => !entry.isDirectory())
+		.map((entry) => relative(folder, join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)).split(sep).join('/'));
+}
+
+/**
+ * Takes Hangar's files out of a skill folder: the whole folder (moved aside in one rename)
+ * when it holds nothing else, else the files one by one, leaving the others in place.
+ */
+async function removeOwnFiles(folder: string, files: readonly string[], transaction: string): Promise<void> {
+	if (!(await exists(folder))) return;
+	const present = await listFiles(folder);
+	if (present.every((file) => files.includes(file))) {
+		await mkdir(transaction, { recursive: true });
+		await rename(folder, join(transaction, 'old'));
+		return;
+	}
+	for (const file of files) await rm(join(folder, ...file.split('/')), { force: true });
+	const folders = [...new Set(files.flatMap((file) => file.split('/').slice(0, -1).map((_, index, parts) => parts.slice(0, index + 1).join('/'))))];
+	for (const sub of folders.sort((a, b) => b.length - a.length)) await rmdir(join(folder, ...sub.split('/'))).catch(() => undefined);
+}
+
+/** Test hook: dies on the spot at a named point, as `kill -9` would, to prove crash safety. */
+function crashPoint(env: NodeJS.ProcessEnv, point: string): void {
+	if (env.HANGAR_TEST_CRASH_AT === point) process.kill(process.pid, 'SIGKILL');
+}

@@ -1,0 +1,77 @@
+/**
+ * The project lock file, `hangar.lock.yaml` at the project root: the skills a project uses,
+ * each with what was asked for (`source`), what it resolved to, the pin (OCI digest or git
+ * commit) and the digest of the files it put on disk, so a teammate's `skills/sync`
+ * reproduces exactly the same set. Fields follow ToolHive's `toolhive.lock.yaml`.
+ *
+ * Written atomically under a lock; entries are sorted by name so diffs stay small.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { HangarError } from '../../protocol/errors.js';
+import { writeFileAtomic } from '../store/atomic.js';
+import { withLock } from '../store/lock.js';
+
+export const LOCK_FILE = 'hangar.lock.yaml';
+
+export const LockEntry = z.object({
+	name: z.string(),
+	version: z.string().optional(),
+	/** Exactly what was requested: a name, an OCI reference or a git reference. */
+	source: z.string(),
+	resolvedReference: z.string(),
+	/** The pin: OCI manifest (index) digest or git commit. */
+	digest: z.string(),
+	/** Digest of the materialised files (see `contentDigest` in files.ts). */
+	contentDigest: z.string(),
+	/** Skills of this lock file that require this one. */
+	requiredBy: z.array(z.string()).optional(),
+	/** Installed by request, not only as a dependency. */
+	explicit: z.boolean(),
+	/** Hangar does not verify signatures: every entry is recorded as unsigned. */
+	unsigned: z.boolean().optional(),
+});
+export type LockEntry = z.infer<typeof LockEntry>;
+
+const LockDocument = z.object({ version: z.literal(1), skills: z.array(LockEntry) });
+export type LockDocument = z.infer<typeof LockDocument>;
+
+export function lockPath(projectRoot: string): string {
+	return join(projectRoot, LOCK_FILE);
+}
+
+export async function readLock(projectRoot: string): Promise<LockDocument | undefined> {
+	let text: string;
+	try {
+		text = await readFile(lockPath(projectRoot), 'utf8');
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+		throw error;
+	}
+	const { parse } = await import('yaml');
+	let raw: unknown;
+	try {
+		raw = parse(text);
+	} catch (error) {
+		throw HangarError.badRequest(`${lockPath(projectRoot)} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, 'invalid_lock_file');
+	}
+	const parsed = LockDocument.safeParse(raw);
+	if (!parsed.success) {
+		const issue = parsed.error.issues[0];
+		throw HangarError.badRequest(`${lockPath(projectRoot)}: invalid ${issue?.path.join('.') || 'document'}: ${issue?.message}`, 'invalid_lock_file');
+	}
+	return parsed.data;
+}
+
+/** Changes the lock file under its lock; an empty set of skills removes nothing but writes `skills: []`. */
+export async function updateLock(projectRoot: string, change: (entries: LockEntry[]) => LockEntry[]): Promise<void> {
+	const path = lockPath(projectRoot);
+	await withLock(path, async () => {
+		const current = (await readLock(projectRoot)) ?? { version: 1 as const, skills: [] };
+		const skills = change(current.skills).sort((a, b) => a.name.localeCompare(b.name));
+		const { stringify } = await import('yaml');
+		const header = '# Skills of this project, pinned by Hangar. Reproduce them with `hangar skill sync`.\n';
+		await writeFileAtomic(path, header + stringify({ version: 1, skills }, { lineWidth: 0 }), { mode: 0o644 });
+	});
+}

@@ -1,0 +1,234 @@
+/**
+ * The skills service: validate, read by reference, install, list, inspect and uninstall
+ * skills per client, user or project; build, list, delete and push local builds; and keep a
+ * project's lock file (sync, upgrade).
+ */
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Scope } from '../../protocol/common.js';
+import { HangarError } from '../../protocol/errors.js';
+import type { ValidParamsOf } from '../../protocol/operation.js';
+import {
+	BuildSkill,
+	DeleteSkillBuild,
+	GetSkill,
+	GetSkillContent,
+	InstallSkill,
+	ListSkillBuilds,
+	ListSkills,
+	PushSkill,
+	SkillsDidChange,
+	SyncSkills,
+	UninstallSkill,
+	UpgradeSkills,
+	ValidateSkill,
+	type InstalledSkill,
+	type SkillContent,
+	type SkillInfo,
+} from '../../protocol/protocol.skills.js';
+import type { OperationContext } from '../context.js';
+import { implement, type Implementation } from '../dispatch.js';
+import type { Environment } from '../environment.js';
+import type { GroupStore } from '../groups/store.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
+import { RegistryClient } from '../oci/client.js';
+import { SkillBuilds } from './builds.js';
+import { SkillInstaller, type InstallOutcome } from './installer.js';
+import { SkillProjects } from './projects.js';
+import { SkillSources, type SkillCatalog, type SourceProgress } from './sources.js';
+import { SkillRecords, toInstalledSkill } from './store.js';
+import { chooseClients, placementOf, type Placement } from './targets.js';
+import { validateInlineSkill, validateSkillFolder } from './validate.js';
+
+export type { SkillCatalog } from './sources.js';
+
+export interface SkillServiceOptions {
+	readonly env?: NodeJS.ProcessEnv;
+}
+
+export class SkillService {
+	readonly builds: SkillBuilds;
+	readonly sources: SkillSources;
+	readonly installer: SkillInstaller;
+	readonly records: SkillRecords;
+	readonly projects: SkillProjects;
+	private readonly client: RegistryClient;
+	private readonly home: string;
+
+	constructor(
+		private readonly environment: Environment,
+		private readonly groups: GroupStore,
+		catalog: SkillCatalog,
+		options: SkillServiceOptions = {},
+	) {
+		const env = options.env ?? process.env;
+		const { paths } = environment;
+		this.home = env.HOME || homedir();
+		this.client = new RegistryClient({ env });
+		this.builds = new SkillBuilds(paths, env);
+		this.sources = new SkillSources(paths, this.client, this.builds, catalog, env);
+		this.records = new SkillRecords(paths);
+		this.installer = new SkillInstaller(paths, this.records, this.sources, this.home, env);
+		this.projects = new SkillProjects(this);
+	}
+
+	async validate(params: ValidParamsOf<typeof ValidateSkill>) {
+		const check = params.path !== undefined ? await validateSkillFolder(params.path) : validateInlineSkill(params.skill_md ?? '', params.files);
+		return { valid: check.valid, errors: check.errors, warnings: check.warnings };
+	}
+
+	/** Reads a skill by reference into a scratch folder and describes it; nothing is installed. */
+	async content(ref: string, context: OperationContext): Promise<SkillContent> {
+		const folder = join(this.installer.stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+		return this.withProgress(context, `Reading ${ref}`, async (progress) => {
+			try {
+				const source = await this.sources.resolve(ref, undefined, context.signal);
+				const fetched = await this.sources.fetch(source, join(folder, 'skill'), context.signal, progress);
+				return {
+					name: fetched.name,
+					description: fetched.fields.description ?? '',
+					version: fetched.fields.version ?? '',
+					license: fetched.fields.license ?? '',
+					body: fetched.skillMd,
+					files: fetched.files.map(({ path, size }) => ({ path, size })),
+				};
+			} finally {
+				await rm(folder, { recursive: true, force: true });
+			}
+		});
+	}
+
+	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill }> {
+		await this.installer.recover();
+		const placement = await placementOf(params.scope, params.project_root);
+		const group = params.group ?? DEFAULT_GROUP;
+		await this.groups.get(group);
+		const clients = await chooseClients(params.clients, this.home);
+		return this.withProgress(context, `Installing ${params.name}`, async (progress) => {
+			const source = await this.sources.resolve(params.name, params.version, context.signal);
+			const outcome = await this.installer.install(
+				{ source, requested: params.name, placement, clients, force: params.force ?? false, explicit: true },
+				{ signal: context.signal, progress },
+			);
+			await this.addToGroup(group, outcome.record.name);
+			this.announce(outcome, placement);
+			return { skill: toInstalledSkill(outcome.record) };
+		});
+	}
+
+	async list(params: ValidParamsOf<typeof ListSkills>): Promise<{ skills: InstalledSkill[] }> {
+		await this.installer.recover();
+		const scope = params.scope ?? (params.project_root ? 'project' : undefined);
+		const members = params.group ? new Set((await this.groups.get(params.group)).skills) : undefined;
+		const records = (await this.records.list()).filter(
+			(record) =>
+				(!scope || record.scope === scope) &&
+				(!params.project_root || record.project_root === params.project_root) &&
+				(!params.client || record.folders.some((folder) => folder.clients.includes(params.client!))) &&
+				(!members || members.has(record.name)),
+		);
+		records.sort((a, b) => a.name.localeCompare(b.name) || a.scope.localeCompare(b.scope) || a.project_root.localeCompare(b.project_root));
+		return { skills: records.map(toInstalledSkill) };
+	}
+
+	async get(params: ValidParamsOf<typeof GetSkill>): Promise<SkillInfo> {
+		await this.installer.recover();
+		const placement = lookupPlacement(params.scope, params.project_root);
+		const record = await this.records.get(placement, params.name);
+		if (!record) throw HangarError.notFound(`skill ${params.name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
+		const skill = toInstalledSkill(record);
+		return { metadata: skill.metadata, installed_skill: skill };
+	}
+
+	async uninstall(params: ValidParamsOf<typeof UninstallSkill>, context: OperationContext): Promise<null> {
+		await this.installer.recover();
+		await this.remove(lookupPlacement(params.scope, params.project_root), params.name, context.signal);
+		return null;
+	}
+
+	/** Uninstalls a skill, then the dependencies nothing else needs any more. */
+	async remove(placement: Placement, name: string, signal: AbortSignal): Promise<void> {
+		const record = await this.installer.uninstall(placement, name, signal);
+		const remaining = await this.records.list();
+		if (!remaining.some((other) => other.name === name)) {
+			for (const group of await this.groups.list()) {
+				if (group.skills.includes(name)) await this.groups.update(group.name, (current) => ({ ...current, skills: current.skills.filter((skill) => skill !== name) }));
+			}
+		}
+		this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'uninstalled' });
+		for (const dependency of record.dependencies) {
+			if (await this.installer.release(placement, dependency.name, name, signal)) await this.remove(placement, dependency.name, signal);
+		}
+	}
+
+	async build(params: ValidParamsOf<typeof BuildSkill>): Promise<{ reference: string }> {
+		return { reference: await this.builds.build(params.path, params.tag) };
+	}
+
+	async push(params: ValidParamsOf<typeof PushSkill>, context: OperationContext): Promise<null> {
+		if (params.key || params.identity_token) {
+			throw HangarError.badRequest('Hangar does not sign skills; push with no_sign (the artifact is pushed unsigned)', 'signing_unsupported');
+		}
+		await this.withProgress(context, `Pushing ${params.reference}`, (progress) =>
+			this.builds.push(this.client, params.reference, context.signal, (message) => progress.report(message)),
+		);
+		return null;
+	}
+
+	/** Runs `work` between a progress `begin` and `end`. */
+	async withProgress<T>(context: OperationContext, title: string, work: (progress: SourceProgress) => Promise<T>): Promise<T> {
+		context.progress.begin(title);
+		let outcome = 'failed';
+		try {
+			const result = await work({ report: (message, percentage) => context.progress.report(message, percentage) });
+			outcome = 'done';
+			return result;
+		} finally {
+			context.progress.end(context.signal.aborted ? 'cancelled' : outcome);
+		}
+	}
+
+	async addToGroup(group: string, name: string): Promise<void> {
+		await this.groups.update(group, (current) => (current.skills.includes(name) ? current : { ...current, skills: [...current.skills, name] }));
+	}
+
+	announce(outcome: InstallOutcome, placement: Placement): void {
+		const where = { scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }) };
+		for (const name of outcome.added) if (name !== outcome.record.name) this.environment.notifier.notify(SkillsDidChange, { name, ...where, change: 'installed' });
+		if (outcome.change !== 'unchanged') this.environment.notifier.notify(SkillsDidChange, { name: outcome.record.name, ...where, change: outcome.change });
+	}
+
+	async chooseClients(clients: readonly string[] | undefined) {
+		return chooseClients(clients, this.home);
+	}
+}
+
+/** Where to look a skill up: like `placementOf`, without requiring the project folder to exist. */
+function lookupPlacement(scope: Scope | undefined, projectRoot: string | undefined): Placement {
+	const effective = scope ?? (projectRoot ? 'project' : 'user');
+	if (effective === 'user' && projectRoot) throw HangarError.badRequest('project_root may only be given with scope "project"', 'invalid_scope');
+	if (effective === 'project' && !projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
+	return { scope: effective, projectRoot: effective === 'project' ? projectRoot!.replace(/\/+$/, '') : '' };
+}
+
+export function skillImplementations(skills: SkillService): Implementation[] {
+	return [
+		implement(ValidateSkill, (params) => skills.validate(params)),
+		implement(GetSkillContent, ({ ref }, context) => skills.content(ref, context)),
+		implement(InstallSkill, (params, context) => skills.install(params, context)),
+		implement(ListSkills, (params) => skills.list(params)),
+		implement(GetSkill, (params) => skills.get(params)),
+		implement(UninstallSkill, (params, context) => skills.uninstall(params, context)),
+		implement(BuildSkill, (params) => skills.build(params)),
+		implement(PushSkill, (params, context) => skills.push(params, context)),
+		implement(ListSkillBuilds, async () => ({ builds: await skills.builds.list() })),
+		implement(DeleteSkillBuild, async ({ tag }) => {
+			await skills.builds.delete(tag);
+			return null;
+		}),
+		implement(SyncSkills, (params, context) => skills.projects.sync(params, context)),
+		implement(UpgradeSkills, (params, context) => skills.projects.upgrade(params, context)),
+	];
+}

@@ -1,0 +1,112 @@
+/**
+ * Safe extraction of skill layers: every hostile archive is refused and leaves nothing
+ * behind — not the target folder, not a file beside it. (The install tests push the same
+ * archives to a real registry and check the client folders stay untouched.)
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../server/oci/client.js';
+import { extractSkillArchive } from '../server/skills/extract.js';
+import { declaredGiant, gzipBomb, SKILL_MD, tarBlocks, targz, type ArchiveEntry } from './support/archives.js';
+
+let work: string;
+let counter = 0;
+beforeAll(async () => (work = await mkdtemp(join(tmpdir(), 'hangar-extract-'))));
+afterAll(() => rm(work, { recursive: true, force: true }));
+
+async function* chunksOf(bytes: Buffer): AsyncGenerator<Buffer> {
+	for (let offset = 0; offset < bytes.length; offset += 64 * 1024) yield bytes.subarray(offset, offset + 64 * 1024);
+}
+
+/** Extracts into a fresh `<case>/skill`; returns the case folder, the outcome and what is left. */
+async function attempt(archive: Buffer, options: Parameters<typeof extractSkillArchive>[2] = {}) {
+	const folder = join(work, `case-${++counter}`);
+	await mkdir(folder);
+	const into = join(folder, 'skill');
+	const outcome = await extractSkillArchive(chunksOf(archive), into, options).then(
+		(files) => ({ files }),
+		(error: unknown) => ({ error: error as { status: number; code: string; message: string } }),
+	);
+	return { folder, into, outcome, left: await readdir(folder) };
+}
+
+const cutOff = (archive: Buffer) => archive.subarray(0, Math.floor(archive.length / 2));
+
+const skill: ArchiveEntry = { path: 'SKILL.md', content: SKILL_MD('hostile') };
+
+describe('hostile archives are refused with nothing written', () => {
+	const cases: [string, () => Promise<Buffer> | Buffer, RegExp][] = [
+		['path traversal', () => targz([skill, { path: '../evil.txt', content: 'pwned' }]), /leaves the skill folder/],
+		['nested path traversal', () => targz([skill, { path: 'docs/../../evil.txt', content: 'pwned' }]), /leaves the skill folder/],
+		['an absolute path', () => targz([skill, { path: '/tmp/hangar-absolute-evil', content: 'pwned' }]), /absolute path/],
+		['a symlink', () => targz([skill, { path: 'passwd', type: 'SymbolicLink', linkpath: '/etc/passwd' }]), /symlink/],
+		['a hardlink', () => targz([skill, { path: 'hard', type: 'Link', linkpath: 'SKILL.md' }]), /hardlink/],
+		['a character device', () => targz([skill, { path: 'null', type: 'CharacterDevice' }]), /device/],
+		['a block device', () => targz([skill, { path: 'disk', type: 'BlockDevice' }]), /device/],
+		['a named pipe', () => targz([skill, { path: 'pipe', type: 'FIFO' }]), /named pipe/],
+		['10,000 files', () => targz([skill, ...Array.from({ length: 10_000 }, (_, index) => ({ path: `f/${index}.txt`, content: 'x' }))]), /more than 1000 files/],
+		['a file twice', () => targz([skill, { path: 'a.md', content: '1' }, { path: 'a.md', content: '2' }]), /appears twice/],
+		['a file inside a file', () => targz([skill, { path: 'a', content: '1' }, { path: 'a/b', content: '2' }]), /inside a file/],
+		['a gzip bomb (600 MB of undeclared zeros)', () => gzipBomb('hostile', 600 * 1024 * 1024), /gzip bomb/],
+		['a file declared at 1 GB', () => declaredGiant('hostile', 1024 * 1024 * 1024), /at most 100000000 per file/],
+		['bytes that are not gzip', () => Buffer.from('this is not an archive at all'), /invalid gzip/],
+		['a cut-off archive', () => cutOff(targz([skill, { path: 'big.md', content: randomBytes(20_000) }])), /invalid gzip/],
+		['an empty archive', () => gzipSync(tarBlocks([])), /invalid tar/],
+	];
+
+	it.each(cases)('%s', async (_label, make, message) => {
+		const { outcome, left } = await attempt(await make());
+		expect('error' in outcome && outcome.error).toMatchObject({ status: 422, code: 'unsafe_archive', message: expect.stringMatching(message) });
+		expect(left).toEqual([]);
+		await expect(stat('/tmp/hangar-absolute-evil')).rejects.toThrow(/ENOENT/);
+		await expect(stat(join(work, 'evil.txt'))).rejects.toThrow(/ENOENT/);
+	}, 60_000);
+
+	it('more bytes in all than the limit', async () => {
+		const files = Array.from({ length: 3 }, (_, index) => ({ path: `part${index}.bin`, content: Buffer.alloc(400_000) }));
+		const { outcome, left } = await attempt(targz([skill, ...files]), { limits: { maxFiles: 1000, maxFileBytes: 1_000_000, maxTotalBytes: 1_000_000 } });
+		expect('error' in outcome && outcome.error.message).toMatch(/more than 1000000 bytes in all/);
+		expect(left).toEqual([]);
+	});
+
+	it('bytes that do not match the expected digest', async () => {
+		const archive = targz([skill]);
+		const { outcome, left } = await attempt(archive, { digest: sha256(Buffer.from('something else')) });
+		expect('error' in outcome && outcome.error).toMatchObject({ status: 502, code: 'digest_mismatch' });
+		expect(left).toEqual([]);
+	});
+
+	it('a cancelled extraction', async () => {
+		const controller = new AbortController();
+		controller.abort();
+		const { outcome, left } = await attempt(targz([skill]), { signal: controller.signal });
+		expect('error' in outcome && outcome.error).toMatchObject({ status: 499, code: 'cancelled' });
+		expect(left).toEqual([]);
+	});
+});
+
+describe('honest archives', () => {
+	it('extracts files and folders, normalises paths, and sanitises modes', async () => {
+		const archive = targz([
+			{ path: './', type: 'Directory' },
+			{ path: './SKILL.md', content: SKILL_MD('honest'), mode: 0o4755 },
+			{ path: 'scripts/', type: 'Directory', mode: 0o777 },
+			{ path: 'scripts//run.sh', content: 'echo\n', mode: 0o6777 },
+			{ path: 'private.md', content: 'p', mode: 0o600 },
+		]);
+		const { into, outcome } = await attempt(archive, { digest: sha256(archive) });
+		expect('files' in outcome && outcome.files).toEqual([
+			{ path: 'SKILL.md', size: SKILL_MD('honest').length },
+			{ path: 'scripts/run.sh', size: 5 },
+			{ path: 'private.md', size: 1 },
+		]);
+		expect((await stat(join(into, 'SKILL.md'))).mode & 0o7777).toBe(0o644);
+		expect((await stat(join(into, 'scripts/run.sh'))).mode & 0o7777).toBe(0o644);
+		expect((await stat(join(into, 'private.md'))).mode & 0o7777).toBe(0o600);
+	});
+
+});

@@ -1,0 +1,176 @@
+/**
+ * Skills from git over real smart HTTP (`git http-backend`) and file:// repositories: refs
+ * (tag, branch, commit, default branch), the skill path, the pinned commit, tokens sent only
+ * to their host, private hosts refused outside development mode, and every failure's status.
+ */
+import { symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetSkill, GetSkillContent, HangarError, InstallSkill, UninstallSkill } from '../protocol/index.js';
+import { parseGitReference } from '../server/skills/git.js';
+import { createRepo, git, startGitServer, type GitRepo, type GitServer } from './support/git.js';
+import { runHangar, spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { createSkillsWorld, exists, snapshot, type SkillsWorld } from './support/skills-world.js';
+import { skillMd } from './support/skills.js';
+
+let world: SkillsWorld;
+let server: GitServer;
+let guarded: GitServer;
+let daemon: DaemonProcess;
+let repo: GitRepo;
+let v1: string;
+let latest: string;
+let reposRoot: string;
+
+beforeAll(async () => {
+	world = await createSkillsWorld({ HANGAR_DEV: '1' });
+	reposRoot = join(world.work, 'repos');
+	repo = await createRepo(reposRoot, 'org', 'skills', {
+		'skills/alpha/SKILL.md': skillMd('alpha', { frontmatter: { version: '1.0.0' } }),
+		'skills/alpha/references/guide.md': 'v1 guide\n',
+		'skills/beta/SKILL.md': skillMd('beta'),
+		'assets/big.bin': 'x'.repeat(200_000),
+		'README.md': '# skills\n',
+	});
+	v1 = git(repo.work, 'rev-parse', 'HEAD');
+	repo.tag('v1');
+	latest = await repo.commit({ 'skills/alpha/SKILL.md': skillMd('alpha', { frontmatter: { version: '2.0.0' } }), 'skills/alpha/references/guide.md': null, 'skills/nameless/README.md': 'no skill here\n' });
+	await createRepo(reposRoot, 'org', 'solo-skill', { 'SKILL.md': skillMd('solo-skill'), 'notes.md': 'solo\n' });
+	[server, guarded] = await Promise.all([startGitServer(reposRoot), startGitServer(reposRoot, { password: 'tok123' })]);
+	daemon = spawnDaemon(world.env);
+	await daemon.client.initialize('skills-git-test');
+});
+
+afterAll(async () => {
+	await daemon?.stop();
+	await Promise.all([server?.stop(), guarded?.stop()]);
+	await world?.dispose();
+});
+
+const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as HangarError);
+const at = (path: string) => `git://${server.host}/${path}`;
+
+describe('refs and paths', () => {
+	it('content of a tag and a path: only that folder, at that tag', async () => {
+		const content = await daemon.client.request(GetSkillContent, { ref: at('org/skills@v1#skills/alpha') });
+		expect(content).toMatchObject({ name: 'alpha', version: '1.0.0' });
+		expect(content.files).toEqual([
+			{ path: 'SKILL.md', size: skillMd('alpha', { frontmatter: { version: '1.0.0' } }).length },
+			{ path: 'references/guide.md', size: 9 },
+		]);
+	});
+
+	it('install pins the commit the ref resolved to', async () => {
+		const { skill } = await daemon.client.request(InstallSkill, { name: at('org/skills@v1#skills/alpha'), clients: ['claude-code'] });
+		expect(skill).toMatchObject({ digest: v1, reference: at('org/skills@v1#skills/alpha'), tag: 'v1', metadata: { version: '1.0.0' } });
+		expect(Object.keys(await snapshot(join(world.userHome, '.claude/skills/alpha'))).sort()).toEqual(['SKILL.md', 'references/guide.md']);
+	});
+
+	it('a branch, the default branch and a commit', async () => {
+		const branch = await daemon.client.request(InstallSkill, { name: at('org/skills@main#skills/alpha'), clients: ['claude-code'] });
+		expect(branch.skill).toMatchObject({ digest: latest, metadata: { version: '2.0.0' } });
+		expect(Object.keys(await snapshot(join(world.userHome, '.claude/skills/alpha')))).toEqual(['SKILL.md']);
+		const head = await daemon.client.request(GetSkillContent, { ref: at('org/skills#skills/beta') });
+		expect(head.name).toBe('beta');
+		const commit = await daemon.client.request(InstallSkill, { name: at(`org/skills@${v1}#skills/alpha`), clients: ['claude-code'] });
+		expect(commit.skill).toMatchObject({ digest: v1, metadata: { version: '1.0.0' } });
+	});
+
+	it('a repository that is itself the skill takes the repository name', async () => {
+		const { skill } = await daemon.client.request(InstallSkill, { name: at('org/solo-skill'), clients: ['cursor'] });
+		expect(skill.metadata?.name).toBe('solo-skill');
+		expect(Object.keys(await snapshot(join(world.userHome, '.cursor/skills/solo-skill'))).sort()).toEqual(['SKILL.md', 'notes.md']);
+		await daemon.client.request(UninstallSkill, { name: 'solo-skill' });
+	});
+
+	it('a local repository with git+file:// in development mode', async () => {
+		const content = await daemon.client.request(GetSkillContent, { ref: `git+file://${repo.bare}@v1#skills/alpha` });
+		expect(content).toMatchObject({ name: 'alpha', version: '1.0.0' });
+	});
+});
+
+describe('failures', () => {
+	it.each([
+		['a repository that does not exist', 'org/missing#skills/alpha', 404],
+		['a ref that does not exist', 'org/skills@v9#skills/alpha', 404],
+		['a path that does not exist', 'org/skills@main#skills/gamma', 404],
+		['a folder without SKILL.md', 'org/skills@main#skills/nameless', 422],
+	])('%s', async (_label, path, status) => {
+		expect(await failure(daemon.client.request(GetSkillContent, { ref: at(path) }))).toMatchObject({ status });
+		expect(await failure(daemon.client.request(InstallSkill, { name: at(path), clients: ['cline'] }))).toMatchObject({ status });
+		expect(await exists(join(world.userHome, '.cline'))).toBe(false);
+	});
+
+	it('a skill folder holding a symlink is refused', async () => {
+		const linked = await createRepo(reposRoot, 'org', 'linked', { 'SKILL.md': skillMd('linked') });
+		await symlink('/etc/passwd', join(linked.work, 'passwd'));
+		git(linked.work, 'add', 'passwd');
+		git(linked.work, 'commit', '-q', '-m', 'link');
+		git(linked.work, 'push', '-q', 'origin', 'HEAD');
+		expect(await failure(daemon.client.request(InstallSkill, { name: at('org/linked'), clients: ['cline'] }))).toMatchObject({ status: 422, message: expect.stringMatching(/symlink/) });
+	});
+
+	it.each([
+		['a ref with ..', 'git://example.com/org/repo@../x'],
+		['a path with ..', 'git://example.com/org/repo#../x'],
+		['no owner/repo', 'git://example.com/repo'],
+		['an absolute path', 'git://example.com/org/repo#/etc'],
+	])('400 for %s', async (_label, ref) => {
+		expect(await failure(daemon.client.request(GetSkillContent, { ref }))).toMatchObject({ status: 400, code: 'invalid_reference' });
+	});
+
+	it('loopback and private hosts, and local repositories, are refused outside development mode', async () => {
+		const { HANGAR_DEV: _dev, ...env } = world.env;
+		const strict = await runHangar(['skill', 'content', at('org/skills#skills/alpha')], env);
+		expect(strict.code).toBe(2);
+		expect(strict.stderr).toMatch(/resolves to the private or loopback address 127\.0\.0\.1; set HANGAR_DEV=1/);
+		const local = await runHangar(['skill', 'content', `git+file://${repo.bare}`], env);
+		expect(local.stderr).toMatch(/only allowed in development mode/);
+		const before = server.requests.length;
+		await runHangar(['skill', 'content', 'git://10.1.2.3/org/skills'], env);
+		expect(server.requests.length).toBe(before);
+	});
+});
+
+describe('tokens', () => {
+	const guardedRef = () => `git://${guarded.host}/org/skills@v1#skills/beta`;
+
+	it('GIT_TOKEN is sent to any host', async () => {
+		const result = await runHangar(['skill', 'content', guardedRef(), '--json'], { ...world.env, GIT_TOKEN: 'tok123' });
+		expect(result.stderr).not.toMatch(/hangar:/);
+		expect(JSON.parse(result.stdout)).toMatchObject({ name: 'beta' });
+		expect(guarded.requests.some((request) => request.headers.authorization?.startsWith('Basic '))).toBe(true);
+	});
+
+	it('GITHUB_TOKEN and GITLAB_TOKEN go only to their own hosts: elsewhere the fetch is a 401', async () => {
+		const before = guarded.requests.length;
+		const result = await runHangar(['skill', 'content', guardedRef()], { ...world.env, GITHUB_TOKEN: 'tok123', GITLAB_TOKEN: 'tok123' });
+		expect(result.code).toBe(1);
+		expect(result.stderr).toMatch(/refused access.*GITHUB_TOKEN, GITLAB_TOKEN or GIT_TOKEN/);
+		expect(guarded.requests.slice(before).every((request) => request.headers.authorization === undefined)).toBe(true);
+	});
+
+	it('a wrong token is a 401, and the token never shows in the answer', async () => {
+		const result = await runHangar(['skill', 'content', guardedRef()], { ...world.env, GIT_TOKEN: 'wrong-secret' });
+		expect(result.code).toBe(1);
+		expect(result.stderr).toMatch(/refused access/);
+		expect(result.stderr).not.toContain('wrong-secret');
+	});
+});
+
+describe('records', () => {
+	it('details show the git reference, the commit and the clients', async () => {
+		const info = await daemon.client.request(GetSkill, { name: 'alpha' });
+		expect(info.installed_skill).toMatchObject({ reference: at(`org/skills@${v1}#skills/alpha`), digest: v1, clients: ['claude-code'] });
+	});
+});
+
+describe('reference grammar', () => {
+	it('parses git:// references and GitHub tree URLs', () => {
+		expect(parseGitReference('git://github.com/org/repo@v1.0.0#skills/my-skill')).toEqual({ host: 'github.com', repository: 'org/repo', ref: 'v1.0.0', path: 'skills/my-skill' });
+		expect(parseGitReference('git://gitlab.com/group/sub/repo')).toEqual({ host: 'gitlab.com', repository: 'group/sub/repo' });
+		expect(parseGitReference('https://github.com/anthropics/skills/tree/main/skills/pdf')).toEqual({ host: 'github.com', repository: 'anthropics/skills', ref: 'main', path: 'skills/pdf' });
+		expect(parseGitReference('https://github.com/org/repo')).toEqual({ host: 'github.com', repository: 'org/repo' });
+		expect(() => parseGitReference('git://github.com/org/repo@-upload-pack=x')).toThrow(/invalid ref/);
+	});
+});
