@@ -1,7 +1,8 @@
 /**
  * The packaged extension in a real VS Code (code-server in headless Chromium): installed from
  * its `.vsix`, it opens a git project and runs "Hangar: Install Skill…" from the command
- * palette, answering its quick picks as a user does. Screenshots go to test-results/.
+ * palette against a local OCI registry, answering its quick picks as a user does, and the
+ * skill lands in the project's Claude Code skills folder. Screenshots go to test-results/.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishSkill } from './support/publish.js';
+import { startRegistry, type Registry } from './support/registry.js';
+import { skillMd } from './support/skills.js';
 import {
 	installExtension,
 	missingCodeServer,
@@ -30,8 +34,13 @@ const VSIX = join(REPO, 'extension', 'hangar.vsix');
 const SCREENSHOTS = join(REPO, 'test-results', 'extension-e2e');
 const extensionVersion = JSON.parse(await readFile(join(REPO, 'extension', 'package.json'), 'utf8')).version as string;
 
+const SKILL = 'e2e-skill';
+const SKILL_FILES = { 'scripts/check.sh': '#!/bin/sh\necho checked\n' };
+
 let root: string;
 let project: string;
+let registry: Registry;
+let reference: string;
 let options: CodeServerOptions;
 let server: CodeServer;
 let browser: Browser;
@@ -51,6 +60,10 @@ describe('the extension in VS Code', () => {
 		await mkdir(project);
 		await run('git', ['init', '-q', project]);
 		await run('npm', ['run', 'package'], { cwd: REPO, timeout: 240_000 });
+
+		registry = await startRegistry();
+		reference = await publishSkill(registry, root, SKILL, { files: SKILL_FILES });
+
 		options = {
 			root,
 			env: { ...process.env, HANGAR_HOME: join(root, 'hangar'), HANGAR_LOG: 'info' },
@@ -79,11 +92,11 @@ describe('the extension in VS Code', () => {
 		await page?.close().catch(() => undefined);
 		await browser?.close();
 		await server?.stop();
+		await registry?.stop();
 		if (root) await rm(root, { recursive: true, force: true });
 	});
 
 	it('runs Hangar: Install Skill… from the palette into the project folder', async () => {
-		const reference = '127.0.0.1:5000/skills/e2e-skill:1.0.0';
 		await runCommand(page, 'Hangar: Install Skill…');
 		const picker = quickInput(page);
 		await picker.widget.locator('input[placeholder*="OCI reference"]').waitFor();
@@ -93,16 +106,29 @@ describe('the extension in VS Code', () => {
 		await picker.row('OCI reference').waitFor();
 		await page.keyboard.press('Enter');
 
-		// Where to: the project folder (project scope) or the user.
+		// Where to: the project folder (project scope) or the user. Clients come from settings.
 		await picker.row('User').waitFor();
 		expect(await picker.rows.allTextContents()).toEqual([expect.stringContaining(basename(project)), expect.stringContaining('User')]);
 		await screenshot('2-install-skill-scope');
 		await picker.input.fill(basename(project));
 		await page.keyboard.press('Enter');
 
-		const outcome = notification(page, /e2e-skill/);
-		await outcome.first().waitFor({ timeout: 120_000 });
+		const done = notification(page, `Installed skill ${SKILL} into project ${basename(project)} for claude-code.`);
+		await done.first().waitFor({ timeout: 120_000 });
 		await screenshot('3-install-skill-done');
-		expect(await outcome.first().textContent()).toMatch(/Cannot install skill .*e2e-skill.* yet/);
+
+		const installed = join(project, '.claude', 'skills', SKILL);
+		expect(await readFile(join(installed, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+		expect(await readFile(join(installed, 'scripts', 'check.sh'), 'utf8')).toBe(SKILL_FILES['scripts/check.sh']);
+		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain(reference.split(':1.0.0')[0]);
 	}, 300_000);
+
+	it('lists the installed skill in the Skills view, under the project', async () => {
+		await page.locator('.activitybar [aria-label="Hangar"]').first().click();
+		const skills = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Skills' }) });
+		const project = skills.locator('.monaco-list-row', { hasText: 'demo-project' });
+		await project.waitFor();
+		await skills.locator('.monaco-list-row', { hasText: SKILL }).waitFor({ timeout: 30_000 });
+		await screenshot('4-skills-view');
+	}, 120_000);
 });
