@@ -1,7 +1,8 @@
 /**
  * The VS Code extension's client of `hangar daemon` (extension/src/daemon.ts) against real
  * daemons: the built CLI, and the daemon bundled into the extension. Start, requests, crash
- * and restart with back-off, giving up, and a clean shutdown.
+ * and restart with back-off, giving up, a clean shutdown, and the progress and notifications
+ * of a skill install from a real OCI registry.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -10,10 +11,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { daemonCommand, DaemonSupervisor, restartDelay, type BackOffOptions, type DaemonCommand, type DaemonState } from '../extension/src/daemon.js';
-import { CreateGroup, HangarError, ListGroups, operations } from '../protocol/index.js';
+import {
+	daemonCommand,
+	DaemonSupervisor,
+	restartDelay,
+	type BackOffOptions,
+	type DaemonCommand,
+	type DaemonState,
+	type WorkDoneProgressValue,
+} from '../extension/src/daemon.js';
+import { CreateGroup, HangarError, InstallSkill, ListGroups, operations, SkillsDidChange, UninstallSkill } from '../protocol/index.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
+import { publishSkill } from './support/publish.js';
+import { startRegistry, type Registry } from './support/registry.js';
 
 /** Where the bundled daemon would be; tests that run a configured daemon never use it. */
 const UNUSED_BUNDLE = '/nonexistent/extension/dist/hangar.mjs';
@@ -174,6 +185,61 @@ describe('crashes', () => {
 		await supervisor.restart();
 		expect(supervisor.state).toBe('running');
 		expect((await supervisor.request(ListGroups, {})).groups).toHaveLength(1);
+	});
+});
+
+describe('long work and notifications', () => {
+	let registry: Registry;
+	let published: string;
+	let reference: string;
+	let project: string;
+
+	beforeAll(async () => {
+		registry = await startRegistry();
+		published = await mkdtemp(join(tmpdir(), 'hangar-published-'));
+		reference = await publishSkill(registry, published, 'client-skill');
+	}, 120_000);
+
+	afterAll(async () => {
+		await registry?.stop();
+		await rm(published, { recursive: true, force: true });
+	});
+
+	beforeEach(async () => {
+		project = join(home.path, 'project');
+		await promisify(execFile)('git', ['init', '-q', project]);
+	});
+
+	it('hands the $/progress reports of a request to its onProgress, from begin to end', async () => {
+		supervise();
+		const values: WorkDoneProgressValue[] = [];
+		const { skill } = await supervisor.request(
+			InstallSkill,
+			{ name: reference, project_root: project, clients: ['claude-code'] },
+			{ onProgress: (value) => values.push(value) },
+		);
+		expect(skill.status).toBe('installed');
+		expect(values[0]).toMatchObject({ kind: 'begin' });
+		expect(values.at(-1)).toMatchObject({ kind: 'end' });
+		expect(values.filter((value) => value.kind === 'report').length).toBeGreaterThan(0);
+	});
+
+	it('delivers notifications from every daemon it runs, restarts included', async () => {
+		supervise();
+		const changes: unknown[] = [];
+		supervisor.onNotification(SkillsDidChange, (params) => changes.push(params));
+		await supervisor.request(InstallSkill, { name: reference, project_root: project, clients: ['claude-code'] });
+		await until(() => changes.length === 1, 'the install notification');
+
+		const first = supervisor.pid!;
+		process.kill(first, 'SIGKILL');
+		await until(() => supervisor.state === 'running' && supervisor.pid !== first, 'a new daemon');
+		await supervisor.request(UninstallSkill, { name: 'client-skill', project_root: project });
+		await until(() => changes.length === 2, 'the uninstall notification');
+		expect(changes).toEqual([
+			{ name: 'client-skill', scope: 'project', project_root: project, change: 'installed' },
+			{ name: 'client-skill', scope: 'project', project_root: project, change: 'uninstalled' },
+		]);
 	});
 });
 

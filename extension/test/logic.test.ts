@@ -70,7 +70,7 @@ describe('skill sources', () => {
 	});
 
 	it('summarises a sync', () => {
-		expect(syncSummary({ installed: ['a', 'b'], already_current: ['c'], failed: [{ name: 'd' }] })).toBe('2 installed, 1 already current');
+		expect(syncSummary({ installed: ['a', 'b'], missing: ['a'], drifted: ['b'], already_current: ['c'], failed: [{ name: 'd' }] })).toBe('2 installed, 1 already current');
 		expect(syncSummary({})).toBe('nothing to do');
 	});
 });

@@ -179,7 +179,7 @@ export interface PickSession {
 	readonly placeholder?: string;
 	readonly canPickMany: boolean;
 	/** The items listed now. */
-	items(): Array<{ label: string; description?: string; picked?: boolean }>;
+	items(): Array<{ label: string; description?: string; detail?: string; picked?: boolean }>;
 	/** Types into the filter box and waits until the list settles (searchable picks only). */
 	type(value: string): Promise<void>;
 }

@@ -287,9 +287,11 @@ export class SkillValidator implements vscode.Disposable {
 export async function syncSkills(hangar: Hangar): Promise<void> {
 	const folder = await pickProjectFolder('sync skills from its lock file');
 	if (!folder) return;
+	const clients = await pickClients(hangar.daemon, readSettings().defaultClients);
+	if (!clients) return;
 	try {
 		const result = await withDaemonProgress(`Syncing skills of ${folder.name}`, (options) =>
-			hangar.daemon.request(SyncSkills, { project_root: folder.uri.fsPath }, options),
+			hangar.daemon.request(SyncSkills, { project_root: folder.uri.fsPath, ...(clients.length ? { clients } : {}) }, options),
 		);
 		const summary = syncSummary(result);
 		if (result.failed?.length) {
@@ -304,14 +306,12 @@ export async function syncSkills(hangar: Hangar): Promise<void> {
 	}
 }
 
-/** "2 installed, 3 already current" — the non-empty buckets of a sync. */
+/** "2 installed, 3 already current" — what a sync did (missing and drifted skills are what it installed). */
 export function syncSummary(result: SkillSyncResult): string {
 	const parts = (
 		[
 			['installed', result.installed],
 			['already current', result.already_current],
-			['drifted', result.drifted],
-			['missing', result.missing],
 			['pruned', result.pruned],
 		] as const
 	).flatMap(([label, names]) => (names?.length ? [`${names.length} ${label}`] : []));
