@@ -1,10 +1,11 @@
 // Bundles the extension into dist/, one file each for:
 // - dist/extension.cjs: the extension (CommonJS, as VS Code loads it; `vscode` stays external);
 // - dist/hangar.mjs: the whole `hangar` CLI, which the extension runs as `hangar daemon`, so the
-//   extension works without a separate install.
+//   extension works without a separate install. One file: esbuild's code splitting would lose
+//   the named exports of CommonJS packages imported lazily (`await import('yaml')`).
 // `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
 // writes elsewhere than dist/.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -50,6 +51,7 @@ async function inlinedDaemonFiles() {
 	};
 }
 
+rmSync(outdir, { recursive: true, force: true });
 await Promise.all([
 	build({
 		...common,

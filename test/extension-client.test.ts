@@ -5,7 +5,7 @@
  * of a skill install from a real OCI registry.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
 import { publishSkill } from './support/publish.js';
 import { startRegistry, type Registry } from './support/registry.js';
+import { skillMd } from './support/skills.js';
 
 /** Where the bundled daemon would be; tests that run a configured daemon never use it. */
 const UNUSED_BUNDLE = '/nonexistent/extension/dist/hangar.mjs';
@@ -245,14 +246,21 @@ describe('long work and notifications', () => {
 
 describe('the daemon bundled into the extension', () => {
 	let bundleDir: string;
+	let registry: Registry;
+	let reference: string;
 
 	beforeAll(async () => {
 		// Built into a folder of the test's own, so packaging the extension meanwhile cannot race it.
 		bundleDir = await mkdtemp(join(tmpdir(), 'hangar-bundle-'));
 		await promisify(execFile)(process.execPath, [fileURLToPath(new URL('../extension/esbuild.mjs', import.meta.url)), '--outdir', bundleDir]);
+		registry = await startRegistry();
+		reference = await publishSkill(registry, bundleDir, 'bundled-skill');
 	}, 120_000);
 
-	afterAll(() => rm(bundleDir, { recursive: true, force: true }));
+	afterAll(async () => {
+		await registry?.stop();
+		await rm(bundleDir, { recursive: true, force: true });
+	});
 
 	it('serves the whole table, with the version of the package', async () => {
 		supervise(daemonCommand('', join(bundleDir, 'hangar.mjs'), process.execPath, home.env));
@@ -262,5 +270,15 @@ describe('the daemon bundled into the extension', () => {
 		expect(info.serverInfo.version).toBe(version);
 		await supervisor.request(CreateGroup, { name: 'bundled' });
 		expect((await supervisor.request(ListGroups, {})).groups.map((group) => group.name)).toContain('bundled');
+	});
+
+	it('installs a skill from a registry into a project, lazily loaded modules included', async () => {
+		supervise(daemonCommand('', join(bundleDir, 'hangar.mjs'), process.execPath, home.env));
+		const project = join(home.path, 'project');
+		await promisify(execFile)('git', ['init', '-q', project]);
+		const { skill } = await supervisor.request(InstallSkill, { name: reference, project_root: project, clients: ['claude-code'] });
+		expect(skill).toMatchObject({ status: 'installed', scope: 'project', clients: ['claude-code'] });
+		expect(await readFile(join(project, '.claude', 'skills', 'bundled-skill', 'SKILL.md'), 'utf8')).toBe(skillMd('bundled-skill'));
+		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain('bundled-skill');
 	});
 });

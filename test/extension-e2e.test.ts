@@ -5,7 +5,7 @@
  * skill lands in the project's Claude Code skills folder. Screenshots go to test-results/.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,7 +88,12 @@ describe('the extension in VS Code', () => {
 	afterAll(async () => {
 		// What the editor looked like and logged at the end, pass or fail.
 		if (page) await screenshot('last').catch(() => undefined);
-		if (server) await writeFile(join(SCREENSHOTS, 'code-server.log'), server.output());
+		if (server) {
+			await writeFile(join(SCREENSHOTS, 'code-server.log'), server.output());
+			// The editor's logs, the Hangar output channel (the daemon's stderr) among them.
+			await rm(join(SCREENSHOTS, 'logs'), { recursive: true, force: true });
+			await cp(join(server.userData, 'logs'), join(SCREENSHOTS, 'logs'), { recursive: true }).catch(() => undefined);
+		}
 		await page?.close().catch(() => undefined);
 		await browser?.close();
 		await server?.stop();
