@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import * as vscode from 'vscode';
 import { activate, deactivate } from '../src/extension.js';
 import { createTestHome, type TestHome } from '../../test/support/home.js';
-import { HANGAR_BIN } from '../../test/support/processes.js';
+import { HANGAR_BIN, runHangar } from '../../test/support/processes.js';
 import { publishSkill } from '../../test/support/publish.js';
 import { startRegistry, type Registry } from '../../test/support/registry.js';
 import { skillMd } from '../../test/support/skills.js';
@@ -58,8 +58,10 @@ function start(): void {
 beforeEach(async () => {
 	stub.reset();
 	home = await createTestHome('hangar-extension-');
-	// The extension spawns its daemon with the editor's environment.
+	// The extension spawns its daemon with the editor's environment; client configs live in HOME.
 	process.env.HANGAR_HOME = home.path;
+	process.env.HOME = join(home.path, 'home');
+	await mkdir(process.env.HOME);
 	process.env.HANGAR_LOG = 'warn';
 	stub.configuration['hangar.daemonPath'] = HANGAR_BIN;
 });
@@ -263,6 +265,32 @@ describe('skill commands', () => {
 		await vscode.commands.executeCommand('hangar.installSkill');
 		expect(stub.messages.at(-1)).toMatchObject({ level: 'error', message: expect.stringMatching(/^Could not install skill .*:9\.9\.9: /), items: ['Show Log'] });
 		await expect(stat(installed(api))).rejects.toMatchObject({ code: 'ENOENT' });
+	});
+});
+
+describe('Register Client', () => {
+	it('offers the clients Hangar knows, and registers VS Code into a workspace folder', async () => {
+		const project = join(home.path, 'api');
+		await mkdir(project);
+		await promisify(execFile)('git', ['init', '-q', project]);
+		stub.folders = [stub.folder(project)];
+		start();
+		let clients: string[] = [];
+		let places: string[] = [];
+		stub.answerPick((pick) => {
+			clients = pick.items().map((item) => item.label);
+			return pick.items().find((item) => item.label === 'vscode');
+		});
+		stub.answerPick((pick) => {
+			places = pick.items().map((item) => item.label);
+			return pick.items()[1];
+		});
+		await vscode.commands.executeCommand('hangar.registerClient');
+		expect(clients).toEqual(expect.arrayContaining(['vscode', 'cursor', 'claude-code']));
+		expect(places).toEqual(['$(account) User configuration', '$(folder) api']);
+		expect(stub.messages.at(-1)).toMatchObject({ level: 'info', message: expect.stringMatching(/^Registered vscode \(groups: default\)/) });
+		const listed = await runHangar(['client', 'ls', '--json'], { ...process.env });
+		expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'vscode' })]));
 	});
 });
 
