@@ -62,6 +62,8 @@ export interface InstallRequest {
 	 * skill of the lock file at its own pin).
 	 */
 	readonly pinnedDependencies?: SkillRecord['dependencies'];
+	/** Rewrite every folder even when the digest is unchanged (sync repairing edited files). */
+	readonly repair?: boolean;
 	/** Record the reference and tag as given instead of as fetched (sync installs by pin). */
 	readonly recordAs?: { readonly reference: string; readonly tag?: string; readonly movable: boolean };
 }
@@ -107,7 +109,7 @@ export class SkillInstaller {
 		const targets = targetsFor(request.clients, placement, this.home, name);
 		const existing = await this.records.get(placement, name);
 		const knownDigest = source.kind === 'oci' ? source.artifact.digest : source.kind === 'local' ? source.build.descriptor.digest : undefined;
-		if (existing && knownDigest === existing.digest && (await this.covers(existing, targets))) {
+		if (existing && !request.repair && knownDigest === existing.digest && (await this.covers(existing, targets))) {
 			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
 		}
 		await this.refuseUnmanaged(existing, targets, request.force);
@@ -163,7 +165,7 @@ export class SkillInstaller {
 		const { placement } = request;
 		const existing = await this.records.get(placement, fetched.name);
 		const sameContent = existing?.digest === fetched.digest;
-		if (existing && sameContent && (await this.covers(existing, targets))) {
+		if (existing && !request.repair && sameContent && (await this.covers(existing, targets))) {
 			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
 		}
 		await this.refuseUnmanaged(existing, targets, request.force);
@@ -171,7 +173,7 @@ export class SkillInstaller {
 		// Same content: write only the folders missing. New content: every folder, old and requested.
 		const folders = new Map<string, string[]>((existing?.folders ?? []).map((folder) => [folder.path, [...folder.clients]]));
 		for (const target of targets) folders.set(target.folder, [...new Set([...(folders.get(target.folder) ?? []), ...target.clients])]);
-		const writing = sameContent ? await this.missingFolders(existing!, [...folders.keys()]) : [...folders.keys()];
+		const writing = sameContent && !request.repair ? await this.missingFolders(existing!, [...folders.keys()]) : [...folders.keys()];
 
 		const files = fetched.files.map((file) => file.path);
 		const record: SkillRecord = {
@@ -283,6 +285,7 @@ export class SkillInstaller {
 			if (record.managed) await updateLock(record.project_root, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
 		} else {
 			for (const folder of journal.folders) await removeOwnFiles(folder, record.files, transactionFolder(folder, journal.id));
+			crashPoint(this.env, 'removed');
 			await this.records.delete(placementOfRecord(record), record.name);
 			if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
 		}

@@ -64,34 +64,38 @@ export class NamedMutex {
 	private async tryAcquire(path: string): Promise<Owner | undefined> {
 		await mkdir(this.folder, { recursive: true, mode: 0o700 });
 		const owner: Owner = { pid: process.pid, host: hostname(), token: randomBytes(8).toString('hex') };
-		try {
-			await mkdir(path);
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-			await this.takeOverIfAbandoned(path);
-			return undefined;
+		for (let attempt = 0; ; attempt++) {
+			try {
+				await mkdir(path);
+				break;
+			} catch (error) {
+				if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+				// An abandoned lock is moved aside, then taken at once.
+				if (attempt > 0 || !(await this.takeOverIfAbandoned(path))) return undefined;
+			}
 		}
 		await writeFile(join(path, 'owner'), JSON.stringify(owner));
 		return owner;
 	}
 
-	/** Moves an abandoned lock aside (only the one that was seen abandoned) so the next attempt wins. */
-	private async takeOverIfAbandoned(path: string): Promise<void> {
+	/** Moves an abandoned lock aside (only the one that was seen abandoned); true when it did. */
+	private async takeOverIfAbandoned(path: string): Promise<boolean> {
 		const seen = await readOwner(path);
-		if (!(await isAbandoned(path, seen))) return;
+		if (!(await isAbandoned(path, seen))) return false;
 		const aside = `${path}.abandoned-${randomBytes(6).toString('hex')}`;
 		try {
 			await rename(path, aside);
 		} catch {
-			return; // someone else took it over first
+			return false; // someone else took it over first
 		}
 		const moved = await readOwner(aside);
 		if (moved?.token !== seen?.token) {
 			// A fresh lock was created between our look and our move: put it back.
 			await rename(aside, path).catch(() => undefined);
-			return;
+			return false;
 		}
 		await rm(aside, { recursive: true, force: true });
+		return true;
 	}
 
 	private async release(path: string, owner: Owner): Promise<void> {

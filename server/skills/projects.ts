@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { SkillSyncResult, SkillUpgradeResult, SyncSkills, UpgradeSkills } from '../../protocol/protocol.skills.js';
-import { CLIENT_TABLE } from '../clients/table.js';
+import { CLIENT_TABLE, type ClientDefinition } from '../clients/table.js';
 import type { OperationContext } from '../context.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { formatReference } from '../oci/reference.js';
@@ -33,8 +33,8 @@ export class SkillProjects {
 		const result = { installed: [], already_current: [], drifted: [], missing: [], removed_from_lock: [], pruned: [], never_managed: [], failed: [] } satisfies Required<
 			Record<keyof SkillSyncResult, unknown[]>
 		> as Required<SkillSyncResult>;
-		const clients = params.check ? [] : await this.skills.chooseClients(params.clients);
 		const installed = await this.projectRecords(placement);
+		const clientsFor = this.clientChooser(params.clients, installed);
 		const entries = lock?.skills ?? [];
 
 		await this.skills.withProgress(context, `Syncing skills of ${placement.projectRoot}`, async (progress) => {
@@ -49,6 +49,7 @@ export class SkillProjects {
 				if (params.check) continue;
 				progress.report(`installing ${entry.name} at ${entry.digest.slice(0, 19)}`);
 				try {
+					const clients = await clientsFor(entry.name);
 					const source = await this.skills.sources.resolvePinned(entry.resolvedReference, entry.digest, context.signal);
 					const dependencies = entries
 						.filter((other) => other.requiredBy?.includes(entry.name))
@@ -60,6 +61,7 @@ export class SkillProjects {
 							placement,
 							clients,
 							force: true,
+							repair: true,
 							explicit: entry.explicit,
 							...(entry.requiredBy && { requiredBy: entry.requiredBy }),
 							pinnedDependencies: dependencies,
@@ -102,14 +104,14 @@ export class SkillProjects {
 		if (unknown.length) throw HangarError.notFound(`${unknown.join(', ')} not in ${LOCK_FILE}`, 'skill_not_locked');
 		const chosen = lock.skills.filter((entry) => !params.names?.length || params.names.includes(entry.name));
 		const apply = !params.preview && !params.fail_on_changes;
-		const clients = apply ? await this.skills.chooseClients(params.clients) : [];
+		const clientsFor = this.clientChooser(params.clients, await this.projectRecords(placement));
 		const outcomes: Outcome[] = [];
 
 		await this.skills.withProgress(context, `Upgrading skills of ${placement.projectRoot}`, async (progress) => {
 			for (const entry of chosen) {
 				progress.report(`resolving ${entry.source}`);
 				try {
-					outcomes.push(await this.upgradeOne(entry, placement, clients, apply, params.allow_ref_change ?? false, context));
+					outcomes.push(await this.upgradeOne(entry, placement, () => clientsFor(entry.name), apply, params.allow_ref_change ?? false, context));
 				} catch (error) {
 					if (context.signal.aborted) throw error;
 					outcomes.push({ name: entry.name, status: 'failed', reason: reasonOf(error), error: (error as Error).message, old_digest: entry.digest });
@@ -122,7 +124,7 @@ export class SkillProjects {
 	private async upgradeOne(
 		entry: LockEntry,
 		placement: Placement,
-		clients: Awaited<ReturnType<SkillService['chooseClients']>>,
+		clients: () => Promise<ClientDefinition[]>,
 		apply: boolean,
 		allowRefChange: boolean,
 		context: OperationContext,
@@ -139,7 +141,7 @@ export class SkillProjects {
 		const outcome: Outcome = { name: entry.name, status: 'upgraded', old_digest: entry.digest, new_digest: digest, new_resolved_reference: reference };
 		if (!apply) return outcome;
 		const installed = await this.skills.installer.install(
-			{ source, requested: entry.source, placement, clients, force: true, explicit: entry.explicit, ...(entry.requiredBy && { requiredBy: entry.requiredBy }) },
+			{ source, requested: entry.source, placement, clients: await clients(), force: true, explicit: entry.explicit, ...(entry.requiredBy && { requiredBy: entry.requiredBy }) },
 			{ signal: context.signal },
 		);
 		this.skills.announce(installed, placement);
@@ -156,6 +158,26 @@ export class SkillProjects {
 		} finally {
 			await rm(scratch, { recursive: true, force: true });
 		}
+	}
+
+	/**
+	 * The clients to install a lock entry for: the ones asked for; else those the skill is
+	 * already installed for; else every detected client; else the clients the project's other
+	 * skills use (a fresh machine where no client was detected yet).
+	 */
+	private clientChooser(requested: readonly string[] | undefined, records: readonly SkillRecord[]): (name: string) => Promise<ClientDefinition[]> {
+		return async (name) => {
+			if (requested?.length) return this.skills.chooseClients(requested);
+			const own = records.find((record) => record.name === name)?.folders.flatMap((folder) => folder.clients);
+			if (own?.length) return this.skills.chooseClients(own);
+			try {
+				return await this.skills.chooseClients(undefined);
+			} catch (error) {
+				const used = [...new Set(records.flatMap((record) => record.folders.flatMap((folder) => folder.clients)))];
+				if (used.length) return this.skills.chooseClients(used);
+				throw error;
+			}
+		};
 	}
 
 	private async open(projectRoot: string): Promise<{ placement: Placement; lock: Awaited<ReturnType<typeof readLock>> }> {
