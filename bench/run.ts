@@ -5,8 +5,9 @@
 import { cpus } from 'node:os';
 import { formatTable, type Table } from './stats.js';
 import { foundation } from './suites/foundation.js';
+import { skills } from './suites/skills.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, skills };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -3,7 +3,7 @@
  * behind — not the target folder, not a file beside it. (The install tests push the same
  * archives to a real registry and check the client folders stay untouched.)
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,10 +99,11 @@ describe('honest archives', () => {
 			{ path: 'private.md', content: 'p', mode: 0o600 },
 		]);
 		const { into, outcome } = await attempt(archive, { digest: sha256(archive) });
+		const hex = (text: string) => createHash('sha256').update(text).digest('hex');
 		expect('files' in outcome && outcome.files).toEqual([
-			{ path: 'SKILL.md', size: SKILL_MD('honest').length },
-			{ path: 'scripts/run.sh', size: 5 },
-			{ path: 'private.md', size: 1 },
+			{ path: 'SKILL.md', size: SKILL_MD('honest').length, sha256: hex(SKILL_MD('honest')) },
+			{ path: 'scripts/run.sh', size: 5, sha256: hex('echo\n') },
+			{ path: 'private.md', size: 1, sha256: hex('p') },
 		]);
 		expect((await stat(join(into, 'SKILL.md'))).mode & 0o7777).toBe(0o644);
 		expect((await stat(join(into, 'scripts/run.sh'))).mode & 0o7777).toBe(0o644);

@@ -23,7 +23,7 @@ import { RegistryClient, sha256 } from '../server/oci/client.js';
 import { canonicalJson, MEDIA_TYPES } from '../server/oci/media.js';
 import { declaredGiant, gzipBomb, SKILL_MD, targz } from './support/archives.js';
 import { startFaultProxy, type FaultProxy } from './support/faults.js';
-import { spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
+import { runHangar, spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
 import { startRegistry, type Registry } from './support/registry.js';
 import { callRest } from './support/rest.js';
 import { createProject, createSkillsWorld, exists, publishSkill, snapshot, type SkillsWorld } from './support/skills-world.js';
@@ -111,13 +111,19 @@ describe('install into client folders', () => {
 
 	it('without clients, every installed skill-capable client; none detected is a 400', async () => {
 		await publishSkill(world.work, ref('detected'), 'detected');
-		const error = await failure(call(InstallSkill, { name: ref('detected') }));
-		expect(error).toMatchObject({ status: 400, message: expect.stringMatching(/no supported clients detected/) });
-		await writeFile(join(world.userHome, '.claude.json'), '{}');
-		await mkdir(join(world.userHome, '.kiro', 'settings'), { recursive: true });
-		const { skill } = await call(InstallSkill, { name: ref('detected'), clients: ['all'] });
-		expect(skill.clients?.sort()).toEqual(['claude-code', 'kiro']);
-		expect(await exists(join(userSkills('.kiro', 'detected'), 'SKILL.md'))).toBe(true);
+		const fresh = await createSkillsWorld();
+		try {
+			const none = await runHangar(['skill', 'install', ref('detected')], fresh.env);
+			expect(none.code).toBe(2);
+			expect(none.stderr).toMatch(/no supported clients detected/);
+			await writeFile(join(fresh.userHome, '.claude.json'), '{}');
+			await mkdir(join(fresh.userHome, '.kiro', 'settings'), { recursive: true });
+			const all = await runHangar(['skill', 'install', ref('detected'), '--json'], fresh.env);
+			expect(JSON.parse(all.stdout).clients.sort()).toEqual(['claude-code', 'kiro']);
+			expect(await exists(join(fresh.userHome, '.kiro/skills/detected/SKILL.md'))).toBe(true);
+		} finally {
+			await fresh.dispose();
+		}
 	});
 
 	it('a folder Hangar did not write is a 409 unless force; force replaces it', async () => {

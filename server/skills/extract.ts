@@ -37,6 +37,8 @@ export interface ExtractOptions {
 export interface ExtractedFile {
 	readonly path: string;
 	readonly size: number;
+	/** Hex sha256 of the content, when it was hashed on the way (see `contentDigest`). */
+	readonly sha256?: string;
 }
 
 /** Decompressed bytes allowed beyond the declared contents: headers, padding, end blocks. */
@@ -101,7 +103,8 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 			entry.resume();
 			return;
 		}
-		files.push({ path, size: entry.size });
+		const file: { path: string; size: number; sha256?: string } = { path, size: entry.size };
+		files.push(file);
 		const mode = ((entry.mode ?? 0o644) & 0o644) | 0o600;
 		const target = join(into, path);
 		entry.pause();
@@ -114,8 +117,17 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 				// `wx`: never through an existing file or link, never twice the same path.
 				const stream = createWriteStream(target, { flags: 'wx', mode });
 				output = stream;
-				entry.pipe(stream);
+				const digest = createHash('sha256');
+				// Hash on the way to the file, so no one reads it back to know its digest.
+				entry.on('data', (chunk: Buffer) => {
+					digest.update(chunk);
+					if (!stream.write(chunk)) entry.pause();
+				});
+				stream.on('drain', () => entry.resume());
+				entry.on('end', () => stream.end());
+				entry.resume();
 				await finished(stream);
+				file.sha256 = digest.digest('hex');
 			})
 			.catch((error: NodeJS.ErrnoException) => {
 				entry.resume();
@@ -125,7 +137,7 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 
 	const hash = options.digest ? createHash(options.digest.split(':')[0]!) : undefined;
 	const gunzip = createGunzip();
-	const compressed = (async () => {
+	const compressed: Promise<Error | undefined> = (async () => {
 		try {
 			for await (const chunk of source) {
 				if (options.signal?.aborted) throw HangarError.cancelled('extracting the skill');
@@ -136,7 +148,10 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 		} finally {
 			gunzip.end();
 		}
-	})();
+	})().then(
+		() => undefined,
+		(error: Error) => error,
+	);
 
 	let inflated = 0;
 	try {
@@ -151,7 +166,7 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	}
 	gunzip.destroy();
 	// A failing source (cancelled, cut off, wrong digest upstream) is the cause to report.
-	const sourceError = await compressed.then(() => undefined, (error: Error) => error);
+	const sourceError = await compressed;
 	if (sourceError) failure = sourceError;
 	if (!failure) await new Promise<void>((resolve) => parser.end(resolve));
 	// A file cut off by a failure will never get the rest of its bytes.

@@ -76,9 +76,9 @@ export async function sha256File(path: string): Promise<string> {
  * the lines `<sha256 of file>  <path>\n`, sorted by path. The lock file records it so a sync
  * can tell a folder that drifted from the pinned content.
  */
-export async function contentDigest(files: readonly SkillFile[]): Promise<string> {
+export async function contentDigest(files: readonly (Pick<SkillFile, 'path' | 'absolute'> & { sha256?: string })[]): Promise<string> {
 	const lines = await Promise.all(
-		[...files].sort((a, b) => compareBytes(a.path, b.path)).map(async (file) => `${await sha256File(file.absolute)}  ${file.path}\n`),
+		[...files].sort((a, b) => compareBytes(a.path, b.path)).map(async (file) => `${file.sha256 ?? (await sha256File(file.absolute))}  ${file.path}\n`),
 	);
 	return `sha256:${createHash('sha256').update(lines.join('')).digest('hex')}`;
 }

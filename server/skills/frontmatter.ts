@@ -5,7 +5,6 @@
  * author wrote (`version: 1.10` is "1.10", not 1.1). Checking the fields against the Agent
  * Skills rules is the validator's job; this module only splits, parses and normalises.
  */
-import { parse } from 'yaml';
 
 /** Frontmatter larger than this is refused before YAML sees it (ToolHive's limit). */
 export const MAX_FRONTMATTER_BYTES = 64 * 1024;
@@ -21,7 +20,7 @@ export interface SkillDocument {
 
 export type ParsedSkillDocument = { ok: true; document: SkillDocument } | { ok: false; error: string };
 
-export function parseSkillDocument(text: string): ParsedSkillDocument {
+export async function parseSkillDocument(text: string): Promise<ParsedSkillDocument> {
 	const content = text.replace(/^\uFEFF/, '').trimStart();
 	const opening = /^---[ \t]*\r?\n/.exec(content);
 	if (!opening) return { ok: false, error: 'invalid frontmatter: SKILL.md must start with a "---" line' };
@@ -33,6 +32,7 @@ export function parseSkillDocument(text: string): ParsedSkillDocument {
 			error: `invalid frontmatter: no closing "---" line within ${MAX_FRONTMATTER_BYTES / 1024} KiB`,
 		};
 	}
+	const { parse } = await import('yaml');
 	let frontmatter: unknown;
 	try {
 		frontmatter = parse(rest.slice(0, closing.index), { schema: 'failsafe', maxAliasCount: 50, uniqueKeys: true }) ?? {};

@@ -15,12 +15,11 @@
  * same way and always rolls forward.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import type { ClientDefinition } from '../clients/table.js';
-import { JsonCollection } from '../store/document.js';
 import type { HangarPaths } from '../store/paths.js';
 import { contentDigest } from './files.js';
 import { updateLock, type LockEntry } from './lockfile.js';
@@ -81,7 +80,7 @@ export interface InstallContext {
 }
 
 export class SkillInstaller {
-	private readonly journals: JsonCollection<Journal>;
+	private readonly journals: Journals;
 	private readonly mutex: NamedMutex;
 	/** Scratch folders of fetches (`<cache>/skills/staging/<pid>-<random>`), removed when done or when their process is gone. */
 	readonly stagingRoot: string;
@@ -93,7 +92,7 @@ export class SkillInstaller {
 		private readonly home: string,
 		private readonly env: NodeJS.ProcessEnv = process.env,
 	) {
-		this.journals = new JsonCollection(join(paths.state, 'skills', 'journal'), { schema: Journal, version: 1 });
+		this.journals = new Journals(join(paths.state, 'skills', 'journal'));
 		this.mutex = new NamedMutex(join(paths.state, 'skills', 'locks'));
 		this.stagingRoot = join(paths.cache, 'skills', 'staging');
 	}
@@ -202,9 +201,13 @@ export class SkillInstaller {
 		};
 
 		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, folders: writing };
-		await this.journals.create(journal.id, journal);
+		await this.journals.write(journal);
 		try {
-			for (const folder of writing) await copyTree(stagedSkill, files, join(transactionFolder(folder, journal.id), 'new'));
+			// The staged copy moves into the last folder (one rename on the same file system); the others get copies.
+			for (const [index, folder] of writing.entries()) {
+				const target = join(transactionFolder(folder, journal.id), 'new');
+				if (index < writing.length - 1 || !(await moveFolder(stagedSkill, target))) await copyTree(stagedSkill, files, target);
+			}
 		} catch (error) {
 			await this.rollBack(journal);
 			throw error;
@@ -215,7 +218,7 @@ export class SkillInstaller {
 		}
 		crashPoint(this.env, 'prepared');
 		const committed: Journal = { ...journal, phase: 'commit', record };
-		await this.journals.update(journal.id, () => committed);
+		await this.journals.write(committed);
 		crashPoint(this.env, 'committed');
 		await this.rollForward(committed);
 		return { record, change: existing && !sameContent ? 'upgraded' : 'installed', added: existing ? [] : [record.name] };
@@ -236,7 +239,7 @@ export class SkillInstaller {
 				folders: record.folders.map((folder) => folder.path),
 				record,
 			};
-			await this.journals.create(journal.id, journal);
+			await this.journals.write(journal);
 			await this.rollForward(journal);
 			return record;
 		});
@@ -247,11 +250,11 @@ export class SkillInstaller {
 	 * staging folders of processes that are gone.
 	 */
 	async recover(): Promise<void> {
-		for (const id of await this.journals.names()) {
-			const journal = await this.journals.get(id).catch(() => undefined);
+		for (const id of await this.journals.ids()) {
+			const journal = await this.journals.read(id);
 			if (!journal) continue;
 			await this.mutex.tryRun(journal.key, async () => {
-				const current = await this.journals.get(id);
+				const current = await this.journals.read(id);
 				if (!current) return;
 				if (current.phase === 'prepare') await this.rollBack(current);
 				else await this.rollForward(current);
@@ -369,6 +372,47 @@ export class SkillInstaller {
 	}
 }
 
+/**
+ * Transaction journals: one small JSON file each, replaced atomically (temporary file, then
+ * rename) and only ever touched under the skill's mutex. They guard against a process dying,
+ * not against power loss, so they skip the fsync of the state store; a journal a power cut
+ * left unreadable is dropped (its transaction never reached the records).
+ */
+class Journals {
+	constructor(private readonly folder: string) {}
+
+	private pathOf(id: string): string {
+		return join(this.folder, `${id}.json`);
+	}
+
+	async ids(): Promise<string[]> {
+		const names = await readdir(this.folder).catch(() => [] as string[]);
+		return names.filter((name) => name.endsWith('.json') && !name.startsWith('.')).map((name) => name.slice(0, -'.json'.length));
+	}
+
+	async read(id: string): Promise<Journal | undefined> {
+		const text = await readFile(this.pathOf(id), 'utf8').catch(() => undefined);
+		if (text === undefined) return undefined;
+		try {
+			return Journal.parse(JSON.parse(text));
+		} catch {
+			await this.delete(id);
+			return undefined;
+		}
+	}
+
+	async write(journal: Journal): Promise<void> {
+		await mkdir(this.folder, { recursive: true, mode: 0o700 });
+		const temporary = join(this.folder, `.${journal.id}.${randomBytes(4).toString('hex')}.tmp`);
+		await writeFile(temporary, JSON.stringify(journal), { mode: 0o600 });
+		await rename(temporary, this.pathOf(journal.id));
+	}
+
+	async delete(id: string): Promise<void> {
+		await rm(this.pathOf(id), { force: true });
+	}
+}
+
 export function lockEntryOf(record: SkillRecord): LockEntry {
 	return {
 		name: record.name,
@@ -406,6 +450,18 @@ async function exists(path: string): Promise<boolean> {
 		() => true,
 		() => false,
 	);
+}
+
+/** Renames a folder into place; false when it must be copied instead (another file system). */
+async function moveFolder(from: string, to: string): Promise<boolean> {
+	await mkdir(dirname(to), { recursive: true, mode: 0o755 });
+	try {
+		await rename(from, to);
+		return true;
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'EXDEV') return false;
+		throw error;
+	}
 }
 
 /** Copies the listed files of `from` into a new folder `to`, modes 0644. */

@@ -75,7 +75,7 @@ export class SkillService {
 	}
 
 	async validate(params: ValidParamsOf<typeof ValidateSkill>) {
-		const check = params.path !== undefined ? await validateSkillFolder(params.path) : validateInlineSkill(params.skill_md ?? '', params.files);
+		const check = params.path !== undefined ? await validateSkillFolder(params.path) : await validateInlineSkill(params.skill_md ?? '', params.files);
 		return { valid: check.valid, errors: check.errors, warnings: check.warnings };
 	}
 
@@ -191,6 +191,7 @@ export class SkillService {
 	}
 
 	async addToGroup(group: string, name: string): Promise<void> {
+		if ((await this.groups.find(group))?.skills.includes(name)) return;
 		await this.groups.update(group, (current) => (current.skills.includes(name) ? current : { ...current, skills: [...current.skills, name] }));
 	}
 

@@ -148,7 +148,7 @@ export class SkillSources {
 		const skillMd = await readFile(join(into, SKILL_FILE), 'utf8').catch(() => {
 			throw new HangarError(422, `${identity.reference} holds no SKILL.md`, 'invalid_skill');
 		});
-		const check = checkSkillDocument(skillMd, source.name);
+		const check = await checkSkillDocument(skillMd, source.name);
 		if (!check.valid) throw new HangarError(422, `${identity.reference} is not a valid skill: ${check.errors.join('; ')}`, 'invalid_skill');
 		return { name: source.name, fields: check.fields!, skillMd, files, ...identity };
 	}

@@ -36,10 +36,10 @@ export function skillNameProblem(name: string): string | undefined {
 /**
  * Checks the text of a `SKILL.md`. `folderName`, when known, must equal the skill's name.
  */
-export function checkSkillDocument(text: string, folderName?: string): SkillCheck {
+export async function checkSkillDocument(text: string, folderName?: string): Promise<SkillCheck> {
 	const errors: string[] = [];
 	const warnings: string[] = [];
-	const parsed = parseSkillDocument(text);
+	const parsed = await parseSkillDocument(text);
 	if (!parsed.ok) return { valid: false, errors: [parsed.error], warnings };
 	const { frontmatter } = parsed.document;
 	const fields = skillFields(frontmatter);
@@ -119,7 +119,7 @@ export async function validateSkillFolder(path: string): Promise<SkillCheck> {
 	const tree = await readSkillTree(path);
 	const skill = tree.files.find((file) => file.path === SKILL_FILE);
 	const check: SkillCheck = skill
-		? checkSkillDocument(await readFile(skill.absolute, 'utf8'), basename(path))
+		? await checkSkillDocument(await readFile(skill.absolute, 'utf8'), basename(path))
 		: { valid: false, errors: ['SKILL.md not found in skill directory'], warnings: [] };
 	const errors = [...check.errors];
 	const warnings = [...check.warnings];
@@ -132,8 +132,8 @@ export async function validateSkillFolder(path: string): Promise<SkillCheck> {
 }
 
 /** Validates an inline skill: the text of `SKILL.md` and its other files. */
-export function validateInlineSkill(skillMd: string, files: readonly { path: string; content: string }[] = []): SkillCheck {
-	const check = checkSkillDocument(skillMd);
+export async function validateInlineSkill(skillMd: string, files: readonly { path: string; content: string }[] = []): Promise<SkillCheck> {
+	const check = await checkSkillDocument(skillMd);
 	const errors = [...check.errors];
 	const seen = new Set<string>();
 	for (const file of files) {
