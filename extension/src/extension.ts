@@ -25,22 +25,22 @@ let daemon: DaemonSupervisor | undefined;
 export function activate(context: vscode.ExtensionContext): void {
 	const output = vscode.window.createOutputChannel('Hangar');
 	const bundled = vscode.Uri.joinPath(context.extensionUri, 'dist', 'hangar.mjs').fsPath;
-	daemon = new DaemonSupervisor({
+	const supervisor = new DaemonSupervisor({
 		command: () => daemonCommand(readSettings().daemonPath, bundled, process.execPath, process.env),
 		clientName: `vscode-hangar ${context.extension.packageJSON.version as string}`,
 		log: (line) => output.appendLine(line),
 	});
+	daemon = supervisor;
 	const hangar: Hangar = {
-		daemon,
+		daemon: supervisor,
 		documents: new ReadOnlyDocuments(),
-		skills: new SkillsView(daemon),
-		workloads: new WorkloadsView(daemon),
-		registry: new RegistryView(daemon),
+		skills: new SkillsView(supervisor),
+		workloads: new WorkloadsView(supervisor),
+		registry: new RegistryView(supervisor),
 	};
 	const workloadsChanged = new vscode.EventEmitter<void>();
 	const validator = new SkillValidator(hangar);
 	const registryTree = vscode.window.createTreeView('hangar.registry', { treeDataProvider: hangar.registry });
-	const supervisor = daemon;
 
 	const command = <A extends unknown[]>(id: string, run: (...args: A) => unknown) =>
 		vscode.commands.registerCommand(id, async (...args: A) => {
@@ -119,7 +119,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			}
 		}),
 	);
-	const mcp = registerMcpProvider(daemon, workloadsChanged.event, (line) => output.appendLine(line));
+	const mcp = registerMcpProvider(supervisor, workloadsChanged.event, (line) => output.appendLine(line));
 	if (mcp) context.subscriptions.push(mcp);
 }
 

@@ -142,6 +142,17 @@ describe('views', () => {
 			['User', 'every project'],
 		]);
 	});
+
+	it('the Skills view follows the workspace folders', async () => {
+		stub.folders = [stub.folder('/work/api')];
+		start();
+		const view = stub.trees.get('hangar.skills')!;
+		let refreshes = 0;
+		view.onDidChangeTreeData!(() => refreshes++);
+		stub.changeWorkspaceFolders([stub.folder('/work/api'), stub.folder('/work/docs')]);
+		expect(refreshes).toBe(1);
+		expect((await view.getChildren()).map((node) => node.label)).toEqual(['api', 'docs', 'User']);
+	});
 });
 
 describe('skill commands', () => {
