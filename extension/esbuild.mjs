@@ -1,0 +1,72 @@
+// Bundles the extension into dist/, one file each for:
+// - dist/extension.cjs: the extension (CommonJS, as VS Code loads it; `vscode` stays external);
+// - dist/hangar.mjs: the whole `hangar` CLI, which the extension runs as `hangar daemon`, so the
+//   extension works without a separate install. One file: esbuild's code splitting would lose
+//   the named exports of CommonJS packages imported lazily (`await import('yaml')`).
+// `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
+// writes elsewhere than dist/.
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const production = process.argv.includes('--production');
+const outdirFlag = process.argv.indexOf('--outdir');
+const outdir = outdirFlag > 0 ? process.argv[outdirFlag + 1] : fileURLToPath(new URL('dist', import.meta.url));
+const root = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+
+const common = {
+	bundle: true,
+	platform: 'node',
+	target: 'node20',
+	minify: production,
+	sourcemap: production ? false : 'linked',
+	logLevel: 'warning',
+	legalComments: 'none',
+};
+
+/**
+ * The daemon reads two files next to its build at run time: the method manifest that lets it
+ * answer `initialize` before loading the table, and package.json for its version. Bundled, both
+ * are computed now and inlined.
+ */
+async function inlinedDaemonFiles() {
+	const { outputFiles } = await build({ ...common, minify: false, sourcemap: false, entryPoints: [root('protocol/index.ts')], format: 'esm', write: false });
+	const table = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
+	const manifest = { methods: table.operations.map((row) => row.method), notifications: table.notifications.map((row) => row.method) };
+	const { version } = JSON.parse(readFileSync(root('package.json'), 'utf8'));
+	return {
+		name: 'hangar-inline',
+		setup(bundle) {
+			bundle.onLoad({ filter: /[\\/]server[\\/]rpc[\\/]manifest\.ts$/ }, () => ({
+				loader: 'ts',
+				contents: `export function readManifest() { return ${JSON.stringify(manifest)}; }`,
+			}));
+			bundle.onLoad({ filter: /[\\/]server[\\/]version\.ts$/ }, () => ({
+				loader: 'ts',
+				contents: `export const VERSION = ${JSON.stringify(version)};`,
+			}));
+		},
+	};
+}
+
+rmSync(outdir, { recursive: true, force: true });
+await Promise.all([
+	build({
+		...common,
+		entryPoints: [here('src/extension.ts')],
+		outfile: join(outdir, 'extension.cjs'),
+		format: 'cjs',
+		external: ['vscode'],
+	}),
+	build({
+		...common,
+		entryPoints: [root('server/cli/main.ts')],
+		outfile: join(outdir, 'hangar.mjs'),
+		format: 'esm',
+		// Bundled CommonJS dependencies call require() for Node's built-ins.
+		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
+		plugins: [await inlinedDaemonFiles()],
+	}),
+]);

@@ -1,0 +1,227 @@
+/**
+ * Workload commands: Run MCP Server… (from the registry, asking for its environment variables
+ * and secrets), Stop / Restart / Remove Workload and Show Workload Logs.
+ */
+import * as vscode from 'vscode';
+import { WorkloadName } from '../../../protocol/common.js';
+import { ListCatalogServers, type ServerInput, type ServerRecord } from '../../../protocol/protocol.catalog.js';
+import { CreateSecret, ListSecretKeys } from '../../../protocol/protocol.secrets.js';
+import {
+	CreateWorkload,
+	DeleteWorkload,
+	GetWorkloadLogs,
+	ListWorkloads,
+	RestartWorkload,
+	StopWorkload,
+} from '../../../protocol/protocol.workloads.js';
+import type { Hangar } from '../hangar.js';
+import { showFailure } from '../ui/errors.js';
+import { withDaemonProgress } from '../ui/progress.js';
+import { searchPick } from '../ui/search.js';
+import { REGISTRY } from '../views/registry.js';
+import type { WorkloadItem } from '../views/workloads.js';
+
+/** A workload name from a server name: its last segment, cut to the characters names allow. */
+export function suggestWorkloadName(serverName: string): string {
+	const last = serverName.split('/').pop() ?? serverName;
+	return last.replace(/[^a-zA-Z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 100) || 'mcp-server';
+}
+
+/** The environment variables a server asks for, as its first package declares them. */
+export function serverEnvironment(server: ServerRecord): ServerInput[] {
+	return (server.packages?.[0]?.environmentVariables ?? []).filter((input) => input.name);
+}
+
+function pickServer(hangar: Hangar): Promise<ServerRecord | undefined> {
+	return searchPick<ServerRecord>({
+		title: 'Run MCP Server',
+		placeholder: 'Search the registry for an MCP server',
+		searchAction: 'search the registry',
+		search: async (query, signal) => {
+			const { servers } = await hangar.daemon.request(
+				ListCatalogServers,
+				{ registryName: REGISTRY, limit: 50, ...(query.trim() ? { q: query.trim() } : {}) },
+				{ signal },
+			);
+			return servers.map((server) => ({
+				label: server.title || server.name,
+				description: [server.title ? server.name : undefined, server.version].filter(Boolean).join(' · '),
+				detail: server.description,
+				value: server,
+			}));
+		},
+	});
+}
+
+interface Environment {
+	env_vars: Record<string, string>;
+	secrets: Array<{ name: string; target: string }>;
+}
+
+/** Asks for each variable: plain ones in an input box, secret ones as a stored secret. */
+async function askEnvironment(hangar: Hangar, workload: string, inputs: readonly ServerInput[]): Promise<Environment | undefined> {
+	const environment: Environment = { env_vars: {}, secrets: [] };
+	for (const input of inputs) {
+		const name = input.name!;
+		if (input.isSecret) {
+			const key = await askSecret(hangar, workload, input);
+			if (key === undefined) return undefined;
+			if (key) environment.secrets.push({ name: key, target: name });
+			continue;
+		}
+		const value = await vscode.window.showInputBox({
+			title: `${name}${input.isRequired ? '' : ' (optional)'}`,
+			prompt: input.description,
+			value: input.default ?? '',
+			placeHolder: input.placeholder,
+			ignoreFocusOut: true,
+			validateInput: (text) => (input.isRequired && !text ? `${name} is required` : undefined),
+		});
+		if (value === undefined) return undefined;
+		if (value) environment.env_vars[name] = value;
+	}
+	return environment;
+}
+
+/** The key of a secret for `input`: an existing one, or a new one stored now. `''` skips an optional one. */
+async function askSecret(hangar: Hangar, workload: string, input: ServerInput): Promise<string | undefined> {
+	const name = input.name!;
+	let keys: string[] = [];
+	try {
+		keys = (await hangar.daemon.request(ListSecretKeys, {})).keys.map((entry) => entry.key);
+	} catch {
+		// Not listable (or no provider yet): a new secret is still possible; storing it tells why not.
+	}
+	const NEW = '$(add) New secret…';
+	const SKIP = '$(circle-slash) Leave unset';
+	const picked = await vscode.window.showQuickPick([NEW, ...keys, ...(input.isRequired ? [] : [SKIP])], {
+		title: `${name} is secret: which stored secret supplies it?`,
+		placeHolder: input.description,
+		ignoreFocusOut: true,
+	});
+	if (picked === undefined) return undefined;
+	if (picked === SKIP) return '';
+	if (picked !== NEW) return picked;
+	const key = `${workload}-${name}`.toLowerCase();
+	const value = await vscode.window.showInputBox({
+		title: `Value of ${name} (stored as secret ${key})`,
+		prompt: input.description,
+		password: true,
+		ignoreFocusOut: true,
+		validateInput: (text) => (text ? undefined : 'a value is required'),
+	});
+	if (value === undefined) return undefined;
+	await hangar.daemon.request(CreateSecret, { key, value });
+	return key;
+}
+
+export async function runServer(hangar: Hangar, from?: ServerRecord): Promise<void> {
+	const server = from ?? (await pickServer(hangar));
+	if (!server) return;
+	const name = await vscode.window.showInputBox({
+		title: `Run ${server.name}`,
+		prompt: 'Workload name',
+		value: suggestWorkloadName(server.name),
+		validateInput: (text) => {
+			const parsed = WorkloadName.safeParse(text);
+			return parsed.success ? undefined : parsed.error.issues[0]?.message;
+		},
+	});
+	if (!name) return;
+	try {
+		const environment = await askEnvironment(hangar, name, serverEnvironment(server));
+		if (!environment) return;
+		const result = await withDaemonProgress(`Starting MCP server ${name}`, (options) =>
+			hangar.daemon.request(
+				CreateWorkload,
+				{
+					name,
+					registry: REGISTRY,
+					server: server.name,
+					...(Object.keys(environment.env_vars).length ? { env_vars: environment.env_vars } : {}),
+					...(environment.secrets.length ? { secrets: environment.secrets } : {}),
+				},
+				options,
+			),
+		);
+		void vscode.window.showInformationMessage(`MCP server ${result.name} is running on port ${result.port}.`);
+	} catch (error) {
+		await showFailure(error, `run MCP server ${server.name}`);
+	} finally {
+		hangar.workloads.refresh();
+	}
+}
+
+async function pickWorkload(hangar: Hangar, title: string, running?: boolean): Promise<string | undefined> {
+	try {
+		const { workloads } = await hangar.daemon.request(ListWorkloads, { all: !running });
+		if (workloads.length === 0) {
+			void vscode.window.showInformationMessage(running ? 'No MCP server is running.' : 'There are no workloads.');
+			return undefined;
+		}
+		const picked = await vscode.window.showQuickPick(
+			workloads.map((workload) => ({ label: workload.name, description: [workload.status, workload.url].filter(Boolean).join(' · ') })),
+			{ title, placeHolder: 'Workload' },
+		);
+		return picked?.label;
+	} catch (error) {
+		await showFailure(error, 'list workloads');
+		return undefined;
+	}
+}
+
+export async function stopWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
+	const name = item?.name ?? (await pickWorkload(hangar, 'Stop Workload', true));
+	if (!name) return;
+	try {
+		await hangar.daemon.request(StopWorkload, { name });
+		vscode.window.setStatusBarMessage(`Stopping ${name}…`, 3_000);
+	} catch (error) {
+		await showFailure(error, `stop workload ${name}`);
+	} finally {
+		hangar.workloads.refresh();
+	}
+}
+
+export async function restartWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
+	const name = item?.name ?? (await pickWorkload(hangar, 'Restart Workload'));
+	if (!name) return;
+	try {
+		await hangar.daemon.request(RestartWorkload, { name });
+		vscode.window.setStatusBarMessage(`Restarting ${name}…`, 3_000);
+	} catch (error) {
+		await showFailure(error, `restart workload ${name}`);
+	} finally {
+		hangar.workloads.refresh();
+	}
+}
+
+export async function removeWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
+	const name = item?.name ?? (await pickWorkload(hangar, 'Remove Workload'));
+	if (!name) return;
+	const confirmed = await vscode.window.showWarningMessage(
+		`Remove workload ${name}?`,
+		{ modal: true, detail: 'Its container and proxy are stopped and its configuration is deleted.' },
+		'Remove',
+	);
+	if (confirmed !== 'Remove') return;
+	try {
+		await hangar.daemon.request(DeleteWorkload, { name });
+		vscode.window.setStatusBarMessage(`Removing ${name}…`, 3_000);
+	} catch (error) {
+		await showFailure(error, `remove workload ${name}`);
+	} finally {
+		hangar.workloads.refresh();
+	}
+}
+
+export async function showWorkloadLogs(hangar: Hangar, item?: WorkloadItem): Promise<void> {
+	const name = item?.name ?? (await pickWorkload(hangar, 'Show Workload Logs'));
+	if (!name) return;
+	try {
+		const logs = await hangar.daemon.request(GetWorkloadLogs, { name });
+		await hangar.documents.show(`/workloads/${name}.log`, logs, 'log');
+	} catch (error) {
+		await showFailure(error, `read the logs of ${name}`);
+	}
+}
