@@ -65,6 +65,10 @@ await Promise.all([
 		entryPoints: [root('server/cli/main.ts')],
 		outfile: join(outdir, 'hangar.mjs'),
 		format: 'esm',
+		// Native addons cannot be bundled. Both are optional at run time: without the keyring
+		// addon the secrets store falls back to HANGAR_SECRETS_PASSWORD or a generated key file,
+		// and ssh2 (under dockerode) runs without cpu-features.
+		external: ['@napi-rs/keyring', 'cpu-features'],
 		// Bundled CommonJS dependencies call require() for Node's built-ins.
 		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
 		plugins: [await inlinedDaemonFiles()],
