@@ -51,6 +51,14 @@ async function inlinedDaemonFiles() {
 	};
 }
 
+/** `.node` files (ssh2's optional crypto binding, built by `npm ci`) stay outside the bundle. */
+const nativeAddonsExternal = {
+	name: 'native-addons-external',
+	setup(bundle) {
+		bundle.onResolve({ filter: /\.node$/ }, (args) => ({ path: args.path, external: true }));
+	},
+};
+
 rmSync(outdir, { recursive: true, force: true });
 await Promise.all([
 	build({
@@ -69,8 +77,8 @@ await Promise.all([
 		// addon the secrets store falls back to HANGAR_SECRETS_PASSWORD or a generated key file,
 		// and ssh2 (under dockerode) runs without cpu-features.
 		external: ['@napi-rs/keyring', 'cpu-features'],
+		plugins: [nativeAddonsExternal, await inlinedDaemonFiles()],
 		// Bundled CommonJS dependencies call require() for Node's built-ins.
 		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
-		plugins: [await inlinedDaemonFiles()],
 	}),
 ]);

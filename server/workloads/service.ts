@@ -73,6 +73,8 @@ export class WorkloadService {
 	private readonly readyTimeoutMs: number;
 	/** Workload → `updated_at` of the last status reported as `workloads/didChange`. */
 	private readonly notified = new Map<string, string>();
+	/** Workloads this process is deleting: it reports their removal itself, once purged. */
+	private readonly deleting = new Set<string>();
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		this.store = new WorkloadStore(options.environment.paths);
@@ -278,14 +280,15 @@ export class WorkloadService {
 	private async deleteWorkload(config: StoredWorkload): Promise<void> {
 		try {
 			await this.setStatus(config.name, 'removing');
-			// Before the status file goes, so the folder watcher does not report the removal too.
-			this.notified.set(config.name, REMOVED);
+			this.deleting.add(config.name);
 			await this.purge(config);
+			this.notified.set(config.name, REMOVED);
 			this.options.environment.notifier.notify(WorkloadsDidChange, { name: config.name, status: 'removing', status_context: 'removed' });
 		} catch (error) {
 			await this.setStatus(config.name, 'error', `delete failed: ${(error as Error).message}`);
 			throw error;
 		} finally {
+			this.deleting.delete(config.name);
 			this.syncClients();
 		}
 	}
@@ -647,7 +650,7 @@ export class WorkloadService {
 			const record = await this.store.statuses.get(name).catch(() => undefined);
 			const seen = this.notified.get(name);
 			if (!record) {
-				if (seen === undefined || seen === REMOVED) return;
+				if (seen === undefined || seen === REMOVED || this.deleting.has(name)) return;
 				this.notified.set(name, REMOVED);
 				this.options.environment.notifier.notify(WorkloadsDidChange, { name, status: 'removing', status_context: 'removed' });
 			} else if (record.updated_at !== seen) {
