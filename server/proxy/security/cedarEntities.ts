@@ -7,9 +7,10 @@
  * - a tool call's scalar arguments are attributes `arg_<name>` of the resource (complex ones
  *   only `arg_<name>_present`), and claims and arguments together form the context.
  *
- * Values are converted to what Cedar's JSON accepts: integers stay numbers, other numbers
- * become strings, arrays become sets, objects records; `null` is left out, and so are record
- * keys Cedar would read as an entity or extension escape (`__entity`, `__extn`, `__expr`).
+ * Values are converted to what Cedar's JSON accepts: integers are Longs, other numbers
+ * decimals (rounded to Cedar's four places; strings beyond its range), arrays sets, objects
+ * records; `null` is left out, and so are record keys Cedar would read as an entity or
+ * extension escape (`__entity`, `__extn`, `__expr`).
  */
 import type { CedarValueJson } from '@cedar-policy/cedar-wasm/nodejs';
 
@@ -17,6 +18,8 @@ export type Attributes = Record<string, CedarValueJson>;
 
 const DEFAULT_GROUP_CLAIMS = ['groups', 'roles', 'cognito:groups'];
 const ESCAPES = new Set(['__entity', '__extn', '__expr']);
+/** Cedar decimals are 64-bit with four decimal places. */
+const MAX_DECIMAL = 922_337_203_685_477;
 
 /** A JSON value as Cedar reads it, or undefined when it has no Cedar form. */
 export function cedarValue(value: unknown): CedarValueJson | undefined {
@@ -25,7 +28,8 @@ export function cedarValue(value: unknown): CedarValueJson | undefined {
 		case 'boolean':
 			return value;
 		case 'number':
-			return Number.isSafeInteger(value) ? value : String(value);
+			if (Number.isSafeInteger(value)) return value;
+			return Math.abs(value) < MAX_DECIMAL ? { __extn: { fn: 'decimal', arg: value.toFixed(4) } } : String(value);
 		case 'object': {
 			if (value === null) return undefined;
 			if (Array.isArray(value)) {
