@@ -73,4 +73,7 @@ node_image() {
 node_image everything @modelcontextprotocol/server-everything dist/index.js
 node_image memory @modelcontextprotocol/server-memory dist/index.js
 
+# --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
+need_apt redis-server redis-server
+
 log "ready"

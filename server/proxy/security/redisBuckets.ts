@@ -43,6 +43,8 @@ return {1, 0}
 `;
 
 const COMMAND_TIMEOUT_MS = 500;
+/** How long a starting proxy waits for Redis before serving (fail open) without it. */
+const CONNECT_WAIT_MS = 2_000;
 const WARN_EVERY_MS = 30_000;
 const ALLOWED: TakeResult = { allowed: true };
 
@@ -58,7 +60,10 @@ export class RedisBuckets implements BucketStore {
 		private readonly log: Logger,
 	) {}
 
-	/** A client for `address` (`host:port`); it connects in the background and reconnects by itself. */
+	/**
+	 * A client for `address` (`host:port`), connected (or not, after a short wait: then calls
+	 * pass until it is); it reconnects by itself.
+	 */
 	static async connect(address: string, db: number | undefined, log: Logger): Promise<RedisBuckets> {
 		const { Redis } = await import('ioredis');
 		const { host, port } = parseAddress(address);
@@ -76,6 +81,13 @@ export class RedisBuckets implements BucketStore {
 		const buckets = new RedisBuckets(redis, log);
 		redis.on('error', (error: Error) => buckets.warn(`Redis at ${address}: ${error.message}`));
 		redis.on('ready', () => log.info(`rate limits shared through Redis at ${address}`));
+		await new Promise<void>((resolve) => {
+			const timer = setTimeout(resolve, CONNECT_WAIT_MS);
+			redis.once('ready', () => {
+				clearTimeout(timer);
+				resolve();
+			});
+		});
 		return buckets;
 	}
 
