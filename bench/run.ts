@@ -8,9 +8,10 @@ import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 import { registry } from './suites/registry.js';
 import { secrets } from './suites/secrets.js';
+import { security } from './suites/security.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, workloads };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, workloads, security };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
