@@ -136,6 +136,16 @@ describe('a workload with authentication', { timeout: 60_000 }, () => {
 		expect(fresh.body.result.tools.length).toBeGreaterThan(0);
 	});
 
+	it('refuses a token it verified before once the token expires', async () => {
+		const token = await tokenFor('alice', {}, { expiresIn: 2 });
+		expect((await postMcp(workload.url, INITIALIZE, bearer(token))).status).toBe(200);
+		expect((await postMcp(workload.url, INITIALIZE, bearer(token))).status).toBe(200);
+		await sleep(2_100);
+		const late = await postMcp(workload.url, INITIALIZE, bearer(token));
+		expect(late.status).toBe(401);
+		expect(late.body.error_description).toMatch(/has expired/);
+	});
+
 	it('keeps a session to the caller who opened it', async () => {
 		const session = await openSession(workload.url, bearer(await tokenFor('alice')));
 		const intruder = await postMcp(workload.url, { id: 2, method: 'tools/list' }, { ...bearer(await tokenFor('bob')), 'Mcp-Session-Id': session });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CedarAuthorizer } from '../server/proxy/security/cedarAuthorizer.js';
 import { argumentAttributes, cedarValue, claimAttributes, groupsOf } from '../server/proxy/security/cedarEntities.js';
+import { referencesOf } from '../server/proxy/security/policyReferences.js';
 
 async function authorizer(...policies: string[]): Promise<CedarAuthorizer> {
 	return CedarAuthorizer.create({ version: '1.0', policies, entities: [], groupClaimName: undefined, roleClaimName: undefined, groupEntityType: 'THVGroup' }, 'server');
@@ -55,5 +56,45 @@ describe('groups', () => {
 		expect(groupsOf({ groups: ['a', 'b'], app_roles: ['b', 'admin'] }, undefined, 'app_roles')).toEqual(['a', 'b', 'admin']);
 		expect(groupsOf({ groups: 'solo' }, undefined, undefined)).toEqual(['solo']);
 		expect(groupsOf({ groups: [{ name: 'x' }, 7] }, undefined, undefined)).toEqual([]);
+	});
+});
+
+describe('the attributes handed to Cedar', () => {
+	const treeOf = async (policy: string) => {
+		const cedar = await import('@cedar-policy/cedar-wasm/nodejs');
+		const tree = cedar.policyToJson(policy);
+		if (tree.type !== 'success') throw new Error('no parse');
+		return tree.json;
+	};
+
+	it('are those the policies read, by any syntax; a policy using the whole context gets all of it', async () => {
+		const references = referencesOf([
+			await treeOf('permit(principal, action, resource) when { principal has claim_org.unit && context["claim_x-y"] == 1 && resource.arg_path like "/tmp/*" };'),
+			await treeOf('forbid(principal, action, resource) when { {"claim_literal": 1}.claim_literal == 1 };'),
+		]);
+		expect([...references.attributes].sort()).toEqual(['arg_path', 'claim_literal', 'claim_org', 'claim_x-y', 'unit']);
+		expect(references.wholeContext).toBe(false);
+		expect(referencesOf([await treeOf('permit(principal, action, resource) when { context == {"arg_a": 1} };')]).wholeContext).toBe(true);
+	});
+
+	it('still decide as if every claim and argument were there', async () => {
+		const check = await authorizer('permit(principal, action, resource) when { principal has claim_org.unit && principal.claim_org.unit == "eng" && context["claim_x-y"] == 1 };');
+		const allowed = (claims: Record<string, unknown>) => check.authorize({ subject: 's', claims }, 'call_tool', 'Tool', 't', {}, {}).allowed;
+		expect(allowed({ org: { unit: 'eng' }, 'x-y': 1, unrelated: ['a'] })).toBe(true);
+		expect(allowed({ org: { unit: 'ops' }, 'x-y': 1 })).toBe(false);
+		expect(allowed({ org: {}, 'x-y': 1 })).toBe(false);
+		// The forbid compares the whole context: it is handed over whole, and matches only without extra claims.
+		const strict = await authorizer('permit(principal, action, resource);', 'forbid(principal, action, resource) when { context == {"claim_x-y": 2} };');
+		expect(strict.authorize({ subject: 's', claims: { 'x-y': 2 } }, 'call_tool', 'Tool', 't', {}, {}).allowed).toBe(false);
+		expect(strict.authorize({ subject: 's', claims: { 'x-y': 2, other: 1 } }, 'call_tool', 'Tool', 't', {}, {}).allowed).toBe(true);
+	});
+
+	it('give the same decision when asked again, and a different one when an input that matters changes', async () => {
+		const check = await authorizer('permit(principal, action, resource) when { resource.arg_n < 3 };');
+		const decide = (n: number, noise: string) => {
+			const args = argumentAttributes({ n, noise });
+			return check.authorize({ subject: 's', claims: { noise } }, 'call_tool', 'Tool', 't', args, args).allowed;
+		};
+		expect([decide(1, 'a'), decide(1, 'b'), decide(5, 'a'), decide(1, 'c'), decide(5, 'b')]).toEqual([true, true, false, true, false]);
 	});
 });

@@ -3,10 +3,15 @@
  * algorithm by a key of the identity provider, issued by the configured issuer exactly,
  * for the configured audience, not expired and already valid, naming its subject.
  * jose is loaded when a workload with authentication starts, never otherwise.
+ *
+ * Clients send the same token with every request until it expires: a verified token is
+ * remembered (up to its `exp`, and at most a minute, so that a key the provider withdraws
+ * stops being trusted soon after) and not verified again meanwhile.
  */
 import type { TokenValidatorConfig } from '../../../protocol/runConfig.js';
 import type { Identity } from '../chain.js';
 import { RemoteKeySet } from './keySet.js';
+import { LruCache } from './lru.js';
 import { ProviderError } from './providerFetch.js';
 
 /** RSA, RSA-PSS, ECDSA and EdDSA: `none` and HMAC never (a public key is not a shared secret). */
@@ -16,6 +21,8 @@ export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384
 const KEY_COOLDOWN_MS = Number(process.env.HANGAR_JWKS_COOLDOWN_MS) || 30_000;
 const KEY_MAX_AGE_MS = 10 * 60_000;
 const PROVIDER_TIMEOUT_MS = 5_000;
+const REMEMBER_MS = 60_000;
+const REMEMBERED_TOKENS = 1_000;
 
 /** Why a token was refused; the message is safe to show (it never quotes the token). */
 export class TokenRejected extends Error {
@@ -23,6 +30,8 @@ export class TokenRejected extends Error {
 }
 
 export class TokenValidator {
+	private readonly verified = new LruCache<string, { identity: Identity; until: number }>(REMEMBERED_TOKENS);
+
 	private constructor(
 		private readonly jose: typeof import('jose'),
 		private readonly keys: RemoteKeySet,
@@ -48,6 +57,10 @@ export class TokenValidator {
 
 	/** The caller's identity, or a TokenRejected saying what is wrong with the token. */
 	async verify(token: string): Promise<Identity> {
+		const now = Date.now();
+		const known = this.verified.get(token);
+		if (known && now < known.until) return known.identity;
+		if (known) this.verified.delete(token);
 		let payload: Record<string, unknown>;
 		try {
 			({ payload } = await this.jose.jwtVerify(token, this.keys.resolve, {
@@ -60,7 +73,9 @@ export class TokenValidator {
 			throw new TokenRejected(this.reason(error as Error));
 		}
 		if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('the token has no subject (sub)');
-		return { subject: payload.sub, claims: payload };
+		const identity: Identity = { subject: payload.sub, claims: payload };
+		this.verified.set(token, { identity, until: Math.min((payload.exp as number) * 1000, now + REMEMBER_MS) });
+		return identity;
 	}
 
 	private reason(error: Error): string {
