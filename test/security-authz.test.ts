@@ -89,7 +89,7 @@ beforeAll(async () => {
 		cmd_arguments: ['stdio'],
 		oidc: { issuer: issuer.issuer, audience: issuer.audience },
 		authz_config: authz,
-		audit_config: { enabled: true, includeRequestData: true },
+		audit_config: { enabled: true, includeRequestData: true, excludeEventTypes: ['mcp_ping'] },
 	});
 }, 120_000);
 
@@ -215,6 +215,8 @@ describe('denials on the wire', { timeout: 60_000 }, () => {
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_resource_read', outcome: 'denied', target: expect.objectContaining({ uri: RESOURCES[5] }) }));
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_prompt_get', outcome: 'success', target: expect.objectContaining({ name: 'simple-prompt' }) }));
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_request', outcome: 'denied', target: expect.objectContaining({ method: 'tasks/list' }) }));
+		// Pings were sent (see above) but their events are excluded.
+		expect(events.filter((event) => event.type === 'mcp_ping')).toEqual([]);
 	});
 });
 
