@@ -24,7 +24,7 @@ import { HANGAR, benchEnv } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
-const ROUNDS = 3;
+const ROUNDS = 5;
 const SEQUENTIAL = 1_000;
 const CLIENTS = 16;
 const PER_CLIENT = 100;
@@ -152,6 +152,13 @@ async function concurrent(front: Front): Promise<Round> {
 	}
 }
 
+const mean = (a: number, b: number) => (a + b) / 2;
+
+interface Measured {
+	readonly sequential: ReturnType<typeof summary>;
+	readonly concurrent: ReturnType<typeof summary>;
+}
+
 /** The median round's rate and the pooled latencies of every round. */
 function summary(rounds: Round[]): { p50: number; p99: number; rate: number } {
 	const latencies = rounds.flatMap((round) => round.latencies);
@@ -167,36 +174,39 @@ async function proxy(issuer: Issuer): Promise<Table> {
 		(JSON.parse(await hangar(['run', IMAGE, '--name', name, '--transport', 'stdio', '--json', ...flags, '--', 'stdio'], env)) as { url: string }).url;
 	try {
 		const plainUrl = await run('bench-plain', []);
+		const twinUrl = await run('bench-twin', []);
 		const secureUrl = await run('bench-secure', ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies]);
 		const token = await issuer.sign('RS256', 'rita');
+		// Two identical workloads without security show how far apart containers of the same server are here.
 		const fronts: Front[] = [
 			{ name: 'security off', client: () => httpClient(plainUrl, {}) },
+			{ name: 'security off (an identical second workload)', client: () => httpClient(twinUrl, {}) },
 			{ name: 'authentication + authorization on', client: () => httpClient(secureUrl, { Authorization: `Bearer ${token}` }) },
 		];
 		const results = fronts.map(() => ({ sequential: [] as Round[], concurrent: [] as Round[] }));
 		for (let round = 0; round < ROUNDS; round++) {
-			for (const [index, front] of fronts.entries()) results[index]!.sequential.push(await sequential(front));
-			for (const [index, front] of fronts.entries()) results[index]!.concurrent.push(await concurrent(front));
+			// Each round starts with another front, so that none always comes first.
+			const order = fronts.map((_, index) => (index + round) % fronts.length);
+			for (const index of order) results[index]!.sequential.push(await sequential(fronts[index]!));
+			for (const index of order) results[index]!.concurrent.push(await concurrent(fronts[index]!));
 		}
-		const [off, on] = results.map((result) => ({ sequential: summary(result.sequential), concurrent: summary(result.concurrent) })) as [
-			{ sequential: ReturnType<typeof summary>; concurrent: ReturnType<typeof summary> },
-			{ sequential: ReturnType<typeof summary>; concurrent: ReturnType<typeof summary> },
-		];
+		const [off, twin, on] = results.map((result): Measured => ({ sequential: summary(result.sequential), concurrent: summary(result.concurrent) })) as [Measured, Measured, Measured];
 		return {
-			title: `tools/call (echo) through Hangar's proxy to \`docker run -i\` of a stdio server, security off and on: sequential (${ROUNDS} rounds of ${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${ROUNDS} rounds of ${PER_CLIENT} calls each); rates are the median round's`,
+			title: `tools/call (echo) through Hangar's proxy to \`docker run -i\` of a stdio server, security off and on: sequential (${ROUNDS} rounds of ${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${ROUNDS} rounds of ${PER_CLIENT} calls each), rounds interleaved; rates are the median round's`,
 			columns: ['proxy', 'sequential p50', 'sequential p99', 'sequential', `${CLIENTS} clients p50`, `${CLIENTS} clients`],
 			rows: fronts.map((front, index) => {
-				const result = index === 0 ? off : on;
+				const result = [off, twin, on][index]!;
 				return [front.name, ms(result.sequential.p50), ms(result.sequential.p99), perSecond(result.sequential.rate), ms(result.concurrent.p50), perSecond(result.concurrent.rate)];
 			}),
 			verdicts: [
-				verdict('sequential throughput, on vs off', on.sequential.rate / off.sequential.rate, 0.9, true),
-				verdict(`${CLIENTS}-client throughput, on vs off`, on.concurrent.rate / off.concurrent.rate, 0.9, true),
-				`p50 added by security: ${ms(on.sequential.p50 - off.sequential.p50)} sequential`,
+				verdict('sequential throughput, on vs off (the mean of both)', on.sequential.rate / mean(off.sequential.rate, twin.sequential.rate), 0.9, true),
+				verdict(`${CLIENTS}-client throughput, on vs off (the mean of both)`, on.concurrent.rate / mean(off.concurrent.rate, twin.concurrent.rate), 0.9, true),
+				`p50 added by security: ${ms(on.sequential.p50 - mean(off.sequential.p50, twin.sequential.p50))} sequential`,
+				`noise: the identical second workload ran at ${(twin.sequential.rate / off.sequential.rate).toFixed(2)}× (sequential) and ${(twin.concurrent.rate / off.concurrent.rate).toFixed(2)}× (${CLIENTS} clients) of the first`,
 			],
 		};
 	} finally {
-		await hangar(['rm', 'bench-plain', 'bench-secure'], env).catch(() => undefined);
+		await hangar(['rm', 'bench-plain', 'bench-twin', 'bench-secure'], env).catch(() => undefined);
 		await rm(env.HANGAR_HOME!, { recursive: true, force: true });
 		await rm(folder, { recursive: true, force: true });
 	}
