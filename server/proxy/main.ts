@@ -123,16 +123,20 @@ export async function runProxy(name: string): Promise<void> {
 	const secretHeaders = await receiveHeaders();
 
 	const paths = remotePaths(workload);
-	const security = await buildSecurity(
-		workload,
-		{ main: paths.streamable[0] ?? paths.sse[0] ?? '/mcp', mcp: ['/mcp', '/sse', '/messages', ...paths.streamable, ...paths.sse], sse: new Set(['/sse', ...paths.sse]) },
-		environment.paths,
-		log,
-	).catch((error: Error) => fail(`the security configuration is invalid: ${error.message}`));
-	const backend = backendOf(workload, secretHeaders, log);
-	const mcpMiddlewares = [...security.mcpMiddlewares, toolsMiddleware(workload.tools_filter, workload.tools_override), timeoutMiddleware(requestTimeoutMs(workload))].filter(
-		(middleware): middleware is McpMiddleware => middleware !== undefined,
+	const endpoints = {
+		main: paths.streamable[0] ?? paths.sse[0] ?? '/mcp',
+		mcp: ['/mcp', '/sse', '/messages', ...paths.streamable, ...paths.sse],
+		sse: new Set(['/sse', ...paths.sse]),
+	};
+	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
+		fail(`the security configuration is invalid: ${error.message}`),
 	);
+	const backend = backendOf(workload, secretHeaders, log);
+	const mcpMiddlewares = [
+		...security.mcpMiddlewares,
+		toolsMiddleware(workload.tools_filter, workload.tools_override),
+		timeoutMiddleware(requestTimeoutMs(workload)),
+	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port);
 	const server = new ProxyServer({

@@ -22,7 +22,8 @@ type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'aut
 const invalid = (field: string, message: string) => new HangarError(400, `invalid ${field}: ${message}`, 'invalid_params');
 
 function oidcConfigOf(oidc: CreateRequest['oidc']): TokenValidatorConfig | undefined {
-	if (!oidc || Object.values(oidc).every((value) => value === undefined || value === '' || value === false || (Array.isArray(value) && !value.length))) return undefined;
+	const unset = (value: unknown) => value === undefined || value === '' || value === false || (Array.isArray(value) && !value.length);
+	if (!oidc || Object.values(oidc).every(unset)) return undefined;
 	const access = { insecureAllowHTTP: oidc.insecure_allow_http, allowPrivateIP: oidc.allow_private_ip };
 	const provider = (field: string, url: string) => {
 		try {
@@ -44,7 +45,9 @@ function oidcConfigOf(oidc: CreateRequest['oidc']): TokenValidatorConfig | undef
 		} catch {
 			url = undefined;
 		}
-		if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw invalid('oidc.resource_url', `${JSON.stringify(oidc.resource_url)} is not an http(s) URL`);
+		if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+			throw invalid('oidc.resource_url', `${JSON.stringify(oidc.resource_url)} is not an http(s) URL`);
+		}
 	}
 	return prune({
 		issuer: oidc.issuer.trim(),

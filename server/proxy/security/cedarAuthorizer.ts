@@ -126,7 +126,8 @@ export class CedarAuthorizer {
 		const attributes = referenced(claims, this.references);
 		const context = this.references.wholeContext ? claims : attributes;
 		const parents = groups.map((group) => ({ type: this.config.groupEntityType, id: group }));
-		return { uid, entity: { uid, attrs: attributes, parents }, context, key: JSON.stringify([subject, attributes, groups, context === attributes ? 0 : context]) };
+		const key = JSON.stringify([subject, attributes, groups, context === attributes ? 0 : context]);
+		return { uid, entity: { uid, attrs: attributes, parents }, context, key };
 	}
 
 	/** The request's entities and `entities_json`'s; the request's win where both define one. */

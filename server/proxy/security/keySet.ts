@@ -51,8 +51,9 @@ export class RemoteKeySet {
 	/** jose's key resolver: the key the token's header names. */
 	readonly resolve = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<Key> => {
 		const known = this.current;
+		const fresh = known && Date.now() - known.at <= this.options.maxAgeMs;
 		// Past their age the keys are fetched again; if the provider is down, the known ones still serve.
-		const keys = known && Date.now() - known.at <= this.options.maxAgeMs ? known : await this.refresh().catch((error: Error) => known ?? Promise.reject(error));
+		const keys = fresh ? known : await this.refresh().catch((error: Error) => known ?? Promise.reject(error));
 		try {
 			return await keys.select(header, token);
 		} catch (error) {

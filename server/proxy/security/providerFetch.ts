@@ -77,7 +77,10 @@ function guardedLookup(access: ProviderAccess): LookupFunction {
 				if (loopbackName) return !isLoopbackAddress(address);
 				return isPrivateAddress(address);
 			});
-			if (blocked) return callback(new ProviderError(`${hostname} resolves to private address ${blocked.address}; ${PRIVATE_HINT}`) as NodeJS.ErrnoException, '', 0);
+			if (blocked) {
+				const refusal = new ProviderError(`${hostname} resolves to private address ${blocked.address}; ${PRIVATE_HINT}`);
+				return callback(refusal as NodeJS.ErrnoException, '', 0);
+			}
 			if (options.all) return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, addresses);
 			callback(null, addresses[0]!.address, addresses[0]!.family);
 		});
