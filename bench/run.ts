@@ -8,10 +8,11 @@ import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 import { registry } from './suites/registry.js';
 import { secrets } from './suites/secrets.js';
+import { security } from './suites/security.js';
 import { skills } from './suites/skills.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, security };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

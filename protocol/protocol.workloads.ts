@@ -9,10 +9,13 @@ import { GroupName, NoResult, QueryBoolean, requiredString, StringMap, WorkloadN
 import { notification, operation } from './operation.js';
 import { RegistryHeader } from './registryTypes.js';
 import {
+	AuditConfig,
 	HeaderForwardConfig,
 	PermissionProfile,
+	RateLimitConfig,
 	RunConfig,
 	RuntimeConfig,
+	ScalingConfig,
 	SecretParameter,
 	ToolOverride,
 } from './runConfig.js';
@@ -72,6 +75,12 @@ export const WorkloadOidcOptions = z.object({
 	client_secret: z.string().optional(),
 	/** Scopes advertised in the protected-resource metadata (RFC 9728). */
 	scopes: z.array(z.string()).optional(),
+	/** Accept plain http for an issuer or JWKS not on a loopback address. */
+	insecure_allow_http: z.boolean().optional(),
+	/** Accept an issuer or JWKS on a private address. */
+	allow_private_ip: z.boolean().optional(),
+	/** The URL clients know the workload by, when not the proxy's own (RFC 9728 `resource`). */
+	resource_url: z.string().optional(),
 });
 
 /** OAuth towards a remote server (ToolHive `remoteOAuthConfig`); secrets are references. */
@@ -142,6 +151,12 @@ export const WorkloadSpecFields = {
 	/** Path of an authorization policy file on the service's machine. */
 	authz_config: z.string().optional(),
 	oidc: WorkloadOidcOptions.optional(),
+	/** Audit log of the workload's requests (NDJSON); `enabled: false` turns it off. */
+	audit_config: AuditConfig.optional(),
+	/** Token buckets limiting tool calls. */
+	rate_limit_config: RateLimitConfig.optional(),
+	/** `session_redis.address` shares the rate-limit buckets with other proxies through Redis. */
+	scaling_config: ScalingConfig.optional(),
 	permission_profile: PermissionProfile.optional(),
 	/** Apply the permission profile's network rules. Omitted means true. */
 	network_isolation: z.boolean().optional(),

@@ -103,5 +103,7 @@ if [ ! -f "$code_server_dir/ready-$code_server_version" ]; then
 	)
 	touch "$code_server_dir/ready-$code_server_version"
 fi
+# --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
+need_apt redis-server redis-server
 
 log "ready"

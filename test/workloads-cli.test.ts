@@ -30,7 +30,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 
 	it('runs an image with flags, including the authentication settings kept for the proxy', async () => {
 		const authz = join(home.path, 'authz.json');
-		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: [], entities_json: '[]' } }));
+		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action, resource);'], entities_json: '[]' } }));
 		const run = await hangar(
 			'run', EVERYTHING, '--name', name, '--transport', 'stdio', '-e', 'GREETING=hi', '--label', 'team=tools', '--tools', 'echo,get-env',
 			'--oidc-issuer', 'https://issuer.example', '--oidc-audience', 'hangar', '--oidc-client-id', 'cli', '--oidc-jwks-url', 'https://issuer.example/jwks',

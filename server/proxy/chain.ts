@@ -11,8 +11,15 @@
  * rate limit → tool filter/override → timeout → backend.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
 import type { BackendSession } from './backend.js';
+
+/** Who is calling: the claims of a verified token (never the token itself). */
+export interface Identity {
+	/** The token's `sub`. */
+	readonly subject: string;
+	readonly claims: Readonly<Record<string, unknown>>;
+}
 
 export interface HttpExchange {
 	readonly request: IncomingMessage;
@@ -22,7 +29,9 @@ export interface HttpExchange {
 	/** The request's URL, parsed when asked for. */
 	readonly url: URL;
 	/** Who is calling, once an authentication middleware has said so. */
-	identity?: unknown;
+	identity?: Identity;
+	/** The JSON-RPC messages of the body, once a front has parsed them. */
+	messages?: readonly JsonRpcMessage[];
 }
 
 export type HttpHandler = (exchange: HttpExchange) => Promise<void>;
@@ -36,6 +45,11 @@ export interface McpCall {
 	/** Aborted when the client goes away or the call is given up. */
 	readonly signal: AbortSignal;
 	readonly exchange: HttpExchange;
+	/**
+	 * Called when the call is handed to the server. The legacy SSE front acknowledges a POST
+	 * only then, so that a call refused before (see `refuse`) can get its own HTTP status.
+	 */
+	readonly accepted?: () => void;
 }
 
 export type McpHandler = (call: McpCall) => Promise<JsonRpcResponse>;
@@ -50,4 +64,25 @@ export function composeMcp(middlewares: readonly McpMiddleware[], terminal: McpH
 }
 
 /** The end of the MCP chain: the session's backend answers. */
-export const forwardToBackend: McpHandler = (call) => call.session.backend.request(call.request, call.signal);
+export const forwardToBackend: McpHandler = (call) => {
+	call.accepted?.();
+	return call.session.backend.request(call.request, call.signal);
+};
+
+/** The HTTP status (and headers) a response made by the proxy instead of the server travels with. */
+export interface Refusal {
+	readonly status: number;
+	readonly headers?: Readonly<Record<string, string>>;
+}
+
+const refusals = new WeakMap<JsonRpcResponse, Refusal>();
+
+/** Marks `response` as a refusal sent with an HTTP error status (403, 429…) rather than 200. */
+export function refuse(response: JsonRpcResponse, refusal: Refusal): JsonRpcResponse {
+	refusals.set(response, refusal);
+	return response;
+}
+
+export function refusalOf(response: JsonRpcResponse): Refusal | undefined {
+	return refusals.get(response);
+}

@@ -4,7 +4,7 @@
  * (`/messages?session_id=…`); POSTs answer 202 and every response and server message
  * travels on the event stream. The session ends when the stream closes.
  */
-import type { HttpExchange, McpHandler } from './chain.js';
+import { refusalOf, type HttpExchange, type McpHandler } from './chain.js';
 import { asMessage, isRequest, type JsonRpcNotification, type JsonRpcResponse } from './jsonrpc.js';
 import type { SessionRegistry } from './session.js';
 import { EventStream } from './sse.js';
@@ -24,14 +24,18 @@ export class LegacySseFront {
 			response.setHeader('Allow', 'GET');
 			return sendError(response, new HttpError(405, 'Method not allowed'));
 		}
-		const session = this.sessions.create('sse');
+		const session = this.sessions.create('sse', exchange.identity?.subject);
 		const stream = new EventStream(response);
 		stream.write(`event: endpoint\ndata: ${this.messagesPath}?session_id=${session.id}\n\n`);
 		session.attachStream(stream);
 		response.once('close', () => session.close());
 	}
 
-	/** `POST /messages?session_id=…`: 202 at once; answers follow on the stream. */
+	/**
+	 * `POST /messages?session_id=…`: 202 once the message is on its way to the server; answers
+	 * follow on the stream. A call the proxy refuses (403, 429…) gets that status and the error
+	 * as the POST's own response instead.
+	 */
 	async post(exchange: HttpExchange): Promise<void> {
 		const { request, response, url } = exchange;
 		try {
@@ -42,16 +46,27 @@ export class LegacySseFront {
 			const id = url.searchParams.get('session_id') ?? url.searchParams.get('sessionId');
 			if (!id) throw new HttpError(400, 'Bad Request: session_id is required');
 			const session = this.sessions.get(id);
-			if (!session || session.kind !== 'sse') throw new HttpError(404, 'Session not found');
+			if (!session || session.kind !== 'sse' || session.owner !== exchange.identity?.subject) throw new HttpError(404, 'Session not found');
 			const message = asMessage(await readJson(request));
 			if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
+			exchange.messages = [message];
 			session.touch();
-			response.writeHead(202, { 'Content-Type': 'text/plain' }).end('Accepted');
+			const accepted = () => {
+				if (!response.headersSent) response.writeHead(202, { 'Content-Type': 'text/plain' }).end('Accepted');
+			};
 			if (!isRequest(message)) {
+				accepted();
 				session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
 				return;
 			}
-			const answer = await this.handle({ request: message, session, signal: session.signal, exchange });
+			const answer = await this.handle({ request: message, session, signal: session.signal, exchange, accepted });
+			const refusal = refusalOf(answer);
+			if (refusal && !response.headersSent) {
+				const body = JSON.stringify(answer);
+				response.writeHead(refusal.status, { ...refusal.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+				return;
+			}
+			accepted();
 			session.deliver(answer);
 		} catch (error) {
 			if (error instanceof HttpError) sendError(response, error);

@@ -19,10 +19,11 @@ import { EgressProxy } from './egress.js';
 import type { Backend } from './backend.js';
 import { HttpBackend } from './backends/http.js';
 import { StdioBridge } from './backends/stdio.js';
-import type { McpMiddleware } from './chain.js';
+import { composeHttp, type McpMiddleware } from './chain.js';
 import { guardMiddleware } from './middleware/guard.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/timeout.js';
 import { toolsMiddleware } from './middleware/tools.js';
+import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
 
 /** Messages between the service and a proxy it spawned. */
@@ -121,20 +122,32 @@ export async function runProxy(name: string): Promise<void> {
 	if (!workload.port) return fail(`workload ${name} has no port`);
 	const secretHeaders = await receiveHeaders();
 
-	const backend = backendOf(workload, secretHeaders, log);
-	const mcpMiddlewares = [toolsMiddleware(workload.tools_filter, workload.tools_override), timeoutMiddleware(requestTimeoutMs(workload))].filter(
-		(middleware): middleware is McpMiddleware => middleware !== undefined,
-	);
 	const paths = remotePaths(workload);
+	const endpoints = {
+		main: paths.streamable[0] ?? paths.sse[0] ?? '/mcp',
+		mcp: ['/mcp', '/sse', '/messages', ...paths.streamable, ...paths.sse],
+		sse: new Set(['/sse', ...paths.sse]),
+	};
+	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
+		fail(`the security configuration is invalid: ${error.message}`),
+	);
+	const backend = backendOf(workload, secretHeaders, log);
+	const mcpMiddlewares = [
+		...security.mcpMiddlewares,
+		toolsMiddleware(workload.tools_filter, workload.tools_override),
+		timeoutMiddleware(requestTimeoutMs(workload)),
+	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
+	const guard = guardMiddleware(host, workload.port);
 	const server = new ProxyServer({
 		host,
 		port: workload.port,
 		backend,
-		httpMiddlewares: [guardMiddleware(host, workload.port)],
+		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
+		routes: new Map([...security.routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
 		log,
 	});
 	try {
@@ -165,6 +178,7 @@ export async function runProxy(name: string): Promise<void> {
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
+		await security.close();
 		await writes;
 		const current = await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);

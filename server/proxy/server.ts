@@ -21,6 +21,8 @@ export interface ProxyServerOptions {
 	readonly streamablePaths?: readonly string[];
 	/** Paths served as legacy SSE streams besides `/sse`. */
 	readonly ssePaths?: readonly string[];
+	/** Other routes (protected-resource metadata…), served as given, outside the middleware chain. */
+	readonly routes?: ReadonlyMap<string, HttpHandler>;
 	readonly log: Logger;
 }
 
@@ -40,6 +42,7 @@ export class ProxyServer {
 		for (const path of ['/sse', ...(options.ssePaths ?? [])]) this.routes.set(path, serveSse);
 		this.routes.set('/messages', composeHttp(options.httpMiddlewares, (exchange) => sse.post(exchange)));
 		this.routes.set('/health', async ({ response }) => this.health(response));
+		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
 		this.server = createServer((request, response) => void this.dispatch(request, response));
 		this.server.keepAliveTimeout = 65_000;
 		this.server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead

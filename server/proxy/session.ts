@@ -27,6 +27,8 @@ export class ClientSession implements SessionSink {
 	constructor(
 		backend: Backend,
 		readonly kind: 'streamable' | 'sse',
+		/** The subject of the identity that opened the session, when callers authenticate. */
+		readonly owner: string | undefined,
 		private readonly onClose: (session: ClientSession) => void,
 	) {
 		this.backend = backend.open(this);
@@ -100,8 +102,8 @@ export class SessionRegistry {
 		this.sweeper.unref();
 	}
 
-	create(kind: 'streamable' | 'sse'): ClientSession {
-		const session = new ClientSession(this.backend, kind, (closed) => this.sessions.delete(closed.id));
+	create(kind: 'streamable' | 'sse', owner?: string): ClientSession {
+		const session = new ClientSession(this.backend, kind, owner, (closed) => this.sessions.delete(closed.id));
 		this.sessions.set(session.id, session);
 		return session;
 	}

@@ -79,14 +79,15 @@ export class ReplyStream {
 		this.events().send(message);
 	}
 
-	finish(message: JsonRpcMessage): void {
+	/** Sends the response: as JSON with `status` (and extra headers) unless an event stream has begun. */
+	finish(message: JsonRpcMessage, status = 200, headers?: OutgoingHttpHeaders): void {
 		clearTimeout(this.timer);
 		if (this.stream) {
 			this.stream.send(message);
 			this.stream.end();
 		} else if (!this.response.destroyed) {
 			const body = JSON.stringify(message);
-			this.response.writeHead(200, { ...this.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+			this.response.writeHead(status, { ...this.headers, ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
 			this.response.end(body);
 		}
 	}

@@ -11,7 +11,7 @@
  * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HttpExchange, McpHandler } from './chain.js';
+import { refusalOf, type HttpExchange, type McpHandler } from './chain.js';
 import {
 	asMessage,
 	ErrorCode,
@@ -99,11 +99,14 @@ export class StreamableHttpFront {
 		}
 	}
 
-	private session(request: IncomingMessage): ClientSession {
-		const id = request.headers['mcp-session-id'];
+	private session(exchange: HttpExchange): ClientSession {
+		const id = exchange.request.headers['mcp-session-id'];
 		if (typeof id !== 'string' || !id) throw new HttpError(400, 'Bad Request: Mcp-Session-Id header is required');
 		const session = this.sessions.get(id);
-		if (!session || session.kind !== 'streamable') throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
+		// A session belongs to the identity that opened it: another caller's token does not reach it.
+		if (!session || session.kind !== 'streamable' || session.owner !== exchange.identity?.subject) {
+			throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
+		}
 		session.touch();
 		return session;
 	}
@@ -120,14 +123,15 @@ export class StreamableHttpFront {
 			return message;
 		});
 		if (messages.length === 0) throw new HttpError(400, 'Invalid Request: empty batch');
+		exchange.messages = messages;
 
 		let session: ClientSession;
 		const initialize = messages.find((message) => isRequest(message) && message.method === 'initialize');
 		if (initialize) {
 			if (messages.length > 1) throw new HttpError(400, 'Invalid Request: initialize must be sent alone');
-			session = this.sessions.create('streamable');
+			session = this.sessions.create('streamable', exchange.identity?.subject);
 		} else {
-			session = this.session(request);
+			session = this.session(exchange);
 		}
 
 		const requests: JsonRpcRequest[] = [];
@@ -156,7 +160,8 @@ export class StreamableHttpFront {
 		session.track(message.id, reply);
 		try {
 			const answer = await this.run(exchange, session, message);
-			reply.finish(answer);
+			const refusal = refusalOf(answer);
+			reply.finish(answer, refusal?.status, refusal?.headers);
 			return answer;
 		} finally {
 			session.untrack(message.id);
@@ -181,7 +186,7 @@ export class StreamableHttpFront {
 	private get(exchange: HttpExchange): void {
 		const accept = exchange.request.headers.accept ?? '';
 		if (!accept.includes('text/event-stream')) throw new HttpError(406, 'Not Acceptable: the client must accept text/event-stream');
-		const session = this.session(exchange.request);
+		const session = this.session(exchange);
 		if (session.hasStream) throw new HttpError(409, 'Conflict: only one event stream is allowed per session');
 		const stream = new EventStream(exchange.response, { 'Mcp-Session-Id': session.id });
 		session.attachStream(stream);
@@ -189,7 +194,7 @@ export class StreamableHttpFront {
 	}
 
 	private delete(exchange: HttpExchange): void {
-		const session = this.session(exchange.request);
+		const session = this.session(exchange);
 		session.close();
 		exchange.response.writeHead(200).end();
 	}

@@ -13,6 +13,7 @@ import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js'
 import type { PermissionProfile, RemoteAuthConfig, SecretParameter } from '../../protocol/runConfig.js';
 import { isForbiddenAddress } from './addresses.js';
 import type { ServerCatalog } from './dependencies.js';
+import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
 import { RUN_CONFIG_FORMAT, type StoredWorkload } from './store.js';
 
 export type CreateRequest = z.output<typeof CreateWorkloadParams>;
@@ -272,16 +273,8 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	if (request.runtime_config && Object.values(request.runtime_config).some((value) => value !== undefined && !isEmpty(value))) {
 		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
 	}
-	if (request.authz_config) {
-		if (!isAbsolute(request.authz_config)) throw invalid('authz_config', 'must be an absolute path');
-		try {
-			await stat(request.authz_config);
-		} catch {
-			throw invalid('authz_config', `${request.authz_config} does not exist`);
-		}
-	}
+	const security = await securityFieldsOf(request);
 	const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || undefined;
-	const oidc = request.oidc;
 
 	return prune({
 		name: request.name,
@@ -308,18 +301,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		tools_filter: request.tools?.length ? request.tools : undefined,
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
 		header_forward: request.header_forward,
-		oidc_config: oidc
-			? prune({
-					issuer: oidc.issuer || undefined,
-					audience: oidc.audience || undefined,
-					jwksurl: oidc.jwks_url || undefined,
-					introspectionURL: oidc.introspection_url || undefined,
-					clientID: oidc.client_id || undefined,
-					clientSecret: oidc.client_secret || undefined,
-					scopes: oidc.scopes?.length ? oidc.scopes : undefined,
-				})
-			: undefined,
-		authz_config_path: request.authz_config || undefined,
+		...security,
 		remote_auth_config: remote ? remoteAuthOf(request, source.entry?.server as RemoteServer | undefined) : undefined,
 		headers: request.headers ?? (remote ? (source.entry?.server as RemoteServer | undefined)?.headers : undefined),
 		registry_server_name: source.entry?.name,
@@ -347,7 +329,6 @@ export function exportedRunConfig(stored: StoredWorkload): Record<string, unknow
 
 /** The editable configuration (spec 2.16), as `workloads/get` returns it. */
 export function detailOf(stored: StoredWorkload): WorkloadDetail {
-	const oidc = stored.oidc_config;
 	const auth = stored.remote_auth_config;
 	return prune({
 		name: stored.name,
@@ -364,17 +345,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		env_vars: stored.env_vars ?? {},
 		secrets: (stored.secrets ?? []).map(decodeSecret),
 		volumes: stored.volumes ?? [],
-		authz_config: stored.authz_config_path ?? '',
-		oidc: oidc
-			? prune({
-					issuer: oidc.issuer,
-					audience: oidc.audience,
-					jwks_url: oidc.jwksurl,
-					introspection_url: oidc.introspectionURL,
-					client_id: oidc.clientID,
-					scopes: oidc.scopes,
-				})
-			: undefined,
+		...securityDetailOf(stored),
 		permission_profile: stored.permission_profile,
 		network_isolation: stored.isolate_network ?? true,
 		trust_proxy_headers: stored.trust_proxy_headers ?? false,

@@ -3,6 +3,7 @@
  * proxy process the service starts by itself).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import {
@@ -51,7 +52,15 @@ interface SpecOptions {
 	oidcAudience?: string;
 	oidcClientId?: string;
 	oidcJwksUrl?: string;
+	oidcScopes: string[];
+	oidcInsecureAllowHttp?: boolean;
+	oidcAllowPrivateIp?: boolean;
+	resourceUrl?: string;
 	authzConfig?: string;
+	auditConfig?: string;
+	enableAudit?: boolean;
+	rateLimitConfig?: string;
+	sessionRedis?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -87,7 +96,15 @@ function addSpecOptions(command: Command): Command {
 		.option('--oidc-audience <audience>', 'audience the tokens must carry')
 		.option('--oidc-client-id <id>', 'OIDC client id')
 		.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
-		.option('--authz-config <file>', 'authorization policy file');
+		.option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
+		.option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
+		.option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
+		.option('--resource-url <url>', 'the URL clients know the workload by, when not the proxy\'s own')
+		.option('--authz-config <file>', 'Cedar authorization configuration (JSON or YAML)')
+		.option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
+		.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
+		.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
+		.option('--session-redis <host:port>', 'share rate-limit buckets with other proxies through this Redis');
 }
 
 function pairs(values: string[], separator: string, what: string): Record<string, string> {
@@ -108,6 +125,16 @@ function readJsonFile(path: string, what: string): unknown {
 	}
 }
 
+/** A JSON or YAML file (YAML reads JSON too). */
+async function readConfigFile(path: string, what: string): Promise<unknown> {
+	const { parse } = await import('yaml');
+	try {
+		return parse(readFileSync(path, 'utf8'));
+	} catch (error) {
+		throw new HangarError(400, `cannot read the ${what} file ${path}: ${(error as Error).message.split('\n')[0]}`);
+	}
+}
+
 function permissionProfileOf(value: string): PermissionProfile {
 	if (value === 'none') return { name: 'none', network: { mode: 'none' } };
 	if (value === 'network') return { name: 'network', network: { outbound: { insecure_allow_all: true } } };
@@ -115,7 +142,7 @@ function permissionProfileOf(value: string): PermissionProfile {
 }
 
 /** The request fields the flags set; fields whose flags were not given are left out. */
-function specOf(options: SpecOptions): Record<string, unknown> {
+async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	const spec: Record<string, unknown> = {};
 	const set = (key: string, value: unknown) => {
 		if (value !== undefined) spec[key] = value;
@@ -148,9 +175,22 @@ function specOf(options: SpecOptions): Record<string, unknown> {
 			...(options.headerSecret.length ? { add_headers_from_secret: pairs(options.headerSecret, '=', 'header') } : {}),
 		};
 	}
-	const oidc = { issuer: options.oidcIssuer, audience: options.oidcAudience, client_id: options.oidcClientId, jwks_url: options.oidcJwksUrl };
-	if (Object.values(oidc).some((value) => value !== undefined)) spec.oidc = oidc;
-	set('authz_config', options.authzConfig);
+	const oidc = {
+		issuer: options.oidcIssuer,
+		audience: options.oidcAudience,
+		client_id: options.oidcClientId,
+		jwks_url: options.oidcJwksUrl,
+		scopes: options.oidcScopes.length ? options.oidcScopes.flatMap((value) => value.split(',')).filter(Boolean) : undefined,
+		insecure_allow_http: options.oidcInsecureAllowHttp,
+		allow_private_ip: options.oidcAllowPrivateIp,
+		resource_url: options.resourceUrl,
+	};
+	if (Object.values(oidc).some((value) => value !== undefined)) spec.oidc = JSON.parse(JSON.stringify(oidc));
+	set('authz_config', options.authzConfig && resolve(options.authzConfig));
+	if (options.auditConfig) spec.audit_config = { enabled: true, ...((await readConfigFile(options.auditConfig, 'audit configuration')) as object) };
+	else if (options.enableAudit) spec.audit_config = { enabled: true };
+	if (options.rateLimitConfig) spec.rate_limit_config = await readConfigFile(options.rateLimitConfig, 'rate limit configuration');
+	if (options.sessionRedis) spec.scaling_config = { session_redis: { address: options.sessionRedis } };
 	return spec;
 }
 
@@ -205,7 +245,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 	).action(async (source: string, args: string[], options: SpecOptions & { name?: string; json?: boolean }) => {
 		const name = options.name ?? nameFrom(source);
 		const remote = /^https?:\/\//.test(source);
-		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...specOf(options) };
+		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)) };
 		const result = await cli.call(CreateWorkload, params as never);
 		const summary = await findSummary(cli, name);
 		if (options.json) return printJson({ ...result, url: summary?.url, status: summary?.status });
@@ -273,8 +313,9 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 	).action(async (name: string, options: SpecOptions & { image?: string; url?: string; json?: boolean }) => {
 		const current: WorkloadDetail = await cli.call(GetWorkload, { name });
 		const { registry: _registry, server: _server, ...editable } = current;
-		const changes = specOf(options);
+		const changes = await specOf(options);
 		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
+		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
 		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
 		const result = await cli.call(UpdateWorkload, params as never);
 		if (options.json) return printJson(result);

@@ -1,0 +1,104 @@
+/**
+ * The security middleware a workload's run configuration asks for, in the chain's order:
+ * audit → authentication → (MCP parsing) → authorization → rate limit. A workload that asks
+ * for none gets none, and none of jose, Cedar or the Redis client is loaded for it.
+ *
+ * Building fails (and the proxy refuses to start) when a configuration is wrong, with a
+ * message that names the file, field or policy at fault.
+ */
+import { join } from 'node:path';
+import type { Logger } from '../../log.js';
+import type { HangarPaths } from '../../store/paths.js';
+import type { StoredWorkload } from '../../workloads/store.js';
+import type { HttpHandler, HttpMiddleware, McpMiddleware } from '../chain.js';
+import { Auditor } from '../middleware/audit.js';
+import { authenticationMiddleware } from '../middleware/authentication.js';
+import { authorizationMiddleware } from '../middleware/authorization.js';
+import { rateLimitMiddleware } from '../middleware/rateLimit.js';
+import { AuditLog } from './auditLog.js';
+import { loadAuthzConfig } from './authzConfig.js';
+import { CedarAuthorizer } from './cedarAuthorizer.js';
+import { protectedResourceRoutes } from './protectedResource.js';
+import { rateLimitsOf } from './rateLimitConfig.js';
+import { RedisBuckets } from './redisBuckets.js';
+import { LocalBuckets, type BucketStore } from './tokenBuckets.js';
+import { TokenValidator } from './tokenValidator.js';
+
+export interface ProxySecurity {
+	/** HTTP middleware, after the request guard. */
+	readonly httpMiddlewares: readonly HttpMiddleware[];
+	/** MCP middleware, before tool filtering and the timeout. */
+	readonly mcpMiddlewares: readonly McpMiddleware[];
+	/** Routes outside the chain (protected-resource metadata). */
+	readonly routes: ReadonlyMap<string, HttpHandler>;
+	close(): Promise<void>;
+}
+
+export interface Endpoints {
+	/** The workload's main MCP path (`/mcp`, or a remote server's own path). */
+	readonly main: string;
+	/** Every path the proxy serves MCP on. */
+	readonly mcp: readonly string[];
+	/** The legacy SSE stream paths. */
+	readonly sse: ReadonlySet<string>;
+}
+
+/** Where a workload's audit events go unless its `audit_config.logFile` says otherwise. */
+export function defaultAuditFile(paths: HangarPaths, name: string): string {
+	return join(paths.data, 'logs', `${name}.audit.ndjson`);
+}
+
+export function isAuditEnabled(workload: StoredWorkload): boolean {
+	return workload.audit_config !== undefined && workload.audit_config.enabled !== false;
+}
+
+export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoints, paths: HangarPaths, log: Logger): Promise<ProxySecurity> {
+	const httpMiddlewares: HttpMiddleware[] = [];
+	const mcpMiddlewares: McpMiddleware[] = [];
+	const closers: Array<() => Promise<void>> = [];
+	let routes = new Map<string, HttpHandler>();
+
+	if (isAuditEnabled(workload)) {
+		const config = workload.audit_config!;
+		const auditLog = new AuditLog(config.logFile || defaultAuditFile(paths, workload.name), config, log);
+		const auditor = new Auditor(auditLog, config, config.component || workload.name, endpoints.sse);
+		httpMiddlewares.push(auditor.http);
+		mcpMiddlewares.push(auditor.mcp);
+		closers.push(() => auditLog.close());
+		log.info(`audit events go to ${auditLog.file}`);
+	}
+
+	const oidc = workload.oidc_config;
+	if (oidc?.issuer) {
+		const validator = await TokenValidator.create(oidc);
+		httpMiddlewares.push(authenticationMiddleware(validator, oidc.resourceURL || undefined));
+		routes = protectedResourceRoutes(oidc, endpoints.main, endpoints.mcp);
+		log.info(`clients must present tokens of ${oidc.issuer} for audience ${oidc.audience}`);
+	}
+
+	if (workload.authz_config_path) {
+		const config = await loadAuthzConfig(workload.authz_config_path);
+		const authorizer = await CedarAuthorizer.create(config, workload.name);
+		mcpMiddlewares.push(authorizationMiddleware(authorizer, log));
+		log.info(`requests are authorized by ${config.policies.length} Cedar policies from ${workload.authz_config_path}`);
+	}
+
+	if (workload.rate_limit_config) {
+		const limits = rateLimitsOf(workload.rate_limit_config);
+		const redis = workload.scaling_config?.session_redis;
+		const buckets: BucketStore = redis?.address ? await RedisBuckets.connect(redis.address, redis.db, log) : new LocalBuckets();
+		// Replicas of a workload (same name and namespace, same Redis) share its buckets.
+		const prefix = `${redis?.key_prefix ?? 'hangar:'}rl:{${workload.rate_limit_namespace || 'default'}:${workload.name}}`;
+		mcpMiddlewares.push(rateLimitMiddleware(limits, buckets, prefix));
+		closers.push(() => buckets.close());
+	}
+
+	return {
+		httpMiddlewares,
+		mcpMiddlewares,
+		routes,
+		close: async () => {
+			await Promise.allSettled(closers.map((close) => close()));
+		},
+	};
+}

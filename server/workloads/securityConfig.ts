@@ -1,0 +1,138 @@
+/**
+ * The security settings of a create or update request, checked and turned into run
+ * configuration fields: `oidc` → `oidc_config`, `authz_config` (a policy file, parsed with
+ * Cedar now so a mistake is a 400 naming the policy) → `authz_config_path`, and
+ * `audit_config`, `rate_limit_config`, `scaling_config` as they are.
+ */
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { HangarError } from '../../protocol/errors.js';
+import type { WorkloadDetail } from '../../protocol/protocol.workloads.js';
+import type { TokenValidatorConfig } from '../../protocol/runConfig.js';
+import { auditConfigProblem } from '../proxy/security/auditLog.js';
+import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../proxy/security/authzConfig.js';
+import { checkProviderUrl, ProviderError } from '../proxy/security/providerFetch.js';
+import { RateLimitConfigError, rateLimitsOf } from '../proxy/security/rateLimitConfig.js';
+import { parseAddress } from '../proxy/security/redisBuckets.js';
+import type { CreateRequest, UpdateRequest } from './config.js';
+import type { StoredWorkload } from './store.js';
+
+type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'authz_config_path' | 'audit_config' | 'rate_limit_config' | 'scaling_config'>;
+
+const invalid = (field: string, message: string) => new HangarError(400, `invalid ${field}: ${message}`, 'invalid_params');
+
+function oidcConfigOf(oidc: CreateRequest['oidc']): TokenValidatorConfig | undefined {
+	const unset = (value: unknown) => value === undefined || value === '' || value === false || (Array.isArray(value) && !value.length);
+	if (!oidc || Object.values(oidc).every(unset)) return undefined;
+	const access = { insecureAllowHTTP: oidc.insecure_allow_http, allowPrivateIP: oidc.allow_private_ip };
+	const provider = (field: string, url: string) => {
+		try {
+			checkProviderUrl(url, access);
+		} catch (error) {
+			if (error instanceof ProviderError) throw invalid(field, error.message);
+			throw error;
+		}
+	};
+	if (!oidc.issuer) throw invalid('oidc.issuer', 'authentication needs the issuer whose tokens clients present (--oidc-issuer)');
+	provider('oidc.issuer', oidc.issuer);
+	if (!oidc.audience) throw invalid('oidc.audience', 'authentication needs the audience tokens must be issued for (--oidc-audience)');
+	if (oidc.jwks_url) provider('oidc.jwks_url', oidc.jwks_url);
+	if (oidc.introspection_url) throw invalid('oidc.introspection_url', 'token introspection is not supported; clients must present JWT access tokens');
+	if (oidc.resource_url) {
+		let url: URL | undefined;
+		try {
+			url = new URL(oidc.resource_url);
+		} catch {
+			url = undefined;
+		}
+		if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+			throw invalid('oidc.resource_url', `${JSON.stringify(oidc.resource_url)} is not an http(s) URL`);
+		}
+	}
+	return prune({
+		issuer: oidc.issuer.trim(),
+		audience: oidc.audience.trim(),
+		jwksurl: oidc.jwks_url || undefined,
+		clientID: oidc.client_id || undefined,
+		clientSecret: oidc.client_secret || undefined,
+		scopes: oidc.scopes?.length ? oidc.scopes : undefined,
+		resourceURL: oidc.resource_url || undefined,
+		insecureAllowHTTP: oidc.insecure_allow_http || undefined,
+		allowPrivateIP: oidc.allow_private_ip || undefined,
+	});
+}
+
+async function authzOf(path: string | undefined): Promise<Pick<SecurityFields, 'authz_config' | 'authz_config_path'>> {
+	if (!path) return {};
+	if (!isAbsolute(path)) throw invalid('authz_config', 'must be an absolute path');
+	try {
+		await stat(path);
+	} catch {
+		throw invalid('authz_config', `${path} does not exist`);
+	}
+	try {
+		const config = await loadAuthzConfig(path);
+		return { authz_config_path: path, authz_config: { type: AUTHZ_TYPE, version: config.version } };
+	} catch (error) {
+		if (error instanceof AuthzConfigError) throw invalid('authz_config', error.message);
+		throw error;
+	}
+}
+
+/** The run configuration's security fields for a request; a 400 names the field at fault. */
+export async function securityFieldsOf(request: CreateRequest | UpdateRequest): Promise<SecurityFields> {
+	const audit = request.audit_config;
+	const auditProblem = audit && auditConfigProblem(audit);
+	if (auditProblem) throw invalid(`audit_config.${auditProblem.field}`, auditProblem.message);
+	if (request.rate_limit_config) {
+		try {
+			rateLimitsOf(request.rate_limit_config);
+		} catch (error) {
+			if (error instanceof RateLimitConfigError) throw invalid(error.field, error.problem);
+			throw error;
+		}
+	}
+	const redis = request.scaling_config?.session_redis;
+	if (redis?.address) {
+		try {
+			parseAddress(redis.address);
+		} catch (error) {
+			throw invalid('scaling_config.session_redis.address', (error as Error).message);
+		}
+	}
+	return prune({
+		oidc_config: oidcConfigOf(request.oidc),
+		...(await authzOf(request.authz_config)),
+		audit_config: audit,
+		rate_limit_config: request.rate_limit_config,
+		scaling_config: request.scaling_config?.session_redis?.address || request.scaling_config?.backend_replicas ? request.scaling_config : undefined,
+	});
+}
+
+/** The detail's view of the security settings (spec 2.16 plus Hangar's own fields). */
+export function securityDetailOf(stored: StoredWorkload): Partial<WorkloadDetail> {
+	const oidc = stored.oidc_config;
+	return prune({
+		authz_config: stored.authz_config_path ?? '',
+		oidc: oidc
+			? prune({
+					issuer: oidc.issuer,
+					audience: oidc.audience,
+					jwks_url: oidc.jwksurl,
+					introspection_url: oidc.introspectionURL,
+					client_id: oidc.clientID,
+					scopes: oidc.scopes,
+					resource_url: oidc.resourceURL,
+					insecure_allow_http: oidc.insecureAllowHTTP,
+					allow_private_ip: oidc.allowPrivateIP,
+				})
+			: undefined,
+		audit_config: stored.audit_config,
+		rate_limit_config: stored.rate_limit_config,
+		scaling_config: stored.scaling_config,
+	});
+}
+
+function prune<T extends Record<string, unknown>>(value: T): T {
+	return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+}

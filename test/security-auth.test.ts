@@ -1,0 +1,275 @@
+/**
+ * Authentication on a workload's proxy, against a real OpenID provider on 127.0.0.1 (jose,
+ * discovery + JWKS), a real workload (Docker) and the official MCP SDK client: every cause of
+ * a 401 (spec §7), algorithm confusion, key rotation with its cool-down, RFC 9728 metadata,
+ * sessions bound to their caller, the token never reaching the server, and an audit event
+ * for every outcome.
+ */
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, EVERYTHING, startRemoteServer, textOf, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { TestIssuer } from './fixtures/security/issuer.js';
+import { auditFileOf, bearer, createWorkload, deleteAllWorkloads, INITIALIZE, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { startServe, type ServeProcess } from './support/processes.js';
+
+const COOLDOWN_MS = 1_500;
+
+let home: TestHome;
+let serve: ServeProcess;
+let issuer: TestIssuer;
+let workload: Workload;
+const remotes: RemoteServer[] = [];
+/** Every token handed out, to check that none reaches the audit log. */
+const issued: string[] = [];
+
+async function tokenFor(...args: Parameters<TestIssuer['token']>): Promise<string> {
+	const token = await issuer.token(...args);
+	issued.push(token);
+	return token;
+}
+
+function closedPort(): Promise<number> {
+	return new Promise((resolve) => {
+		const server = createServer().listen(0, '127.0.0.1', () => {
+			const { port } = server.address() as { port: number };
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+beforeAll(async () => {
+	home = await createTestHome();
+	issuer = await TestIssuer.start();
+	serve = await startServe({ ...home.env, HANGAR_JWKS_COOLDOWN_MS: String(COOLDOWN_MS) });
+	workload = await createWorkload(serve.url, {
+		name: 'authn',
+		image: EVERYTHING,
+		transport: 'stdio',
+		cmd_arguments: ['stdio'],
+		oidc: { issuer: issuer.issuer, audience: issuer.audience, client_id: 'hangar-tests' },
+		audit_config: { enabled: true },
+	});
+}, 120_000);
+
+afterAll(async () => {
+	await deleteAllWorkloads(serve.url);
+	for (const remote of remotes) remote.stop();
+	await serve?.stop();
+	await issuer?.stop();
+	await home?.dispose();
+}, 120_000);
+
+describe('a workload with authentication', { timeout: 60_000 }, () => {
+	it('serves the SDK client that presents a valid token, over Streamable HTTP and legacy SSE', async () => {
+		const token = await tokenFor('alice', { name: 'Alice' });
+		const base = new URL(workload.url).origin;
+		for (const client of [await connect(workload.url, 'streamable-http', {}, bearer(token)), await connect(`${base}/sse`, 'sse', {}, bearer(token))]) {
+			try {
+				expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'signed in' } }))).toBe('Echo: signed in');
+			} finally {
+				await client.close();
+			}
+		}
+		const ec = await issuer.ecToken('alice');
+		issued.push(ec);
+		expect((await postMcp(workload.url, INITIALIZE, bearer(ec))).status).toBe(200);
+	});
+
+	it('refuses the SDK client without a token', async () => {
+		await expect(connect(workload.url, 'streamable-http')).rejects.toThrow(/401|authorization header required/);
+	});
+
+	const refusals: Array<[string, () => Promise<Record<string, string>>, string, RegExp]> = [
+		['no Authorization header', async () => ({}), 'invalid_request', /^authorization header required$/],
+		['extra whitespace after Bearer', async () => ({ Authorization: `Bearer  ${await tokenFor('alice')}` }), 'invalid_request', /expected 'Bearer <token>'/],
+		['a quoted token', async () => ({ Authorization: `Bearer "${await tokenFor('alice')}"` }), 'invalid_request', /expected 'Bearer <token>'/],
+		['another scheme', async () => ({ Authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` }), 'invalid_request', /expected 'Bearer <token>'/],
+		['an empty token', async () => ({ Authorization: 'Bearer ' }), 'invalid_request', /expected 'Bearer <token>'/],
+		['another issuer', async () => bearer(await tokenFor('alice', {}, { issuer: 'https://login.example.com/realms/dev' })), 'invalid_token', /not issued by/],
+		['the issuer without its last path segment', async () => bearer(await tokenFor('alice', {}, { issuer: issuer.issuer.replace(/\/dev$/, '') })), 'invalid_token', /not issued by/],
+		['the issuer with a trailing slash', async () => bearer(await tokenFor('alice', {}, { issuer: `${issuer.issuer}/` })), 'invalid_token', /not issued by/],
+		['another audience', async () => bearer(await tokenFor('alice', {}, { audience: 'another-service' })), 'invalid_token', /not meant for audience hangar-tests/],
+		['an expired token', async () => bearer(await tokenFor('alice', {}, { expiresIn: -30 })), 'invalid_token', /has expired/],
+		['a token not valid yet (nbf)', async () => bearer(await tokenFor('alice', {}, { notBefore: 120 })), 'invalid_token', /not valid yet/],
+		['a token without exp', async () => bearer(await tokenFor('alice', {}, { noExpiry: true })), 'invalid_token', /"exp"/],
+		['a token without sub', async () => bearer(await tokenFor(undefined)), 'invalid_token', /"sub"/],
+		[
+			'a tampered payload (bad signature)',
+			async () => {
+				const [header, , signature] = (await tokenFor('alice')).split('.');
+				const payload = Buffer.from(JSON.stringify({ sub: 'mallory', iss: issuer.issuer, aud: issuer.audience, exp: Math.floor(Date.now() / 1000) + 300 })).toString('base64url');
+				return bearer(`${header}.${payload}.${signature}`);
+			},
+			'invalid_token',
+			/signature does not verify/,
+		],
+		['a key the provider never published', async () => bearer(await tokenFor('alice', {}, { unpublishedKey: true })), 'invalid_token', /no signing key/],
+		['alg none', async () => bearer(issuer.unsignedToken('alice')), 'invalid_token', /algorithm is not allowed/],
+		['HS256 keyed with the provider\'s public key', async () => bearer(await issuer.hmacWithPublicKey('alice')), 'invalid_token', /algorithm is not allowed/],
+		['not a JWT', async () => bearer('opaque-token-value'), 'invalid_token', /malformed token/],
+	];
+
+	it.each(refusals)('answers 401 before anything else for %s', async (_case, headers, error, description) => {
+		const answer = await postMcp(workload.url, INITIALIZE, await headers());
+		expect(answer.status).toBe(401);
+		expect(answer.headers.get('content-type')).toBe('application/json');
+		expect(answer.body.error).toBe(error);
+		expect(answer.body.error_description).toMatch(description);
+		const challenge = answer.headers.get('www-authenticate')!;
+		expect(challenge).toMatch(/^Bearer /);
+		expect(challenge).toContain(`resource_metadata="http://127.0.0.1:${workload.port}/.well-known/oauth-protected-resource/mcp"`);
+		expect(challenge).toContain(`error="${error}"`);
+	});
+
+	it('checks every request, not only the first of a session', async () => {
+		const session = await openSession(workload.url, bearer(await tokenFor('alice')));
+		const later = await postMcp(workload.url, { id: 2, method: 'tools/list' }, { 'Mcp-Session-Id': session });
+		expect(later.status).toBe(401);
+		const expired = await postMcp(workload.url, { id: 3, method: 'tools/list' }, { ...bearer(await tokenFor('alice', {}, { expiresIn: -1 })), 'Mcp-Session-Id': session });
+		expect(expired.status).toBe(401);
+		const fresh = await postMcp(workload.url, { id: 4, method: 'tools/list' }, { ...bearer(await tokenFor('alice')), 'Mcp-Session-Id': session });
+		expect(fresh.status).toBe(200);
+		expect(fresh.body.result.tools.length).toBeGreaterThan(0);
+	});
+
+	it('refuses a token it verified before once the token expires', async () => {
+		const token = await tokenFor('alice', {}, { expiresIn: 2 });
+		expect((await postMcp(workload.url, INITIALIZE, bearer(token))).status).toBe(200);
+		expect((await postMcp(workload.url, INITIALIZE, bearer(token))).status).toBe(200);
+		await sleep(2_100);
+		const late = await postMcp(workload.url, INITIALIZE, bearer(token));
+		expect(late.status).toBe(401);
+		expect(late.body.error_description).toMatch(/has expired/);
+	});
+
+	it('keeps a session to the caller who opened it', async () => {
+		const session = await openSession(workload.url, bearer(await tokenFor('alice')));
+		const intruder = await postMcp(workload.url, { id: 2, method: 'tools/list' }, { ...bearer(await tokenFor('bob')), 'Mcp-Session-Id': session });
+		expect(intruder.status).toBe(404);
+	});
+
+	it('serves protected-resource metadata (RFC 9728) at the root and path-suffixed locations', async () => {
+		const base = `http://127.0.0.1:${workload.port}/.well-known/oauth-protected-resource`;
+		for (const [url, resource] of [
+			[base, `http://127.0.0.1:${workload.port}/mcp`],
+			[`${base}/mcp`, `http://127.0.0.1:${workload.port}/mcp`],
+			[`${base}/sse`, `http://127.0.0.1:${workload.port}/sse`],
+		] as const) {
+			const response = await fetch(url);
+			expect(response.status).toBe(200);
+			expect(await response.json()).toEqual({ resource, authorization_servers: [issuer.issuer], bearer_methods_supported: ['header'], scopes_supported: ['openid'] });
+		}
+	});
+
+	it('takes a rotated key after one refetch, and refetches unknown keys at most once per cool-down', async () => {
+		await sleep(COOLDOWN_MS + 200);
+		const before = issuer.jwksFetches;
+		await issuer.rotate();
+		expect((await postMcp(workload.url, INITIALIZE, bearer(await tokenFor('alice')))).status).toBe(200);
+		expect(issuer.jwksFetches).toBe(before + 1);
+
+		// A key not published yet, right after a fetch: refused without asking the provider again.
+		await issuer.rotateUnpublished();
+		const early = await postMcp(workload.url, INITIALIZE, bearer(await tokenFor('alice')));
+		expect(early.status).toBe(401);
+		expect(early.body.error_description).toMatch(/no signing key/);
+		expect(issuer.jwksFetches).toBe(before + 1);
+
+		issuer.publishCurrent();
+		await sleep(COOLDOWN_MS + 200);
+		expect((await postMcp(workload.url, INITIALIZE, bearer(await tokenFor('alice')))).status).toBe(200);
+		expect(issuer.jwksFetches).toBe(before + 2);
+	});
+
+	it('writes an audit event for every outcome, naming the caller and never a token', async () => {
+		const { text, events } = await readAudit(auditFileOf(home.path, workload.name), refusals.length + 10);
+		const denied = events.filter((event) => event.outcome === 'denied');
+		expect(denied.length).toBeGreaterThanOrEqual(refusals.length);
+		expect(denied[0]).toMatchObject({ type: 'http_request', component: workload.name, target: { endpoint: '/mcp' }, source: { type: 'local', value: '127.0.0.1' }, subjects: {} });
+		expect(denied[0]!.metadata.extra).toMatchObject({ http_status: 401, http_method: 'POST' });
+		const call = events.find((event) => event.type === 'mcp_tool_call' && event.outcome === 'success');
+		expect(call).toMatchObject({
+			subjects: { user: 'Alice', user_id: 'alice', client_name: 'hangar-test', client_version: '1.0.0' },
+			target: { type: 'tool', name: 'echo', method: 'tools/call', endpoint: '/mcp' },
+		});
+		expect(events.some((event) => event.type === 'mcp_initialize' && event.outcome === 'success')).toBe(true);
+		expect(events.some((event) => event.type === 'sse_connection' && event.subjects.user_id === 'alice')).toBe(true);
+		for (const token of issued) expect(text).not.toContain(token.split('.')[2]);
+		expect(text).not.toMatch(/Bearer/i);
+	});
+});
+
+describe('an unreachable identity provider', { timeout: 120_000 }, () => {
+	it('answers 401, saying the keys cannot be fetched', async () => {
+		const port = await closedPort();
+		const down = await createWorkload(serve.url, {
+			name: 'authn-down',
+			image: EVERYTHING,
+			transport: 'stdio',
+			cmd_arguments: ['stdio'],
+			oidc: { issuer: `http://127.0.0.1:${port}/realms/dev`, audience: issuer.audience },
+		});
+		const answer = await postMcp(down.url, INITIALIZE, bearer(await issuer.token('alice', {}, { issuer: `http://127.0.0.1:${port}/realms/dev` })));
+		expect(answer.status).toBe(401);
+		expect(answer.body).toMatchObject({ error: 'invalid_token', error_description: expect.stringMatching(/signing keys: .*unreachable: ECONNREFUSED/) });
+	});
+
+	it('answers 401 when only the JWKS URL is down', async () => {
+		const port = await closedPort();
+		const down = await createWorkload(serve.url, {
+			name: 'authn-jwks-down',
+			url: await remoteUrl(),
+			oidc: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: `http://127.0.0.1:${port}/certs` },
+		});
+		const answer = await postMcp(down.url, INITIALIZE, bearer(await tokenFor('alice')));
+		expect(answer.status).toBe(401);
+		expect(answer.body.error_description).toMatch(/signing keys: .*unreachable/);
+	});
+});
+
+async function remoteUrl(): Promise<string> {
+	const remote = await startRemoteServer('streamable');
+	remotes.push(remote);
+	return remote.url;
+}
+
+describe('a remote server behind authentication', { timeout: 60_000 }, () => {
+	it('never receives the client\'s token', async () => {
+		const remote = await createWorkload(serve.url, { name: 'authn-remote', url: await remoteUrl(), oidc: { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl } });
+		const token = await tokenFor('alice');
+		const client = await connect(remote.url, 'streamable-http', {}, bearer(token));
+		try {
+			expect(textOf(await client.callTool({ name: 'authorization', arguments: {} }))).toBe('none');
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }))).toBe('remote echo: hi');
+		} finally {
+			await client.close();
+		}
+	});
+});
+
+describe('authentication settings', { timeout: 30_000 }, () => {
+	it.each([
+		[{ audience: 'x' }, /invalid oidc\.issuer: authentication needs the issuer/],
+		[{ issuer: 'https://login.example.com' }, /invalid oidc\.audience/],
+		[{ issuer: 'http://login.example.com', audience: 'x' }, /invalid oidc\.issuer: plain http is only accepted for loopback/],
+		[{ issuer: 'https://10.0.0.5/realms/x', audience: 'x' }, /invalid oidc\.issuer: 10\.0\.0\.5 is a private address/],
+		[{ issuer: 'https://login.example.com', audience: 'x', jwks_url: 'http://192.168.1.2/keys' }, /invalid oidc\.jwks_url: plain http/],
+		[{ issuer: 'https://login.example.com', audience: 'x', introspection_url: 'https://login.example.com/introspect' }, /introspection is not supported/],
+	])('refuses %j with a 400 naming the field', async (oidc, message) => {
+		const response = await fetch(`${serve.url}/api/v1beta/workloads`, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json' },
+			body: JSON.stringify({ name: 'bad-oidc', url: 'https://mcp.example.com/mcp', oidc }),
+		});
+		expect(response.status).toBe(400);
+		expect(((await response.json()) as { message: string }).message).toMatch(message);
+	});
+
+	it('accepts http off loopback and private addresses when told to', async () => {
+		await createWorkload(serve.url, { name: 'authn-private', url: await remoteUrl(), oidc: { issuer: 'http://10.0.0.5/realms/x', audience: 'x', insecure_allow_http: true, allow_private_ip: true } });
+	});
+});
