@@ -3,10 +3,11 @@
  * HTTP by `git http-backend` (CGI behind a node http server), optionally behind Basic auth,
  * with every request recorded.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { dirname, join } from 'node:path';
+import { serveWithGitHttpBackend } from '../../bench/peers/gitHttpBackend.js';
 import { listen } from './registry.js';
 
 const IDENTITY = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
@@ -92,43 +93,7 @@ export async function startGitServer(root: string, options: { password?: string 
 				return;
 			}
 		}
-		const cgi = spawn('git', ['http-backend'], {
-			env: {
-				...process.env,
-				GIT_PROJECT_ROOT: root,
-				GIT_HTTP_EXPORT_ALL: '1',
-				PATH_INFO: decodeURIComponent(url.pathname),
-				QUERY_STRING: url.search.slice(1),
-				REQUEST_METHOD: request.method ?? 'GET',
-				CONTENT_TYPE: request.headers['content-type'] ?? '',
-				HTTP_CONTENT_ENCODING: request.headers['content-encoding'] ?? '',
-				GIT_PROTOCOL: String(request.headers['git-protocol'] ?? ''),
-				REMOTE_ADDR: '127.0.0.1',
-			},
-		});
-		request.pipe(cgi.stdin);
-		let head = Buffer.alloc(0);
-		let headersDone = false;
-		cgi.stdout.on('data', (chunk: Buffer) => {
-			if (headersDone) return void response.write(chunk);
-			head = Buffer.concat([head, chunk]);
-			const end = head.indexOf('\r\n\r\n');
-			if (end < 0) return;
-			headersDone = true;
-			let status = 200;
-			const headers: Record<string, string> = {};
-			for (const line of head.subarray(0, end).toString().split('\r\n')) {
-				const colon = line.indexOf(':');
-				const name = line.slice(0, colon).trim();
-				const value = line.slice(colon + 1).trim();
-				if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10);
-				else headers[name] = value;
-			}
-			response.writeHead(status, headers);
-			response.write(head.subarray(end + 4));
-		});
-		cgi.on('close', () => response.end());
-		cgi.stderr.resume();
+		serveWithGitHttpBackend(root, request, response);
 	});
 	const port = await listen(server);
 	return {
