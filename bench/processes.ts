@@ -14,6 +14,18 @@ export function benchEnv(): NodeJS.ProcessEnv {
 	return { ...process.env, HANGAR_HOME: mkdtempSync(join(tmpdir(), 'hangar-bench-')), HANGAR_LOG: 'warn' };
 }
 
+/** Runs `hangar ARGS…` to completion; resolves with its stdout, rejects with its stderr. */
+export function runHangar(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(process.execPath, [HANGAR, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+		let stdout = '';
+		let stderr = '';
+		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+		child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`hangar ${args.join(' ')}: ${stderr}`))));
+	});
+}
+
 export interface RpcProcess {
 	readonly child: ChildProcess;
 	readonly connection: MessageConnection;

@@ -9,7 +9,6 @@
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { spawn } from 'node:child_process';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +19,7 @@ import { loadAuthzConfig } from '../../server/proxy/security/authzConfig.js';
 import { CedarAuthorizer } from '../../server/proxy/security/cedarAuthorizer.js';
 import { argumentAttributes, hintAttributes } from '../../server/proxy/security/cedarEntities.js';
 import { TokenValidator } from '../../server/proxy/security/tokenValidator.js';
-import { HANGAR, benchEnv } from '../processes.js';
+import { benchEnv, runHangar } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
@@ -83,17 +82,6 @@ async function startIssuer(): Promise<Issuer> {
 				.sign(keys[alg].privateKey as CryptoKey),
 		stop: () => server.close(),
 	};
-}
-
-function hangar(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [HANGAR, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-		let stdout = '';
-		let stderr = '';
-		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-		child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`hangar ${args.join(' ')}: ${stderr}`))));
-	});
 }
 
 async function httpClient(url: string, headers: Record<string, string>): Promise<Client> {
@@ -171,7 +159,7 @@ async function proxy(issuer: Issuer): Promise<Table> {
 	const policies = join(folder, 'authz.json');
 	await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: POLICIES, entities_json: JSON.stringify(ENTITIES) } }));
 	const run = async (name: string, flags: string[]) =>
-		(JSON.parse(await hangar(['run', IMAGE, '--name', name, '--transport', 'stdio', '--json', ...flags, '--', 'stdio'], env)) as { url: string }).url;
+		(JSON.parse(await runHangar(['run', IMAGE, '--name', name, '--transport', 'stdio', '--json', ...flags, '--', 'stdio'], env)) as { url: string }).url;
 	try {
 		const plainUrl = await run('bench-plain', []);
 		const twinUrl = await run('bench-twin', []);
@@ -206,7 +194,7 @@ async function proxy(issuer: Issuer): Promise<Table> {
 			],
 		};
 	} finally {
-		await hangar(['rm', 'bench-plain', 'bench-twin', 'bench-secure'], env).catch(() => undefined);
+		await runHangar(['rm', 'bench-plain', 'bench-twin', 'bench-secure'], env).catch(() => undefined);
 		await rm(env.HANGAR_HOME!, { recursive: true, force: true });
 		await rm(folder, { recursive: true, force: true });
 	}

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HANGAR, benchEnv } from '../processes.js';
+import { benchEnv, runHangar } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
@@ -82,25 +82,14 @@ function stopChild(child: ChildProcess): Promise<void> {
 	});
 }
 
-function run(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [HANGAR, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-		let stdout = '';
-		let stderr = '';
-		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-		child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`hangar ${args.join(' ')}: ${stderr}`))));
-	});
-}
-
 async function hangar(): Promise<Target> {
 	const env = benchEnv();
-	const created = JSON.parse(await run(['run', IMAGE, '--name', 'bench', '--transport', 'stdio', '--json', '--', 'stdio'], env)) as { url: string };
+	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', 'bench', '--transport', 'stdio', '--json', '--', 'stdio'], env)) as { url: string };
 	return {
 		name: "Hangar's proxy",
 		client: () => httpClient(created.url),
 		stop: async () => {
-			await run(['rm', 'bench'], env);
+			await runHangar(['rm', 'bench'], env);
 			await rm(env.HANGAR_HOME!, { recursive: true, force: true });
 		},
 	};
