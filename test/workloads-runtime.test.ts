@@ -40,21 +40,16 @@ async function createStdioServer(name: string): Promise<string> {
 	return id;
 }
 
+/** The first line of the server's stdout that is a response. */
 function readLine(attachment: Attachment): Promise<Record<string, unknown>> {
 	return new Promise((resolve) => {
 		let buffered = '';
-		const onData = (chunk: Buffer) => {
+		attachment.onStdout((chunk) => {
 			buffered += chunk.toString('utf8');
-			for (const line of buffered.split('\n').slice(0, -1)) {
-				const message = JSON.parse(line) as Record<string, unknown>;
-				if ('id' in message) {
-					attachment.stdout.off('data', onData);
-					resolve(message);
-					return;
-				}
-			}
-		};
-		attachment.stdout.on('data', onData);
+			const lines = buffered.split('\n').slice(0, -1).map((line) => JSON.parse(line) as Record<string, unknown>);
+			const answer = lines.find((message) => 'id' in message);
+			if (answer) resolve(answer);
+		});
 	});
 }
 

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
@@ -251,22 +250,29 @@ export class DockerRuntime implements Runtime {
 	async attach(id: string): Promise<Attachment> {
 		const socket = (await this.call(`attach to container ${id}`, (docker) =>
 			docker.getContainer(id).attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
-		)) as NodeJS.ReadWriteStream & { destroy(): void; end(): void; cork(): void; uncork(): void };
-		const stdout = new PassThrough();
+		)) as NodeJS.ReadWriteStream & { destroy(): void };
+		let deliver: ((chunk: Buffer) => void) | undefined;
+		const early: Buffer[] = [];
 		const demux = demultiplexer((stream, payload) => {
-			if (stream === 1) stdout.write(payload);
+			if (stream !== 1) return;
+			if (deliver) deliver(payload);
+			else early.push(Buffer.from(payload));
 		});
 		const closed = new Promise<void>((resolve) => {
-			const finish = () => {
-				stdout.end();
-				resolve();
-			};
-			socket.once('end', finish);
-			socket.once('close', finish);
-			socket.once('error', finish);
+			socket.once('end', resolve);
+			socket.once('close', resolve);
+			socket.once('error', resolve);
 		});
 		socket.on('data', demux);
-		return { stdin: socket, stdout, closed, close: () => socket.destroy() };
+		return {
+			stdin: socket,
+			onStdout: (listener) => {
+				deliver = listener;
+				for (const chunk of early.splice(0)) listener(chunk);
+			},
+			closed,
+			close: () => socket.destroy(),
+		};
 	}
 
 	async logs(id: string, lines: number): Promise<string> {

@@ -54,10 +54,15 @@ export interface Endpoint {
 	readonly port: number;
 }
 
-/** A live connection to a container's stdio; `stdout` carries only the server's stdout. */
+/** A live connection to a container's stdio. */
 export interface Attachment {
-	readonly stdin: NodeJS.WritableStream & { cork(): void; uncork(): void };
-	readonly stdout: NodeJS.ReadableStream;
+	readonly stdin: NodeJS.WritableStream;
+	/**
+	 * Sets where the server's stdout (not its stderr) goes, chunk by chunk, in order; what
+	 * arrived before is delivered first. A plain callback rather than a stream: this is the
+	 * proxy's hot path.
+	 */
+	onStdout(listener: (chunk: Buffer) => void): void;
 	/** Ends the connection; the container keeps running and its stdin stays open. */
 	close(): void;
 	/** Resolves when the connection ends, from either side. */

@@ -61,7 +61,6 @@ export class StdioBridge implements Backend {
 	private connected!: Promise<void>;
 	private markConnected!: () => void;
 	private stopped = false;
-	private corked = false;
 	private loop: Promise<void> | undefined;
 
 	constructor(private readonly options: StdioBridgeOptions) {
@@ -155,7 +154,7 @@ export class StdioBridge implements Backend {
 	private readLines(attachment: Attachment): void {
 		const decoder = new StringDecoder('utf8');
 		let buffered = '';
-		attachment.stdout.on('data', (chunk: Buffer) => {
+		attachment.onStdout((chunk) => {
 			buffered += decoder.write(chunk);
 			let newline = buffered.indexOf('\n');
 			while (newline >= 0) {
@@ -167,19 +166,9 @@ export class StdioBridge implements Backend {
 		});
 	}
 
-	/** Messages written in one tick leave in one write: fewer system calls under load. */
 	private write(message: JsonRpcMessage): boolean {
-		const attachment = this.attachment;
-		if (!attachment) return false;
-		if (!this.corked) {
-			this.corked = true;
-			attachment.stdin.cork();
-			process.nextTick(() => {
-				this.corked = false;
-				attachment.stdin.uncork();
-			});
-		}
-		attachment.stdin.write(`${JSON.stringify(message)}\n`);
+		if (!this.attachment) return false;
+		this.attachment.stdin.write(`${JSON.stringify(message)}\n`);
 		return true;
 	}
 
