@@ -35,9 +35,9 @@ export function formatTable(table: Table): string {
 export const ms = (value: number): string => `${value.toFixed(value < 1 ? 3 : 1)} ms`;
 export const perSecond = (value: number): string => `${Math.round(value).toLocaleString('en-US')}/s`;
 
-/** "met" or "MISSED", with the measured ratio. */
-export function verdict(label: string, ratio: number, limit: number, higherIsBetter = false): string {
+/** "met" or "MISSED", with the measured ratio; `context` (a bound, say) follows the target. */
+export function verdict(label: string, ratio: number, limit: number, higherIsBetter = false, context?: string): string {
 	const met = higherIsBetter ? ratio >= limit : ratio <= limit;
 	const target = Number(limit.toFixed(2));
-	return `${label}: ${ratio.toFixed(2)}× (target ${higherIsBetter ? '≥' : '≤'} ${target}×) — ${met ? 'met' : 'MISSED'}`;
+	return `${label}: ${ratio.toFixed(2)}× (target ${higherIsBetter ? '≥' : '≤'} ${target}×${context ? `; ${context}` : ''}) — ${met ? 'met' : 'MISSED'}`;
 }
