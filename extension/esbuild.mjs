@@ -5,7 +5,7 @@
 //   the named exports of CommonJS packages imported lazily (`await import('yaml')`).
 // `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
 // writes elsewhere than dist/.
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -59,6 +59,19 @@ const nativeAddonsExternal = {
 	},
 };
 
+/**
+ * The OS keyring addon goes beside the daemon bundle, in `node_modules/@napi-rs/`, where the
+ * bundle's `import('@napi-rs/keyring')` finds it: the loader and the binary npm installed for
+ * this platform. A package built on one platform thus carries that platform's binary; on
+ * another the import fails and the secrets store falls back to its other password sources.
+ */
+function copyKeyringAddon() {
+	const scope = root('node_modules/@napi-rs');
+	for (const name of readdirSync(scope).filter((entry) => entry === 'keyring' || entry.startsWith('keyring-'))) {
+		cpSync(join(scope, name), join(outdir, 'node_modules', '@napi-rs', name), { recursive: true });
+	}
+}
+
 rmSync(outdir, { recursive: true, force: true });
 await Promise.all([
 	build({
@@ -73,12 +86,12 @@ await Promise.all([
 		entryPoints: [root('server/cli/main.ts')],
 		outfile: join(outdir, 'hangar.mjs'),
 		format: 'esm',
-		// Native addons cannot be bundled. Both are optional at run time: without the keyring
-		// addon the secrets store falls back to HANGAR_SECRETS_PASSWORD or a generated key file,
-		// and ssh2 (under dockerode) runs without cpu-features.
+		// Native addons cannot be bundled: the keyring's is copied beside the bundle (below), and
+		// ssh2 (under dockerode) runs without cpu-features.
 		external: ['@napi-rs/keyring', 'cpu-features'],
 		plugins: [nativeAddonsExternal, await inlinedDaemonFiles()],
 		// Bundled CommonJS dependencies call require() for Node's built-ins.
 		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
 	}),
 ]);
+copyKeyringAddon();

@@ -1,17 +1,18 @@
 /**
  * The encrypted store's password in the OS keyring: a real Secret Service (gnome-keyring) on a
  * private D-Bus session bus started for this file, so no real keyring is touched. Also the
- * other side: keyring enabled but no Secret Service, as on a headless machine.
+ * other side: keyring enabled but no Secret Service, as on a headless machine. And the daemon
+ * bundled in the VS Code extension, which must reach the same keyring entry as the CLI.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptIndependently, secretsEnv, secretsService, storePaths } from './fixtures/secrets/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { HANGAR_BIN, runHangar } from './support/processes.js';
+import { HANGAR_BIN, runEntry, runHangar } from './support/processes.js';
 
 let home: TestHome;
 let bus: ChildProcess;
@@ -141,6 +142,32 @@ describe('with a Secret Service', () => {
 			await other.dispose();
 		}
 	});
+});
+
+describe("the extension's bundled daemon", () => {
+	it('opens the store whose password the CLI keeps in the keyring, and keeps a new one there too', async () => {
+		const bundle = await mkdtemp(join(home.path, 'bundle-'));
+		await promisify(execFile)(process.execPath, [fileURLToPath(new URL('../extension/esbuild.mjs', import.meta.url)), '--outdir', bundle]);
+		const bundled = join(bundle, 'hangar.mjs');
+		const state = await createTestHome('hangar-secrets-keyring-bundle-');
+		try {
+			const env = secretsEnv(state, { HANGAR_SECRETS_KEYRING: 'on', HANGAR_LOG: 'info', DBUS_SESSION_BUS_ADDRESS: busAddress });
+			expect((await runHangar(['secret', 'setup'], env)).code).toBe(0);
+			expect((await runHangar(['secret', 'set', 'github'], env, 'ghp_from_the_cli')).code).toBe(0);
+
+			const listed = await runEntry(bundled, ['secret', 'ls', '--json'], env);
+			expect(listed.code, listed.stderr).toBe(0);
+			expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ key: 'github' })]);
+
+			const setup = await runEntry(bundled, ['secret', 'setup'], env);
+			expect(setup.code, setup.stderr).toBe(0);
+			expect(setup.stderr).toContain('password in the OS keyring');
+			await expect(stat(storePaths(state).keyFile)).rejects.toThrow(/ENOENT/);
+			expect(await resolveElsewhere(env, 'github')).toBe('ghp_from_the_cli');
+		} finally {
+			await state.dispose();
+		}
+	}, 60_000);
 });
 
 describe('without a Secret Service (headless)', () => {

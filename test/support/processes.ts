@@ -76,8 +76,13 @@ export interface CommandResult {
 
 /** Runs `hangar ARGS…` to completion. */
 export function runHangar(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CommandResult> {
+	return runEntry(HANGAR_BIN, args, env, input);
+}
+
+/** Runs another build of `hangar` (the extension's bundle, say) to completion. */
+export function runEntry(entry: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CommandResult> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [HANGAR_BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+		const child = spawn(process.execPath, [entry, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
 		let stdout = '';
 		let stderr = '';
 		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
