@@ -4,7 +4,6 @@
  * with the scopes given, an audit log keeping only the chosen events with data cut to size,
  * rate limits, and one-line errors.
  */
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,7 @@ import { TestIssuer } from './fixtures/security/issuer.js';
 import { auditFileOf, bearer, readAudit } from './fixtures/security/support.js';
 import { connect, startRemoteServer, textOf, uniqueName, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { HANGAR_BIN, type CommandResult } from './support/processes.js';
+import { HANGAR_BIN, runEntry, type CommandResult } from './support/processes.js';
 
 let home: TestHome;
 let remote: RemoteServer;
@@ -20,15 +19,7 @@ let issuer: TestIssuer;
 
 /** `hangar ARGS…` run from the test home, so relative paths resolve there. */
 function hangar(...args: string[]): Promise<CommandResult> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [HANGAR_BIN, ...args], { env: home.env, cwd: home.path, stdio: ['ignore', 'pipe', 'pipe'] });
-		let stdout = '';
-		let stderr = '';
-		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-		child.once('error', reject);
-		child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-	});
+	return runEntry(HANGAR_BIN, args, home.env, { cwd: home.path });
 }
 
 beforeAll(async () => {

@@ -76,19 +76,19 @@ export interface CommandResult {
 
 /** Runs `hangar ARGS…` to completion. */
 export function runHangar(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CommandResult> {
-	return runEntry(HANGAR_BIN, args, env, input);
+	return runEntry(HANGAR_BIN, args, env, { input });
 }
 
-/** Runs another build of `hangar` (the extension's bundle, say) to completion. */
-export function runEntry(entry: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CommandResult> {
+/** Runs a build of `hangar` (this one, or the extension's bundle) to completion. */
+export function runEntry(entry: string, args: string[], env: NodeJS.ProcessEnv, options: { input?: string; cwd?: string } = {}): Promise<CommandResult> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [entry, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+		const child = spawn(process.execPath, [entry, ...args], { env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
 		let stdout = '';
 		let stderr = '';
 		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
 		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 		child.once('error', reject);
 		child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-		child.stdin!.end(input ?? '');
+		child.stdin!.end(options.input ?? '');
 	});
 }
