@@ -258,7 +258,6 @@ describe('authentication settings', { timeout: 30_000 }, () => {
 		[{ issuer: 'http://login.example.com', audience: 'x' }, /invalid oidc\.issuer: plain http is only accepted for loopback/],
 		[{ issuer: 'https://10.0.0.5/realms/x', audience: 'x' }, /invalid oidc\.issuer: 10\.0\.0\.5 is a private address/],
 		[{ issuer: 'https://login.example.com', audience: 'x', jwks_url: 'http://192.168.1.2/keys' }, /invalid oidc\.jwks_url: plain http/],
-		[{ issuer: 'https://login.example.com', audience: 'x', introspection_url: 'https://login.example.com/introspect' }, /introspection is not supported/],
 	])('refuses %j with a 400 naming the field', async (oidc, message) => {
 		const response = await fetch(`${serve.url}/api/v1beta/workloads`, {
 			method: 'POST',

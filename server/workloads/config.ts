@@ -273,7 +273,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	if (request.runtime_config && Object.values(request.runtime_config).some((value) => value !== undefined && !isEmpty(value))) {
 		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
 	}
-	const security = await securityFieldsOf(request);
+	const security = await securityFieldsOf(request, options.previous);
 	const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || undefined;
 
 	return prune({

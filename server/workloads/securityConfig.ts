@@ -21,7 +21,11 @@ type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'aut
 
 const invalid = (field: string, message: string) => new HangarError(400, `invalid ${field}: ${message}`, 'invalid_params');
 
-function oidcConfigOf(oidc: CreateRequest['oidc']): TokenValidatorConfig | undefined {
+/**
+ * `previous` is the configuration being updated: the client secret is write-only (never in a
+ * detail or an export), so an update that names the same client and no secret keeps it.
+ */
+function oidcConfigOf(oidc: CreateRequest['oidc'], previous: TokenValidatorConfig | undefined): TokenValidatorConfig | undefined {
 	const unset = (value: unknown) => value === undefined || value === '' || value === false || (Array.isArray(value) && !value.length);
 	if (!oidc || Object.values(oidc).every(unset)) return undefined;
 	const access = { insecureAllowHTTP: oidc.insecure_allow_http, allowPrivateIP: oidc.allow_private_ip };
@@ -37,7 +41,7 @@ function oidcConfigOf(oidc: CreateRequest['oidc']): TokenValidatorConfig | undef
 	provider('oidc.issuer', oidc.issuer);
 	if (!oidc.audience) throw invalid('oidc.audience', 'authentication needs the audience tokens must be issued for (--oidc-audience)');
 	if (oidc.jwks_url) provider('oidc.jwks_url', oidc.jwks_url);
-	if (oidc.introspection_url) throw invalid('oidc.introspection_url', 'token introspection is not supported; clients must present JWT access tokens');
+	if (oidc.introspection_url) provider('oidc.introspection_url', oidc.introspection_url);
 	if (oidc.resource_url) {
 		let url: URL | undefined;
 		try {
@@ -53,8 +57,9 @@ function oidcConfigOf(oidc: CreateRequest['oidc']): TokenValidatorConfig | undef
 		issuer: oidc.issuer.trim(),
 		audience: oidc.audience.trim(),
 		jwksurl: oidc.jwks_url || undefined,
+		introspectionURL: oidc.introspection_url || undefined,
 		clientID: oidc.client_id || undefined,
-		clientSecret: oidc.client_secret || undefined,
+		clientSecret: oidc.client_secret || (previous?.clientID && previous.clientID === oidc.client_id ? previous.clientSecret : undefined),
 		scopes: oidc.scopes?.length ? oidc.scopes : undefined,
 		resourceURL: oidc.resource_url || undefined,
 		insecureAllowHTTP: oidc.insecure_allow_http || undefined,
@@ -80,7 +85,7 @@ async function authzOf(path: string | undefined): Promise<Pick<SecurityFields, '
 }
 
 /** The run configuration's security fields for a request; a 400 names the field at fault. */
-export async function securityFieldsOf(request: CreateRequest | UpdateRequest): Promise<SecurityFields> {
+export async function securityFieldsOf(request: CreateRequest | UpdateRequest, previous?: StoredWorkload): Promise<SecurityFields> {
 	const audit = request.audit_config;
 	const auditProblem = audit && auditConfigProblem(audit);
 	if (auditProblem) throw invalid(`audit_config.${auditProblem.field}`, auditProblem.message);
@@ -101,7 +106,7 @@ export async function securityFieldsOf(request: CreateRequest | UpdateRequest): 
 		}
 	}
 	return prune({
-		oidc_config: oidcConfigOf(request.oidc),
+		oidc_config: oidcConfigOf(request.oidc, previous?.oidc_config),
 		...(await authzOf(request.authz_config)),
 		audit_config: audit,
 		rate_limit_config: request.rate_limit_config,

@@ -52,6 +52,7 @@ interface SpecOptions {
 	oidcAudience?: string;
 	oidcClientId?: string;
 	oidcJwksUrl?: string;
+	oidcIntrospectionUrl?: string;
 	oidcScopes: string[];
 	oidcInsecureAllowHttp?: boolean;
 	oidcAllowPrivateIp?: boolean;
@@ -94,8 +95,9 @@ function addSpecOptions(command: Command): Command {
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
 		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
 		.option('--oidc-audience <audience>', 'audience the tokens must carry')
-		.option('--oidc-client-id <id>', 'OIDC client id')
+		.option('--oidc-client-id <id>', 'the proxy\'s OAuth client at the provider, for token introspection (its secret from $HANGAR_OIDC_CLIENT_SECRET)')
 		.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
+		.option('--oidc-introspection-url <url>', 'RFC 7662 endpoint that checks tokens that are not JWTs (opaque tokens)')
 		.option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
 		.option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
 		.option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
@@ -179,7 +181,10 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 		issuer: options.oidcIssuer,
 		audience: options.oidcAudience,
 		client_id: options.oidcClientId,
+		// A secret on the command line would show in the process list and the shell's history.
+		client_secret: options.oidcClientId ? process.env.HANGAR_OIDC_CLIENT_SECRET || undefined : undefined,
 		jwks_url: options.oidcJwksUrl,
+		introspection_url: options.oidcIntrospectionUrl,
 		scopes: options.oidcScopes.length ? options.oidcScopes.flatMap((value) => value.split(',')).filter(Boolean) : undefined,
 		insecure_allow_http: options.oidcInsecureAllowHttp,
 		allow_private_ip: options.oidcAllowPrivateIp,

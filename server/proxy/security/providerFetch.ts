@@ -1,5 +1,6 @@
 /**
- * Reaching an identity provider (discovery document, JWKS) under Hangar's address rules:
+ * Reaching an identity provider (discovery document, JWKS, token introspection) under
+ * Hangar's address rules:
  *
  * - an issuer or key URL on a loopback host (`localhost`, 127.0.0.0/8, ::1) may use plain
  *   http, for identity providers run on the developer's machine;
@@ -87,21 +88,30 @@ function guardedLookup(access: ProviderAccess): LookupFunction {
 	};
 }
 
+/** A request to a provider beyond a plain GET. */
+export interface ProviderRequest {
+	readonly method: 'GET' | 'POST';
+	readonly headers?: Readonly<Record<string, string>>;
+	readonly body?: string;
+}
+
 /** GETs a provider document and parses it as JSON; any failure is a ProviderError naming the URL. */
-export async function fetchProviderJson(url: URL, access: ProviderAccess, timeoutMs: number): Promise<unknown> {
+export function fetchProviderJson(url: URL, access: ProviderAccess, timeoutMs: number): Promise<unknown> {
+	return requestProviderJson(url, { method: 'GET' }, access, timeoutMs);
+}
+
+/** Sends a request to a provider and parses its 200 answer as JSON; any failure is a ProviderError naming the URL. */
+export async function requestProviderJson(url: URL, sent: ProviderRequest, access: ProviderAccess, timeoutMs: number): Promise<unknown> {
 	checkProviderUrl(url.toString(), access);
 	const signal = AbortSignal.timeout(timeoutMs);
 	const where = `${url.origin}${url.pathname}`;
+	const headers = { Accept: 'application/json', 'User-Agent': 'hangar', ...sent.headers };
 	let response: IncomingMessage;
 	try {
 		response = await new Promise<IncomingMessage>((resolve, reject) => {
-			const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-				url,
-				{ method: 'GET', headers: { Accept: 'application/json', 'User-Agent': 'hangar' }, signal, lookup: guardedLookup(access) },
-				resolve,
-			);
+			const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: sent.method, headers, signal, lookup: guardedLookup(access) }, resolve);
 			request.once('error', reject);
-			request.end();
+			request.end(sent.body);
 		});
 	} catch (error) {
 		if (error instanceof ProviderError) throw error;

@@ -1,15 +1,18 @@
 /**
  * Validates the bearer tokens clients present (spec §5): a JWT signed with an asymmetric
  * algorithm by a key of the identity provider, issued by the configured issuer exactly,
- * for the configured audience, not expired and already valid, naming its subject.
- * jose is loaded when a workload with authentication starts, never otherwise.
+ * for the configured audience, not expired and already valid, naming its subject. When an
+ * introspection endpoint is configured, a token that is not a JWT (an opaque token) is
+ * checked there instead (RFC 7662); its subject is `sub`, else the `client_id` it was
+ * issued to. jose is loaded when a workload with authentication starts, never otherwise.
  *
  * Clients send the same token with every request until it expires: a verified token is
  * remembered (up to its `exp`, and at most a minute, so that a key the provider withdraws
- * stops being trusted soon after) and not verified again meanwhile.
+ * or a token it revokes stops being trusted soon after) and not verified again meanwhile.
  */
 import type { TokenValidatorConfig } from '../../../protocol/runConfig.js';
 import type { Identity } from '../chain.js';
+import { IntrospectionRefused, TokenIntrospector } from './introspection.js';
 import { RemoteKeySet } from './keySet.js';
 import { LruCache } from './lru.js';
 import { ProviderError } from './providerFetch.js';
@@ -37,6 +40,7 @@ export class TokenValidator {
 		private readonly keys: RemoteKeySet,
 		private readonly issuer: string,
 		private readonly audience: string,
+		private readonly introspector: TokenIntrospector | undefined,
 	) {}
 
 	static async create(config: TokenValidatorConfig): Promise<TokenValidator> {
@@ -44,15 +48,27 @@ export class TokenValidator {
 		const audience = config.audience?.trim();
 		if (!issuer || !audience) throw new Error('authentication needs an issuer and an audience');
 		const jose = await import('jose');
+		const access = { insecureAllowHTTP: config.insecureAllowHTTP, allowPrivateIP: config.allowPrivateIP };
 		const keys = new RemoteKeySet(jose, {
 			issuer,
 			jwksUrl: config.jwksurl || undefined,
-			access: { insecureAllowHTTP: config.insecureAllowHTTP, allowPrivateIP: config.allowPrivateIP },
+			access,
 			cooldownMs: KEY_COOLDOWN_MS,
 			maxAgeMs: KEY_MAX_AGE_MS,
 			timeoutMs: PROVIDER_TIMEOUT_MS,
 		});
-		return new TokenValidator(jose, keys, issuer, audience);
+		const introspector = config.introspectionURL
+			? new TokenIntrospector({
+					url: config.introspectionURL,
+					issuer,
+					audience,
+					clientId: config.clientID,
+					clientSecret: config.clientSecret,
+					access,
+					timeoutMs: PROVIDER_TIMEOUT_MS,
+				})
+			: undefined;
+		return new TokenValidator(jose, keys, issuer, audience, introspector);
 	}
 
 	/** The caller's identity, or a TokenRejected saying what is wrong with the token. */
@@ -61,6 +77,12 @@ export class TokenValidator {
 		const known = this.verified.get(token);
 		if (known && now < known.until) return known.identity;
 		if (known) this.verified.delete(token);
+		const identity = this.introspector && !this.isJwt(token) ? await this.introspected(this.introspector, token) : await this.verifiedJwt(token);
+		this.verified.set(token, { identity, until: Math.min((identity.claims.exp as number) * 1000, now + REMEMBER_MS) });
+		return identity;
+	}
+
+	private async verifiedJwt(token: string): Promise<Identity> {
 		let payload: Record<string, unknown>;
 		try {
 			({ payload } = await this.jose.jwtVerify(token, this.keys.resolve, {
@@ -73,9 +95,32 @@ export class TokenValidator {
 			throw new TokenRejected(this.reason(error as Error));
 		}
 		if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('the token has no subject (sub)');
-		const identity: Identity = { subject: payload.sub, claims: payload };
-		this.verified.set(token, { identity, until: Math.min((payload.exp as number) * 1000, now + REMEMBER_MS) });
-		return identity;
+		return { subject: payload.sub, claims: payload };
+	}
+
+	private async introspected(introspector: TokenIntrospector, token: string): Promise<Identity> {
+		let claims: Record<string, unknown>;
+		try {
+			claims = await introspector.claims(token);
+		} catch (error) {
+			if (error instanceof IntrospectionRefused) throw new TokenRejected(error.message);
+			if (error instanceof ProviderError) throw new TokenRejected(`cannot introspect the token: ${error.message}`);
+			throw error;
+		}
+		const subject = [claims.sub, claims.client_id].find((value): value is string => typeof value === 'string' && value !== '');
+		if (!subject) throw new TokenRejected('the token names no subject (sub) nor client (client_id)');
+		return { subject, claims };
+	}
+
+	/** A JWS in compact form: anything else is an opaque token. */
+	private isJwt(token: string): boolean {
+		if (token.split('.').length !== 3) return false;
+		try {
+			this.jose.decodeProtectedHeader(token);
+			return true;
+		} catch {
+			return false;
+		}
 	}
 
 	private reason(error: Error): string {
