@@ -166,10 +166,8 @@ export class StdioBridge implements Backend {
 		});
 	}
 
-	private write(message: JsonRpcMessage): boolean {
-		if (!this.attachment) return false;
-		this.attachment.stdin.write(`${JSON.stringify(message)}\n`);
-		return true;
+	private write(message: JsonRpcMessage): void {
+		this.attachment?.stdin.write(`${JSON.stringify(message)}\n`);
 	}
 
 	private onLine(line: string): void {
