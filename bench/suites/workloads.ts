@@ -31,7 +31,7 @@ const PER_CLIENT = 300;
 
 interface Target {
 	readonly name: string;
-	/** A new client (or, for the direct limit, the one client every caller shares). */
+	/** A new client (or, over stdio, the one client every caller shares). */
 	client(): Promise<Client>;
 	stop(): Promise<void>;
 }
