@@ -5,12 +5,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HangarError } from '../protocol/errors.js';
 import { contextFor } from '../server/context.js';
 import { createEnvironment } from '../server/environment.js';
 import { RegistryService } from '../server/registry/service.js';
 import { fixturePath } from './fixtures/registry/upstream.js';
 import { createTestHome, type TestHome } from './support/home.js';
+import { hangarErrorOf } from './support/errors.js';
 
 let home: TestHome;
 let registries: RegistryService;
@@ -24,15 +24,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => home?.dispose());
-
-async function failure(promise: Promise<unknown>): Promise<HangarError> {
-	const error = await promise.then(
-		() => undefined,
-		(caught: unknown) => caught,
-	);
-	expect(error).toBeInstanceOf(HangarError);
-	return error as HangarError;
-}
 
 describe('findServer', () => {
 	it('finds image and remote servers by full name, in the legacy shape', async () => {
@@ -54,7 +45,7 @@ describe('findServer', () => {
 	});
 
 	it('an ambiguous short name is a 409; an unknown one is undefined', async () => {
-		const ambiguous = await failure(registries.findServer('hosted'));
+		const ambiguous = await hangarErrorOf(registries.findServer('hosted'));
 		expect(ambiguous).toMatchObject({ status: 409, code: 'server_ambiguous' });
 		expect(ambiguous.message).toContain('io.example.team/hosted');
 		expect(await registries.findServer('no-such-server')).toBeUndefined();
@@ -68,7 +59,7 @@ describe('findServer', () => {
 		await writeFile(path, '{ broken');
 		// Found elsewhere: the broken registry is skipped.
 		expect((await registries.findServer('node-tool'))?.server?.name).toBe('io.example.team/node-tool');
-		expect(await failure(registries.findServer('nowhere-at-all'))).toMatchObject({ status: 502, code: 'registry_invalid' });
+		expect(await hangarErrorOf(registries.findServer('nowhere-at-all'))).toMatchObject({ status: 502, code: 'registry_invalid' });
 		await registries.remove('soon');
 	});
 });
@@ -82,7 +73,7 @@ describe('findSkill', () => {
 
 	it('precedence decides between registries; a name in two namespaces of one registry is a 409', async () => {
 		expect((await registries.findSkill('mcp-builder'))?.namespace).toBe('io.example.second');
-		const ambiguous = await failure(registries.findSkill('review'));
+		const ambiguous = await hangarErrorOf(registries.findSkill('review'));
 		expect(ambiguous).toMatchObject({ status: 409, code: 'skill_ambiguous' });
 		expect(ambiguous.message).toContain('io.example.team/review');
 		expect(await registries.findSkill('io.example.nobody/review')).toBeUndefined();

@@ -6,13 +6,13 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HangarError } from '../protocol/errors.js';
 import type { Logger } from '../server/log.js';
 import { SecretsService } from '../server/secrets/service.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { installFakeOp, secretsEnv } from './fixtures/secrets/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
+import { hangarErrorOf } from './support/errors.js';
 
 const OP_VALUE = 'op-value-7f3a';
 const ENV_VALUE = 'env-value-91c2';
@@ -43,18 +43,9 @@ function service(extra: NodeJS.ProcessEnv = {}): SecretsService {
 	return new SecretsService({ paths: resolvePaths(env), log: capturing }, env);
 }
 
-async function failure(promise: Promise<unknown>): Promise<HangarError> {
-	const error = await promise.then(
-		() => undefined,
-		(caught: unknown) => caught,
-	);
-	expect(error).toBeInstanceOf(HangarError);
-	return error as HangarError;
-}
-
 describe('before setup', () => {
 	it('resolve is 404 secrets provider not configured', async () => {
-		const error = await failure(service().resolve('github'));
+		const error = await hangarErrorOf(service().resolve('github'));
 		expect(error).toMatchObject({ status: 404, code: 'secrets_not_setup' });
 		expect(error.message).toMatch(/^secrets provider not configured/);
 	});
@@ -63,8 +54,8 @@ describe('before setup', () => {
 		const fromEnvironment = service({ HANGAR_SECRETS_PROVIDER: 'environment', HANGAR_SECRET_github: ENV_VALUE });
 		expect(await fromEnvironment.resolve('github')).toBe(ENV_VALUE);
 		expect(await fromEnvironment.provider()).toMatchObject({ provider_type: 'environment' });
-		expect(await failure(service({ HANGAR_SECRETS_PROVIDER: 'encrypted' }).resolve('github'))).toMatchObject({ status: 404 });
-		const invalid = await failure(service({ HANGAR_SECRETS_PROVIDER: 'vault' }).resolve('github'));
+		expect(await hangarErrorOf(service({ HANGAR_SECRETS_PROVIDER: 'encrypted' }).resolve('github'))).toMatchObject({ status: 404 });
+		const invalid = await hangarErrorOf(service({ HANGAR_SECRETS_PROVIDER: 'vault' }).resolve('github'));
 		expect(invalid.message).toContain('valid types: encrypted, 1password, environment');
 	});
 });
@@ -79,7 +70,7 @@ describe('environment provider', () => {
 	});
 
 	it('a variable that is not set is 404 secret not found', async () => {
-		const error = await failure(service({ HANGAR_SECRET_other: ENV_VALUE }).resolve('absent'));
+		const error = await hangarErrorOf(service({ HANGAR_SECRET_other: ENV_VALUE }).resolve('absent'));
 		expect(error).toMatchObject({ status: 404, code: 'secret_not_found', message: 'secret "absent" not found' });
 	});
 });
@@ -104,16 +95,16 @@ describe('1password provider', () => {
 
 	it('a missing item is 404; a failing `op` is 502 with its reason; a plain name is 400', async () => {
 		const secrets = service({ PATH: fakeOpPath });
-		expect(await failure(secrets.resolve('op://dev/missing/token'))).toMatchObject({
+		expect(await hangarErrorOf(secrets.resolve('op://dev/missing/token'))).toMatchObject({
 			status: 404,
 			message: 'secret "op://dev/missing/token" not found',
 		});
-		const signedOut = await failure(secrets.resolve('op://dev/signed-out/token'));
+		const signedOut = await hangarErrorOf(secrets.resolve('op://dev/signed-out/token'));
 		expect(signedOut).toMatchObject({ status: 502, code: 'op_failed' });
 		expect(signedOut.message).toBe(
 			'the 1Password CLI failed: You are not currently signed in. Please run `op signin --help` for instructions',
 		);
-		expect(await failure(secrets.resolve('github'))).toMatchObject({ status: 400, code: 'invalid_op_reference' });
+		expect(await hangarErrorOf(secrets.resolve('github'))).toMatchObject({ status: 400, code: 'invalid_op_reference' });
 	});
 
 	it('`op` is not given the store password nor HANGAR_SECRET_* variables', async () => {
@@ -124,7 +115,7 @@ describe('1password provider', () => {
 	});
 
 	it('resolving after `op` went away is the same clear 400', async () => {
-		const error = await failure(service({ PATH: noOpPath }).resolve('op://dev/github/token'));
+		const error = await hangarErrorOf(service({ PATH: noOpPath }).resolve('op://dev/github/token'));
 		expect(error).toMatchObject({ status: 400, code: 'op_not_installed' });
 	});
 });

@@ -36,6 +36,7 @@ import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
 import { toolhiveResponseSchema, toolhiveViolations } from './support/toolhive-openapi.js';
+import { hangarErrorOf } from './support/errors.js';
 
 const runtime = new DockerRuntime();
 let home: TestHome;
@@ -80,15 +81,6 @@ async function statusOf(name: string): Promise<string | undefined> {
 async function proxyPid(name: string): Promise<number> {
 	const record = JSON.parse(await readFile(join(home.path, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };
 	return record.pid;
-}
-
-async function rpcError(promise: Promise<unknown>): Promise<HangarError> {
-	const error = await promise.then(
-		() => undefined,
-		(failure: unknown) => failure,
-	);
-	expect(error).toBeInstanceOf(HangarError);
-	return error as HangarError;
 }
 
 function stdioWorkload(prefix: string, extra: Record<string, unknown> = {}) {
@@ -383,7 +375,7 @@ describe('lists, groups and bulk operations', { timeout: 240_000 }, () => {
 		expect((await summary(moved))?.group).toBe('default');
 		await rpc().request(DeleteGroup, { name: 'doomed', 'with-workloads': true });
 		expect(await summary(doomed)).toBeUndefined();
-		const error = await rpcError(rpc().request(DeleteGroup, { name: 'doomed' }));
+		const error = await hangarErrorOf(rpc().request(DeleteGroup, { name: 'doomed' }));
 		expect(error.status).toBe(404);
 	});
 });
