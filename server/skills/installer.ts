@@ -286,7 +286,7 @@ export class SkillInstaller {
 			}
 			crashPoint(this.env, 'swapped');
 			await this.records.put(record);
-			if (record.managed) await updateLock(record.project_root, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
+			if (record.managed) await putLockEntry(record.project_root, record);
 		} else {
 			for (const folder of journal.folders) await removeOwnFiles(folder, record.files, transactionFolder(folder, journal.id));
 			crashPoint(this.env, 'removed');
@@ -350,7 +350,7 @@ export class SkillInstaller {
 		const requiredBy = [...record.required_by, ...added];
 		const updated = { ...record, required_by: requiredBy, explicit: record.explicit || request.explicit };
 		await this.records.put(updated);
-		if (updated.managed) await updateLock(updated.project_root, (entries) => [...entries.filter((entry) => entry.name !== updated.name), lockEntryOf(updated)]);
+		if (updated.managed) await putLockEntry(updated.project_root, updated);
 		return updated;
 	}
 
@@ -362,7 +362,7 @@ export class SkillInstaller {
 		return this.mutex.run(recordKey(placement, dependency), signal, async () => {
 			const updated = await this.records.update(placement, dependency, (record) => ({ ...record, required_by: record.required_by.filter((name) => name !== parent) }));
 			if (!updated) return false;
-			if (updated.managed) await updateLock(updated.project_root, (entries) => [...entries.filter((entry) => entry.name !== updated.name), lockEntryOf(updated)]);
+			if (updated.managed) await putLockEntry(updated.project_root, updated);
 			return !updated.explicit && updated.required_by.length === 0;
 		});
 	}
@@ -424,7 +424,12 @@ class Journals {
 	}
 }
 
-export function lockEntryOf(record: SkillRecord): LockEntry {
+/** Writes `record`'s entry into the lock file of `projectRoot`, in place of the one of the same name. */
+export function putLockEntry(projectRoot: string, record: SkillRecord): Promise<void> {
+	return updateLock(projectRoot, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
+}
+
+function lockEntryOf(record: SkillRecord): LockEntry {
 	return {
 		name: record.name,
 		...(record.version !== undefined && { version: record.version }),

@@ -15,7 +15,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import { formatReference } from '../oci/reference.js';
 import { contentDigest } from './files.js';
 import { formatGitReference } from './git.js';
-import { lockEntryOf } from './installer.js';
+import { putLockEntry } from './installer.js';
 import { LOCK_FILE, readLock, updateLock, type LockEntry } from './lockfile.js';
 import type { SkillService } from './service.js';
 import type { ResolvedSource } from './sources.js';
@@ -83,7 +83,7 @@ export class SkillProjects {
 
 			for (const record of installed.filter((candidate) => !entries.some((entry) => entry.name === candidate.name))) {
 				if (params.adopt && !params.check) {
-					await updateLock(placement.projectRoot, (current) => [...current.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
+					await putLockEntry(placement.projectRoot, record);
 					result.already_current.push(record.name);
 				} else if (params.prune && !params.check) {
 					await this.skills.remove(placement, record.name, context.signal);

@@ -39,7 +39,7 @@ import { SkillInstaller, type InstallOutcome } from './installer.js';
 import { SkillProjects } from './projects.js';
 import { SkillSources, type SkillCatalog, type SourceProgress } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
-import { chooseClients, normaliseRoot, placementOf, type Placement } from './targets.js';
+import { chooseClients, lookupPlacement, normaliseRoot, placementOf, type Placement } from './targets.js';
 import { validateInlineSkill, validateSkillFolder } from './validate.js';
 
 export type { SkillCatalog } from './sources.js';
@@ -204,14 +204,6 @@ export class SkillService {
 	async chooseClients(clients: readonly string[] | undefined) {
 		return chooseClients(clients, this.home);
 	}
-}
-
-/** Where to look a skill up: like `placementOf`, without requiring the project folder to exist. */
-function lookupPlacement(scope: Scope | undefined, projectRoot: string | undefined): Placement {
-	const effective = scope ?? (projectRoot ? 'project' : 'user');
-	if (effective === 'user' && projectRoot) throw HangarError.badRequest('project_root may only be given with scope "project"', 'invalid_scope');
-	if (effective === 'project' && !projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
-	return { scope: effective, projectRoot: effective === 'project' ? normaliseRoot(projectRoot!) : '' };
 }
 
 export function skillImplementations(skills: SkillService): Implementation[] {

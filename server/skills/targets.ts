@@ -24,15 +24,20 @@ export interface Placement {
 
 /** scope defaults to user; a project_root alone means project; project_root with user is a 400. */
 export async function placementOf(scope: Scope | undefined, projectRoot: string | undefined): Promise<Placement> {
+	const placement = lookupPlacement(scope, projectRoot);
+	if (placement.scope === 'project') await checkProjectRoot(placement.projectRoot);
+	return placement;
+}
+
+/** Where to look a skill up: like `placementOf`, without requiring the project folder to exist. */
+export function lookupPlacement(scope: Scope | undefined, projectRoot: string | undefined): Placement {
 	const effective = scope ?? (projectRoot ? 'project' : 'user');
 	if (effective === 'user') {
 		if (projectRoot) throw HangarError.badRequest('project_root may only be given with scope "project"', 'invalid_scope');
 		return { scope: 'user', projectRoot: '' };
 	}
 	if (!projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
-	const root = normaliseRoot(projectRoot);
-	await checkProjectRoot(root);
-	return { scope: 'project', projectRoot: root };
+	return { scope: 'project', projectRoot: normaliseRoot(projectRoot) };
 }
 
 /** A project root without trailing slashes, so one project has one key. */
