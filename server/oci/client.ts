@@ -37,7 +37,7 @@ export interface RegistryClientOptions {
 	readonly timeoutMs?: number;
 }
 
-type Actions = 'pull' | 'pull,push' | 'delete';
+type Actions = 'pull' | 'pull,push';
 
 interface Exchange {
 	readonly method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
@@ -114,13 +114,6 @@ export class RegistryClient {
 		if (!head.ok && head.status !== 405) throw await failure(head, repo.registry, what);
 		// Some registries answer HEAD without a digest: pull the manifest and hash it.
 		return (await this.getManifest(repo, reference, signal)).digest;
-	}
-
-	/** A small blob (a config), read into memory and checked. */
-	async getBlob(repo: Repository, descriptor: Descriptor, signal: AbortSignal): Promise<Buffer> {
-		const chunks: Buffer[] = [];
-		for await (const chunk of this.streamBlob(repo, descriptor, signal)) chunks.push(chunk);
-		return Buffer.concat(chunks);
 	}
 
 	/**
@@ -223,15 +216,6 @@ export class RegistryClient {
 		return digest;
 	}
 
-	async deleteManifest(repo: Repository, digest: string, signal: AbortSignal): Promise<void> {
-		const what = `manifest ${repo.repository}@${digest}`;
-		const response = await this.withDeadline(signal, repo, what, (deadline) =>
-			this.send(repo, `/manifests/${digest}`, { method: 'DELETE', actions: 'delete', what, signal: deadline.signal }),
-		);
-		if (response.status !== 202 && response.status !== 200) throw await failure(response, repo.registry, what);
-		await response.body?.cancel();
-	}
-
 	/** Manifests whose `subject` is `digest`, from the referrers API or the tag-schema fallback. */
 	async referrers(repo: Repository, digest: string, signal: AbortSignal, artifactType?: string): Promise<Descriptor[]> {
 		const what = `referrers of ${digest}`;
@@ -288,7 +272,7 @@ export class RegistryClient {
 	 */
 	private async send(repo: Repository, path: string | URL, exchange: Exchange): Promise<Response> {
 		const url = typeof path === 'string' ? new URL(`${this.baseUrl(repo.registry)}/v2/${repo.repository}${path}`) : path;
-		const scope = repositoryScope(repo.repository, exchange.actions === 'delete' ? 'delete' : exchange.actions);
+		const scope = repositoryScope(repo.repository, exchange.actions);
 		let authorization = await this.auth.preemptive(repo.registry, scope, exchange.signal);
 		for (let attempt = 0; ; attempt++) {
 			const response = await this.follow(url, exchange, authorization, repo.registry);

@@ -20,6 +20,7 @@ import { HangarError } from '../../protocol/errors.js';
 import type { HangarPaths } from '../store/paths.js';
 import { DEFAULT_LIMITS, type ExtractedFile } from './extract.js';
 import { readSkillTree, SKILL_FILE } from './files.js';
+import type { SourceProgress } from './sources.js';
 
 export interface GitReference {
 	/** `host[:port]`; empty for a local repository. */
@@ -116,10 +117,6 @@ export function isCommit(ref: string | undefined): boolean {
 	return ref !== undefined && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(ref);
 }
 
-export interface GitFetchProgress {
-	report(message: string, percentage?: number): void;
-}
-
 export interface FetchedGitSkill {
 	readonly commit: string;
 	readonly files: ExtractedFile[];
@@ -135,7 +132,7 @@ export class GitSkillSource {
 	 * Fetches the skill folder of `reference` and copies its files into `into` (which must not
 	 * exist). Returns the commit the ref resolved to.
 	 */
-	async fetch(reference: GitReference, into: string, signal: AbortSignal, progress?: GitFetchProgress): Promise<FetchedGitSkill> {
+	async fetch(reference: GitReference, into: string, signal: AbortSignal, progress?: SourceProgress): Promise<FetchedGitSkill> {
 		const target = await this.target(reference);
 		const checkout = join(this.paths.cache, 'skills', 'git', `${Date.now()}-${randomBytes(4).toString('hex')}`);
 		await mkdir(checkout, { recursive: true });
@@ -188,7 +185,7 @@ export class GitSkillSource {
 		reference: GitReference,
 		folder: string,
 		signal: AbortSignal,
-		progress?: GitFetchProgress,
+		progress?: SourceProgress,
 	): Promise<string> {
 		const { simpleGit } = await import('simple-git');
 		const env = { ...baseEnvironment(this.env), ...target.env };

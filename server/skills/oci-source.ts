@@ -1,8 +1,8 @@
 /**
  * Skills from OCI: resolve a reference to its manifest (through an index to the platform
  * manifest), then pull the one layer into a content-addressed cache and extract it from
- * there with its digest checked again. A warm install reads the layer from the cache and
- * asks the registry only which digest the tag names.
+ * there with its digest checked again. A warm install fetches only the top manifest (which
+ * the tag may have moved) and reads child manifests and the layer from the cache.
  */
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
@@ -13,6 +13,7 @@ import { formatReference, manifestReference, type OciReference } from '../oci/re
 import type { HangarPaths } from '../store/paths.js';
 import { checkSkillManifest, pickPlatformManifest } from './artifact.js';
 import { DEFAULT_LIMITS, extractSkillArchive, type ExtractedFile } from './extract.js';
+import type { SourceProgress } from './sources.js';
 
 export interface ResolvedArtifact {
 	readonly repo: Repository;
@@ -20,10 +21,6 @@ export interface ResolvedArtifact {
 	readonly digest: string;
 	readonly layer: Descriptor;
 	readonly annotations: Record<string, string>;
-}
-
-export interface ArtifactProgress {
-	report(message: string, percentage?: number): void;
 }
 
 export class OciSkillSource {
@@ -40,7 +37,6 @@ export class OciSkillSource {
 		const repo = { registry: reference.registry, repository: reference.repository };
 		const what = formatReference(reference);
 		const top = await this.client.getManifest(repo, manifestReference(reference), signal);
-		await this.cache.writeBlob(top.bytes);
 		let document = top.document;
 		if (document.kind === 'index') {
 			const chosen = pickPlatformManifest(document.index, what);
@@ -68,7 +64,7 @@ export class OciSkillSource {
 	 * Extracts the layer into `into`, a folder that must not exist: from the cache when it holds
 	 * the layer, else straight from the registry while a copy goes into the cache.
 	 */
-	async extract(artifact: ResolvedArtifact, into: string, signal: AbortSignal, progress?: ArtifactProgress): Promise<ExtractedFile[]> {
+	async extract(artifact: ResolvedArtifact, into: string, signal: AbortSignal, progress?: SourceProgress): Promise<ExtractedFile[]> {
 		const { layer } = artifact;
 		if (await this.cache.hasBlob(layer.digest)) {
 			progress?.report('extracting');

@@ -182,7 +182,7 @@ export class SkillService {
 		context.progress.begin(title);
 		let outcome = 'failed';
 		try {
-			const result = await work({ report: (message, percentage) => context.progress.report(message, percentage) });
+			const result = await work(context.progress);
 			outcome = 'done';
 			return result;
 		} finally {

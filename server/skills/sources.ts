@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { RegistrySkill } from '../../protocol/protocol.catalog.js';
+import type { Progress } from '../context.js';
 import type { RegistryClient } from '../oci/client.js';
 import { formatReference, parseReference, ReferenceError, type OciReference } from '../oci/reference.js';
 import type { HangarPaths } from '../store/paths.js';
@@ -29,9 +30,8 @@ export interface SkillCatalog {
 	findSkill(name: string): Promise<RegistrySkill | undefined>;
 }
 
-export interface SourceProgress {
-	report(message: string, percentage?: number): void;
-}
+/** Where fetching a skill reports what it is doing. */
+export type SourceProgress = Pick<Progress, 'report'>;
 
 /** A source resolved far enough to know the skill's name (and for OCI and local builds, its digest). */
 export type ResolvedSource =
