@@ -5,12 +5,11 @@
  * when the destination host and port are in the permission profile's outbound allow-lists;
  * anything else gets 403. Link-local addresses (cloud metadata) are refused even when listed.
  */
-import { lookup, type LookupAddress } from 'node:dns';
 import { createServer, request, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../log.js';
-import { isForbiddenAddress } from '../workloads/addresses.js';
+import { guardedLookup } from '../workloads/addresses.js';
 
 export interface EgressRules {
 	/** Host names; `.example.com` or `*.example.com` also allow every subdomain. */
@@ -30,18 +29,6 @@ export function egressAllows(rules: EgressRules, host: string, port: number): bo
 		return name === allowed;
 	});
 	return hostAllowed && (rules.allowPorts.length === 0 || rules.allowPorts.includes(port));
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-function guardedLookup(hostname: string, options: { all?: boolean }, callback: LookupCallback): void {
-	lookup(hostname, { all: true }, (error, addresses) => {
-		if (error) return callback(error, []);
-		const allowed = addresses.filter((address) => !isForbiddenAddress(address.address));
-		if (allowed.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to a forbidden address`), { code: 'EFORBIDDEN' }), []);
-		if (options.all) callback(null, allowed);
-		else callback(null, allowed[0]!.address, allowed[0]!.family);
-	});
 }
 
 const HOP_BY_HOP = ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade'];

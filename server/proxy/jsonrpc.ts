@@ -43,10 +43,6 @@ export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {
 	return 'method' in message && 'id' in message && message.id !== undefined && message.id !== null;
 }
 
-export function isNotification(message: JsonRpcMessage): message is JsonRpcNotification {
-	return 'method' in message && !('id' in message && message.id !== undefined && message.id !== null);
-}
-
 export function isResponse(message: JsonRpcMessage): message is JsonRpcResponse {
 	return !('method' in message) && 'id' in message;
 }
@@ -66,6 +62,15 @@ export function asMessage(value: unknown): JsonRpcMessage | undefined {
 		return message as unknown as JsonRpcMessage;
 	}
 	return 'id' in message && ('result' in message || 'error' in message) ? (message as unknown as JsonRpcResponse) : undefined;
+}
+
+/** A message parsed from `text`, or undefined when it is not JSON or not JSON-RPC 2.0. */
+export function parseMessage(text: string): JsonRpcMessage | undefined {
+	try {
+		return asMessage(JSON.parse(text));
+	} catch {
+		return undefined;
+	}
 }
 
 /** Protocol revisions the proxy speaks (the `MCP-Protocol-Version` header is checked against them). */

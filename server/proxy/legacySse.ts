@@ -45,8 +45,8 @@ export class LegacySseFront {
 			}
 			const id = url.searchParams.get('session_id') ?? url.searchParams.get('sessionId');
 			if (!id) throw new HttpError(400, 'Bad Request: session_id is required');
-			const session = this.sessions.get(id);
-			if (!session || session.kind !== 'sse' || session.owner !== exchange.identity?.subject) throw new HttpError(404, 'Session not found');
+			const session = this.sessions.find(id, 'sse', exchange.identity?.subject);
+			if (!session) throw new HttpError(404, 'Session not found');
 			const message = asMessage(await readJson(request));
 			if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
 			exchange.messages = [message];

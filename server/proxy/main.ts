@@ -48,7 +48,7 @@ function receiveHeaders(): Promise<Record<string, string>> {
 	});
 }
 
-function backendOf(workload: StoredWorkload, secretHeaders: Record<string, string>, log: Logger): Backend {
+function backendOf(workload: StoredWorkload, runtime: DockerRuntime, secretHeaders: Record<string, string>, log: Logger): Backend {
 	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
@@ -61,7 +61,6 @@ function backendOf(workload: StoredWorkload, secretHeaders: Record<string, strin
 			log,
 		});
 	}
-	const runtime = new DockerRuntime();
 	const container = workload.container_name!;
 	if (workload.transport === 'stdio') {
 		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION } });
@@ -97,8 +96,8 @@ function requestTimeoutMs(workload: StoredWorkload): number {
 }
 
 /** The egress side of a network-isolated workload, on its network's gateway. */
-async function startEgress(workload: StoredWorkload, log: Logger): Promise<EgressProxy> {
-	const gateway = await new DockerRuntime().networkGateway(networkNameOf(workload));
+async function startEgress(workload: StoredWorkload, runtime: DockerRuntime, log: Logger): Promise<EgressProxy> {
+	const gateway = await runtime.networkGateway(networkNameOf(workload));
 	if (!gateway || !workload.egress_port) throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
 	const outbound = workload.permission_profile?.network?.outbound;
 	const egress = new EgressProxy({ allowHosts: outbound?.allow_host ?? [], allowPorts: outbound?.allow_port ?? [] }, log);
@@ -126,12 +125,13 @@ export async function runProxy(name: string): Promise<void> {
 	const endpoints = {
 		main: paths.streamable[0] ?? paths.sse[0] ?? '/mcp',
 		mcp: ['/mcp', '/sse', '/messages', ...paths.streamable, ...paths.sse],
-		sse: new Set(['/sse', ...paths.sse]),
+		sse: new Set(['/sse', '/messages', ...paths.sse]),
 	};
 	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
-	const backend = backendOf(workload, secretHeaders, log);
+	const runtime = new DockerRuntime();
+	const backend = backendOf(workload, runtime, secretHeaders, log);
 	const mcpMiddlewares = [
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
@@ -155,7 +155,7 @@ export async function runProxy(name: string): Promise<void> {
 	} catch (error) {
 		fail(`cannot listen on ${host}:${workload.port}: ${(error as Error).message}`);
 	}
-	const egress = isolatesNetwork(workload) ? await startEgress(workload, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
+	const egress = isolatesNetwork(workload) ? await startEgress(workload, runtime, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
 
 	const record: ProxyRecord = { pid: process.pid, host, port: workload.port, started_at: new Date().toISOString(), backend: backend.state, backend_detail: backend.detail };
 	let writes = Promise.resolve();

@@ -108,8 +108,10 @@ export class SessionRegistry {
 		return session;
 	}
 
-	get(id: string): ClientSession | undefined {
-		return this.sessions.get(id);
+	/** The session `id` of this kind, if the identity that opened it is `owner`: another caller's token does not reach it. */
+	find(id: string, kind: ClientSession['kind'], owner: string | undefined): ClientSession | undefined {
+		const session = this.sessions.get(id);
+		return session?.kind === kind && session.owner === owner ? session : undefined;
 	}
 
 	get size(): number {

@@ -102,11 +102,8 @@ export class StreamableHttpFront {
 	private session(exchange: HttpExchange): ClientSession {
 		const id = exchange.request.headers['mcp-session-id'];
 		if (typeof id !== 'string' || !id) throw new HttpError(400, 'Bad Request: Mcp-Session-Id header is required');
-		const session = this.sessions.get(id);
-		// A session belongs to the identity that opened it: another caller's token does not reach it.
-		if (!session || session.kind !== 'streamable' || session.owner !== exchange.identity?.subject) {
-			throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
-		}
+		const session = this.sessions.find(id, 'streamable', exchange.identity?.subject);
+		if (!session) throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
 		session.touch();
 		return session;
 	}

@@ -11,8 +11,10 @@ import { HangarError } from '../../protocol/errors.js';
 import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
 import type { PermissionProfile, RemoteAuthConfig, SecretParameter } from '../../protocol/runConfig.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
 import { isForbiddenAddress } from './addresses.js';
 import type { ServerCatalog } from './dependencies.js';
+import { invalid, prune } from './fields.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
 import { RUN_CONFIG_FORMAT, type StoredWorkload } from './store.js';
 
@@ -20,7 +22,6 @@ export type CreateRequest = z.output<typeof CreateWorkloadParams>;
 export type UpdateRequest = z.output<typeof UpdateWorkloadParams>;
 type Request = CreateRequest | UpdateRequest;
 
-export const DEFAULT_GROUP = 'default';
 export const DEFAULT_HOST = '127.0.0.1';
 const PROTOCOL_SCHEMES = /^(npx|uvx|go):\/\//;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -47,8 +48,6 @@ const RESTRICTED_HEADERS = new Set([
 	'x-forwarded-proto',
 	'x-real-ip',
 ]);
-
-const invalid = (field: string, message: string) => new HangarError(400, `invalid ${field}: ${message}`, 'invalid_params');
 
 /** Where the workload's server comes from. */
 type Source =
@@ -382,9 +381,4 @@ function isEmpty(value: unknown): boolean {
 	if (Array.isArray(value)) return value.length === 0;
 	if (typeof value === 'object') return Object.keys(value).length === 0;
 	return false;
-}
-
-/** Drops undefined fields, so stored documents and responses carry only what is set. */
-function prune<T extends Record<string, unknown>>(value: T): T {
-	return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
 }

@@ -5,8 +5,7 @@
  */
 import { DeleteGroup } from '../../protocol/protocol.groups.js';
 import { implement, type Implementation } from '../dispatch.js';
-import type { GroupStore } from '../groups/store.js';
-import { DEFAULT_GROUP } from './config.js';
+import { DEFAULT_GROUP, type GroupStore } from '../groups/store.js';
 import type { WorkloadService } from './service.js';
 
 export function withGroupRelease(implementations: Implementation[], groups: GroupStore, workloads: WorkloadService): Implementation[] {

@@ -6,7 +6,6 @@
  */
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { HangarError } from '../../protocol/errors.js';
 import type { WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { TokenValidatorConfig } from '../../protocol/runConfig.js';
 import { auditConfigProblem } from '../proxy/security/auditLog.js';
@@ -15,11 +14,10 @@ import { checkProviderUrl, ProviderError } from '../proxy/security/providerFetch
 import { RateLimitConfigError, rateLimitsOf } from '../proxy/security/rateLimitConfig.js';
 import { parseAddress } from '../proxy/security/redisBuckets.js';
 import type { CreateRequest, UpdateRequest } from './config.js';
+import { invalid, prune } from './fields.js';
 import type { StoredWorkload } from './store.js';
 
 type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'authz_config_path' | 'audit_config' | 'rate_limit_config' | 'scaling_config'>;
-
-const invalid = (field: string, message: string) => new HangarError(400, `invalid ${field}: ${message}`, 'invalid_params');
 
 /**
  * `previous` is the configuration being updated: the client secret is write-only (never in a
@@ -136,8 +134,4 @@ export function securityDetailOf(stored: StoredWorkload): Partial<WorkloadDetail
 		rate_limit_config: stored.rate_limit_config,
 		scaling_config: stored.scaling_config,
 	});
-}
-
-function prune<T extends Record<string, unknown>>(value: T): T {
-	return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
 }

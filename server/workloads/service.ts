@@ -19,8 +19,9 @@ import {
 } from '../../protocol/protocol.workloads.js';
 import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
-import { buildRunConfig, decodeSecret, DEFAULT_GROUP, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
+import { buildRunConfig, decodeSecret, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
 import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
@@ -467,18 +468,24 @@ export class WorkloadService {
 	}
 
 	async list(params: { all?: boolean; group?: string }): Promise<{ workloads: WorkloadSummary[] }> {
+		const listed = await this.listed(params);
+		return { workloads: listed.map(({ summary }) => summary) };
+	}
+
+	/** The workloads a list shows, each with the configuration its summary was made from. */
+	private async listed(params: { all?: boolean; group?: string }): Promise<Array<{ config: StoredWorkload; summary: WorkloadSummary }>> {
 		if (params.group && !(await this.options.groups.exists(params.group))) {
 			throw HangarError.notFound(`group '${params.group}' not found`, 'group_not_found');
 		}
 		const configs = (await this.store.configs.list()).filter((config) => !params.group || (config.group ?? DEFAULT_GROUP) === params.group);
 		const containers = configs.some((config) => config.container_name) ? await this.containers() : new Map<string, ContainerInfo>();
-		const summaries = await Promise.all(
+		const listed = await Promise.all(
 			configs.map(async (config) => {
 				const observed = await this.observe(config, containers);
-				return this.summaryOf(config, effectiveStatus(config, observed), observed.recorded?.started_at);
+				return { config, summary: this.summaryOf(config, effectiveStatus(config, observed), observed.recorded?.started_at) };
 			}),
 		);
-		return { workloads: summaries.filter((summary) => params.all || isActive(summary.status!)) };
+		return listed.filter(({ summary }) => params.all || isActive(summary.status!));
 	}
 
 	async get(name: string): Promise<WorkloadDetail> {
@@ -517,14 +524,10 @@ export class WorkloadService {
 
 	/** Running workloads as registered clients reference them (the clients area's port). */
 	async listEndpoints(): Promise<WorkloadEndpoint[]> {
-		const { workloads } = await this.list({ all: false });
-		const configs = new Map((await this.store.configs.list()).map((config) => [config.name, config]));
-		return workloads
-			.filter((workload) => workload.status === 'running' && configs.has(workload.name))
-			.map((workload) => {
-				const config = configs.get(workload.name)!;
-				return { name: workload.name, group: workload.group ?? DEFAULT_GROUP, url: clientUrlOf(config), transport: clientTransportOf(config) };
-			});
+		const listed = await this.listed({ all: false });
+		return listed
+			.filter(({ summary }) => summary.status === 'running')
+			.map(({ config, summary }) => ({ name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config) }));
 	}
 
 	// --- Groups ------------------------------------------------------------------------------

@@ -6,17 +6,16 @@
  * The client's own headers (its token above all) are never passed upstream; configured
  * `header_forward` headers are.
  */
-import { lookup, type LookupAddress, type LookupOneOptions } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
-import { isForbiddenAddress } from '../../workloads/addresses.js';
+import { guardedLookup } from '../../workloads/addresses.js';
 import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
 import {
-	asMessage,
 	ErrorCode,
 	errorResponse,
 	isResponse,
+	parseMessage,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
@@ -39,19 +38,6 @@ export interface HttpBackendOptions {
 	/** Wait until the server accepts connections before calling the backend ready. */
 	readonly probe: boolean;
 	readonly log: Logger;
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** DNS lookup that refuses addresses no remote MCP server should have (cloud metadata). */
-function guardedLookup(hostname: string, options: LookupOneOptions & { all?: boolean }, callback: LookupCallback): void {
-	lookup(hostname, { ...options, all: true }, (error, addresses) => {
-		if (error) return callback(error, []);
-		const allowed = addresses.filter((address) => !isForbiddenAddress(address.address));
-		if (allowed.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to a forbidden address`), { code: 'EFORBIDDEN' }), []);
-		if (options.all) callback(null, allowed);
-		else callback(null, allowed[0]!.address, allowed[0]!.family);
-	});
 }
 
 export class HttpBackend implements Backend {
@@ -198,14 +184,6 @@ export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseE
 			} else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
 			else if (line.startsWith('event:')) event = line.slice(6).trim();
 		}
-	}
-}
-
-function parseMessage(text: string): JsonRpcMessage | undefined {
-	try {
-		return asMessage(JSON.parse(text));
-	} catch {
-		return undefined;
 	}
 }
 

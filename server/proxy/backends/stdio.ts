@@ -15,12 +15,12 @@ import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
 import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
 import {
-	asMessage,
 	ErrorCode,
 	errorResponse,
 	isRequest,
 	isResponse,
 	LATEST_PROTOCOL_VERSION,
+	parseMessage,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
@@ -171,12 +171,7 @@ export class StdioBridge implements Backend {
 	}
 
 	private onLine(line: string): void {
-		let message: JsonRpcMessage | undefined;
-		try {
-			message = asMessage(JSON.parse(line));
-		} catch {
-			message = undefined;
-		}
+		const message = parseMessage(line);
 		if (!message) {
 			this.options.log.debug(`ignored a line that is not JSON-RPC: ${line.slice(0, 200)}`);
 			return;
@@ -338,7 +333,6 @@ export class StdioBridge implements Backend {
 
 /** One client's view of the bridge. */
 export class BridgeSession implements BackendSession {
-	inFlight = 0;
 	lastRequestAt = 0;
 	private latest: RequestId | undefined;
 	/** Client request id → bridge id, for the client's cancellations. */
@@ -361,15 +355,19 @@ export class BridgeSession implements BackendSession {
 		this.bridge.detach(this);
 	}
 
+	/** Requests sent and not answered yet. */
+	get inFlight(): number {
+		return this.bridgeIds.size;
+	}
+
 	started(id: RequestId, bridgeId: number): void {
-		this.inFlight++;
 		this.lastRequestAt = performance.now();
 		this.latest = id;
 		this.bridgeIds.set(id, bridgeId);
 	}
 
 	finished(id: RequestId): void {
-		if (this.bridgeIds.delete(id)) this.inFlight--;
+		this.bridgeIds.delete(id);
 	}
 
 	bridgeIdOf(id: RequestId): number | undefined {

@@ -59,7 +59,7 @@ export class Auditor {
 	};
 
 	private transportOf(exchange: HttpExchange): 'streamable-http' | 'sse' {
-		return exchange.path === '/messages' || this.ssePaths.has(exchange.path) ? 'sse' : 'streamable-http';
+		return this.ssePaths.has(exchange.path) ? 'sse' : 'streamable-http';
 	}
 
 	private mcpEvent(call: McpCall, type: string, response: JsonRpcResponse | undefined, durationMs: number): void {

@@ -39,7 +39,7 @@ export interface Endpoints {
 	readonly main: string;
 	/** Every path the proxy serves MCP on. */
 	readonly mcp: readonly string[];
-	/** The legacy SSE stream paths. */
+	/** The paths of the legacy SSE transport: its streams and its `/messages` endpoint. */
 	readonly sse: ReadonlySet<string>;
 }
 
