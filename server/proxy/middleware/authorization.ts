@@ -44,18 +44,18 @@ export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger
 			const name = String(params.name ?? '');
 			const args = argumentAttributes(params.arguments);
 			const hints = await annotations.of(name, call, next);
-			const decision = authorizer.authorize(identity, 'call_tool', 'Tool', name, { name, operation: 'call', feature: 'tool', ...hints, ...args }, args);
+			const decision = authorizer.authorize(identity, 'call_tool', 'Tool', name, toolAttributes(name, hints, args), args);
 			return decision.allowed ? next(call) : denied(call, `tool ${name}`, decision);
 		}
 		if (method === 'prompts/get') {
 			const name = String(params.name ?? '');
 			const args = argumentAttributes(params.arguments);
-			const decision = authorizer.authorize(identity, 'get_prompt', 'Prompt', name, { name, operation: 'get', feature: 'prompt', ...args }, args);
+			const decision = authorizer.authorize(identity, 'get_prompt', 'Prompt', name, promptAttributes(name, args), args);
 			return decision.allowed ? next(call) : denied(call, `prompt ${name}`, decision);
 		}
 		if (RESOURCE_METHODS.has(method)) {
 			const uri = String(params.uri ?? '');
-			const decision = authorizer.authorize(identity, 'read_resource', 'Resource', uri, { name: uri, uri, operation: 'read', feature: 'resource' });
+			const decision = authorizer.authorize(identity, 'read_resource', 'Resource', uri, resourceAttributes(uri));
 			return decision.allowed ? next(call) : denied(call, `resource ${uri}`, decision);
 		}
 		if (method === 'tools/list') {
@@ -63,25 +63,31 @@ export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger
 			annotations.learn(response);
 			return filterList(response, 'tools', (tool) => {
 				const name = String(tool.name);
-				return authorizer.authorize(identity, 'call_tool', 'Tool', name, { name, operation: 'call', feature: 'tool', ...hintAttributes(tool.annotations) }).allowed;
+				return authorizer.authorize(identity, 'call_tool', 'Tool', name, toolAttributes(name, hintAttributes(tool.annotations))).allowed;
 			});
 		}
 		if (method === 'prompts/list') {
 			return filterList(await next(call), 'prompts', (prompt) => {
 				const name = String(prompt.name);
-				return authorizer.authorize(identity, 'get_prompt', 'Prompt', name, { name, operation: 'get', feature: 'prompt' }).allowed;
+				return authorizer.authorize(identity, 'get_prompt', 'Prompt', name, promptAttributes(name)).allowed;
 			});
 		}
 		if (method === 'resources/list') {
 			return filterList(await next(call), 'resources', (resource) => {
 				const uri = String(resource.uri);
-				return authorizer.authorize(identity, 'read_resource', 'Resource', uri, { name: uri, uri, operation: 'read', feature: 'resource' }).allowed;
+				return authorizer.authorize(identity, 'read_resource', 'Resource', uri, resourceAttributes(uri)).allowed;
 			});
 		}
 		if (PASSING.has(method)) return next(call);
 		return denied(call, `method ${method}`, { allowed: false, reason: 'the method is not covered by authorization' });
 	};
 }
+
+// A resource's attributes are built the same way for a call and for the list that shows it, so
+// that a list never shows what a call would deny, nor hides what it would permit.
+const toolAttributes = (name: string, hints: Attributes, args?: Attributes): Attributes => ({ name, operation: 'call', feature: 'tool', ...hints, ...args });
+const promptAttributes = (name: string, args?: Attributes): Attributes => ({ name, operation: 'get', feature: 'prompt', ...args });
+const resourceAttributes = (uri: string): Attributes => ({ name: uri, uri, operation: 'read', feature: 'resource' });
 
 /** The list in `result[key]` with only the items `allowed` keeps; the rest of the result (cursor…) as it was. */
 function filterList(response: JsonRpcResponse, key: string, allowed: (item: Record<string, unknown>) => boolean): JsonRpcResponse {

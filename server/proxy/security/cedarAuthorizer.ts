@@ -48,6 +48,8 @@ export class CedarAuthorizer {
 	private readonly principals = new WeakMap<Identity, Principal>();
 	private readonly anonymous: Principal;
 	private readonly decisions = new LruCache<string, Decision>(REMEMBERED_DECISIONS);
+	/** `entities_json`'s entities, each with its key, worked out once. */
+	private readonly preloaded: ReadonlyArray<readonly [string, EntityJson]>;
 
 	private constructor(
 		private readonly cedar: Cedar,
@@ -57,6 +59,7 @@ export class CedarAuthorizer {
 		private readonly server: EntityUidJson,
 	) {
 		this.anonymous = this.principal(ANONYMOUS, {}, []);
+		this.preloaded = config.entities.map((entity) => [keyOf(entity.uid), entity] as const);
 	}
 
 	/** Loads Cedar and preparses the policies; `serverName` becomes every resource's parent `MCP::"<name>"`. */
@@ -132,10 +135,9 @@ export class CedarAuthorizer {
 
 	/** The request's entities and `entities_json`'s; the request's win where both define one. */
 	private withPreloaded(entities: EntityJson[]): EntityJson[] {
-		const own = new Set<string>();
-		for (const entity of entities) own.add(keyOf(entity.uid));
+		const own = new Set(entities.map((entity) => keyOf(entity.uid)));
 		const all = [...entities];
-		for (const entity of this.config.entities) if (!own.has(keyOf(entity.uid))) all.push(entity);
+		for (const [key, entity] of this.preloaded) if (!own.has(key)) all.push(entity);
 		return all;
 	}
 }
