@@ -9,3 +9,8 @@ export function describeJsonError(error: unknown): string {
 	const position = /position (\d+)/.exec(message)?.[1];
 	return position === undefined ? 'malformed JSON' : `malformed JSON at position ${position}`;
 }
+
+/** A JSON object: not null, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -63,6 +63,3 @@ export function describePath(path: readonly string[]): string {
 	return path.map((segment) => (segment.includes('.') ? `"${segment}"` : segment)).join('.');
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

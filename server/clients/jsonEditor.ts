@@ -23,12 +23,12 @@ import {
 	ConfigShapeError,
 	ConfigSyntaxError,
 	describePath,
-	isPlainObject,
 	positionOf,
 	type ConfigEditor,
 	type EntryFields,
 	type Scalar,
 } from './editor.js';
+import { isPlainObject } from '../json.js';
 import type { ConfigShape } from './table.js';
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true };

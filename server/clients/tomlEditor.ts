@@ -16,11 +16,11 @@ import {
 	ConfigShapeError,
 	ConfigSyntaxError,
 	describePath,
-	isPlainObject,
 	type ConfigEditor,
 	type EntryFields,
 	type Scalar,
 } from './editor.js';
+import { isPlainObject } from '../json.js';
 import type { ConfigShape } from './table.js';
 
 /** One statement of the file: a table header, a `key = value` pair, or a blank/comment line. */

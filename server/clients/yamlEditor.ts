@@ -23,11 +23,11 @@ import {
 	ConfigShapeError,
 	ConfigSyntaxError,
 	describePath,
-	isPlainObject,
 	type ConfigEditor,
 	type EntryFields,
 	type Scalar,
 } from './editor.js';
+import { isPlainObject } from '../json.js';
 import type { ConfigShape } from './table.js';
 
 type Collection = YAMLMap<unknown, unknown> | YAMLSeq<unknown>;

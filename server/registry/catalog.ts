@@ -16,10 +16,10 @@ export class Catalog {
 	readonly skills: readonly RegistrySkill[];
 	private readonly byName = new Map<string, ServerRecord>();
 	private readonly byShortName = new Map<string, ServerRecord[]>();
-	/** Lower-cased `name \n description` per server, in `servers` order. */
-	private readonly serverText: string[];
+	/** Lower-cased `name \n description` per server, in `servers` order: what a search looks in. */
+	readonly serverText: readonly string[];
 	/** Lower-cased `name \n namespace \n description` per skill, in `skills` order. */
-	private readonly skillText: string[];
+	readonly skillText: readonly string[];
 	private legacyData: RegistryData | undefined;
 	private countsValue: { image: number; remote: number } | undefined;
 
@@ -28,15 +28,16 @@ export class Catalog {
 		this.lastUpdated = document.lastUpdated;
 		this.servers = document.servers;
 		this.skills = document.skills;
-		this.serverText = new Array<string>(this.servers.length);
+		const serverText = new Array<string>(this.servers.length);
 		this.servers.forEach((server, index) => {
 			this.byName.set(server.name, server);
 			const short = shortName(server.name);
 			const sharing = this.byShortName.get(short);
 			if (sharing) sharing.push(server);
 			else this.byShortName.set(short, [server]);
-			this.serverText[index] = `${server.name}\n${server.description ?? ''}`.toLowerCase();
+			serverText[index] = `${server.name}\n${server.description ?? ''}`.toLowerCase();
 		});
+		this.serverText = serverText;
 		this.skillText = this.skills.map((skill) => `${skill.name}\n${skill.namespace ?? ''}\n${skill.description ?? ''}`.toLowerCase());
 	}
 
@@ -60,13 +61,7 @@ export class Catalog {
 
 	/** Servers whose name or description contains `query`, case-insensitively; all without one. */
 	searchServers(query: string | undefined): readonly ServerRecord[] {
-		if (!query) return this.servers;
-		const needle = query.toLowerCase();
-		const found: ServerRecord[] = [];
-		for (let index = 0; index < this.servers.length; index++) {
-			if (this.serverText[index]!.includes(needle)) found.push(this.servers[index]!);
-		}
-		return found;
+		return filterText(this.servers, this.serverText, query);
 	}
 
 	/**
@@ -87,9 +82,7 @@ export class Catalog {
 
 	/** Skills whose name, namespace or description contains `query`, case-insensitively. */
 	searchSkills(query: string | undefined): readonly RegistrySkill[] {
-		if (!query) return this.skills;
-		const needle = query.toLowerCase();
-		return this.skills.filter((_, index) => this.skillText[index]!.includes(needle));
+		return filterText(this.skills, this.skillText, query);
 	}
 
 	/** The whole registry in the legacy shape (spec 2.4), built on first use. */
@@ -118,4 +111,13 @@ function qualifiedName(skill: RegistrySkill): string {
 /** `io.github.stacklok/fetch` → `fetch`. */
 export function shortName(name: string): string {
 	return name.slice(name.lastIndexOf('/') + 1);
+}
+
+/** The items whose search text (`text`, in the same order) contains `query`, case-insensitively; all without one. */
+export function filterText<T>(items: readonly T[], text: readonly string[], query: string | undefined): readonly T[] {
+	if (!query) return items;
+	const needle = query.toLowerCase();
+	const found: T[] = [];
+	for (let index = 0; index < items.length; index++) if (text[index]!.includes(needle)) found.push(items[index]!);
+	return found;
 }

@@ -10,6 +10,7 @@
  */
 import type { ServerArgument, ServerInput, ServerPackage, ServerRecord, ServerTransport } from '../../protocol/protocol.catalog.js';
 import type { EnvVar, ImageServer, RegistryData, RegistryHeader, RemoteServer } from '../../protocol/registryTypes.js';
+import { isPlainObject } from '../json.js';
 import type { RegistryDocument } from './format.js';
 
 const PUBLISHER_PROVIDED = 'io.modelcontextprotocol.registry/publisher-provided';
@@ -146,10 +147,10 @@ export function extrasOf(record: ServerRecord, key: string): Extras {
 	if (!provided) return {};
 	const namespaces = [provided[TOOLHIVE_NAMESPACE], ...Object.values(provided)];
 	for (const namespace of namespaces) {
-		if (!isObject(namespace)) continue;
+		if (!isPlainObject(namespace)) continue;
 		const keyed = namespace[key];
-		if (isObject(keyed)) return keyed;
-		const first = Object.values(namespace).find(isObject);
+		if (isPlainObject(keyed)) return keyed;
+		const first = Object.values(namespace).find(isPlainObject);
 		if (first) return first;
 	}
 	return {};
@@ -210,10 +211,6 @@ function flattenArguments(args: readonly ServerArgument[] | undefined): string[]
 		if (arg.value) flat.push(arg.value);
 	}
 	return flat;
-}
-
-function isObject(value: unknown): value is Extras {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

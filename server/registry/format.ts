@@ -7,6 +7,7 @@
  * milliseconds, and each message names the offending field. Unknown fields are kept.
  */
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
+import { isPlainObject } from '../json.js';
 import { SourceError } from './errors.js';
 
 /** Reverse-DNS server names as the MCP registry defines them. */
@@ -27,10 +28,6 @@ export interface RegistryDocument {
 	readonly skills: readonly RegistrySkill[];
 }
 
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Parses the text of a registry file. */
 export function parseRegistryText(text: string, origin: string): RegistryDocument {
 	let raw: unknown;
@@ -44,7 +41,7 @@ export function parseRegistryText(text: string, origin: string): RegistryDocumen
 
 /** True for ToolHive's pre-v0.25 file shape: servers keyed by short name at the top level. */
 function isLegacyRegistry(raw: unknown): boolean {
-	return isObject(raw) && !isObject(raw.data) && ('servers' in raw || 'remote_servers' in raw || 'groups' in raw);
+	return isPlainObject(raw) && !isPlainObject(raw.data) && ('servers' in raw || 'remote_servers' in raw || 'groups' in raw);
 }
 
 /** `allowEmpty` accepts a registry with nothing in it (an API may legitimately list nothing). */
@@ -56,8 +53,8 @@ export function validateRegistry(raw: unknown, origin: string, allowEmpty = fals
 				'convert it to the upstream MCP registry format {"version", "meta", "data": {"servers", "skills"}}',
 		);
 	}
-	if (!isObject(raw)) throw new SourceError('invalid', `${origin} is not a registry: expected a JSON object`);
-	if (!isObject(raw.data)) throw new SourceError('invalid', `${origin} is not a registry: "data" must be an object`);
+	if (!isPlainObject(raw)) throw new SourceError('invalid', `${origin} is not a registry: expected a JSON object`);
+	if (!isPlainObject(raw.data)) throw new SourceError('invalid', `${origin} is not a registry: "data" must be an object`);
 	const data = raw.data;
 	const servers = validateServers(data.servers, 'data.servers', origin);
 	const skills = validateSkills(data.skills, 'data.skills', origin);
@@ -65,7 +62,7 @@ export function validateRegistry(raw: unknown, origin: string, allowEmpty = fals
 	if (!allowEmpty && servers.length === 0 && skills.length === 0 && groups.every((group) => group.servers.length === 0)) {
 		throw new SourceError('invalid', `${origin} holds no servers and no skills`);
 	}
-	const meta = isObject(raw.meta) ? raw.meta : {};
+	const meta = isPlainObject(raw.meta) ? raw.meta : {};
 	return {
 		...(typeof raw.version === 'string' ? { version: raw.version } : {}),
 		...(typeof meta.last_updated === 'string' ? { lastUpdated: meta.last_updated } : {}),
@@ -91,7 +88,7 @@ export function validateServers(value: unknown, field: string, origin: string): 
 }
 
 export function validateServer(entry: unknown, field: string, origin: string): ServerRecord {
-	if (!isObject(entry)) throw invalid(origin, `${field} must be an object`);
+	if (!isPlainObject(entry)) throw invalid(origin, `${field} must be an object`);
 	const { name } = entry;
 	if (typeof name !== 'string' || name.length < 3 || name.length > 200 || !SERVER_NAME.test(name)) {
 		throw invalid(origin, `${field}.name must be a reverse-DNS name such as io.github.owner/server (got ${JSON.stringify(name)})`);
@@ -102,9 +99,9 @@ export function validateServer(entry: unknown, field: string, origin: string): S
 	for (const key of ['packages', 'remotes'] as const) {
 		const list = entry[key];
 		if (list === undefined) continue;
-		if (!Array.isArray(list) || !list.every(isObject)) throw invalid(origin, `${field}.${key} must be an array of objects`);
+		if (!Array.isArray(list) || !list.every(isPlainObject)) throw invalid(origin, `${field}.${key} must be an array of objects`);
 	}
-	if (entry._meta !== undefined && !isObject(entry._meta)) throw invalid(origin, `${field}._meta must be an object`);
+	if (entry._meta !== undefined && !isPlainObject(entry._meta)) throw invalid(origin, `${field}._meta must be an object`);
 	return entry as ServerRecord;
 }
 
@@ -115,12 +112,12 @@ export function validateSkills(value: unknown, field: string, origin: string): R
 }
 
 export function validateSkill(entry: unknown, field: string, origin: string): RegistrySkill {
-	if (!isObject(entry)) throw invalid(origin, `${field} must be an object`);
+	if (!isPlainObject(entry)) throw invalid(origin, `${field} must be an object`);
 	if (typeof entry.name !== 'string' || entry.name === '') throw invalid(origin, `${field}.name must be a non-empty string`);
 	for (const key of ['namespace', 'description', 'version', 'title'] as const) {
 		if (entry[key] !== undefined && typeof entry[key] !== 'string') throw invalid(origin, `${field}.${key} must be a string`);
 	}
-	if (entry.packages !== undefined && (!Array.isArray(entry.packages) || !entry.packages.every(isObject))) {
+	if (entry.packages !== undefined && (!Array.isArray(entry.packages) || !entry.packages.every(isPlainObject))) {
 		throw invalid(origin, `${field}.packages must be an array of objects`);
 	}
 	return entry as RegistrySkill;
@@ -131,7 +128,7 @@ function validateGroups(value: unknown, origin: string): RegistryGroupDocument[]
 	if (!Array.isArray(value)) throw invalid(origin, 'data.groups must be an array');
 	return value.map((entry, index) => {
 		const field = `data.groups[${index}]`;
-		if (!isObject(entry) || typeof entry.name !== 'string') throw invalid(origin, `${field}.name must be a string`);
+		if (!isPlainObject(entry) || typeof entry.name !== 'string') throw invalid(origin, `${field}.name must be a string`);
 		return {
 			name: entry.name,
 			...(typeof entry.description === 'string' ? { description: entry.description } : {}),

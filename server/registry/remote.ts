@@ -3,6 +3,7 @@
  * API (`/v0.1/servers`, cursor-paged) whose pages are gathered into one registry document.
  */
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
+import { isPlainObject } from '../json.js';
 import { SourceError } from './errors.js';
 import { fetchJson, type FetchedJson, type FetchOptions } from './fetch.js';
 import { validateRegistry, validateServer, validateSkill, type RegistryDocument } from './format.js';
@@ -42,10 +43,10 @@ export async function fetchRegistryApi(base: string, options: FetchOptions, onPa
 	const servers: ServerRecord[] = [];
 	const seen = new Set<string>();
 	serverItems.forEach((item, index) => {
-		const wrapped = isObject(item) && isObject(item.server);
+		const wrapped = isPlainObject(item) && isPlainObject(item.server);
 		const server = wrapped ? item.server : item;
-		const official = wrapped && isObject(item._meta) ? item._meta[OFFICIAL_META] : undefined;
-		if (isObject(official) && official.status === 'deleted') return;
+		const official = wrapped && isPlainObject(item._meta) ? item._meta[OFFICIAL_META] : undefined;
+		if (isPlainObject(official) && official.status === 'deleted') return;
 		const record = validateServer(server, `servers[${index}]`, root);
 		if (seen.has(record.name)) return;
 		seen.add(record.name);
@@ -80,7 +81,7 @@ async function fetchAllPages(
 		if (!Array.isArray(list)) throw new SourceError('invalid', `${url} is not an MCP registry API page: "${key}" must be an array`);
 		items.push(...list);
 		onPage?.(`${key}: page ${page}, ${items.length} so far`);
-		const metadata = isObject(body?.metadata) ? body.metadata : {};
+		const metadata = isPlainObject(body?.metadata) ? body.metadata : {};
 		// The OpenAPI spells it nextCursor; older documents next_cursor.
 		const next = metadata.nextCursor ?? metadata.next_cursor;
 		if (typeof next !== 'string' || next === '') return items;
@@ -102,8 +103,4 @@ function expectSuccess(response: FetchedJson, url: string): void {
 
 function trimSlash(url: string): string {
 	return url.replace(/\/+$/, '');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -56,7 +56,8 @@ export async function resolveSource(location: string, options: ResolveOptions): 
 	return fileSource(value);
 }
 
-function isUrl(value: string): boolean {
+/** Has a URL scheme (`https://`, `file://`, …), as opposed to a file path. */
+export function isUrl(value: string): boolean {
 	return /^[a-z][a-z0-9+.-]*:\/\//i.test(value);
 }
 

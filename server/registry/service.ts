@@ -34,12 +34,12 @@ import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { OperationContext } from '../context.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
-import type { Catalog } from './catalog.js';
+import { filterText, type Catalog } from './catalog.js';
 import { RegistryConfigStore, DEFAULT_REGISTRY, effectivePriority, type RegistryEntry } from './config.js';
 import { toLegacyServer } from './convert.js';
 import { configureError, readError, SourceError } from './errors.js';
 import { RegistryPolicyFile } from './policy.js';
-import { normalizeLocation, resolveSource } from './resolve.js';
+import { isUrl, normalizeLocation, resolveSource } from './resolve.js';
 import { SourceLoader, type RegistrySource } from './sources.js';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -187,7 +187,7 @@ export class RegistryService {
 		const given = params.url || params.api_url || params.local_path || undefined;
 		const reset = !given && name === DEFAULT_REGISTRY;
 		const location = given ?? current.source;
-		if (params.local_path && /^[a-z][a-z0-9+.-]*:\/\//i.test(params.local_path) && !/^file:/i.test(params.local_path)) {
+		if (params.local_path && isUrl(params.local_path) && !/^file:/i.test(params.local_path)) {
 			throw HangarError.badRequest(`local_path must be a file path, not a URL: ${params.local_path}`, 'invalid_registry_path');
 		}
 		await this.checkPolicy(name, reset ? 'reset' : 'change', reset ? undefined : location);
@@ -347,16 +347,17 @@ export class RegistryService {
 
 	private async loadAll(signal?: AbortSignal): Promise<Loaded[]> {
 		const entries = await this.entries();
-		return Promise.all(
-			entries.map(async (entry): Promise<Loaded> => {
-				try {
-					return { entry, catalog: await this.catalogOf(entry, signal) };
-				} catch (error) {
-					if (!(error instanceof HangarError) || error.status === 499) throw error;
-					return { entry, error };
-				}
-			}),
-		);
+		return Promise.all(entries.map((entry) => this.tryCatalog(entry, signal)));
+	}
+
+	/** A registry's catalog, or why it cannot be read; cancellation and unexpected failures are thrown. */
+	private async tryCatalog(entry: RegistryEntry, signal?: AbortSignal): Promise<Loaded> {
+		try {
+			return { entry, catalog: await this.catalogOf(entry, signal) };
+		} catch (error) {
+			if (!(error instanceof HangarError) || error.status === 499) throw error;
+			return { entry, error };
+		}
 	}
 
 	/**
@@ -369,11 +370,8 @@ export class RegistryService {
 	): Promise<T | undefined> {
 		let failure: HangarError | undefined;
 		for (const entry of await this.entries()) {
-			let catalog: Catalog;
-			try {
-				catalog = await this.catalogOf(entry, signal);
-			} catch (error) {
-				if (!(error instanceof HangarError) || error.status === 499) throw error;
+			const { catalog, error } = await this.tryCatalog(entry, signal);
+			if (!catalog) {
 				failure ??= error;
 				continue;
 			}
@@ -396,31 +394,29 @@ export class RegistryService {
 		const names = readable.map((part) => part.entry.name);
 		const cached = this.merged;
 		if (cached && sameItems(cached.parts, parts) && sameItems(cached.names, names)) return cached;
+		// Each record keeps the search text its catalog already holds.
 		const servers: { record: ServerRecord; registry: string }[] = [];
+		const serverText: string[] = [];
 		const skills: { skill: RegistrySkill; registry: string }[] = [];
+		const skillText: string[] = [];
 		const seenServers = new Set<string>();
 		const seenSkills = new Set<string>();
 		readable.forEach(({ catalog, entry }) => {
-			for (const record of catalog.servers) {
-				if (seenServers.has(record.name)) continue;
+			catalog.servers.forEach((record, index) => {
+				if (seenServers.has(record.name)) return;
 				seenServers.add(record.name);
 				servers.push({ record, registry: entry.name });
-			}
-			for (const skill of catalog.skills) {
+				serverText.push(catalog.serverText[index]!);
+			});
+			catalog.skills.forEach((skill, index) => {
 				const key = `${skill.namespace ?? ''}/${skill.name}`;
-				if (seenSkills.has(key)) continue;
+				if (seenSkills.has(key)) return;
 				seenSkills.add(key);
 				skills.push({ skill, registry: entry.name });
-			}
+				skillText.push(catalog.skillText[index]!);
+			});
 		});
-		this.merged = {
-			parts,
-			names,
-			servers,
-			serverText: servers.map(({ record }) => `${record.name}\n${record.description ?? ''}`.toLowerCase()),
-			skills,
-			skillText: skills.map(({ skill }) => `${skill.name}\n${skill.namespace ?? ''}\n${skill.description ?? ''}`.toLowerCase()),
-		};
+		this.merged = { parts, names, servers, serverText, skills, skillText };
 		return this.merged;
 	}
 
@@ -459,14 +455,6 @@ export function pageOf<T>(items: readonly T[], query: PageQuery): { items: T[]; 
 	const page = !query.page || query.page < 1 ? 1 : Math.min(query.page, Math.floor(Number.MAX_SAFE_INTEGER / limit));
 	const start = (page - 1) * limit;
 	return { items: items.slice(start, start + limit), metadata: { total: items.length, page, limit } };
-}
-
-function filterText<T>(items: readonly T[], text: readonly string[], query: string | undefined): readonly T[] {
-	if (!query) return items;
-	const needle = query.toLowerCase();
-	const found: T[] = [];
-	for (let index = 0; index < items.length; index++) if (text[index]!.includes(needle)) found.push(items[index]!);
-	return found;
 }
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {

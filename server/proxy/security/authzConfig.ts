@@ -18,6 +18,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { DetailedError, EntityJson } from '@cedar-policy/cedar-wasm/nodejs';
+import { isPlainObject } from '../../json.js';
 
 export const AUTHZ_TYPE = 'cedarv1';
 export const DEFAULT_GROUP_ENTITY_TYPE = 'THVGroup';
@@ -64,12 +65,12 @@ function checkAuthzConfig(document: unknown, file: string, cedar: Cedar): CedarC
 	const fail = (message: string): never => {
 		throw new AuthzConfigError(`${file}: ${message}`);
 	};
-	if (!isRecord(document)) return fail('expected an object with version, type and cedar');
+	if (!isPlainObject(document)) return fail('expected an object with version, type and cedar');
 	if (document.type !== AUTHZ_TYPE) return fail(`type must be ${AUTHZ_TYPE} (found ${JSON.stringify(document.type ?? null)})`);
 	const version = document.version === undefined ? '1.0' : document.version;
 	if (typeof version !== 'string') return fail('version must be a string such as "1.0"');
 	const options = document.cedar;
-	if (!isRecord(options)) return fail('cedar must be an object with policies');
+	if (!isPlainObject(options)) return fail('cedar must be an object with policies');
 	for (const [key, value] of Object.entries(options)) {
 		if (!CEDAR_KEYS.has(key) && !isEmpty(value)) fail(`cedar.${key} is not supported`);
 	}
@@ -125,10 +126,6 @@ function describe(error: DetailedError | undefined, policy: string): string {
 	const line = policy.slice(0, location.start).split('\n').length;
 	const near = policy.slice(Math.max(0, location.start - 20), location.start + 20).replace(/\s+/g, ' ');
 	return `${message} at line ${line}, offset ${location.start} (near ${JSON.stringify(near)})${location.label ? `: ${location.label}` : ''}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isEmpty(value: unknown): boolean {
