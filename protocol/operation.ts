@@ -29,8 +29,6 @@ export interface RestBinding {
 	readonly response?: 'json' | 'text' | 'empty';
 	/** Builds a `Location` header from the params and result of a created resource. */
 	readonly location?: (params: any, result: any) => string;
-	/** Work that may legitimately take minutes (pulls, installs, container starts). */
-	readonly longRunning?: boolean;
 }
 
 export interface OperationDefinition<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
@@ -43,8 +41,6 @@ export interface OperationDefinition<P extends z.ZodType = z.ZodType, R extends 
 	readonly rest: RestBinding;
 	/** Statuses other than success that the operation may return. */
 	readonly errors: readonly ErrorStatus[];
-	/** The operation reports `$/progress` when the caller passes a `workDoneToken`. */
-	readonly progress?: boolean;
 	/**
 	 * Params that succeed against a fresh state directory (or fail with one of `errors`).
 	 * The contract test calls every row with them; the OpenAPI document shows them.

@@ -245,9 +245,7 @@ export const InstallSkill = operation({
 		status: 201,
 		location: (params: { name: string }, result: { skill?: InstalledSkill } | undefined) =>
 			'/api/v1beta/skills/' + encodeURIComponent(result?.skill?.metadata?.name || params.name),
-		longRunning: true,
 	},
-	progress: true,
 	errors: [400, 401, 403, 404, 409, 422, 429, 500, 502, 504],
 	example: { name: 'contract-missing' },
 });
@@ -323,7 +321,7 @@ export const BuildSkill = operation({
 	summary: 'Build a skill',
 	params: z.object({ path: AbsolutePath, tag: z.string().optional() }),
 	result: z.object({ reference: z.string() }),
-	rest: { verb: 'POST', path: '/api/v1beta/skills/build', status: 200, longRunning: true },
+	rest: { verb: 'POST', path: '/api/v1beta/skills/build', status: 200 },
 	errors: [400, 404, 500],
 	example: { path: '/nonexistent/contract-skill' },
 });
@@ -349,7 +347,7 @@ export const PushSkill = operation({
 			path: ['identity_token'],
 		}),
 	result: NoResult,
-	rest: { verb: 'POST', path: '/api/v1beta/skills/push', status: 204, response: 'empty', longRunning: true },
+	rest: { verb: 'POST', path: '/api/v1beta/skills/push', status: 204, response: 'empty' },
 	errors: [400, 401, 403, 404, 429, 500, 502, 504],
 	example: { reference: 'ghcr.io/contract/missing:0.0.0', no_sign: true },
 });
@@ -403,7 +401,7 @@ export const SyncSkills = operation({
 		allow_unsigned: z.boolean().optional(),
 	}),
 	result: SkillSyncResult,
-	rest: { verb: 'POST', path: '/api/v1beta/skills/sync', status: 200, longRunning: true },
+	rest: { verb: 'POST', path: '/api/v1beta/skills/sync', status: 200 },
 	errors: [400, 401, 403, 404, 429, 500, 502, 504],
 	example: { project_root: '/nonexistent/contract-project', check: true },
 });
@@ -426,7 +424,7 @@ export const UpgradeSkills = operation({
 		allow_signer_change: z.boolean().optional(),
 	}),
 	result: SkillUpgradeResult,
-	rest: { verb: 'POST', path: '/api/v1beta/skills/upgrade', status: 200, longRunning: true },
+	rest: { verb: 'POST', path: '/api/v1beta/skills/upgrade', status: 200 },
 	errors: [400, 401, 403, 404, 429, 500, 502, 504],
 	example: { project_root: '/nonexistent/contract-project', preview: true },
 });

@@ -284,8 +284,7 @@ export const CreateWorkload = operation({
 	summary: 'Create a workload',
 	params: CreateWorkloadParams,
 	result: WorkloadPort,
-	rest: { verb: 'POST', path: '/api/v1beta/workloads', status: 201, longRunning: true },
-	progress: true,
+	rest: { verb: 'POST', path: '/api/v1beta/workloads', status: 201 },
 	errors: [400, 404, 409, 500, 502, 503, 504],
 	example: { name: 'contract', registry: 'default', server: 'io.github.contract/missing' },
 });
@@ -343,8 +342,7 @@ export const UpdateWorkload = operation({
 	summary: 'Update a workload',
 	params: UpdateWorkloadParams,
 	result: WorkloadPort,
-	rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/edit', status: 200, longRunning: true },
-	progress: true,
+	rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/edit', status: 200 },
 	errors: [400, 404, 500, 502, 503, 504],
 	example: { name: 'contract-missing', image: 'ghcr.io/contract/missing:0.0.0' },
 });

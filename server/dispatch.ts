@@ -52,14 +52,6 @@ export class Dispatcher {
 		return this.rows.values();
 	}
 
-	operation(method: string): OperationDefinition | undefined {
-		return this.rows.get(method);
-	}
-
-	isImplemented(method: string): boolean {
-		return this.handlers.has(method);
-	}
-
 	/** Validates `params` against the row and runs its service; throws only `HangarError`. */
 	async call(method: string, params: unknown, context: OperationContext): Promise<unknown> {
 		const row = this.rows.get(method);

@@ -51,6 +51,9 @@ const stderrProgress: Progress = {
 	},
 };
 
+/** Commander's accumulator for a repeatable option. */
+export const collect = (value: string, previous: string[] = []) => [...previous, value];
+
 export function printJson(value: unknown): void {
 	process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }

@@ -27,7 +27,7 @@ export function buildProgram(cli: Cli): Command {
 			process.stdout.write(options.json ? `${JSON.stringify({ version: `v${VERSION}` })}\n` : `hangar v${VERSION}\n`);
 		});
 
-	registerDoorCommands(program);
+	registerDoorCommands(program, cli);
 	registerGroupCommands(program, cli);
 	registerClientCommands(program, cli);
 	registerRegistryCommands(program, cli);

@@ -4,10 +4,10 @@
  * keeps its mode and a new one is 0600 in folders created 0700. Problems become errors that
  * name the file (and line), so users know what to fix.
  */
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
-import { writeFileAtomic } from '../store/atomic.js';
+import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
 
 export interface ConfigText {
@@ -33,10 +33,7 @@ export async function readConfig(path: string, confinedTo?: string): Promise<Con
 				);
 			}
 		}
-		const text = await readFile(writePath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-			if (error.code === 'ENOENT') return '';
-			throw error;
-		});
+		const text = (await readTextIfExists(writePath)) ?? '';
 		return { text, writePath };
 	} catch (error) {
 		if (error instanceof HangarError) throw error;

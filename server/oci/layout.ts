@@ -12,7 +12,7 @@ import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { HangarError } from '../../protocol/errors.js';
-import { writeFileAtomic } from '../store/atomic.js';
+import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
 import { canonicalJson, ImageIndex, MEDIA_TYPES, parseManifestDocument, type Descriptor } from './media.js';
 
@@ -89,10 +89,7 @@ export class OciLayout {
 	}
 
 	async readIndex(): Promise<ImageIndex> {
-		const text = await readFile(join(this.root, 'index.json'), 'utf8').catch((error: NodeJS.ErrnoException) => {
-			if (error.code === 'ENOENT') return undefined;
-			throw error;
-		});
+		const text = await readTextIfExists(join(this.root, 'index.json'));
 		if (text === undefined) return emptyIndex();
 		const parsed = ImageIndex.safeParse(JSON.parse(text));
 		if (!parsed.success) throw new HangarError(500, `${join(this.root, 'index.json')} is not an OCI index`, 'corrupt_state');

@@ -4,9 +4,9 @@
  * that works on headless machines and in CI where no keyring runs.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
-import { writeFileAtomic } from '../store/atomic.js';
+import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import type { Keyring } from './keyring.js';
 
 export const PASSWORD_VARIABLE = 'HANGAR_SECRETS_PASSWORD';
@@ -95,11 +95,6 @@ export class Passwords {
 	}
 
 	private async readKeyFile(): Promise<string | undefined> {
-		try {
-			return (await readFile(this.keyFile, 'utf8')).trimEnd() || undefined;
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-			throw error;
-		}
+		return (await readTextIfExists(this.keyFile))?.trimEnd() || undefined;
 	}
 }

@@ -6,11 +6,10 @@
  *
  * Written atomically under a lock; entries are sorted by name so diffs stay small.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
-import { writeFileAtomic } from '../store/atomic.js';
+import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
 
 export const LOCK_FILE = 'hangar.lock.yaml';
@@ -42,13 +41,8 @@ export function lockPath(projectRoot: string): string {
 }
 
 export async function readLock(projectRoot: string): Promise<LockDocument | undefined> {
-	let text: string;
-	try {
-		text = await readFile(lockPath(projectRoot), 'utf8');
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-		throw error;
-	}
+	const text = await readTextIfExists(lockPath(projectRoot));
+	if (text === undefined) return undefined;
 	const { parse } = await import('yaml');
 	let raw: unknown;
 	try {

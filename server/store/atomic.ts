@@ -4,7 +4,7 @@
  * torn write, and a crash leaves at most a stray temporary file.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export interface AtomicWriteOptions {
@@ -58,5 +58,15 @@ async function syncFolder(folder: string): Promise<void> {
 		}
 	} catch {
 		// Best effort: Windows cannot fsync folders.
+	}
+}
+
+/** A file's text, or undefined when there is no such file; any other failure is thrown. */
+export async function readTextIfExists(path: string): Promise<string | undefined> {
+	try {
+		return await readFile(path, 'utf8');
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+		throw error;
 	}
 }

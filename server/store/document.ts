@@ -5,11 +5,11 @@
  * migrations from its version up to the current one; a file from a newer Hangar is refused
  * rather than silently rewritten. Writes are atomic and happen under the document's lock.
  */
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
-import { writeFileAtomic } from './atomic.js';
+import { readTextIfExists, writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
 
 /** Upgrades a document from version `n` (the key) to `n + 1`. */
@@ -23,7 +23,7 @@ export interface DocumentSchema<T> {
 }
 
 /** Parses a stored document, migrating it when it is older than `spec.version`. */
-export function decodeDocument<T>(path: string, text: string, spec: DocumentSchema<T>): T {
+function decodeDocument<T>(path: string, text: string, spec: DocumentSchema<T>): T {
 	let raw: unknown;
 	try {
 		raw = JSON.parse(text);
@@ -56,17 +56,8 @@ export function decodeDocument<T>(path: string, text: string, spec: DocumentSche
 	return parsed.data;
 }
 
-export function encodeDocument<T>(value: T, spec: DocumentSchema<T>): string {
+function encodeDocument<T>(value: T, spec: DocumentSchema<T>): string {
 	return `${JSON.stringify({ schema_version: spec.version, ...(value as object) }, null, 2)}\n`;
-}
-
-async function readText(path: string): Promise<string | undefined> {
-	try {
-		return await readFile(path, 'utf8');
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-		throw error;
-	}
 }
 
 /** One JSON document with a fallback value while the file does not exist. */
@@ -78,7 +69,7 @@ export class JsonDocument<T> {
 	) {}
 
 	async read(): Promise<T> {
-		const text = await readText(this.path);
+		const text = await readTextIfExists(this.path);
 		return text === undefined ? this.initial() : decodeDocument(this.path, text, this.spec);
 	}
 
@@ -125,7 +116,7 @@ export class JsonCollection<T> {
 
 	async get(name: string): Promise<T | undefined> {
 		const path = this.fileOf(name);
-		const text = await readText(path);
+		const text = await readTextIfExists(path);
 		return text === undefined ? undefined : decodeDocument(path, text, this.spec);
 	}
 
@@ -137,7 +128,7 @@ export class JsonCollection<T> {
 	/** Creates an entity; `false` when one of that name exists already. */
 	async create(name: string, value: T): Promise<boolean> {
 		return withLock(this.folder, async () => {
-			if ((await readText(this.fileOf(name))) !== undefined) return false;
+			if ((await readTextIfExists(this.fileOf(name))) !== undefined) return false;
 			await writeFileAtomic(this.fileOf(name), encodeDocument(value, this.spec));
 			return true;
 		});
@@ -147,7 +138,7 @@ export class JsonCollection<T> {
 	async update(name: string, change: (current: T) => T): Promise<T | undefined> {
 		const path = this.fileOf(name);
 		return withLock(this.folder, async () => {
-			const text = await readText(path);
+			const text = await readTextIfExists(path);
 			if (text === undefined) return undefined;
 			const next = change(decodeDocument(path, text, this.spec));
 			await writeFileAtomic(path, encodeDocument(next, this.spec));
@@ -159,7 +150,7 @@ export class JsonCollection<T> {
 	async delete(name: string): Promise<boolean> {
 		return withLock(this.folder, async () => {
 			const path = this.fileOf(name);
-			if ((await readText(path)) === undefined) return false;
+			if ((await readTextIfExists(path)) === undefined) return false;
 			await rm(path);
 			return true;
 		});

@@ -12,9 +12,7 @@ import {
 	UnregisterClient,
 	UnregisterClientFromGroup,
 } from '../../../protocol/protocol.clients.js';
-import { printJson, printTable, type Cli } from '../cli.js';
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import { collect, printJson, printTable, type Cli } from '../cli.js';
 
 export function registerClientCommands(program: Command, cli: Cli): void {
 	const client = program

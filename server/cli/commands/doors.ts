@@ -3,9 +3,9 @@
  * Their modules are imported only when chosen, so other commands start fast.
  */
 import type { Command } from 'commander';
-import { Cli } from '../cli.js';
+import type { Cli } from '../cli.js';
 
-export function registerDoorCommands(program: Command): void {
+export function registerDoorCommands(program: Command, cli: Cli): void {
 	program
 		.command('daemon')
 		.description('Serve the management operations as JSON-RPC over stdio (LSP framing), for editors')
@@ -18,7 +18,6 @@ export function registerDoorCommands(program: Command): void {
 		.option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 8080)
 		.option('--socket <path>', 'listen on a UNIX socket instead of host and port')
 		.action(async (options: { host: string; port: number; socket?: string }) => {
-			const cli = new Cli();
 			const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
 			const dispatcher = createDispatcher(cli.environment, { background: true });
 			const server = new RestServer(cli.environment, dispatcher);

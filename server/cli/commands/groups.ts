@@ -2,8 +2,10 @@
  * `hangar group ls|create|info|rm`.
  */
 import type { Command } from 'commander';
-import { CreateGroup, DeleteGroup, GetGroup, ListGroups } from '../../../protocol/protocol.groups.js';
+import { CreateGroup, DeleteGroup, GetGroup, ListGroups, type Group } from '../../../protocol/protocol.groups.js';
 import { printJson, printTable, type Cli } from '../cli.js';
+
+const groupColumns = { name: (g: Group) => g.name, clients: (g: Group) => g.registered_clients, skills: (g: Group) => g.skills };
 
 export function registerGroupCommands(program: Command, cli: Cli): void {
 	const group = program.command('group').description('Manage groups of workloads, clients and skills');
@@ -16,11 +18,7 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
 		.action(async (options: { json?: boolean }) => {
 			const { groups } = await cli.call(ListGroups, {});
 			if (options.json) return printJson(groups);
-			printTable(
-				groups,
-				{ name: (g) => g.name, clients: (g) => g.registered_clients, skills: (g) => g.skills },
-				'No groups.',
-			);
+			printTable(groups, groupColumns, 'No groups.');
 		});
 
 	group
@@ -40,7 +38,7 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
 		.action(async (name: string, options: { json?: boolean }) => {
 			const found = await cli.call(GetGroup, { name });
 			if (options.json) return printJson(found);
-			printTable([found], { name: (g) => g.name, clients: (g) => g.registered_clients, skills: (g) => g.skills }, '');
+			printTable([found], groupColumns, '');
 		});
 
 	group

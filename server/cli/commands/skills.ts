@@ -19,9 +19,7 @@ import {
 	UpgradeSkills,
 	ValidateSkill,
 } from '../../../protocol/protocol.skills.js';
-import { printJson, printTable, type Cli } from '../cli.js';
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import { collect, printJson, printTable, type Cli } from '../cli.js';
 
 interface PlacementOptions {
 	scope?: Scope;

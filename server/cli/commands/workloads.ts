@@ -24,7 +24,7 @@ import {
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile } from '../../../protocol/runConfig.js';
-import { printJson, printTable, type Cli } from '../cli.js';
+import { collect, printJson, printTable, type Cli } from '../cli.js';
 
 const WAIT_MS = 120_000;
 
@@ -63,8 +63,6 @@ interface SpecOptions {
 	rateLimitConfig?: string;
 	sessionRedis?: string;
 }
-
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 function integer(value: string): number {
 	const number = Number(value);
