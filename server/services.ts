@@ -12,7 +12,6 @@ import { secretImplementations, SecretsService } from './secrets/service.js';
 import { DockerRuntime } from './runtime/docker.js';
 import { SkillService, skillImplementations } from './skills/service.js';
 import { systemImplementations } from './system.js';
-import { withGroupRelease } from './workloads/groupRelease.js';
 import { workloadImplementations } from './workloads/implementations.js';
 import { WorkloadService } from './workloads/service.js';
 
@@ -49,7 +48,7 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 		operations,
 		[
 			...systemImplementations(runtime),
-			...withGroupRelease(groupImplementations(groups), groups, workloads),
+			...groupImplementations(groups, (name, withWorkloads) => workloads.releaseGroup(name, withWorkloads)),
 			...clientImplementations(clients),
 			...registryImplementations(registries),
 			...secretImplementations(secrets),

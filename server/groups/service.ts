@@ -1,11 +1,15 @@
 /**
- * The groups rows: list, create, get, delete.
+ * The groups rows: list, create, get, delete. Deleting a group first releases its workloads
+ * (moved to `default`, or deleted with `with-workloads`), once the group is known to exist.
  */
 import { CreateGroup, DeleteGroup, GetGroup, ListGroups } from '../../protocol/protocol.groups.js';
 import { implement, type Implementation } from '../dispatch.js';
-import type { GroupStore } from './store.js';
+import { DEFAULT_GROUP, type GroupStore } from './store.js';
 
-export function groupImplementations(groups: GroupStore): Implementation[] {
+/** What deleting a group must do with the workloads in it (the workloads area's part). */
+export type ReleaseGroup = (name: string, withWorkloads: boolean) => Promise<void>;
+
+export function groupImplementations(groups: GroupStore, releaseGroup: ReleaseGroup): Implementation[] {
 	return [
 		implement(ListGroups, async () => ({ groups: await groups.list() })),
 		implement(CreateGroup, async ({ name }) => {
@@ -13,8 +17,12 @@ export function groupImplementations(groups: GroupStore): Implementation[] {
 			return { name };
 		}),
 		implement(GetGroup, ({ name }) => groups.get(name)),
-		implement(DeleteGroup, async ({ name }) => {
-			await groups.delete(name);
+		implement(DeleteGroup, async (params) => {
+			if (params.name !== DEFAULT_GROUP) {
+				await groups.get(params.name);
+				await releaseGroup(params.name, params['with-workloads'] ?? false);
+			}
+			await groups.delete(params.name);
 			return null;
 		}),
 	];
