@@ -32,8 +32,8 @@ import { clientTransportOf, clientUrlOf, type ClientTransport } from './urls.js'
 
 const LOG_LINES = 1000;
 const STOP_GRACE_SECONDS = 10;
-const RECONCILE_CONCURRENCY = 4;
-const BULK_CONCURRENCY = 4;
+/** Workloads a bulk operation or reconcile works on at once. */
+const CONCURRENCY = 4;
 const TRANSITIONAL = new Set<WorkloadStatus>(['starting', 'stopping', 'removing']);
 const REMOVED = 'removed';
 /** A `starting` status younger than this belongs to work still in progress. */
@@ -188,11 +188,8 @@ export class WorkloadService {
 				await this.ensureContainer(config, env, options.recreate);
 			}
 			await stopProxy(this.store, name);
-			const moved = await this.keepPort(config);
 			context?.progress.report('starting the proxy');
-			const launched = await launchProxy(this.store, name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry);
-			if (launched.ready) await this.setStatus(name, 'running', moved === undefined ? undefined : `port ${moved} was taken; moved to ${config.port}`);
-			else await this.setStatus(name, 'unhealthy', `the server did not answer within ${this.readyTimeoutMs / 1000} s`);
+			await this.launch(config, secretHeaders, (moved) => (moved === undefined ? undefined : `port ${moved} was taken; moved to ${config.port}`));
 		} catch (error) {
 			await this.setStatus(name, 'error', (error as Error).message);
 			throw error;
@@ -240,6 +237,18 @@ export class WorkloadService {
 			await this.store.configs.update(config.name, (stored) => ({ ...stored, egress_port: config.egress_port }));
 		}
 		return { gateway, port: config.egress_port };
+	}
+
+	/**
+	 * Launches the proxy on the workload's port (moved first if another program took it) and
+	 * records `running`, with the context `running` gives for the old port when it moved, or
+	 * `unhealthy` when the server does not answer in time.
+	 */
+	private async launch(config: StoredWorkload, secretHeaders: Record<string, string>, running: (moved: number | undefined) => string | undefined): Promise<void> {
+		const moved = await this.keepPort(config);
+		const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry);
+		if (launched.ready) await this.setStatus(config.name, 'running', running(moved));
+		else await this.setStatus(config.name, 'unhealthy', `the server did not answer within ${this.readyTimeoutMs / 1000} s`);
 	}
 
 	/**
@@ -367,25 +376,28 @@ export class WorkloadService {
 
 	/** Runs `work` on the workload's current configuration, after its earlier changes, in the background. */
 	private background(name: string, work: (config: StoredWorkload) => Promise<void>): void {
-		const task = this.exclusive(name, async () => {
-			const config = await this.store.configs.get(name);
-			if (config) await work(config);
-		}).catch((error: Error) => this.log.error(`workload ${name}: ${error.message}`));
-		this.track(task);
+		this.track(this.underLock(name, work, 'workload'));
 	}
 
 	private backgroundMany(configs: StoredWorkload[], work: (config: StoredWorkload) => Promise<void>): void {
+		this.track(this.eachUnderLock(configs, work, 'workload'));
+	}
+
+	/** Runs `work` on the workload's current configuration under its lock; a failure is logged after `label`. */
+	private underLock(name: string, work: (config: StoredWorkload) => Promise<void>, label: string): Promise<void> {
+		return this.exclusive(name, async () => {
+			const config = await this.store.configs.get(name);
+			if (config) await work(config);
+		}).catch((error: Error) => this.log.error(`${label} ${name}: ${error.message}`));
+	}
+
+	/** `underLock` for each of `configs`, a few at a time. */
+	private async eachUnderLock(configs: readonly StoredWorkload[], work: (config: StoredWorkload) => Promise<void>, label: string): Promise<void> {
 		const queue = [...configs];
 		const worker = async () => {
-			for (let config = queue.shift(); config; config = queue.shift()) {
-				const name = config.name;
-				await this.exclusive(name, async () => {
-					const current = await this.store.configs.get(name);
-					if (current) await work(current);
-				}).catch((error: Error) => this.log.error(`workload ${name}: ${error.message}`));
-			}
+			for (let config = queue.shift(); config; config = queue.shift()) await this.underLock(config.name, work, label);
 		};
-		this.track(Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, configs.length) }, worker)).then(() => undefined));
+		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
 	}
 
 	private track(task: Promise<void>): void {
@@ -551,17 +563,7 @@ export class WorkloadService {
 	 * starts containers whose restart policy says so, and marks workloads whose container is gone.
 	 */
 	async reconcile(): Promise<void> {
-		const queue = await this.store.configs.list();
-		const worker = async () => {
-			for (let config = queue.shift(); config; config = queue.shift()) {
-				const name = config.name;
-				await this.exclusive(name, async () => {
-					const current = await this.store.configs.get(name);
-					if (current) await this.reconcileOne(current);
-				}).catch((error: Error) => this.log.error(`reconciling workload ${name}: ${error.message}`));
-			}
-		};
-		await Promise.all(Array.from({ length: RECONCILE_CONCURRENCY }, worker));
+		await this.eachUnderLock(await this.store.configs.list(), (config) => this.reconcileOne(config), 'reconciling workload');
 	}
 
 	/** Runs `reconcile` in the background (daemon and `hangar serve` start-up). */
@@ -613,10 +615,7 @@ export class WorkloadService {
 	private async relaunchProxy(config: StoredWorkload): Promise<void> {
 		try {
 			const secretHeaders = await this.secretHeadersOf(config);
-			const moved = await this.keepPort(config);
-			const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry);
-			if (launched.ready) await this.setStatus(config.name, 'running', moved === undefined ? 'proxy restarted' : `proxy restarted; port ${moved} was taken, moved to ${config.port}`);
-			else await this.setStatus(config.name, 'unhealthy', `the server did not answer within ${this.readyTimeoutMs / 1000} s`);
+			await this.launch(config, secretHeaders, (moved) => (moved === undefined ? 'proxy restarted' : `proxy restarted; port ${moved} was taken, moved to ${config.port}`));
 		} catch (error) {
 			await this.setStatus(config.name, 'error', (error as Error).message);
 		} finally {
