@@ -20,10 +20,10 @@ import { skillProblems } from '../problems.js';
 import { readSettings } from '../settings.js';
 import { pickClients } from '../ui/clients.js';
 import { showFailure } from '../ui/errors.js';
-import { localFolders, pickProjectFolder, pickSkillTarget, projectTarget, type SkillTarget } from '../ui/folders.js';
+import { pickProjectFolder, pickSkillTarget, scopeParams, skillTargets, type SkillTarget } from '../ui/folders.js';
 import { withDaemonProgress } from '../ui/progress.js';
 import { searchPick, type Choice } from '../ui/search.js';
-import { REGISTRY } from '../views/registry.js';
+import { REGISTRY, skillDescription, skillLabel } from '../views/registry.js';
 import type { SkillItem } from '../views/skills.js';
 
 /** A skill to install or read: what `skills/install` takes, and what `skills/content` takes. */
@@ -80,8 +80,8 @@ export function pickSkillSource(daemon: Hangar['daemon'], title: string): Promis
 			);
 			return skills.map(
 				(skill): Choice<SkillSource> => ({
-					label: skill.title || skill.name,
-					description: [skill.namespace, skill.version].filter(Boolean).join(' · '),
+					label: skillLabel(skill),
+					description: skillDescription(skill),
 					detail: skill.description,
 					value: registrySkillSource(skill),
 				}),
@@ -92,10 +92,6 @@ export function pickSkillSource(daemon: Hangar['daemon'], title: string): Promis
 
 function where(target: SkillTarget): string {
 	return target.scope === 'user' ? 'your user' : `project ${target.folder.name}`;
-}
-
-function scopeParams(target: SkillTarget) {
-	return target.scope === 'user' ? { scope: 'user' as const } : { scope: 'project' as const, project_root: target.project_root };
 }
 
 export async function installSkill(hangar: Hangar, from?: SkillSource): Promise<void> {
@@ -171,7 +167,7 @@ export async function uninstallSkill(hangar: Hangar, item?: SkillItem): Promise<
 }
 
 async function pickInstalledSkill(hangar: Hangar): Promise<InstalledChoice | undefined> {
-	const targets: SkillTarget[] = [...localFolders().map(projectTarget), { scope: 'user' }];
+	const targets = skillTargets();
 	let firstFailure: unknown;
 	const lists = await Promise.all(
 		targets.map(async (target) => {

@@ -18,7 +18,7 @@ import type { Hangar } from '../hangar.js';
 import { showFailure } from '../ui/errors.js';
 import { withDaemonProgress } from '../ui/progress.js';
 import { searchPick } from '../ui/search.js';
-import { REGISTRY } from '../views/registry.js';
+import { REGISTRY, serverDescription, serverLabel } from '../views/registry.js';
 import type { WorkloadItem } from '../views/workloads.js';
 
 /** A workload name from a server name: its last segment, cut to the characters names allow. */
@@ -44,8 +44,8 @@ function pickServer(hangar: Hangar): Promise<ServerRecord | undefined> {
 				{ signal },
 			);
 			return servers.map((server) => ({
-				label: server.title || server.name,
-				description: [server.title ? server.name : undefined, server.version].filter(Boolean).join(' · '),
+				label: serverLabel(server),
+				description: serverDescription(server),
 				detail: server.description,
 				value: server,
 			}));
@@ -172,28 +172,12 @@ async function pickWorkload(hangar: Hangar, title: string, running?: boolean): P
 
 export async function stopWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
 	const name = item?.name ?? (await pickWorkload(hangar, 'Stop Workload', true));
-	if (!name) return;
-	try {
-		await hangar.daemon.request(StopWorkload, { name });
-		vscode.window.setStatusBarMessage(`Stopping ${name}…`, 3_000);
-	} catch (error) {
-		await showFailure(error, `stop workload ${name}`);
-	} finally {
-		hangar.workloads.refresh();
-	}
+	if (name) await requestFor(hangar, name, StopWorkload, 'Stopping', 'stop');
 }
 
 export async function restartWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
 	const name = item?.name ?? (await pickWorkload(hangar, 'Restart Workload'));
-	if (!name) return;
-	try {
-		await hangar.daemon.request(RestartWorkload, { name });
-		vscode.window.setStatusBarMessage(`Restarting ${name}…`, 3_000);
-	} catch (error) {
-		await showFailure(error, `restart workload ${name}`);
-	} finally {
-		hangar.workloads.refresh();
-	}
+	if (name) await requestFor(hangar, name, RestartWorkload, 'Restarting', 'restart');
 }
 
 export async function removeWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
@@ -204,12 +188,16 @@ export async function removeWorkload(hangar: Hangar, item?: WorkloadItem): Promi
 		{ modal: true, detail: 'Its container and proxy are stopped and its configuration is deleted.' },
 		'Remove',
 	);
-	if (confirmed !== 'Remove') return;
+	if (confirmed === 'Remove') await requestFor(hangar, name, DeleteWorkload, 'Removing', 'remove');
+}
+
+/** Asks the daemon to stop, restart or remove `name`, says so in the status bar, and refreshes the view. */
+async function requestFor(hangar: Hangar, name: string, operation: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload, doing: string, verb: string): Promise<void> {
 	try {
-		await hangar.daemon.request(DeleteWorkload, { name });
-		vscode.window.setStatusBarMessage(`Removing ${name}…`, 3_000);
+		await hangar.daemon.request(operation, { name });
+		vscode.window.setStatusBarMessage(`${doing} ${name}…`, 3_000);
 	} catch (error) {
-		await showFailure(error, `remove workload ${name}`);
+		await showFailure(error, `${verb} workload ${name}`);
 	} finally {
 		hangar.workloads.refresh();
 	}

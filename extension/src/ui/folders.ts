@@ -25,6 +25,16 @@ export function projectTarget(folder: vscode.WorkspaceFolder): SkillTarget {
 	return { scope: 'project', project_root: folder.uri.fsPath, folder };
 }
 
+/** Every place skills may be installed: each local workspace folder, then the user. */
+export function skillTargets(): SkillTarget[] {
+	return [...localFolders().map(projectTarget), { scope: 'user' }];
+}
+
+/** A target as the skills operations take it (`scope`, and `project_root` for a project). */
+export function scopeParams(target: SkillTarget) {
+	return target.scope === 'user' ? { scope: 'user' as const } : { scope: 'project' as const, project_root: target.project_root };
+}
+
 /** The folder a project action applies to; undefined when there is none or the user backs out. */
 export async function pickProjectFolder(purpose: string): Promise<vscode.WorkspaceFolder | undefined> {
 	const folders = localFolders();

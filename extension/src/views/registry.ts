@@ -23,12 +23,18 @@ export class CategoryItem extends vscode.TreeItem {
 	}
 }
 
+/** How a registry server or skill is named and described, in the view and in pickers alike. */
+export const serverLabel = (server: ServerRecord) => server.title || server.name;
+export const serverDescription = (server: ServerRecord) => [server.title ? server.name : undefined, server.version].filter(Boolean).join(' · ');
+export const skillLabel = (skill: RegistrySkill) => skill.title || skill.name;
+export const skillDescription = (skill: RegistrySkill) => [skill.namespace, skill.version].filter(Boolean).join(' · ');
+
 export class RegistryServerItem extends vscode.TreeItem {
 	readonly kind = 'registryServer';
 
 	constructor(readonly server: ServerRecord) {
-		super(server.title || server.name, vscode.TreeItemCollapsibleState.None);
-		this.description = [server.title ? server.name : undefined, server.version].filter(Boolean).join(' · ');
+		super(serverLabel(server), vscode.TreeItemCollapsibleState.None);
+		this.description = serverDescription(server);
 		this.tooltip = new vscode.MarkdownString([`**${server.name}**`, server.description].filter(Boolean).join('\n\n'));
 		this.iconPath = new vscode.ThemeIcon(server.remotes?.length ? 'globe' : 'package');
 		this.contextValue = 'registryServer';
@@ -39,8 +45,8 @@ export class RegistrySkillItem extends vscode.TreeItem {
 	readonly kind = 'registrySkill';
 
 	constructor(readonly skill: RegistrySkill) {
-		super(skill.title || skill.name, vscode.TreeItemCollapsibleState.None);
-		this.description = [skill.namespace, skill.version].filter(Boolean).join(' · ');
+		super(skillLabel(skill), vscode.TreeItemCollapsibleState.None);
+		this.description = skillDescription(skill);
 		this.tooltip = new vscode.MarkdownString([`**${skill.name}**`, skill.description].filter(Boolean).join('\n\n'));
 		this.iconPath = new vscode.ThemeIcon('book');
 		this.contextValue = 'registrySkill';

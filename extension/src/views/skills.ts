@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { ListSkills, type InstalledSkill } from '../../../protocol/protocol.skills.js';
 import type { DaemonSupervisor } from '../daemon.js';
-import { localFolders, projectTarget, type SkillTarget } from '../ui/folders.js';
+import { scopeParams, skillTargets, type SkillTarget } from '../ui/folders.js';
 import { MessageItem } from './messages.js';
 
 export class ScopeItem extends vscode.TreeItem {
@@ -75,12 +75,11 @@ export class SkillsView implements vscode.TreeDataProvider<SkillsNode> {
 	}
 
 	async getChildren(node?: SkillsNode): Promise<SkillsNode[]> {
-		if (!node) return [...localFolders().map((folder) => new ScopeItem(projectTarget(folder))), new ScopeItem({ scope: 'user' })];
+		if (!node) return skillTargets().map((target) => new ScopeItem(target));
 		if (node.kind !== 'scope') return [];
 		const { target } = node;
 		try {
-			const params = target.scope === 'user' ? { scope: 'user' as const } : { scope: 'project' as const, project_root: target.project_root };
-			const { skills } = await this.daemon.request(ListSkills, params);
+			const { skills } = await this.daemon.request(ListSkills, scopeParams(target));
 			if (skills.length === 0) return [MessageItem.empty('No skills installed')];
 			return skills
 				.map((skill) => new SkillItem(skill, target))
