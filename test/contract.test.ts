@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HangarError, operations, type OperationDefinition } from '../protocol/index.js';
 import { pathParams } from '../protocol/operation.js';
+import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -82,10 +83,9 @@ describe.each(operations.map((row) => ({ method: row.method, row })))('$method',
 	const rpcField = requiredField(row, 'rpc');
 	if (rpcField !== undefined) {
 		it(`RPC: a missing required param (${rpcField}) is a 400 naming it`, async () => {
-			const error = await daemon.client.request(row, withoutField(row.example, rpcField) as never).catch((e: unknown) => e);
-			expect(error).toBeInstanceOf(HangarError);
-			expect((error as HangarError).status).toBe(400);
-			expect((error as HangarError).message).toContain(rpcField);
+			const error = await hangarErrorOf(daemon.client.request(row, withoutField(row.example, rpcField) as never));
+			expect(error.status).toBe(400);
+			expect(error.message).toContain(rpcField);
 		});
 	}
 

@@ -9,8 +9,8 @@ import { contextFor } from '../server/context.js';
 import { createEnvironment } from '../server/environment.js';
 import { RegistryService } from '../server/registry/service.js';
 import { fixturePath } from './fixtures/registry/upstream.js';
-import { createTestHome, type TestHome } from './support/home.js';
 import { hangarErrorOf } from './support/errors.js';
+import { createTestHome, type TestHome } from './support/home.js';
 
 let home: TestHome;
 let registries: RegistryService;

@@ -10,9 +10,9 @@ import type { Logger } from '../server/log.js';
 import { SecretsService } from '../server/secrets/service.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { installFakeOp, secretsEnv } from './fixtures/secrets/support.js';
+import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
-import { hangarErrorOf } from './support/errors.js';
 
 const OP_VALUE = 'op-value-7f3a';
 const ENV_VALUE = 'env-value-91c2';

@@ -5,13 +5,13 @@
  * sessions bound to their caller, the token never reaching the server, and an audit event
  * for every outcome.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, EVERYTHING, startRemoteServer, textOf, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { TestIssuer } from './fixtures/security/issuer.js';
 import { auditFileOf, bearer, createWorkload, deleteAllWorkloads, INITIALIZE, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
+import { freePort } from './support/registry.js';
 
 const COOLDOWN_MS = 1_500;
 
@@ -27,15 +27,6 @@ async function tokenFor(...args: Parameters<TestIssuer['token']>): Promise<strin
 	const token = await issuer.token(...args);
 	issued.push(token);
 	return token;
-}
-
-function closedPort(): Promise<number> {
-	return new Promise((resolve) => {
-		const server = createServer().listen(0, '127.0.0.1', () => {
-			const { port } = server.address() as { port: number };
-			server.close(() => resolve(port));
-		});
-	});
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -205,7 +196,7 @@ describe('a workload with authentication', { timeout: 60_000 }, () => {
 
 describe('an unreachable identity provider', { timeout: 120_000 }, () => {
 	it('answers 401, saying the keys cannot be fetched', async () => {
-		const port = await closedPort();
+		const port = await freePort();
 		const down = await createWorkload(serve.url, {
 			name: 'authn-down',
 			image: EVERYTHING,
@@ -219,7 +210,7 @@ describe('an unreachable identity provider', { timeout: 120_000 }, () => {
 	});
 
 	it('answers 401 when only the JWKS URL is down', async () => {
-		const port = await closedPort();
+		const port = await freePort();
 		const down = await createWorkload(serve.url, {
 			name: 'authn-jwks-down',
 			url: await remoteUrl(),

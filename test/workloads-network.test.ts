@@ -12,6 +12,7 @@ import { CreateWorkload, DeleteWorkloads, ListWorkloads } from '../protocol/prot
 import { connect, EVERYTHING, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { listen } from './support/registry.js';
 
 const run = promisify(execFile);
 let home: TestHome;
@@ -21,7 +22,7 @@ const servers: Server[] = [];
 async function hostServer(answer: string): Promise<number> {
 	const server = createServer((_, response) => response.end(answer));
 	servers.push(server);
-	return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+	return listen(server);
 }
 
 /** Runs a script with node inside the workload's container. */

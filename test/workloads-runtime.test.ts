@@ -4,12 +4,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HangarError } from '../protocol/errors.js';
 import { Health } from '../protocol/protocol.system.js';
 import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { silentProgress } from '../server/context.js';
 import { DockerRuntime } from '../server/runtime/docker.js';
 import type { Attachment } from '../server/runtime/runtime.js';
+import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -112,16 +112,15 @@ describe('DockerRuntime', () => {
 	it('knows which images exist, and a pull of an unknown image is a 404', async () => {
 		expect(await runtime.imageExists(IMAGE)).toBe(true);
 		expect(await runtime.imageExists(`hangar-test/missing-${suffix}:1`)).toBe(false);
-		const error = await runtime.pullImage(`hangar-test/missing-${suffix}:1`, silentProgress, new AbortController().signal).catch((e: unknown) => e);
-		expect(error).toBeInstanceOf(HangarError);
+		const error = await hangarErrorOf(runtime.pullImage(`hangar-test/missing-${suffix}:1`, silentProgress, new AbortController().signal));
 		expect(error).toMatchObject({ status: 404, code: 'image_not_found' });
 	});
 
 	it('answers 503 when no engine listens at DOCKER_HOST', async () => {
 		const absent = new DockerRuntime({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
-		const error = await absent.info().catch((e: unknown) => e);
+		const error = await hangarErrorOf(absent.info());
 		expect(error).toMatchObject({ status: 503, code: 'runtime_unavailable' });
-		expect((error as Error).message).toContain('DOCKER_HOST');
+		expect(error.message).toContain('DOCKER_HOST');
 	});
 });
 

@@ -18,6 +18,7 @@ import { resolvePaths } from '../server/store/paths.js';
 import { WorkloadService } from '../server/workloads/service.js';
 import { RegistryFileCatalog } from './fixtures/workloads/catalog.js';
 import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName } from './fixtures/workloads/helpers.js';
+import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
 
@@ -98,7 +99,7 @@ afterAll(async () => {
 describe('creates from a registry entry', { timeout: 120_000 }, () => {
 	it('fills image, transport, arguments and env from the entry and injects secrets at start, never showing them', async () => {
 		const name = uniqueName('registry');
-		const missing = await service.create({ name, image: 'everything' }, context()).catch((error: HangarError) => error);
+		const missing = await hangarErrorOf(service.create({ name, image: 'everything' }, context()));
 		expect(missing).toMatchObject({ status: 400, message: expect.stringContaining('env_vars.API_KEY') });
 
 		syncs = 0;
@@ -135,15 +136,15 @@ describe('creates from a registry entry', { timeout: 120_000 }, () => {
 	});
 
 	it('404 when the entry\'s image cannot be had, naming it; 400 for a registry other than default', async () => {
-		const error = await service.create({ name: uniqueName('example'), registry: 'default', server: 'io.github.stacklok/example-container' }, context()).catch((e: HangarError) => e);
+		const error = await hangarErrorOf(service.create({ name: uniqueName('example'), registry: 'default', server: 'io.github.stacklok/example-container' }, context()));
 		expect(error).toMatchObject({ status: 404, code: 'image_not_found', message: expect.stringContaining('example/mcp-server:latest') });
-		const other = await service.create({ name: uniqueName('other'), registry: 'corporate', server: 'io.github.stacklok/example-container' }, context()).catch((e: HangarError) => e);
+		const other = await hangarErrorOf(service.create({ name: uniqueName('other'), registry: 'corporate', server: 'io.github.stacklok/example-container' }, context()));
 		expect(other).toMatchObject({ status: 400, message: expect.stringContaining('registry') });
 	});
 
 	it('a secret the provider does not have is its 404, and nothing is left behind', async () => {
 		const name = uniqueName('nosecret');
-		const error = await service.create({ name, image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], secrets: [{ name: 'absent', target: 'TOKEN' }] }, context()).catch((e: HangarError) => e);
+		const error = await hangarErrorOf(service.create({ name, image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], secrets: [{ name: 'absent', target: 'TOKEN' }] }, context()));
 		expect(error).toMatchObject({ status: 404, message: 'secret absent not found' });
 		expect((await service.list({ all: true })).workloads.map((workload) => workload.name)).not.toContain(name);
 		expect(await new DockerRuntime().list({ 'hangar.name': name })).toEqual([]);

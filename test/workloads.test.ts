@@ -32,11 +32,12 @@ import { DockerRuntime } from '../server/runtime/docker.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { WorkloadStore } from '../server/workloads/store.js';
 import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
+import { listen } from './support/registry.js';
 import { callRest } from './support/rest.js';
 import { toolhiveResponseSchema, toolhiveViolations } from './support/toolhive-openapi.js';
-import { hangarErrorOf } from './support/errors.js';
 
 const runtime = new DockerRuntime();
 let home: TestHome;
@@ -134,7 +135,7 @@ describe('create: validation and statuses', { timeout: 60_000 }, () => {
 
 	it('400 for an explicit proxy port that is busy', async () => {
 		const blocker = createServer();
-		const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
+		const port = await listen(blocker);
 		try {
 			const response = await callRest(serve.url, CreateWorkload, { name: uniqueName('busy'), url: remote.url, proxy_port: port });
 			expect(response.status).toBe(400);

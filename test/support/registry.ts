@@ -9,7 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
@@ -108,7 +108,8 @@ function basicUser(request: IncomingMessage, users: Record<string, string>): str
 	return user && users[user] === password ? user : null;
 }
 
-export function listen(server: Server): Promise<number> {
+/** Listens on a free loopback port; resolves with the port. */
+export function listen(server: NetServer): Promise<number> {
 	return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
