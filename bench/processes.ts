@@ -1,6 +1,7 @@
 /** Spawning the processes a benchmark measures, and waiting for them to be ready. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,16 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type
 
 export const HANGAR = fileURLToPath(new URL('../server/cli/main.js', import.meta.url));
 export const peer = (name: string): string => fileURLToPath(new URL(`./peers/${name}.js`, import.meta.url));
+
+/** A loopback port nothing listens on right now. */
+export function freePort(): Promise<number> {
+	return new Promise((resolve) => {
+		const server = createServer().listen(0, '127.0.0.1', () => {
+			const { port } = server.address() as { port: number };
+			server.close(() => resolve(port));
+		});
+	});
+}
 
 /** A fresh HANGAR_HOME so benchmarks never touch the user's state. */
 export function benchEnv(): NodeJS.ProcessEnv {

@@ -9,6 +9,17 @@ export function percentile(samples: readonly number[], p: number): number {
 
 export const median = (samples: readonly number[]): number => percentile(samples, 50);
 
+/** The time of each of `count` calls of `work`, one after the other, in ms. */
+export async function timed(count: number, work: (index: number) => Promise<unknown>): Promise<number[]> {
+	const samples: number[] = [];
+	for (let index = 0; index < count; index++) {
+		const started = performance.now();
+		await work(index);
+		samples.push(performance.now() - started);
+	}
+	return samples;
+}
+
 export interface Table {
 	readonly title: string;
 	readonly columns: readonly string[];

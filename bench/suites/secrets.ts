@@ -11,7 +11,7 @@ import { LIGHT_KDF, newKeyDerivation, open, seal, STRONG_KDF, type ScryptParams 
 import { SecretsService } from '../../server/secrets/service.js';
 import { resolvePaths } from '../../server/store/paths.js';
 import { HANGAR, benchEnv, spawnRpc } from '../processes.js';
-import { median, ms, percentile, verdict, type Table } from '../stats.js';
+import { median, ms, percentile, timed, verdict, type Table } from '../stats.js';
 
 const DERIVATIONS = 5;
 const WRITES = 200;
@@ -42,16 +42,6 @@ async function keyDerivation(): Promise<Table> {
 		rows: [row('generated keys (256 random bits)', LIGHT_KDF, light), row('passwords a person chose', STRONG_KDF, strong)],
 		verdicts: [],
 	};
-}
-
-async function timed(count: number, work: (index: number) => Promise<unknown>): Promise<number[]> {
-	const samples: number[] = [];
-	for (let index = 0; index < count; index++) {
-		const started = performance.now();
-		await work(index);
-		samples.push(performance.now() - started);
-	}
-	return samples;
 }
 
 async function perSecret(): Promise<Table> {

@@ -20,7 +20,7 @@ import { CedarAuthorizer } from '../../server/proxy/security/cedarAuthorizer.js'
 import { argumentAttributes, hintAttributes } from '../../server/proxy/security/cedarEntities.js';
 import { TokenValidator } from '../../server/proxy/security/tokenValidator.js';
 import { benchEnv, runHangar } from '../processes.js';
-import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
+import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
 const ROUNDS = 5;
@@ -259,25 +259,13 @@ async function verifications(issuer: Issuer): Promise<{ rows: string[][]; p50: n
 		// Distinct tokens (jti), so each is verified in full.
 		const tokens = await Promise.all(Array.from({ length: VERIFICATIONS + 500 }, (_, index) => issuer.sign(alg, 'rita', `t${index}`)));
 		for (const token of tokens.slice(VERIFICATIONS)) await validator.verify(token);
-		const samples: number[] = [];
-		for (const token of tokens.slice(0, VERIFICATIONS)) {
-			const started = performance.now();
-			await validator.verify(token);
-			samples.push(performance.now() - started);
-		}
-		const { p50, p99 } = micro(samples);
+		const { p50, p99 } = micro(await timed(VERIFICATIONS, (index) => validator.verify(tokens[index]!)));
 		if (alg === 'RS256') rsa = p50;
 		rows.push([`JWT verification, ${alg}, a new token (keys cached)`, us(p50), us(p99), alg === 'RS256' ? '≤ 80 µs' : '—']);
 	}
 	const again = await issuer.sign('RS256', 'rita', 'again');
 	await validator.verify(again);
-	const samples: number[] = [];
-	for (let index = 0; index < VERIFICATIONS; index++) {
-		const started = performance.now();
-		await validator.verify(again);
-		samples.push(performance.now() - started);
-	}
-	const remembered = micro(samples);
+	const remembered = micro(await timed(VERIFICATIONS, () => validator.verify(again)));
 	rows.push(['JWT verification, a token verified before (remembered)', us(remembered.p50), us(remembered.p99), '—']);
 	// The floors: the RS256 signature check alone, as jose does it (WebCrypto) and synchronously.
 	const [header, payload, signature] = again.split('.') as [string, string, string];
@@ -286,15 +274,10 @@ async function verifications(issuer: Issuer): Promise<{ rows: string[][]; p50: n
 	const jwk = (await (await fetch(`${issuer.url}/certs`)).json()) as { keys: Array<JWK & { kid: string }> };
 	const publicJwk = jwk.keys.find((key) => key.kid === 'RS256')!;
 	const webKey = await crypto.subtle.importKey('jwk', publicJwk, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
-	const subtle: number[] = [];
-	for (let index = 0; index < VERIFICATIONS; index++) {
-		const started = performance.now();
-		await crypto.subtle.verify('RSASSA-PKCS1-v1_5', webKey, signatureBytes, data);
-		subtle.push(performance.now() - started);
-	}
+	const subtle = micro(await timed(VERIFICATIONS, () => crypto.subtle.verify('RSASSA-PKCS1-v1_5', webKey, signatureBytes, data)));
 	const keyObject = createPublicKey({ key: publicJwk, format: 'jwk' });
 	const sync = timedSync(VERIFICATIONS, () => verifySignature('RSA-SHA256', data, keyObject, signatureBytes));
-	rows.push(['floor: the RS256 signature alone, crypto.subtle.verify (what jose uses)', us(micro(subtle).p50), us(micro(subtle).p99), '—']);
+	rows.push(['floor: the RS256 signature alone, crypto.subtle.verify (what jose uses)', us(subtle.p50), us(subtle.p99), '—']);
 	rows.push(['floor: the RS256 signature alone, node:crypto verify (synchronous)', us(sync.p50), us(sync.p99), '—']);
 	return { rows, p50: rsa };
 }

@@ -7,13 +7,12 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegistryClient } from '../../server/oci/client.js';
 import { SkillBuilds } from '../../server/skills/builds.js';
 import { resolvePaths } from '../../server/store/paths.js';
-import { HANGAR, peer, spawnHttp, spawnRpc } from '../processes.js';
+import { freePort, HANGAR, peer, spawnHttp, spawnRpc } from '../processes.js';
 import { median, ms, percentile, verdict, type Table } from '../stats.js';
 
 const RUNS = 10;
@@ -34,15 +33,6 @@ async function samples(measure: (run: number) => Promise<number>): Promise<numbe
 	const results: number[] = [];
 	for (let run = 0; run < RUNS; run++) results.push(await measure(run));
 	return results;
-}
-
-function freePort(): Promise<number> {
-	return new Promise((resolve) => {
-		const server = createServer().listen(0, '127.0.0.1', () => {
-			const { port } = server.address() as { port: number };
-			server.close(() => resolve(port));
-		});
-	});
 }
 
 async function startRegistry(root: string): Promise<{ host: string; stop(): void }> {

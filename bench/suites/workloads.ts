@@ -11,13 +11,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { benchEnv, peer as peerScript, runHangar, spawnHttp } from '../processes.js';
+import { benchEnv, freePort, peer as peerScript, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
@@ -57,16 +56,6 @@ function binOf(pkg: string): string {
 	const manifest = require.resolve(`${pkg}/package.json`);
 	const { bin } = require(manifest) as { bin: string | Record<string, string> };
 	return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0]!);
-}
-
-function freePort(): Promise<number> {
-	return new Promise((resolve) => {
-		const server = createServer();
-		server.listen(0, '127.0.0.1', () => {
-			const { port } = server.address() as { port: number };
-			server.close(() => resolve(port));
-		});
-	});
 }
 
 async function httpClient(url: string): Promise<Client> {
