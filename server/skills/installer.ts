@@ -24,7 +24,7 @@ import type { HangarPaths } from '../store/paths.js';
 import { contentDigest } from './files.js';
 import { updateLock, type LockEntry } from './lockfile.js';
 import { isAlive, NamedMutex } from './mutex.js';
-import type { FetchedSkill, ResolvedSource, SkillSources, SourceProgress } from './sources.js';
+import { knownDigest, type FetchedSkill, type ResolvedSource, type SkillSources, type SourceProgress } from './sources.js';
 import { placementOfRecord, recordKey, SkillRecord, SkillRecords } from './store.js';
 import { allSkillsDirectories, targetsFor, type Placement, type SkillTarget } from './targets.js';
 
@@ -107,48 +107,59 @@ export class SkillInstaller {
 		const name = source.name;
 		const targets = targetsFor(request.clients, placement, this.home, name);
 		const existing = await this.records.get(placement, name);
-		const knownDigest = source.kind === 'oci' ? source.artifact.digest : source.kind === 'local' ? source.build.descriptor.digest : undefined;
-		if (existing && !request.repair && knownDigest === existing.digest && (await this.covers(existing, targets))) {
+		if (existing && !request.repair && knownDigest(source) === existing.digest && (await this.covers(existing, targets))) {
 			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
 		}
 		await this.refuseUnmanaged(existing, targets, request.force);
 
-		const stagingFolder = join(this.stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
-		await mkdir(this.stagingRoot, { recursive: true });
-		const added: string[] = [];
-		try {
-			const fetched = await this.sources.fetch(source, join(stagingFolder, 'skill'), context.signal, context.progress);
-			const dependencies: SkillRecord['dependencies'] = [...(request.pinnedDependencies ?? [])];
-			for (const required of request.pinnedDependencies ? [] : fetched.fields.requires) {
-				if (++budget.count > MAX_DEPENDENCIES) throw new HangarError(422, `${name} brings in more than ${MAX_DEPENDENCIES} dependencies`, 'too_many_dependencies');
-				context.signal.throwIfAborted();
-				const dependency = await this.sources.resolve(required, undefined, context.signal);
-				if (chain.includes(dependency.name) || dependency.name === name) {
-					// A cycle: the skill is being installed further up; record the edge only.
-					dependencies.push({ name: dependency.name, reference: required, digest: dependencyDigest(dependency) });
-					continue;
+		return this.withScratch(async (stagingFolder) => {
+			const added: string[] = [];
+			try {
+				const fetched = await this.sources.fetch(source, join(stagingFolder, 'skill'), context.signal, context.progress);
+				const dependencies: SkillRecord['dependencies'] = [...(request.pinnedDependencies ?? [])];
+				for (const required of request.pinnedDependencies ? [] : fetched.fields.requires) {
+					if (++budget.count > MAX_DEPENDENCIES) throw new HangarError(422, `${name} brings in more than ${MAX_DEPENDENCIES} dependencies`, 'too_many_dependencies');
+					context.signal.throwIfAborted();
+					const dependency = await this.sources.resolve(required, undefined, context.signal);
+					if (chain.includes(dependency.name) || dependency.name === name) {
+						// A cycle: the skill is being installed further up; record the edge only.
+						dependencies.push({ name: dependency.name, reference: required, digest: knownDigest(dependency) ?? '' });
+						continue;
+					}
+					context.progress?.report(`installing dependency ${dependency.name}`);
+					const outcome = await this.installWithin(
+						{ ...request, source: dependency, requested: required, explicit: false, requiredBy: [name], recordAs: undefined, pinnedDependencies: undefined },
+						context,
+						[...chain, name],
+						budget,
+					);
+					added.push(...outcome.added);
+					dependencies.push({ name: dependency.name, reference: required, digest: outcome.record.digest });
 				}
-				context.progress?.report(`installing dependency ${dependency.name}`);
-				const outcome = await this.installWithin(
-					{ ...request, source: dependency, requested: required, explicit: false, requiredBy: [name], recordAs: undefined, pinnedDependencies: undefined },
-					context,
-					[...chain, name],
-					budget,
+				context.signal.throwIfAborted();
+				const outcome = await this.mutex.run(recordKey(placement, name), context.signal, () =>
+					this.commit(request, targets, fetched, join(stagingFolder, 'skill'), dependencies, context.signal),
 				);
-				added.push(...outcome.added);
-				dependencies.push({ name: dependency.name, reference: required, digest: outcome.record.digest });
+				return { ...outcome, added: [...added, ...outcome.added] };
+			} catch (error) {
+				// Dependencies put in place for this install go again if the install fails.
+				for (const dependency of added.reverse()) await this.uninstall(placement, dependency, context.signal).catch(() => undefined);
+				throw error;
 			}
-			context.signal.throwIfAborted();
-			const outcome = await this.mutex.run(recordKey(placement, name), context.signal, () =>
-				this.commit(request, targets, fetched, join(stagingFolder, 'skill'), dependencies, context.signal),
-			);
-			return { ...outcome, added: [...added, ...outcome.added] };
-		} catch (error) {
-			// Dependencies put in place for this install go again if the install fails.
-			for (const dependency of added.reverse()) await this.uninstall(placement, dependency, context.signal).catch(() => undefined);
-			throw error;
+		});
+	}
+
+	/**
+	 * Runs `work` in a new scratch folder under the staging root, removed afterwards. Its name
+	 * starts with this process's id: `recover` clears the leftovers of processes that died.
+	 */
+	async withScratch<T>(work: (folder: string) => Promise<T>): Promise<T> {
+		const folder = join(this.stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
+		await mkdir(this.stagingRoot, { recursive: true });
+		try {
+			return await work(folder);
 		} finally {
-			await rm(stagingFolder, { recursive: true, force: true });
+			await rm(folder, { recursive: true, force: true });
 		}
 	}
 
@@ -441,10 +452,6 @@ function lockEntryOf(record: SkillRecord): LockEntry {
 		explicit: record.explicit,
 		unsigned: true,
 	};
-}
-
-function dependencyDigest(source: ResolvedSource): string {
-	return source.kind === 'oci' ? source.artifact.digest : source.kind === 'local' ? source.build.descriptor.digest : '';
 }
 
 function tagsOf(metadata: Record<string, string>): string[] {

@@ -3,8 +3,7 @@
  * exactly (like `npm ci`), `upgrade` re-resolves each skill's source and moves the pin when
  * the source moved (like `npm update`).
  */
-import { randomBytes } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { ValidParamsOf } from '../../protocol/operation.js';
@@ -18,7 +17,7 @@ import { formatGitReference } from './git.js';
 import { putLockEntry } from './installer.js';
 import { LOCK_FILE, readLock, updateLock, type LockEntry } from './lockfile.js';
 import type { SkillService } from './service.js';
-import type { ResolvedSource } from './sources.js';
+import { knownDigest, type ResolvedSource } from './sources.js';
 import type { SkillRecord } from './store.js';
 import { checkProjectRoot, normaliseRoot, skillsDirectory, type Placement } from './targets.js';
 
@@ -150,14 +149,8 @@ export class SkillProjects {
 
 	/** The digest a source resolves to now: known for OCI and local builds, fetched for git. */
 	private async digestOf(source: ResolvedSource, context: OperationContext): Promise<string> {
-		if (source.kind === 'oci') return source.artifact.digest;
-		if (source.kind === 'local') return source.build.descriptor.digest;
-		const scratch = join(this.skills.installer.stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
-		try {
-			return (await this.skills.sources.git.fetch(source.reference, join(scratch, 'skill'), context.signal)).commit;
-		} finally {
-			await rm(scratch, { recursive: true, force: true });
-		}
+		if (source.kind !== 'git') return knownDigest(source)!;
+		return this.skills.installer.withScratch(async (scratch) => (await this.skills.sources.git.fetch(source.reference, join(scratch, 'skill'), context.signal)).commit);
 	}
 
 	/**

@@ -3,8 +3,6 @@
  * skills per client, user or project; build, list, delete and push local builds; and keep a
  * project's lock file (sync, upgrade).
  */
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Scope } from '../../protocol/common.js';
@@ -81,9 +79,8 @@ export class SkillService {
 
 	/** Reads a skill by reference into a scratch folder and describes it; nothing is installed. */
 	async content(ref: string, context: OperationContext): Promise<SkillContent> {
-		const folder = join(this.installer.stagingRoot, `${process.pid}-${randomBytes(6).toString('hex')}`);
-		return this.withProgress(context, `Reading ${ref}`, async (progress) => {
-			try {
+		return this.withProgress(context, `Reading ${ref}`, (progress) =>
+			this.installer.withScratch(async (folder) => {
 				const source = await this.sources.resolve(ref, undefined, context.signal);
 				const fetched = await this.sources.fetch(source, join(folder, 'skill'), context.signal, progress);
 				return {
@@ -94,10 +91,8 @@ export class SkillService {
 					body: fetched.skillMd,
 					files: fetched.files.map(({ path, size }) => ({ path, size })),
 				};
-			} finally {
-				await rm(folder, { recursive: true, force: true });
-			}
-		});
+			}),
+		);
 	}
 
 	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill }> {

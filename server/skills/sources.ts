@@ -39,6 +39,11 @@ export type ResolvedSource =
 	| { readonly kind: 'git'; readonly name: string; readonly reference: GitReference }
 	| { readonly kind: 'local'; readonly name: string; readonly build: LocalBuild };
 
+/** The digest a source pins without fetching it: OCI and local builds; a git source's commit is known only once fetched. */
+export function knownDigest(source: ResolvedSource): string | undefined {
+	return source.kind === 'oci' ? source.artifact.digest : source.kind === 'local' ? source.build.descriptor.digest : undefined;
+}
+
 /** A skill fetched into a folder and checked. */
 export interface FetchedSkill {
 	readonly name: string;
