@@ -2,11 +2,11 @@
  * Reading registries over the network: a static registry file at a URL, or an MCP Registry
  * API (`/v0.1/servers`, cursor-paged) whose pages are gathered into one registry document.
  */
-import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
+import type { ServerRecord } from '../../protocol/protocol.catalog.js';
 import { isPlainObject } from '../json.js';
 import { SourceError } from './errors.js';
 import { fetchJson, type FetchedJson, type FetchOptions } from './fetch.js';
-import { validateRegistry, validateServer, validateSkill, type RegistryDocument } from './format.js';
+import { validateRegistry, validateServer, validateSkills, type RegistryDocument } from './format.js';
 
 /** Page size asked of an API; the official MCP registry allows at most 100. */
 const API_PAGE_SIZE = 100;
@@ -54,8 +54,7 @@ export async function fetchRegistryApi(base: string, options: FetchOptions, onPa
 	});
 	// Skills are a ToolHive extension; an API without them (404) simply has none.
 	const skillItems = await fetchAllPages(`${root}/v0.1/x/dev.toolhive/skills`, 'skills', options, onPage, {}, true);
-	const skills: RegistrySkill[] = skillItems.map((item, index) => validateSkill(item, `skills[${index}]`, root));
-	return { servers, skills, groups: [] };
+	return { servers, skills: validateSkills(skillItems, 'skills', root), groups: [] };
 }
 
 async function fetchAllPages(

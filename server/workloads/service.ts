@@ -26,7 +26,7 @@ import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
 import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
-import { effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
+import { CONTAINER_GONE, effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import { WorkloadStore, type StoredWorkload } from './store.js';
 import { clientTransportOf, clientUrlOf, type ClientTransport } from './urls.js';
 
@@ -587,7 +587,7 @@ export class WorkloadService {
 		if (config.container_name) {
 			if (!container) {
 				if (proxy) await stopProxy(this.store, config.name);
-				await this.setStatus(config.name, 'error', 'the container is gone (removed outside Hangar)');
+				await this.setStatus(config.name, 'error', CONTAINER_GONE);
 				return;
 			}
 			if (container.state !== 'running' && container.state !== 'restarting') {

@@ -8,6 +8,9 @@ import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { ContainerInfo } from '../runtime/runtime.js';
 import type { ProxyRecord, StoredStatus, StoredWorkload } from './store.js';
 
+/** Why a workload whose container vanished is in error. */
+export const CONTAINER_GONE = 'the container is gone (removed outside Hangar)';
+
 export interface EffectiveStatus {
 	readonly status: WorkloadStatus;
 	readonly context?: string;
@@ -29,7 +32,7 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 	}
 	if (!workload.remote_url) {
 		if (container && 'unavailable' in container) return { status: 'unknown', context: container.unavailable };
-		if (!container) return { status: 'error', context: 'the container is gone (removed outside Hangar)' };
+		if (!container) return { status: 'error', context: CONTAINER_GONE };
 		if (container.state === 'restarting') return { status: 'unhealthy', context: 'the container is restarting' };
 		if (container.state !== 'running') {
 			return { status: 'stopped', context: `the container exited${container.exitCode === undefined ? '' : ` with code ${container.exitCode}`}` };
