@@ -63,3 +63,12 @@ export function describePath(path: readonly string[]): string {
 	return path.map((segment) => (segment.includes('.') ? `"${segment}"` : segment)).join('.');
 }
 
+/** The line ending a file already uses: CRLF if it has any, else LF. */
+export function lineEndingOf(text: string): '\r\n' | '\n' {
+	return text.includes('\r\n') ? '\r\n' : '\n';
+}
+
+/** The offset where the line holding `offset` starts. */
+export function lineStart(text: string, offset: number): number {
+	return text.lastIndexOf('\n', offset - 1) + 1;
+}

@@ -23,6 +23,8 @@ import {
 	ConfigShapeError,
 	ConfigSyntaxError,
 	describePath,
+	lineEndingOf,
+	lineStart,
 	positionOf,
 	type ConfigEditor,
 	type EntryFields,
@@ -90,7 +92,7 @@ export function openJsonEditor(original: string, shape: ConfigShape): ConfigEdit
 			return splice([{ offset: object.offset, length: object.length, content: '{}' }]);
 		}
 		if (!startsLine(text, property.offset)) return fallback([...path, key], undefined);
-		const start = lineStartOf(text, property.offset);
+		const start = lineStart(text, property.offset);
 		const rest = restOfLine(text, end);
 		if (rest === undefined || rest.comment) return fallback([...path, key], undefined);
 		const next = siblings[index + 1];
@@ -173,7 +175,7 @@ interface Style {
 
 /** The file's own indentation unit (a tab or N spaces) and line ending; two spaces and `\n` for a new file. */
 function styleOf(text: string): Style {
-	const eol = text.includes('\r\n') ? '\r\n' : '\n';
+	const eol = lineEndingOf(text);
 	const indented = /^([ \t]+)["/}\]]/m.exec(text)?.[1];
 	if (indented?.startsWith('\t')) return { unit: '\t', eol, formatting: { insertSpaces: false, tabSize: 1, eol } };
 	const size = indented ? indented.length : 2;
@@ -197,18 +199,14 @@ function parse(text: string): Node {
 	return root;
 }
 
-function lineStartOf(text: string, offset: number): number {
-	return text.lastIndexOf('\n', offset - 1) + 1;
-}
-
 /** The whitespace that starts the line holding `offset`. */
 function indentationAt(text: string, offset: number): string {
-	return /^[ \t]*/.exec(text.slice(lineStartOf(text, offset)))![0];
+	return /^[ \t]*/.exec(text.slice(lineStart(text, offset)))![0];
 }
 
 /** True when only whitespace precedes `offset` on its line. */
 function startsLine(text: string, offset: number): boolean {
-	return text.slice(lineStartOf(text, offset), offset).trim() === '';
+	return text.slice(lineStart(text, offset), offset).trim() === '';
 }
 
 /**

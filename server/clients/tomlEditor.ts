@@ -16,6 +16,7 @@ import {
 	ConfigShapeError,
 	ConfigSyntaxError,
 	describePath,
+	lineEndingOf,
 	type ConfigEditor,
 	type EntryFields,
 	type Scalar,
@@ -48,7 +49,7 @@ interface Section {
 
 export function openTomlEditor(original: string, shape: ConfigShape): ConfigEditor {
 	const path = [...shape.serversPath];
-	const eol = original.includes('\r\n') ? '\r\n' : '\n';
+	const eol = lineEndingOf(original);
 	let text = original;
 	let data = read(text);
 

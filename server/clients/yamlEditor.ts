@@ -23,6 +23,8 @@ import {
 	ConfigShapeError,
 	ConfigSyntaxError,
 	describePath,
+	lineEndingOf,
+	lineStart,
 	type ConfigEditor,
 	type EntryFields,
 	type Scalar,
@@ -34,7 +36,7 @@ type Collection = YAMLMap<unknown, unknown> | YAMLSeq<unknown>;
 
 export function openYamlEditor(original: string, shape: ConfigShape): ConfigEditor {
 	const path = [...shape.serversPath];
-	const eol = original.includes('\r\n') ? '\r\n' : '\n';
+	const eol = lineEndingOf(original);
 	const style = styleOf(original);
 	let text = original;
 	let document = parse(text);
@@ -226,10 +228,6 @@ function itemStart(text: string, item: unknown, shape: ConfigShape): number {
 function itemEnd(item: unknown, shape: ConfigShape): number {
 	const node = shape.collection === 'map' ? ((item as Pair<unknown, unknown>).value as Node) : (item as Node);
 	return node.range![1];
-}
-
-function lineStart(text: string, offset: number): number {
-	return text.lastIndexOf('\n', offset - 1) + 1;
 }
 
 /** The offset just past the newline that ends the line holding `offset` (or the end of text). */
