@@ -3,21 +3,18 @@
  * `q` filter, URL-encoded names, unknown registries, skills, and a 10,000-server registry read
  * both from a file and through a cursor-paged MCP Registry API on 127.0.0.1.
  */
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
-import { apiServers, generatedRegistry, generatedServers, startUpstream, type Upstream } from './fixtures/registry/upstream.js';
+import { apiServers, embeddedRegistry, generatedRegistry, generatedServers, startUpstream, type Upstream } from './fixtures/registry/upstream.js';
 
 let home: TestHome;
 let serve: ServeProcess;
 let upstream: Upstream;
 
-const embedded = JSON.parse(readFileSync(new URL('../server/registry/embedded/registry.json', import.meta.url), 'utf8')) as {
-	data: { servers: { name: string; description: string }[]; skills: { name: string; namespace: string; description: string }[] };
-};
+const embedded = embeddedRegistry();
 const EMBEDDED_TOTAL = embedded.data.servers.length;
 
 async function get(path: string): Promise<{ status: number; body: any }> {

@@ -3,10 +3,9 @@
  * `hangar daemon` never fail or see a torn state while `hangar registry` processes change the
  * configuration, and concurrent changes are all kept.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListCatalogServers, ListRegistries } from '../protocol/index.js';
-import { fixturePath } from './fixtures/registry/upstream.js';
+import { embeddedRegistry, fixturePath } from './fixtures/registry/upstream.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar, spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
 
@@ -14,9 +13,7 @@ let home: TestHome;
 let serve: ServeProcess;
 let daemon: DaemonProcess;
 
-const EMBEDDED_TOTAL = (
-	JSON.parse(readFileSync(new URL('../server/registry/embedded/registry.json', import.meta.url), 'utf8')) as { data: { servers: unknown[] } }
-).data.servers.length;
+const EMBEDDED_TOTAL = embeddedRegistry().data.servers.length;
 /** Servers in each state the configuration goes through. */
 const TOTALS = new Set([EMBEDDED_TOTAL, 6, 2]);
 

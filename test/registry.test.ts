@@ -13,6 +13,7 @@ import { runHangar, spawnDaemon, startServe, type ServeProcess } from './support
 import {
 	apiServers,
 	apiSkills,
+	embeddedRegistry,
 	fixture,
 	fixturePath,
 	generatedServers,
@@ -28,10 +29,7 @@ let serve: ServeProcess;
 let upstream: Upstream;
 
 const TIMEOUT_MS = 1_500;
-const EMBEDDED_PATH = new URL('../server/registry/embedded/registry.json', import.meta.url);
-const embedded = JSON.parse(readFileSync(EMBEDDED_PATH, 'utf8')) as {
-	data: { servers: { name: string; description: string; packages?: object[]; remotes?: object[]; _meta?: object }[]; skills: any[] };
-};
+const embedded = embeddedRegistry();
 
 interface Answer {
 	status: number;
