@@ -3,6 +3,7 @@
  * a registry entry, a remote URL), fills what the registry entry knows, and checks every
  * field, failing with a 400 that names it. Ports are left to the service.
  */
+import { randomInt } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
@@ -15,6 +16,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import { isForbiddenAddress } from './addresses.js';
 import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
+import { PORT_MAX, PORT_MIN } from './portAllocator.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
 import { RUN_CONFIG_FORMAT, type StoredWorkload } from './store.js';
 
@@ -273,7 +275,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
 	}
 	const security = await securityFieldsOf(request, options.previous);
-	const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || undefined;
+	// An HTTP server needs a container port to be reached on; ToolHive draws one when none is given.
+	const targetPort =
+		transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || options.previous?.target_port || randomInt(PORT_MIN, PORT_MAX + 1);
 
 	return prune({
 		name: request.name,

@@ -25,6 +25,7 @@ import { buildRunConfig, decodeSecret, detailOf, exportedRunConfig, type CreateR
 import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
+import { unreachableReason } from './reachability.js';
 import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
 import { CONTAINER_GONE, effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import { WorkloadStore, type StoredWorkload } from './store.js';
@@ -32,12 +33,25 @@ import { clientTransportOf, clientUrlOf, type ClientTransport } from './urls.js'
 
 const LOG_LINES = 1000;
 const STOP_GRACE_SECONDS = 10;
+/** A server that failed to start has nothing to finish. */
+const FAILED_STOP_GRACE_SECONDS = 1;
 /** Workloads a bulk operation or reconcile works on at once. */
 const CONCURRENCY = 4;
 const TRANSITIONAL = new Set<WorkloadStatus>(['starting', 'stopping', 'removing']);
 const REMOVED = 'removed';
 /** A `starting` status younger than this belongs to work still in progress. */
 const IN_PROGRESS_MS = 15 * 60_000;
+/** How often a starting container is checked for an early exit. */
+const WATCH_INTERVAL_MS = 300;
+
+/** The secret values a configuration needs, resolved before anything starts. */
+interface ResolvedSecrets {
+	readonly env: Record<string, string>;
+	readonly headers: Record<string, string>;
+}
+
+/** The container of a starting workload exited or restarted before its server answered. */
+class ServerExited extends Error {}
 
 export interface GroupDirectory {
 	exists(name: string): Promise<boolean>;
@@ -89,6 +103,11 @@ export class WorkloadService {
 
 	// --- Create and update ------------------------------------------------------------------
 
+	/**
+	 * Creates a workload. A server that does not come up (its container exits, a remote URL does
+	 * not answer) leaves the workload in `error` with the reason, for `logs` and `edit`; a
+	 * failure or a cancellation before that leaves nothing behind.
+	 */
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
@@ -98,10 +117,11 @@ export class WorkloadService {
 		context.progress.begin(`Creating workload ${name}`);
 		try {
 			await this.setStatus(name, 'starting', 'creating');
+			const resolved = await this.resolveSecrets(config);
 			if (config.image) await this.ensureImage(config.image, context);
 			checkCancelled(context, name);
-			await this.exclusive(name, () => this.startWorkload(config, { recreate: true }, context));
-			context.progress.end(`${name} is listening on port ${config.port}`);
+			const outcome = await this.exclusive(name, () => this.startWorkload(config, { recreate: true, resolved }, context));
+			context.progress.end(outcome.failed ? `${name} did not start: ${outcome.failed}` : `${name} is listening on port ${config.port}`);
 			return { name, port: config.port };
 		} catch (error) {
 			context.progress.end(`${name} could not be created`);
@@ -110,29 +130,61 @@ export class WorkloadService {
 		}
 	}
 
-	/** Recreates a workload with a new configuration, keeping its port unless another is asked for. */
+	/**
+	 * Recreates a workload with a new configuration, keeping its port unless another is asked
+	 * for. Transactional: everything the new configuration needs is checked and resolved before
+	 * the running workload is touched, and when the new one fails to start the old one is put
+	 * back, with its configuration.
+	 */
 	async update(request: UpdateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const previous = await this.require(request.name);
 		const config = await buildRunConfig(request, this.buildOptions(previous));
 		config.port = await this.choosePort(config, request.proxy_port, previous);
+		const resolved = await this.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
 			if (config.image) await this.ensureImage(config.image, context);
 			checkCancelled(context, request.name);
 			await this.exclusive(request.name, async () => {
 				await this.setStatus(request.name, 'starting', 'updating');
-				await stopProxy(this.store, request.name);
-				if (previous.container_name) {
-					await this.runtime.remove(previous.container_name);
-					await this.runtime.removeNetwork(networkNameOf(previous));
-				}
+				await this.dismantle(previous);
 				await this.store.configs.update(request.name, () => config);
-				await this.startWorkload(config, { recreate: true }, context);
+				let failure: Error;
+				try {
+					const outcome = await this.startWorkload(config, { recreate: true, resolved }, context);
+					if (!outcome.failed) return;
+					failure = new HangarError(422, `workload ${request.name} was not updated: the new configuration does not start: ${outcome.failed}; the previous configuration runs again`, 'server_failed');
+				} catch (error) {
+					failure = error as Error;
+				}
+				await this.restore(previous, config);
+				throw failure;
 			});
 		} finally {
 			context.progress.end();
 		}
 		return { name: request.name, port: config.port! };
+	}
+
+	/** Stops the proxy and removes the container and network of a configuration. */
+	private async dismantle(config: StoredWorkload): Promise<void> {
+		await stopProxy(this.store, config.name);
+		if (config.container_name) {
+			await this.runtime.remove(config.container_name);
+			await this.runtime.removeNetwork(networkNameOf(config));
+		}
+	}
+
+	/** Puts a workload back as `previous` after its update failed. */
+	private async restore(previous: StoredWorkload, failed: StoredWorkload): Promise<void> {
+		this.log.warn(`update of workload ${previous.name} failed; starting its previous configuration again`);
+		try {
+			await this.dismantle(failed);
+			await this.store.configs.update(previous.name, () => previous);
+			await this.startWorkload(previous, { recreate: true });
+		} catch (error) {
+			this.log.error(`restoring workload ${previous.name}: ${(error as Error).message}`);
+		}
 	}
 
 	private buildOptions(previous?: StoredWorkload) {
@@ -176,26 +228,40 @@ export class WorkloadService {
 
 	// --- Lifecycle (each step under the workload's lock) -----------------------------------------
 
-	/** Starts the container (created afresh with `recreate`) and the proxy. */
-	private async startWorkload(config: StoredWorkload, options: { recreate: boolean }, context?: OperationContext): Promise<void> {
+	/**
+	 * Starts the container (created afresh with `recreate`) and the proxy. Returns why the
+	 * server did not come up when it did not (the workload is then in `error`); throws when a
+	 * step fails.
+	 */
+	private async startWorkload(
+		config: StoredWorkload,
+		options: { recreate: boolean; resolved?: ResolvedSecrets },
+		context?: OperationContext,
+	): Promise<{ failed?: string }> {
 		const { name } = config;
 		try {
 			await this.setStatus(name, 'starting', options.recreate ? undefined : 'restarting');
-			const secretHeaders = await this.secretHeadersOf(config);
+			const { env, headers } = options.resolved ?? (await this.resolveSecrets(config));
+			if (context) checkCancelled(context, name);
 			if (config.container_name) {
-				const env = await resolveSecretEnv(config, this.options.secrets);
 				context?.progress.report('starting the container');
 				await this.ensureContainer(config, env, options.recreate);
 			}
 			await stopProxy(this.store, name);
-			context?.progress.report('starting the proxy');
-			await this.launch(config, secretHeaders, (moved) => (moved === undefined ? undefined : `port ${moved} was taken; moved to ${config.port}`));
+			if (context) checkCancelled(context, name);
+			context?.progress.report(config.remote_url ? `reaching ${config.remote_url}` : 'starting the proxy');
+			return await this.launch(config, headers, (moved) => (moved === undefined ? undefined : `port ${moved} was taken; moved to ${config.port}`), context?.signal);
 		} catch (error) {
 			await this.setStatus(name, 'error', (error as Error).message);
 			throw error;
 		} finally {
 			this.syncClients();
 		}
+	}
+
+	/** Every secret value a configuration needs (a missing one fails with the resolver's 404). */
+	private async resolveSecrets(config: StoredWorkload): Promise<ResolvedSecrets> {
+		return { env: await resolveSecretEnv(config, this.options.secrets), headers: await this.secretHeadersOf(config) };
 	}
 
 	/**
@@ -242,13 +308,81 @@ export class WorkloadService {
 	/**
 	 * Launches the proxy on the workload's port (moved first if another program took it) and
 	 * records `running`, with the context `running` gives for the old port when it moved, or
-	 * `unhealthy` when the server does not answer in time.
+	 * `unhealthy` when the server does not answer in time. A remote server is probed first; a
+	 * container that exits or restarts before its server answers ends the wait at once. Either
+	 * failure is recorded as `error` with the reason, and returned.
 	 */
-	private async launch(config: StoredWorkload, secretHeaders: Record<string, string>, running: (moved: number | undefined) => string | undefined): Promise<void> {
+	private async launch(
+		config: StoredWorkload,
+		secretHeaders: Record<string, string>,
+		running: (moved: number | undefined) => string | undefined,
+		signal?: AbortSignal,
+	): Promise<{ failed?: string }> {
+		if (config.remote_url) {
+			const unreachable = await unreachableReason(config.remote_url, signal);
+			signal?.throwIfAborted();
+			if (unreachable) return this.fail(config, unreachable);
+		}
 		const moved = await this.keepPort(config);
-		const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry);
-		if (launched.ready) await this.setStatus(config.name, 'running', running(moved));
-		else await this.setStatus(config.name, 'unhealthy', `the server did not answer within ${this.readyTimeoutMs / 1000} s`);
+		const watch = new AbortController();
+		const cancel = () => watch.abort(HangarError.cancelled(`work on workload ${config.name}`));
+		signal?.addEventListener('abort', cancel, { once: true });
+		const started = config.container_name ? await this.runtime.inspect(config.container_name) : undefined;
+		const watching = started ? this.watchContainer(config, started, watch) : undefined;
+		try {
+			const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry, watch.signal);
+			const exited = started && (await this.exitOf(config, started));
+			if (exited) throw exited;
+			if (launched.ready) await this.setStatus(config.name, 'running', running(moved));
+			else await this.setStatus(config.name, 'unhealthy', this.silenceReason(config));
+			return {};
+		} catch (error) {
+			if (!(error instanceof ServerExited)) throw error;
+			await stopProxy(this.store, config.name);
+			// Stopped, not removed: its output stays for `hangar logs`, and a restart policy no longer loops it.
+			await this.runtime.stop(config.container_name!, FAILED_STOP_GRACE_SECONDS).catch(() => undefined);
+			return this.fail(config, error.message);
+		} finally {
+			signal?.removeEventListener('abort', cancel);
+			watch.abort();
+			await watching;
+		}
+	}
+
+	private async fail(config: StoredWorkload, reason: string): Promise<{ failed: string }> {
+		await this.setStatus(config.name, 'error', reason);
+		return { failed: reason };
+	}
+
+	/** Aborts `watch` with a `ServerExited` once the container exits or restarts. */
+	private async watchContainer(config: StoredWorkload, started: ContainerInfo, watch: AbortController): Promise<void> {
+		while (!watch.signal.aborted) {
+			await new Promise((resolve) => setTimeout(resolve, WATCH_INTERVAL_MS));
+			if (watch.signal.aborted) return;
+			const exited = await this.exitOf(config, started).catch(() => undefined);
+			if (exited) watch.abort(exited);
+		}
+	}
+
+	/** A `ServerExited` when the container is no longer the one started, running. */
+	private async exitOf(config: StoredWorkload, started: ContainerInfo): Promise<ServerExited | undefined> {
+		const now = await this.runtime.inspect(config.container_name!);
+		if (now && now.state === 'running' && now.startedAt === started.startedAt) return undefined;
+		// A restarted container that runs again no longer tells the code its server exited with.
+		const code = now && now.state !== 'running' ? now.exitCode : undefined;
+		let reason = now
+			? `the server exited${code === undefined ? '' : ` with code ${code}`}${now.state === 'exited' || now.state === 'dead' ? '' : ' and its container restarted'} before it answered`
+			: 'the container vanished before its server answered';
+		// A stdio server reads requests from its input; started as an HTTP server its input is closed, and it ends at once.
+		if (now && config.transport !== 'stdio' && !code) reason += `; if ${config.image} is a stdio server, run it with transport stdio (--transport stdio)`;
+		return new ServerExited(`${reason}; its output: hangar logs ${config.name}`);
+	}
+
+	/** Why a server that still runs has not answered. */
+	private silenceReason(config: StoredWorkload): string {
+		const seconds = this.readyTimeoutMs / 1000;
+		if (config.remote_url || config.transport === 'stdio') return `the server did not answer within ${seconds} s`;
+		return `the server did not answer over ${config.transport} on container port ${config.target_port} within ${seconds} s; if ${config.image} is a stdio server, run it with transport stdio (--transport stdio)`;
 	}
 
 	/**
@@ -594,7 +728,8 @@ export class WorkloadService {
 				const comesBack = policy === 'always' || policy === 'unless-stopped' || (policy === 'on-failure' && container.exitCode !== 0);
 				if (comesBack) {
 					this.log.info(`starting workload ${config.name} again (restart policy ${policy})`);
-					return this.startWorkload(config, { recreate: false });
+					await this.startWorkload(config, { recreate: false });
+					return;
 				}
 				if (proxy) await stopProxy(this.store, config.name);
 				await this.setStatus(config.name, 'stopped', `the container exited${container.exitCode === undefined ? '' : ` with code ${container.exitCode}`}`);

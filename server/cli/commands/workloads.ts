@@ -236,6 +236,19 @@ function describe(summary: WorkloadSummary | undefined): string {
 	return `${summary.status}${summary.status_context ? ` (${summary.status_context})` : ''}`;
 }
 
+const FAILURE_LOG_LINES = 10;
+
+/** Tells why a workload that was just created or changed is not running, with its server's last lines; exit 1. */
+async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary | undefined): Promise<void> {
+	process.exitCode = 1;
+	process.stderr.write(`Workload ${name} is ${describe(summary)}\n`);
+	if (summary?.remote) return;
+	const logs = await cli.call(GetWorkloadLogs, { name }).catch(() => '');
+	const lines = logs.trimEnd().split('\n').filter(Boolean).slice(-FAILURE_LOG_LINES);
+	if (lines.length) process.stderr.write(`Last lines of its output (all of it: hangar logs ${name}):\n${lines.map((line) => `  ${line}`).join('\n')}\n`);
+	process.stderr.write(`Change it with hangar edit ${name} …, or remove it with hangar rm ${name}.\n`);
+}
+
 export function registerWorkloadCommands(program: Command, cli: Cli): void {
 	addSpecOptions(
 		program
@@ -251,8 +264,9 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)) };
 		const result = await cli.call(CreateWorkload, params as never);
 		const summary = await findSummary(cli, name);
-		if (options.json) return printJson({ ...result, url: summary?.url, status: summary?.status });
-		process.stdout.write(`Workload ${name} is ${describe(summary)}: ${summary?.url ?? `port ${result.port}`}\n`);
+		if (options.json) printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
+		else if (summary?.status === 'running') process.stdout.write(`Workload ${name} is running: ${summary.url}\n`);
+		if (summary?.status !== 'running') await reportNotRunning(cli, name, summary);
 	});
 
 	program
@@ -323,7 +337,8 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		const result = await cli.call(UpdateWorkload, params as never);
 		if (options.json) return printJson(result);
 		const summary = await findSummary(cli, name);
-		process.stdout.write(`Workload ${name} updated; it is ${describe(summary)}: ${summary?.url ?? `port ${result.port}`}\n`);
+		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
+		process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
 	});
 
 	const lifecycle = (
