@@ -102,7 +102,7 @@ describe('an update is all or nothing', { timeout: 180_000 }, () => {
 		const name = uniqueName('edit-exit');
 		const { port } = await service.create({ name, image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] }, quiet());
 		const error = await hangarErrorOf(service.update({ name, image: EVERYTHING, transport: 'stdio', cmd_arguments: ['bad-args'] }, quiet()));
-		expect(error).toMatchObject({ status: 422, message: expect.stringContaining('exited') });
+		expect(error).toMatchObject({ status: 502, code: 'server_failed', message: expect.stringContaining('exited') });
 		expect(error.message).toContain('previous configuration');
 		expect(await service.get(name)).toMatchObject({ cmd_arguments: ['stdio'] });
 		expect(await statusOf(name)).toMatchObject({ status: 'running', port });

@@ -118,7 +118,7 @@ export class WorkloadService {
 		try {
 			await this.setStatus(name, 'starting', 'creating');
 			const resolved = await this.resolveSecrets(config);
-			if (config.image) await this.ensureImage(config.image, context);
+			if (config.image) await this.ensureImage(config, context);
 			checkCancelled(context, name);
 			const outcome = await this.exclusive(name, () => this.startWorkload(config, { recreate: true, resolved }, context));
 			context.progress.end(outcome.failed ? `${name} did not start: ${outcome.failed}` : `${name} is listening on port ${config.port}`);
@@ -143,7 +143,7 @@ export class WorkloadService {
 		const resolved = await this.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
-			if (config.image) await this.ensureImage(config.image, context);
+			if (config.image) await this.ensureImage(config, context);
 			checkCancelled(context, request.name);
 			await this.exclusive(request.name, async () => {
 				await this.setStatus(request.name, 'starting', 'updating');
@@ -153,7 +153,7 @@ export class WorkloadService {
 				try {
 					const outcome = await this.startWorkload(config, { recreate: true, resolved }, context);
 					if (!outcome.failed) return;
-					failure = new HangarError(422, `workload ${request.name} was not updated: the new configuration does not start: ${outcome.failed}; the previous configuration runs again`, 'server_failed');
+					failure = new HangarError(502, `workload ${request.name} was not updated: the new configuration does not start: ${outcome.failed}; the previous configuration runs again`, 'server_failed');
 				} catch (error) {
 					failure = error as Error;
 				}
@@ -220,10 +220,18 @@ export class WorkloadService {
 		return pickFreePort(host, new Set(others.map((other) => other.port ?? 0)));
 	}
 
-	private async ensureImage(image: string, context: OperationContext): Promise<void> {
+	private async ensureImage(config: StoredWorkload, context: OperationContext): Promise<void> {
+		const image = config.image!;
 		if (await this.runtime.imageExists(image)) return;
-		context.progress.report(`pulling ${image}`);
-		await this.runtime.pullImage(image, context.progress, context.signal);
+		try {
+			await this.runtime.pullImage(image, context.progress, context.signal);
+		} catch (error) {
+			// A bare word is more often a mistyped server name than an image on Docker Hub.
+			if (error instanceof HangarError && error.code === 'image_not_found' && !config.registry_server_name && !image.includes('/')) {
+				throw HangarError.notFound(`${image} is not a server in the registry (hangar registry servers lists them), and as an image: ${error.message}`, 'image_not_found');
+			}
+			throw error;
+		}
 	}
 
 	// --- Lifecycle (each step under the workload's lock) -----------------------------------------
