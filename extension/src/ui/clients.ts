@@ -27,8 +27,8 @@ interface ClientChoice extends vscode.QuickPickItem {
 	readonly client: ClientApp;
 }
 
-const PLACEHOLDER = 'Clients to install for (this editor and the clients found on this machine are selected)';
-const REFUSAL = 'Select at least one client (Space toggles the highlighted one), or press Escape to cancel';
+const PLACEHOLDER = 'This editor and the clients found on this machine are selected';
+const REFUSAL = 'Select at least one client, or press Escape to cancel';
 
 /**
  * Clients to install for, never empty: the setting, else the user's pick among the skill-capable
@@ -68,7 +68,9 @@ function pickMany(items: ClientChoice[]): Promise<ClientApp[] | undefined> {
 	pick.items = items;
 	pick.selectedItems = items.filter((item) => item.picked);
 	return new Promise((resolve) => {
-		pick.onDidChangeSelection(() => (pick.placeholder = PLACEHOLDER));
+		pick.onDidChangeSelection((selected) => {
+			if (selected.length) pick.placeholder = PLACEHOLDER;
+		});
 		pick.onDidAccept(() => {
 			if (pick.selectedItems.length === 0) {
 				pick.placeholder = REFUSAL;
