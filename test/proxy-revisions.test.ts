@@ -106,17 +106,25 @@ async function settle(observed: Observed): Promise<void> {
 
 const RESOURCE = 'demo://resource/static/document/architecture.md';
 
-describe('two clients sharing one stdio server are kept apart', { timeout: 90_000 }, () => {
-	let shared: Workload;
+// The same rules against server-everything spoken to directly over Streamable HTTP, where each
+// client has a server session of its own, show that the assertions hold for a server that
+// keeps its clients apart; through Hangar, the clients share one stdio server.
+const ISOLATION_TARGETS = {
+	'server-everything directly (a server session per client)': async () => hangar.direct(workloads.get('HTTP-mode container')!, 3001, '/mcp'),
+	'one stdio server shared through Hangar': async () => (await hangar.create({ name: 'isolation', ...SERVERS['stdio image'] })).url,
+};
+
+describe.each(Object.keys(ISOLATION_TARGETS) as Array<keyof typeof ISOLATION_TARGETS>)('two clients of %s are kept apart', { timeout: 90_000 }, (target) => {
+	let url: string;
 	const open: Observed[] = [];
 	beforeAll(async () => {
-		shared = await hangar.create({ name: 'isolation', ...SERVERS['stdio image'] });
+		url = await ISOLATION_TARGETS[target]();
 	}, 120_000);
 	afterAll(async () => {
 		await Promise.allSettled(open.map((observed) => observed.client.close()));
 	});
 	async function pair(capabilities = {}): Promise<[Observed, Observed]> {
-		const clients = await Promise.all([observe(shared.url, capabilities), observe(shared.url, capabilities)]);
+		const clients = await Promise.all([observe(url, capabilities), observe(url, capabilities)]);
 		open.push(...clients);
 		return clients;
 	}
