@@ -75,6 +75,31 @@ describe.each(Object.keys(SERVERS) as ServerKind[])('through Hangar to the %s', 
 	});
 });
 
+// server-everything registers some tools only for clients that declared the capability the
+// tool needs, so its tool list shows which capabilities the server was told about.
+const CAPABILITY_SETS = {
+	none: {},
+	sampling: { sampling: {} },
+	elicitation: { elicitation: { form: {}, url: {} } },
+	roots: { roots: {} },
+} as const;
+
+describe.each(['stdio image', 'HTTP-mode container'] as const)('through Hangar to the %s, the server sees the client\'s own capabilities', { timeout: 60_000 }, (kind) => {
+	async function toolNames(url: string, capabilities: object): Promise<string[]> {
+		const { client } = await connectLegacy(url, { revision: '2025-11-25', transport: 'streamable-http', capabilities });
+		try {
+			return (await client.listTools()).tools.map((tool) => tool.name).sort();
+		} finally {
+			await client.close();
+		}
+	}
+
+	it.each(Object.keys(CAPABILITY_SETS) as Array<keyof typeof CAPABILITY_SETS>)('capabilities: %s', async (set) => {
+		const direct = await toolNames(await hangar.direct(workloads.get('HTTP-mode container')!, 3001, '/mcp'), CAPABILITY_SETS[set]);
+		expect(await toolNames(workloads.get(kind)!.url, CAPABILITY_SETS[set])).toEqual(direct);
+	});
+});
+
 /** Two SDK clients on one shared stdio server, each recording what reaches it. */
 interface Observed {
 	client: Client;
