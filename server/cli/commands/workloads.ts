@@ -417,10 +417,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
 		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
 		const result = await cli.call(UpdateWorkload, params as never);
-		if (options.json) return printJson(result);
 		const summary = await findSummary(cli, name);
+		if (options.json) printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
 		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
-		process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
+		if (!options.json) process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
 		await warnUnknownTools(cli, summary, (changes.tools as string[] | undefined) ?? []);
 	});
 
