@@ -157,6 +157,16 @@ describe('a remote server that cannot be reached', { timeout: 60_000 }, () => {
 		await new Promise((resolve) => closed.close(resolve));
 		await service.create({ name: refused, url: `http://127.0.0.1:${port}/mcp` }, quiet());
 		expect(await statusOf(refused)).toMatchObject({ status: 'error', status_context: expect.stringContaining('refused') });
+
+		const up = createServer((_request, response) => response.writeHead(404).end());
+		await new Promise<void>((resolve) => up.listen(port, '127.0.0.1', resolve));
+		try {
+			await service.restart(refused);
+			await service.idle();
+			expect(await statusOf(refused)).toMatchObject({ status: 'running' });
+		} finally {
+			up.close();
+		}
 	});
 
 	it('any HTTP answer counts as up', async () => {
@@ -242,7 +252,7 @@ describe('cancelling a create', { timeout: 120_000 }, () => {
 		await expectNothingLeft(name, port);
 	});
 
-	it('over the daemon, with window/workDoneProgress/cancel', async () => {
+	it('over the daemon, with window/workDoneProgress/cancel and $/cancelRequest', async () => {
 		const registry = await hangingRegistry();
 		const daemon = spawnRawDaemon(home.env);
 		try {
@@ -256,6 +266,20 @@ describe('cancelling a create', { timeout: 120_000 }, () => {
 			const answer = await daemon.next((message) => message.id === 2, 30_000);
 			expect(answer).toMatchObject({ error: { code: -32800 } });
 			await expectNothingLeft(name);
+
+			// $/cancelRequest while the proxy waits for a server that never answers.
+			const waiting = uniqueName('cancel-request');
+			daemon.send({
+				jsonrpc: '2.0',
+				id: 3,
+				method: 'workloads/create',
+				params: { name: waiting, image: EVERYTHING, transport: 'streamable-http', target_port: 9, cmd_arguments: ['streamableHttp'], workDoneToken: 'create-2' },
+			});
+			await daemon.next((message) => message.method === '$/progress' && JSON.stringify(message.params).includes('starting the proxy'), 60_000);
+			const port = (await service.store.configs.get(waiting))?.port;
+			daemon.send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 3 } });
+			expect(await daemon.next((message) => message.id === 3, 30_000)).toMatchObject({ error: { code: -32800 } });
+			await expectNothingLeft(waiting, port);
 		} finally {
 			daemon.child.kill();
 			registry.close();

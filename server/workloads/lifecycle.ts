@@ -203,6 +203,7 @@ export class WorkloadLifecycle {
 		const watch = new AbortController();
 		const cancel = () => watch.abort(HangarError.cancelled(`work on workload ${config.name}`));
 		signal?.addEventListener('abort', cancel, { once: true });
+		if (signal?.aborted) cancel(); // cancelled before the listener was there
 		const started = config.container_name ? await this.runtime.inspect(config.container_name) : undefined;
 		const watching = started ? this.watchContainer(config, started, watch) : undefined;
 		try {

@@ -93,6 +93,7 @@ export async function launchProxy(
 		child.once('exit', (code) => settle({ failed: `the proxy exited with code ${code}` }));
 		onAbort = () => settle('aborted');
 		signal?.addEventListener('abort', onAbort, { once: true });
+		if (signal?.aborted) onAbort(); // aborted while the proxy was being spawned
 	});
 	signal?.removeEventListener('abort', onAbort);
 	child.removeAllListeners();
