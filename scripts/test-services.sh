@@ -146,6 +146,10 @@ fi
 mcp_tool "conformance-$conformance_version" "@modelcontextprotocol/conformance@$conformance_version"
 mcp_tool "inspector-$inspector_version" "@modelcontextprotocol/inspector@$inspector_version"
 mcp_tool "server-$modern_server_version" "@modelcontextprotocol/server@$modern_server_version" zod@4
+# The tests find the tools under these version-free names (test/support/mcpClients.ts).
+ln -sfn "node-$node22_version/package" "$mcp_tools/node22"
+ln -sfn "conformance-$conformance_version" "$mcp_tools/conformance"
+ln -sfn "inspector-$inspector_version" "$mcp_tools/inspector"
 
 # The image is rebuilt whenever the fixture changes (its digest is a label).
 modern_fixture="$(dirname "$0")/../test/fixtures/mcp-2026/server.mjs"

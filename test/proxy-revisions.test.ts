@@ -17,8 +17,8 @@ import {
 	ResourceUpdatedNotificationSchema,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './fixtures/workloads/helpers.js';
-import { connectAt, connectLegacy, connectModern, inspect, MODERN_REVISION, REVISIONS, textOf, type ClientTransport, type Revision } from './support/mcpClients.js';
+import { textOf, waitFor } from './fixtures/workloads/helpers.js';
+import { connectAt, connectLegacy, connectModern, inspect, MODERN_REVISION, REVISIONS, type ClientTransport, type Revision } from './support/mcpClients.js';
 import { SERVERS, startHangar, type Hangar, type ServerKind, type Workload } from './support/proxyTargets.js';
 
 let hangar: Hangar;
