@@ -134,7 +134,8 @@ export function runNode22(script: string, args: string[], env: NodeJS.ProcessEnv
 export async function inspect(url: string, args: string[], options: { home: string; era?: 'legacy' | 'modern' }): Promise<unknown> {
 	const output = await runNode22(
 		INSPECTOR,
-		['--cli', url.split('#')[0]!, '--format', 'json', '--quiet', '--protocol-era', options.era ?? 'legacy', ...args],
+		// No connect timeout of its own: the test's timeout bounds the run, whatever the machine's speed.
+		['--cli', url.split('#')[0]!, '--format', 'json', '--quiet', '--connect-timeout', '0', '--protocol-era', options.era ?? 'legacy', ...args],
 		{ HOME: options.home },
 	);
 	if (output.code !== 0) throw new Error(`the Inspector CLI exited with ${output.code}: ${output.stderr || output.stdout}`);
