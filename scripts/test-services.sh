@@ -44,8 +44,10 @@ apt_install() {
 		apt-get update -qq || return 1
 		apt_updated=1
 	fi
-	dpkg --configure -a || return 1
-	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" || { apt_updated=0; return 1; }
+	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" && return 0
+	apt_updated=0
+	dpkg --configure -a
+	return 1
 }
 
 # Installs Debian packages that are missing (by the command they provide).
@@ -224,4 +226,4 @@ fi
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
-log "ready"
+log "ready (${SECONDS} s)"
