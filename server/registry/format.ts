@@ -7,7 +7,7 @@
  * milliseconds, and each message names the offending field. Unknown fields are kept.
  */
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
-import { isPlainObject } from '../json.js';
+import { describeJsonError, isPlainObject } from '../json.js';
 import { SourceError } from './errors.js';
 
 /** Reverse-DNS server names as the MCP registry defines them. */
@@ -34,7 +34,7 @@ export function parseRegistryText(text: string, origin: string): RegistryDocumen
 	try {
 		raw = JSON.parse(text);
 	} catch (error) {
-		throw new SourceError('invalid', `${origin} is not valid JSON: ${(error as Error).message}`);
+		throw new SourceError('invalid', `${origin} is not valid JSON: ${describeJsonError(error)}`);
 	}
 	return validateRegistry(raw, origin);
 }
