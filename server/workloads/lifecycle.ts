@@ -8,7 +8,8 @@ import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
-import { containerSpecOf, instanceLabels, isolatesNetwork, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { containerSpecOf, instanceLabels, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
 import type { PortPolicy } from './portPolicy.js';
@@ -16,7 +17,7 @@ import { launchProxy, stopProxy } from './proxyProcess.js';
 import type { WorkloadQueue } from './queue.js';
 import { unreachableReason } from './reachability.js';
 import type { StatusFeed } from './statusFeed.js';
-import type { StoredWorkload, WorkloadStore } from './store.js';
+import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 
 const STOP_GRACE_SECONDS = 10;
 /** A server that failed to start has nothing to finish. */

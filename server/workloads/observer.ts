@@ -10,8 +10,8 @@ import { instanceLabels, LABELS } from './container.js';
 import type { GroupDirectory } from './dependencies.js';
 import { liveProxy } from './proxyProcess.js';
 import { effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
-import type { StoredWorkload, WorkloadStore } from './store.js';
-import { clientUrlOf } from './urls.js';
+import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
+import { clientUrlOf } from '../runspec/urls.js';
 
 export class WorkloadObserver {
 	constructor(

@@ -6,7 +6,7 @@
 import { HangarError } from '../../protocol/errors.js';
 import type { Logger } from '../log.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
-import type { StoredWorkload, WorkloadStore } from './store.js';
+import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 
 export class PortPolicy {
 	constructor(

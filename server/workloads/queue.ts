@@ -5,7 +5,7 @@
  * tracked until it ends.
  */
 import type { Logger } from '../log.js';
-import type { StoredWorkload, WorkloadStore } from './store.js';
+import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 
 /** Workloads a bulk operation or reconcile works on at once. */
 const CONCURRENCY = 4;

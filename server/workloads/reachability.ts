@@ -5,7 +5,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { guardedLookup } from './addresses.js';
+import { metadataGuardedLookup } from '../net/addresses.js';
 
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -14,7 +14,7 @@ export function unreachableReason(url: string, signal?: AbortSignal): Promise<st
 	const target = new URL(url);
 	const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
 	return new Promise((resolve) => {
-		const outgoing = request(target, { method: 'GET', headers: { accept: 'application/json, text/event-stream' }, lookup: guardedLookup as never, timeout: PROBE_TIMEOUT_MS, signal }, (response) => {
+		const outgoing = request(target, { method: 'GET', headers: { accept: 'application/json, text/event-stream' }, lookup: metadataGuardedLookup as never, timeout: PROBE_TIMEOUT_MS, signal }, (response) => {
 			response.destroy();
 			resolve(undefined);
 		});

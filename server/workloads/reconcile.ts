@@ -10,7 +10,7 @@ import { stopProxy } from './proxyProcess.js';
 import type { WorkloadQueue } from './queue.js';
 import { CONTAINER_GONE } from './status.js';
 import type { StatusFeed } from './statusFeed.js';
-import type { StoredWorkload, WorkloadStore } from './store.js';
+import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 
 /** A `starting` status younger than this belongs to work still in progress. */
 const IN_PROGRESS_MS = 15 * 60_000;

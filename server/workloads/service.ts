@@ -23,8 +23,8 @@ import { WorkloadQueue } from './queue.js';
 import { Reconciler } from './reconcile.js';
 import { effectiveStatus, type EffectiveStatus } from './status.js';
 import { StatusFeed } from './statusFeed.js';
-import { WorkloadStore, type StoredWorkload } from './store.js';
-import { clientTransportOf, type ClientTransport } from './urls.js';
+import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
+import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 
 const LOG_LINES = 1000;
 

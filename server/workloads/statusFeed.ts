@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { WorkloadsDidChange, type WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
-import type { WorkloadStore } from './store.js';
+import type { WorkloadStore } from '../runspec/store.js';
 
 const TRANSITIONAL = new Set<WorkloadStatus>(['starting', 'stopping', 'removing']);
 const REMOVED = 'removed';
