@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
+import { networkOf } from '../server/cli/commands/workloads.js';
+import type { WorkloadDetail } from '../protocol/protocol.workloads.js';
 
 let home: TestHome;
 let remote: RemoteServer;
@@ -125,7 +127,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 		expect(info.stdout).toMatch(/^status:\s+running$/m);
 		expect(info.stdout).toMatch(/^tools:\s+echo, get-env$/m);
 		// Network isolation is on by default, but with no permission profile nothing limits the container.
-		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ network_isolation: true });
+		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ network_isolation: true, network: expect.stringMatching(/^open: /) });
 		expect(info.stdout).toMatch(/^network:\s+open: the container reaches any address \(no permission profile/m);
 	});
 
@@ -166,5 +168,18 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 		const nothing = await hangar('stop');
 		expect(nothing.code).toBe(2);
 		expect(nothing.stderr).toContain('--group');
+	});
+});
+
+describe('the network isolation hangar info reports', () => {
+	const detail = (fields: Partial<WorkloadDetail>) => ({ name: 'w', image: EVERYTHING, url: '', network_isolation: true, ...fields }) as WorkloadDetail;
+
+	it('is the isolation in force, not the flag', () => {
+		expect(networkOf(detail({}))).toMatch(/^open: .*no permission profile/);
+		expect(networkOf(detail({ network_isolation: false, permission_profile: { network: { outbound: { allow_host: ['example.com'] } } } }))).toMatch(/^open: .*isolation is off/);
+		expect(networkOf(detail({ permission_profile: { network: { outbound: { insecure_allow_all: true } } } }))).toMatch(/^open: .*allows all/);
+		expect(networkOf(detail({ permission_profile: { network: { outbound: { allow_host: ['example.com'], allow_port: [443] } } } }))).toBe('isolated: outbound only to example.com on ports 443');
+		expect(networkOf(detail({ permission_profile: { network: { mode: 'none' } } }))).toMatch(/^none/);
+		expect(networkOf(detail({ url: 'https://mcp.example.com/mcp', image: '' }))).toMatch(/^remote/);
 	});
 });

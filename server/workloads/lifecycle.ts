@@ -91,6 +91,7 @@ export class WorkloadLifecycle {
 		}
 	}
 
+	/** Pulls the workload's image unless the engine has it; the pull ends at once when cancelled. */
 	async ensureImage(config: StoredWorkload, context: OperationContext): Promise<void> {
 		const image = config.image!;
 		if (await this.runtime.imageExists(image)) return;

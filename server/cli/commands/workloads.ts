@@ -373,7 +373,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
 			const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
-			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url });
+			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail) });
 			const lines: Array<[string, unknown]> = [
 				['name', detail.name],
 				['status', describe(summary)],
