@@ -145,6 +145,7 @@ export async function runProxy(name: string): Promise<void> {
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
+		noticeMiddlewares: security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
 		routes: new Map([...security.routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
