@@ -11,6 +11,7 @@ import { registerRegistryCommands } from './commands/registry.js';
 import { registerSecretCommands } from './commands/secrets.js';
 import { registerWorkloadCommands } from './commands/workloads.js';
 import { registerSkillCommands } from './commands/skills.js';
+import { registerTelemetryCommands } from './commands/telemetry.js';
 
 export function buildProgram(cli: Cli): Command {
 	const program = new Command('hangar')
@@ -34,6 +35,7 @@ export function buildProgram(cli: Cli): Command {
 	registerSecretCommands(program, cli);
 	registerWorkloadCommands(program, cli);
 	registerSkillCommands(program, cli);
+	registerTelemetryCommands(program, cli);
 	return program;
 }
 

@@ -25,6 +25,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/time
 import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
+import { telemetrySettingsOf } from './telemetry/settings.js';
 
 /** Messages between the service and a proxy it spawned. */
 export type LaunchMessage = { type: 'configure'; headers: Record<string, string> };
@@ -132,14 +133,24 @@ export async function runProxy(name: string): Promise<void> {
 	);
 	const runtime = new DockerRuntime();
 	const backend = backendOf(workload, runtime, secretHeaders, log);
+	// OpenTelemetry is loaded only for a workload that turns it on.
+	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
+	const telemetry = telemetrySettings
+		? await import('./telemetry/proxyTelemetry.js')
+				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
+				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
+		: undefined;
 	const mcpMiddlewares = [
+		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
 		timeoutMiddleware(requestTimeoutMs(workload)),
+		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port);
-	const server = new ProxyServer({
+	const routes = new Map([...security.routes, ...(telemetry?.routes ?? [])]);
+	const server: ProxyServer = new ProxyServer({
 		host,
 		port: workload.port,
 		backend,
@@ -148,7 +159,7 @@ export async function runProxy(name: string): Promise<void> {
 		noticeMiddlewares: security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
-		routes: new Map([...security.routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+		routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
 		log,
 	});
 	try {
@@ -168,6 +179,7 @@ export async function runProxy(name: string): Promise<void> {
 	};
 	backend.onStateChange = (state, detail) => {
 		log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
+		telemetry?.backendState(state);
 		save(state, detail);
 	};
 	save(backend.state, backend.detail);
@@ -179,7 +191,7 @@ export async function runProxy(name: string): Promise<void> {
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
-		await security.close();
+		await Promise.allSettled([security.close(), telemetry?.close()]);
 		await writes;
 		const current = await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);

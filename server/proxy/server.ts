@@ -62,6 +62,11 @@ export class ProxyServer {
 		this.server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
 	}
 
+	/** Client sessions open now. */
+	get sessionCount(): number {
+		return this.sessions.size;
+	}
+
 	listen(): Promise<void> {
 		return new Promise((resolve, reject) => {
 			this.server.once('error', reject);

@@ -28,6 +28,7 @@ import { isPortFree, pickFreePort } from './portAllocator.js';
 import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
 import { CONTAINER_GONE, effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import { WorkloadStore, type StoredWorkload } from './store.js';
+import { TelemetryDefault } from './telemetryDefault.js';
 import { clientTransportOf, clientUrlOf, type ClientTransport } from './urls.js';
 
 const LOG_LINES = 1000;
@@ -92,7 +93,7 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, this.buildOptions());
+		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.choosePort(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);

@@ -22,6 +22,7 @@ import {
 	type JsonRpcResponse,
 	type RequestId,
 } from '../jsonrpc.js';
+import { outboundContext } from '../outbound.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -106,7 +107,7 @@ export class HttpBackend implements Backend {
 			const request = (https ? httpsRequest : httpRequest)(url, {
 				method,
 				agent: https ? this.httpsAgent : this.httpAgent,
-				headers: { ...this.options.headers, ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
+				headers: { ...this.options.headers, ...outboundContext.headers?.(), ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
 				signal,
 			});
 			request.once('response', resolve);
