@@ -14,13 +14,20 @@ need_apt() {
 		log "missing $command: install the Debian package $package (needs root)"
 		exit 1
 	fi
-	if [ "$apt_updated" -eq 0 ]; then
-		log "apt-get update"
-		apt-get update -qq >/dev/null
-		apt_updated=1
-	fi
-	log "installing $package"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$package" >/dev/null
+	local attempt
+	for attempt in 1 2 3; do
+		if [ "$apt_updated" -eq 0 ]; then
+			log "apt-get update"
+			apt-get update -qq >/dev/null && apt_updated=1
+		fi
+		log "installing $package"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$package" >/dev/null && return 0
+		log "installing $package failed (attempt $attempt of 3)"
+		apt_updated=0
+		sleep $((attempt * 5))
+	done
+	log "could not install the Debian package $package; see the apt-get errors above"
+	exit 1
 }
 
 node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); console.log(a>20||(a===20&&b>=19)?1:0)')
@@ -36,6 +43,8 @@ need_apt script bsdutils
 need_apt dbus-daemon dbus-daemon
 need_apt dbus-send dbus-bin
 need_apt gnome-keyring-daemon gnome-keyring
+# telemetry: a real Prometheus server scrapes a workload's /metrics (each test starts its own)
+need_apt prometheus prometheus
 
 # --- Workloads: Docker Engine and local images of real MCP servers ---------------------------
 # Nothing can be pulled from a container registry here: the images are assembled from this
