@@ -21,8 +21,9 @@ import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import type { ClientDefinition } from '../clients/table.js';
 import type { HangarPaths } from '../store/paths.js';
+import { confine } from '../store/project.js';
 import { contentDigest } from './files.js';
-import { updateLock, type LockEntry } from './lockfile.js';
+import { confineLock, updateLock, type LockEntry } from './lockfile.js';
 import { isAlive, NamedMutex } from './mutex.js';
 import { knownDigest, type FetchedSkill, type ResolvedSource, type SkillSources, type SourceProgress } from './sources.js';
 import { placementOfRecord, recordKey, SkillRecord, SkillRecords } from './store.js';
@@ -39,6 +40,8 @@ const Journal = z.object({
 	operation: z.enum(['install', 'uninstall']),
 	phase: z.enum(['prepare', 'commit']),
 	pid: z.number(),
+	/** The project the folders are in (empty for user scope): every path is confined to it. */
+	project_root: z.string().default(''),
 	/** Skill folders this transaction replaces (install) or removes (uninstall). */
 	folders: z.array(z.string()),
 	/** The record after the transaction (install), or the one removed (uninstall). */
@@ -106,6 +109,7 @@ export class SkillInstaller {
 		const { source, placement } = request;
 		const name = source.name;
 		const targets = targetsFor(request.clients, placement, this.home, name);
+		await confineFolders(placement.projectRoot, targets.map((target) => target.folder));
 		const existing = await this.records.get(placement, name);
 		if (existing && !request.repair && knownDigest(source) === existing.digest && (await this.covers(existing, targets))) {
 			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
@@ -184,6 +188,7 @@ export class SkillInstaller {
 		const folders = new Map<string, string[]>((existing?.folders ?? []).map((folder) => [folder.path, [...folder.clients]]));
 		for (const target of targets) folders.set(target.folder, [...new Set([...(folders.get(target.folder) ?? []), ...target.clients])]);
 		const writing = sameContent && !request.repair ? await this.missingFolders(existing!, [...folders.keys()]) : [...folders.keys()];
+		await confineFolders(placement.projectRoot, writing);
 
 		const files = fetched.files.map((file) => file.path);
 		const tag = request.recordAs ? request.recordAs.tag : fetched.tag;
@@ -212,7 +217,7 @@ export class SkillInstaller {
 			managed: placement.scope === 'project',
 		};
 
-		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, folders: writing };
+		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, project_root: placement.projectRoot, folders: writing };
 		await this.journals.write(journal);
 		try {
 			// The staged copy moves into the last folder (one rename on the same file system); the others get copies.
@@ -242,12 +247,14 @@ export class SkillInstaller {
 			const record = await this.records.get(placement, name);
 			if (!record) throw HangarError.notFound(`skill ${name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
 			this.checkRemovable(record);
+			await confineFolders(record.project_root, record.folders.map((folder) => folder.path), record.files);
 			const journal: Journal = {
 				id: `${Date.now()}-${randomBytes(6).toString('hex')}`,
 				key: recordKey(placement, name),
 				operation: 'uninstall',
 				phase: 'commit',
 				pid: process.pid,
+				project_root: record.project_root,
 				folders: record.folders.map((folder) => folder.path),
 				record,
 			};
@@ -265,12 +272,15 @@ export class SkillInstaller {
 		for (const id of await this.journals.ids()) {
 			const journal = await this.journals.read(id);
 			if (!journal) continue;
-			await this.mutex.tryRun(journal.key, async () => {
-				const current = await this.journals.read(id);
-				if (!current) return;
-				if (current.phase === 'prepare') await this.rollBack(current);
-				else await this.rollForward(current);
-			});
+			// A journal that cannot finish (its project now holds a link out of it) stays for the next try.
+			await this.mutex
+				.tryRun(journal.key, async () => {
+					const current = await this.journals.read(id);
+					if (!current) return;
+					if (current.phase === 'prepare') await this.rollBack(current);
+					else await this.rollForward(current);
+				})
+				.catch(() => undefined);
 		}
 		for (const entry of await readdir(this.stagingRoot).catch(() => [] as string[])) {
 			const pid = Number.parseInt(entry, 10);
@@ -279,6 +289,7 @@ export class SkillInstaller {
 	}
 
 	private async rollBack(journal: Journal): Promise<void> {
+		await confineFolders(journal.project_root, journal.folders);
 		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);
 		await this.journals.delete(journal.id);
 	}
@@ -286,6 +297,7 @@ export class SkillInstaller {
 	/** Completes a committed transaction; every step may already have happened. */
 	private async rollForward(journal: Journal): Promise<void> {
 		const record = journal.record!;
+		await confineFolders(journal.project_root, journal.folders, journal.operation === 'uninstall' ? record.files : []);
 		if (journal.operation === 'install') {
 			for (const folder of journal.folders) {
 				const transaction = transactionFolder(folder, journal.id);
@@ -456,6 +468,20 @@ function lockEntryOf(record: SkillRecord): LockEntry {
 
 function tagsOf(metadata: Record<string, string>): string[] {
 	return (metadata.tags ?? '').split(/[,\s]+/).filter(Boolean);
+}
+
+/**
+ * 400 when a skill folder of a project (its transactions folder, or one of `files` in it),
+ * or the project's lock file, lies behind a symlink leading out of the project; nothing to
+ * check for user scope.
+ */
+async function confineFolders(projectRoot: string, folders: readonly string[], files: readonly string[] = []): Promise<void> {
+	if (!projectRoot) return;
+	await confineLock(projectRoot);
+	await confine(
+		projectRoot,
+		folders.flatMap((folder) => [join(dirname(folder), TRANSACTIONS), folder, ...files.map((file) => join(folder, ...file.split('/')))]),
+	);
 }
 
 /** `<skills dir>/.hangar/<id>` for the skill folder `<skills dir>/<name>`. */

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
+import { confine } from '../store/project.js';
 
 export const LOCK_FILE = 'hangar.lock.yaml';
 
@@ -40,7 +41,13 @@ export function lockPath(projectRoot: string): string {
 	return join(projectRoot, LOCK_FILE);
 }
 
+/** 400 when the lock file (or its lock) is a symlink out of the project. */
+export function confineLock(projectRoot: string): Promise<void> {
+	return confine(projectRoot, [lockPath(projectRoot), `${lockPath(projectRoot)}.lock`]);
+}
+
 export async function readLock(projectRoot: string): Promise<LockDocument | undefined> {
+	await confineLock(projectRoot);
 	const text = await readTextIfExists(lockPath(projectRoot));
 	if (text === undefined) return undefined;
 	const { parse } = await import('yaml');
@@ -61,6 +68,7 @@ export async function readLock(projectRoot: string): Promise<LockDocument | unde
 /** Changes the lock file under its lock; an empty set of skills removes nothing but writes `skills: []`. */
 export async function updateLock(projectRoot: string, change: (entries: LockEntry[]) => LockEntry[]): Promise<void> {
 	const path = lockPath(projectRoot);
+	await confineLock(projectRoot);
 	await withLock(path, async () => {
 		const current = (await readLock(projectRoot)) ?? { version: 1 as const, skills: [] };
 		const skills = change(current.skills).sort((a, b) => a.name.localeCompare(b.name));

@@ -19,7 +19,7 @@ import { LOCK_FILE, readLock, updateLock, type LockEntry } from './lockfile.js';
 import type { SkillService } from './service.js';
 import { knownDigest, type ResolvedSource } from './sources.js';
 import type { SkillRecord } from './store.js';
-import { checkProjectRoot, normaliseRoot, skillsDirectory, type Placement } from './targets.js';
+import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js';
 
 type FailureReason = NonNullable<NonNullable<SkillSyncResult['failed']>[number]['reason']>;
 type Outcome = NonNullable<SkillUpgradeResult['outcomes']>[number];
@@ -75,7 +75,8 @@ export class SkillProjects {
 					this.skills.announce(outcome, placement);
 					result.installed.push(entry.name);
 				} catch (error) {
-					if (context.signal.aborted) throw error;
+					// A link out of the project is an attack on the whole project, not one skill's failure.
+					if (context.signal.aborted || isOutsideProject(error)) throw error;
 					result.failed.push({ name: entry.name, error: (error as Error).message, reason: reasonOf(error) });
 				}
 			}
@@ -112,7 +113,7 @@ export class SkillProjects {
 				try {
 					outcomes.push(await this.upgradeOne(entry, placement, () => clientsFor(entry.name), apply, params.allow_ref_change ?? false, context));
 				} catch (error) {
-					if (context.signal.aborted) throw error;
+					if (context.signal.aborted || isOutsideProject(error)) throw error;
 					outcomes.push({ name: entry.name, status: 'failed', reason: reasonOf(error), error: (error as Error).message, old_digest: entry.digest });
 				}
 			}
@@ -174,8 +175,7 @@ export class SkillProjects {
 	}
 
 	private async open(given: string): Promise<{ placement: Placement; lock: Awaited<ReturnType<typeof readLock>> }> {
-		const projectRoot = normaliseRoot(given);
-		await checkProjectRoot(projectRoot);
+		const projectRoot = await checkProjectRoot(given);
 		await this.skills.installer.recover();
 		const placement: Placement = { scope: 'project', projectRoot };
 		return { placement, lock: await readLock(projectRoot) };
@@ -228,6 +228,10 @@ function tagOf(reference: string): string | undefined {
 	if (reference.startsWith('git')) return git?.[1];
 	const last = reference.split('/').at(-1) ?? '';
 	return last.includes(':') ? last.slice(last.indexOf(':') + 1) : undefined;
+}
+
+function isOutsideProject(error: unknown): boolean {
+	return error instanceof HangarError && error.code === 'outside_project';
 }
 
 function reasonOf(error: unknown): FailureReason {

@@ -37,7 +37,8 @@ import { SkillInstaller, type InstallOutcome } from './installer.js';
 import { SkillProjects } from './projects.js';
 import { SkillSources, type SkillCatalog, type SourceProgress } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
-import { chooseClients, lookupPlacement, normaliseRoot, placementOf, type Placement } from './targets.js';
+import { cleanPath } from '../store/project.js';
+import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
 import { validateInlineSkill, validateSkillFolder } from './validate.js';
 
 export type { SkillCatalog } from './sources.js';
@@ -120,7 +121,7 @@ export class SkillService {
 		const records = (await this.records.list()).filter(
 			(record) =>
 				(!scope || record.scope === scope) &&
-				(!params.project_root || record.project_root === normaliseRoot(params.project_root)) &&
+				(!params.project_root || record.project_root === cleanPath(params.project_root)) &&
 				(!params.client || record.folders.some((folder) => folder.clients.includes(params.client!))) &&
 				(!members || members.has(record.name)),
 		);
