@@ -12,6 +12,7 @@ import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
 import { confine } from '../store/project.js';
+import type { SkillRecord } from './store.js';
 
 export const LOCK_FILE = 'hangar.lock.yaml';
 
@@ -76,4 +77,23 @@ export async function updateLock(projectRoot: string, change: (entries: LockEntr
 		const header = '# Skills of this project, pinned by Hangar. Reproduce them with `hangar skill sync`.\n';
 		await writeFileAtomic(path, header + stringify({ version: 1, skills }, { lineWidth: 0 }), { mode: 0o644 });
 	});
+}
+
+/** Writes `record`'s entry into the lock file of `projectRoot`, in place of the one of the same name. */
+export function putLockEntry(projectRoot: string, record: SkillRecord): Promise<void> {
+	return updateLock(projectRoot, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
+}
+
+export function lockEntryOf(record: SkillRecord): LockEntry {
+	return {
+		name: record.name,
+		...(record.version !== undefined && { version: record.version }),
+		source: record.source,
+		resolvedReference: record.reference,
+		digest: record.digest,
+		contentDigest: record.content_digest ?? '',
+		...(record.required_by.length && { requiredBy: [...record.required_by].sort() }),
+		explicit: record.explicit,
+		unsigned: true,
+	};
 }
