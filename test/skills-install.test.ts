@@ -270,6 +270,8 @@ describe('hostile artifacts are refused with nothing written', () => {
 		['10,000 files', (name) => targz([{ path: 'SKILL.md', content: SKILL_MD(name) }, ...Array.from({ length: 10_000 }, (_, i) => ({ path: `many/${i}`, content: '' }))])],
 		['a gzip bomb', (name) => gzipBomb(name, 700 * 1024 * 1024)],
 		['a file of 1 GB', (name) => declaredGiant(name, 1024 * 1024 * 1024)],
+		['60,000 empty folders', (name) => targz([{ path: 'SKILL.md', content: SKILL_MD(name) }, ...Array.from({ length: 60_000 }, (_, i) => ({ path: `d/${i}/`, type: 'Directory' as const }))])],
+		['a path longer than the file system allows', (name) => targz([{ path: 'SKILL.md', content: SKILL_MD(name) }, { path: `${'x'.repeat(250)}/`.repeat(20) + 'deep.md', content: 'x' }])],
 	];
 
 	it.each(cases.map(([label, make], index) => [label, make, `hostile-${index}`] as const))('%s', async (_label, make, name) => {

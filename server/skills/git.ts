@@ -299,11 +299,11 @@ async function moveSkill(folder: string, into: string, reference: GitReference):
 				if (error.code !== 'EXDEV') throw error;
 				await copyFile(file.absolute, target);
 			});
-			await chmod(target, 0o644);
+			await chmod(target, file.executable ? 0o755 : 0o644);
 		}
 	} catch (error) {
 		await rm(into, { recursive: true, force: true });
 		throw error;
 	}
-	return tree.files.map((file) => ({ path: file.path, size: file.size }));
+	return tree.files.map((file) => ({ path: file.path, size: file.size, executable: file.executable }));
 }
