@@ -190,6 +190,21 @@ describe('project scope', () => {
 		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain('skills: []');
 	});
 
+	it('verifies no signatures: allow_unsigned is accepted and ignored, and a project install says unsigned as its lock entry does', async () => {
+		const project = await createProject(world.work, 'project-unsigned');
+		await publishSkill(world.work, ref('unsigned'), 'unsigned');
+		for (const allow_unsigned of [false, true]) {
+			const response = await callRest(serve.url, InstallSkill, { name: ref('unsigned'), project_root: project, clients: ['cursor'], allow_unsigned, force: true });
+			expect(response).toMatchObject({ status: 201, body: { unsigned: true, skill: { scope: 'project' } } });
+			expect(response.body).not.toHaveProperty('provenance');
+		}
+		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain('unsigned: true');
+		expect(await call(GetSkill, { name: 'unsigned', project_root: project })).toMatchObject({ unsigned: true });
+		const user = await callRest(serve.url, InstallSkill, { name: ref('unsigned'), clients: ['cursor'], allow_unsigned: false });
+		expect(user.status).toBe(201);
+		expect(user.body).not.toHaveProperty('unsigned');
+	});
+
 	it('rejects a project root that is missing, not a git work tree, a symlink, or paired with scope user', async () => {
 		await publishSkill(world.work, ref('rooted'), 'rooted');
 		const plain = join(world.work, 'not-a-repo');

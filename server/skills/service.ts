@@ -96,7 +96,7 @@ export class SkillService {
 		);
 	}
 
-	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill }> {
+	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill; unsigned?: boolean }> {
 		await this.installer.recover();
 		const placement = await placementOf(params.scope, params.project_root);
 		const group = params.group ?? DEFAULT_GROUP;
@@ -110,7 +110,7 @@ export class SkillService {
 			);
 			await this.addToGroup(group, outcome.record.name);
 			this.announce(outcome, placement);
-			return { skill: toInstalledSkill(outcome.record) };
+			return { skill: toInstalledSkill(outcome.record), ...(outcome.record.managed && { unsigned: true }) };
 		});
 	}
 
@@ -135,7 +135,7 @@ export class SkillService {
 		const record = await this.records.get(placement, params.name);
 		if (!record) throw HangarError.notFound(`skill ${params.name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
 		const skill = toInstalledSkill(record);
-		return { metadata: skill.metadata, installed_skill: skill };
+		return { metadata: skill.metadata, installed_skill: skill, ...(record.managed && { unsigned: true }) };
 	}
 
 	async uninstall(params: ValidParamsOf<typeof UninstallSkill>, context: OperationContext): Promise<null> {
