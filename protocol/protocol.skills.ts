@@ -228,6 +228,11 @@ export const InstallSkill = operation({
 		skill: InstalledSkill,
 		/** True for a project install: the lock file entry is recorded unsigned. */
 		unsigned: z.boolean().optional(),
+		/**
+		 * Hangar extension: what the install went past — rules that affect neither safety nor
+		 * loading (a long description), or a git skill whose SKILL.md names it otherwise than its folder.
+		 */
+		warnings: z.array(z.string()).optional(),
 	}),
 	rest: {
 		verb: 'POST',

@@ -58,6 +58,8 @@ export interface InstallOutcome {
 	readonly change: 'installed' | 'upgraded' | 'unchanged';
 	/** Skills this install put in place for the first time (itself and dependencies). */
 	readonly added: readonly string[];
+	/** What the install went past (see `FetchedSkill.warnings`). */
+	readonly warnings: readonly string[];
 }
 
 export interface InstallContext {
@@ -91,19 +93,25 @@ export class SkillInstaller {
 
 	private async installWithin(request: InstallRequest, context: InstallContext, chain: readonly string[], budget: { count: number }): Promise<InstallOutcome> {
 		const { source, placement } = request;
-		const name = source.name;
-		const targets = targetsFor(request.clients, placement, this.home, name);
-		await confineFolders(placement.projectRoot, targets.map((target) => target.folder));
-		const existing = await this.records.get(placement, name);
-		if (existing && !request.repair && knownDigest(source) === existing.digest && (await this.covers(existing, targets))) {
-			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
+		// OCI and local builds are named (and pinned) before fetching: an unchanged skill or a folder in the way costs no download.
+		if (knownDigest(source) !== undefined) {
+			const targets = targetsFor(request.clients, placement, this.home, source.name);
+			await confineFolders(placement.projectRoot, targets.map((target) => target.folder));
+			const existing = await this.records.get(placement, source.name);
+			if (existing && !request.repair && knownDigest(source) === existing.digest && (await this.covers(existing, targets))) {
+				return { record: await this.markRequested(existing, request), change: 'unchanged', added: [], warnings: [] };
+			}
+			await this.refuseUnmanaged(existing, targets, request.force);
 		}
-		await this.refuseUnmanaged(existing, targets, request.force);
 
 		return this.withScratch(async (stagingFolder) => {
 			const added: string[] = [];
 			try {
 				const fetched = await this.sources.fetch(source, join(stagingFolder, 'skill'), context.signal, context.progress);
+				// A git skill's name is known once its SKILL.md is read.
+				const name = fetched.name;
+				const targets = targetsFor(request.clients, placement, this.home, name);
+				await confineFolders(placement.projectRoot, targets.map((target) => target.folder));
 				const dependencies: SkillRecord['dependencies'] = [...(request.pinnedDependencies ?? [])];
 				for (const required of request.pinnedDependencies ? [] : fetched.fields.requires) {
 					if (++budget.count > MAX_DEPENDENCIES) throw new HangarError(422, `${name} brings in more than ${MAX_DEPENDENCIES} dependencies`, 'too_many_dependencies');
@@ -122,13 +130,13 @@ export class SkillInstaller {
 						budget,
 					);
 					added.push(...outcome.added);
-					dependencies.push({ name: dependency.name, reference: required, digest: outcome.record.digest });
+					dependencies.push({ name: outcome.record.name, reference: required, digest: outcome.record.digest });
 				}
 				context.signal.throwIfAborted();
 				const outcome = await this.locked(recordKey(placement, name), context.signal, () =>
 					this.commit(request, targets, fetched, join(stagingFolder, 'skill'), dependencies, context.signal),
 				);
-				return { ...outcome, added: [...added, ...outcome.added] };
+				return { ...outcome, added: [...added, ...outcome.added], warnings: fetched.warnings };
 			} catch (error) {
 				// Dependencies put in place for this install go again if the install fails.
 				for (const dependency of added.reverse()) await this.uninstall(placement, dependency, context.signal).catch(() => undefined);
@@ -159,7 +167,7 @@ export class SkillInstaller {
 		stagedSkill: string,
 		dependencies: SkillRecord['dependencies'],
 		signal: AbortSignal,
-	): Promise<InstallOutcome> {
+	): Promise<Omit<InstallOutcome, 'warnings'>> {
 		const { placement } = request;
 		const existing = await this.records.get(placement, fetched.name);
 		const sameContent = existing?.digest === fetched.digest;

@@ -96,7 +96,7 @@ export class SkillService {
 		);
 	}
 
-	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill; unsigned?: boolean }> {
+	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill; unsigned?: boolean; warnings?: string[] }> {
 		await this.installer.recover();
 		const placement = await placementOf(params.scope, params.project_root);
 		const group = params.group ?? DEFAULT_GROUP;
@@ -110,7 +110,11 @@ export class SkillService {
 			);
 			await this.addToGroup(group, outcome.record.name);
 			this.announce(outcome, placement);
-			return { skill: toInstalledSkill(outcome.record), ...(outcome.record.managed && { unsigned: true }) };
+			return {
+				skill: toInstalledSkill(outcome.record),
+				...(outcome.record.managed && { unsigned: true }),
+				...(outcome.warnings.length && { warnings: [...outcome.warnings] }),
+			};
 		});
 	}
 

@@ -89,7 +89,7 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 		.option('-g, --group <group>', 'group to add the skill to (default "default")')
 		.option('--json', 'print JSON')
 		.action(async (ref: string, options: PlacementOptions & { version?: string; client?: string[]; force?: boolean; group?: string; json?: boolean }) => {
-			const { skill: installed } = await cli.call(InstallSkill, {
+			const { skill: installed, warnings = [] } = await cli.call(InstallSkill, {
 				name: ref,
 				...(options.version && { version: options.version }),
 				...placement(options),
@@ -97,6 +97,7 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 				...(options.force && { force: true }),
 				...(options.group && { group: options.group }),
 			});
+			for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
 			if (options.json) return printJson(installed);
 			process.stdout.write(`Installed ${installed.metadata?.name} (${installed.digest?.slice(0, 19)}) for ${installed.clients?.join(', ')}.\n`);
 		});
