@@ -260,13 +260,18 @@ export const GetSkill = operation({
 export const UninstallSkill = operation({
 	method: 'skills/uninstall',
 	summary: 'Uninstall a skill',
-	params: z.object({ name: SkillName, ...ScopeParams }),
+	params: z.object({
+		name: SkillName,
+		...ScopeParams,
+		/** Hangar extension: only from this client's folder; the skill stays for the others. */
+		client: ClientApp.optional(),
+	}),
 	result: NoResult,
 	rest: {
 		verb: 'DELETE',
 		path: '/api/v1beta/skills/{name}',
 		status: 204,
-		query: ['scope', 'project_root'],
+		query: ['scope', 'project_root', 'client'],
 		response: 'empty',
 	},
 	errors: [400, 404, 500],

@@ -79,7 +79,7 @@ describe('a skills folder linked out of the project', () => {
 		await mkdir(join(project, '.agents'));
 		await symlink(config, join(project, '.agents/skills'));
 
-		const cli = await runHangar(['skill', 'install', ref('git'), '--project-root', project, '--client', 'amp-cli', '--force'], { ...world.env });
+		const cli = await runHangar(['skill', 'install', ref('git'), '--project', project, '--client', 'amp-cli', '--force'], { ...world.env });
 		expect(cli.code).toBe(2);
 		expect(cli.stderr).toContain(`${join(project, '.agents/skills')} is a symlink to ${config}, outside the project`);
 		const error = await failure(daemon.client.request(InstallSkill, { name: ref('git'), project_root: project, clients: ['amp-cli'], force: true }));

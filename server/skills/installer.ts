@@ -209,7 +209,7 @@ export class SkillInstaller {
 			managed: placement.scope === 'project',
 		};
 
-		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, project_root: placement.projectRoot, folders: writing };
+		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, project_root: placement.projectRoot, folders: writing, ...(request.recordAs && { syncing: true }) };
 		await this.journals.write(journal);
 		try {
 			// The staged copy moves into the last folder (one rename on the same file system); the others get copies.
@@ -243,12 +243,22 @@ export class SkillInstaller {
 	}
 
 	/** Removes an installed skill's files from every folder, and its record. */
-	async uninstall(placement: Placement, name: string, signal: AbortSignal): Promise<SkillRecord> {
+	/**
+	 * Removes an installed skill's files and record; with `client`, only that client's folders
+	 * (a folder another client still reads stays) — the record goes once no client is left.
+	 */
+	async uninstall(placement: Placement, name: string, signal: AbortSignal, client?: string): Promise<{ removed: SkillRecord; remaining?: SkillRecord }> {
 		return this.locked(recordKey(placement, name), signal, async () => {
 			const record = await this.records.get(placement, name);
 			if (!record) throw HangarError.notFound(`skill ${name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
 			this.checkRemovable(record);
-			await confineFolders(record.project_root, record.folders.map((folder) => folder.path), record.files);
+			const kept = client === undefined ? [] : record.folders.map((folder) => ({ ...folder, clients: folder.clients.filter((id) => id !== client) })).filter((folder) => folder.clients.length);
+			if (client !== undefined && !record.folders.some((folder) => folder.clients.includes(client))) {
+				const installedFor = record.folders.flatMap((folder) => folder.clients).join(', ');
+				throw HangarError.notFound(`skill ${name} is not installed for ${client} (it is for ${installedFor})`, 'skill_not_installed');
+			}
+			const removing = record.folders.filter((folder) => !kept.some((other) => other.path === folder.path)).map((folder) => folder.path);
+			await confineFolders(record.project_root, removing, record.files);
 			const journal: Journal = {
 				id: `${Date.now()}-${randomBytes(6).toString('hex')}`,
 				key: recordKey(placement, name),
@@ -256,12 +266,13 @@ export class SkillInstaller {
 				phase: 'commit',
 				pid: process.pid,
 				project_root: record.project_root,
-				folders: record.folders.map((folder) => folder.path),
+				folders: removing,
 				record,
+				...(kept.length && { remaining: { ...record, folders: kept } }),
 			};
 			await this.journals.write(journal);
 			await this.rollForward(journal);
-			return record;
+			return { removed: record, ...(journal.remaining && { remaining: journal.remaining }) };
 		});
 	}
 
@@ -308,12 +319,17 @@ export class SkillInstaller {
 			}
 			crashPoint(this.env, 'swapped');
 			await this.records.put(record);
-			if (record.managed) await putLockEntry(record.project_root, record);
+			if (record.managed) await putLockEntry(record.project_root, record, { keepClients: journal.syncing });
 		} else {
 			for (const folder of journal.folders) await removeOwnFiles(folder, record.files, transactionFolder(folder, journal.id));
 			crashPoint(this.env, 'removed');
-			await this.records.delete(placementOfRecord(record), record.name);
-			if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
+			if (journal.remaining) {
+				await this.records.put(journal.remaining);
+				if (record.managed) await putLockEntry(record.project_root, journal.remaining);
+			} else {
+				await this.records.delete(placementOfRecord(record), record.name);
+				if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
+			}
 		}
 		crashPoint(this.env, 'recorded');
 		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);

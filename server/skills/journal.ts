@@ -21,6 +21,10 @@ export const Journal = z.object({
 	folders: z.array(z.string()),
 	/** The record after the transaction (install), or the one removed (uninstall). */
 	record: SkillRecord.optional(),
+	/** An install by `skills/sync`: the lock file's entry keeps the clients it records. */
+	syncing: z.boolean().optional(),
+	/** An uninstall for some clients only: the record that stays, with the folders still read. */
+	remaining: SkillRecord.optional(),
 });
 export type Journal = z.infer<typeof Journal>;
 

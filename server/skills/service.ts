@@ -144,13 +144,22 @@ export class SkillService {
 
 	async uninstall(params: ValidParamsOf<typeof UninstallSkill>, context: OperationContext): Promise<null> {
 		await this.installer.recover();
-		await this.remove(lookupPlacement(params.scope, params.project_root), params.name, context.signal);
+		const placement = lookupPlacement(params.scope, params.project_root);
+		await this.remove(placement, params.name, context.signal, params.client);
 		return null;
 	}
 
-	/** Uninstalls a skill, then the dependencies nothing else needs any more. */
-	async remove(placement: Placement, name: string, signal: AbortSignal): Promise<void> {
-		const record = await this.installer.uninstall(placement, name, signal);
+	/**
+	 * Uninstalls a skill (for one client only, with `client`), then — once it is gone for every
+	 * client — the dependencies nothing else needs any more.
+	 */
+	async remove(placement: Placement, name: string, signal: AbortSignal, client?: string): Promise<void> {
+		const { removed: record, remaining: kept } = await this.installer.uninstall(placement, name, signal, client);
+		if (kept) {
+			// Still installed for other clients: changed in place.
+			this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'upgraded' });
+			return;
+		}
 		const remaining = await this.records.list();
 		if (!remaining.some((other) => other.name === name)) {
 			for (const group of await this.groups.list()) {

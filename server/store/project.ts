@@ -32,6 +32,17 @@ export async function projectRoot(given: string, rules: ProjectRootRules = {}): 
 	return real;
 }
 
+/** The git work tree around `start` (the nearest folder at or above it holding `.git`), real; undefined outside one. */
+export async function enclosingProject(start: string): Promise<string | undefined> {
+	let folder = await realpath(start).catch(() => undefined);
+	while (folder !== undefined) {
+		if (await stat(join(folder, '.git')).catch(() => undefined)) return folder;
+		const parent = dirname(folder);
+		folder = parent === folder ? undefined : parent;
+	}
+	return undefined;
+}
+
 /** A path normalised, without trailing slashes. */
 export function cleanPath(path: string): string {
 	const normalised = normalize(path);
