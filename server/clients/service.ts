@@ -101,7 +101,7 @@ export class ClientsService {
 				client_type: client.id,
 				installed: await isInstalled(client, this.home, this.platform),
 				registered: state.global.includes(client.id) || groupsOf(client.id, groups).length > 0,
-				...(client.skills ? { supports_skills: true } : {}),
+				supports_skills: client.skills !== undefined,
 				supports_plugins: client.supportsPlugins,
 			})),
 		);

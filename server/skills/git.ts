@@ -17,6 +17,7 @@ import { chmod, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import { isPrivateAddress, refusalOf } from '../net/addresses.js';
 import type { HangarPaths } from '../store/paths.js';
 import { DEFAULT_LIMITS, type ExtractedFile } from './extract.js';
 import { readSkillTree, SKILL_FILE } from './files.js';
@@ -155,6 +156,8 @@ export class GitSkillSource {
 		const hostname = reference.host.replace(/:\d+$/, '');
 		const port = reference.host.includes(':') ? reference.host.slice(reference.host.lastIndexOf(':') + 1) : undefined;
 		const addresses = await resolveHost(hostname);
+		const metadata = addresses.find((address) => refusalOf(address, { private: true }));
+		if (metadata) throw HangarError.badRequest(`git host ${hostname} resolves to the ${refusalOf(metadata, { private: true })} address ${metadata}, which no source may reach`, 'private_source');
 		const privateAddress = addresses.find(isPrivateAddress);
 		if (privateAddress && !development) {
 			throw HangarError.badRequest(
@@ -239,19 +242,6 @@ async function resolveHost(hostname: string): Promise<string[]> {
 	} catch (error) {
 		throw new HangarError(502, `cannot resolve git host ${hostname} (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`, 'git_unreachable');
 	}
-}
-
-/** Loopback, private, link-local, shared, unspecified and multicast addresses. */
-export function isPrivateAddress(address: string): boolean {
-	if (isIP(address) === 4) {
-		const [a, b] = address.split('.').map(Number) as [number, number];
-		return a === 0 || a === 10 || a === 127 || a >= 224 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) ||
-			(a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19));
-	}
-	const lower = address.toLowerCase();
-	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-	if (mapped) return isPrivateAddress(mapped[1]!);
-	return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || lower.startsWith('ff');
 }
 
 /** Why git failed, as a status: 401, 429, 504, 499 or 502 (a repository, ref or path that does not resolve). */
