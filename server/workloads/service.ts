@@ -25,6 +25,7 @@ import { effectiveStatus, type EffectiveStatus } from './status.js';
 import { StatusFeed } from './statusFeed.js';
 import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
+import { TelemetryDefault } from './telemetryDefault.js';
 
 const LOG_LINES = 1000;
 
@@ -101,7 +102,7 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, this.buildOptions());
+		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.ports.choose(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);
