@@ -3,13 +3,14 @@
  * (tag, branch, commit, default branch), the skill path, the pinned commit, tokens sent only
  * to their host, private hosts refused outside development mode, and every failure's status.
  */
+import { execFile } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetSkill, GetSkillContent, HangarError, InstallSkill, UninstallSkill } from '../protocol/index.js';
 import { parseGitReference } from '../server/skills/git.js';
 import { createRepo, git, startGitServer, type GitRepo, type GitServer } from './support/git.js';
-import { runHangar, spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, type DaemonProcess } from './support/processes.js';
 import { createSkillsWorld, exists, snapshot, type SkillsWorld } from './support/skills-world.js';
 import { skillMd } from './support/skills.js';
 
@@ -113,6 +114,24 @@ describe('refs and paths', () => {
 			expect(await failure(daemon.client.request(InstallSkill, { name: `git+file://${unloadable.bare}#${path}`, clients: ['cursor'] }))).toMatchObject({ status: 422, message: expect.stringMatching(message) });
 		}
 		expect(await exists(join(world.userHome, '.cursor/skills/blank'))).toBe(false);
+	});
+
+	it('git progress: a line per stage when stderr is not a terminal, one line updated in place per stage on a terminal', async () => {
+		const files = Object.fromEntries(Array.from({ length: 400 }, (_, index) => [`docs/page-${index}.md`, `page ${index} ${'text '.repeat(index % 50)}\n`]));
+		const big = await createRepo(reposRoot, 'org', 'many-files', { 'SKILL.md': skillMd('many-files'), ...files });
+		const piped = await runHangar(['skill', 'content', `git+file://${big.bare}`, '--json'], world.env);
+		expect(piped.code, piped.stderr).toBe(0);
+		const stages = piped.stderr.split('\n').filter((line) => line.startsWith('  git: ')).map((line) => line.replace(/ \(\d+%\)$/, ''));
+		expect(stages.length).toBeGreaterThan(0);
+		expect(new Set(stages).size).toBe(stages.length);
+
+		// A real terminal (a pty from util-linux `script`): each stage's line is rewritten, not repeated.
+		const command = [process.execPath, HANGAR_BIN, 'skill', 'content', `git+file://${big.bare}`, '--json'].map((part) => `'${part}'`).join(' ');
+		const tty = await new Promise<string>((resolve, reject) =>
+			execFile('script', ['-qec', `${command} >/dev/null`, '/dev/null'], { env: world.env }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+		);
+		const lines = tty.split(/\r?\n/).filter((line) => line.includes('git: '));
+		expect(lines.length).toBe(new Set(lines.map((line) => line.split('\r').at(-1)!.replace(/\x1b\[K/g, '').replace(/ \(\d+%\)$/, ''))).size);
 	});
 
 	it('a local repository with git+file:// in development mode', async () => {
