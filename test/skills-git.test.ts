@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetSkill, GetSkillContent, HangarError, InstallSkill, UninstallSkill } from '../protocol/index.js';
 import { parseGitReference } from '../server/skills/git.js';
 import { createRepo, git, startGitServer, type GitRepo, type GitServer } from './support/git.js';
-import { HANGAR_BIN, runHangar, spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
+import { callRest } from './support/rest.js';
 import { createSkillsWorld, exists, snapshot, type SkillsWorld } from './support/skills-world.js';
 import { skillMd } from './support/skills.js';
 
@@ -137,6 +138,24 @@ describe('refs and paths', () => {
 	it('a local repository with git+file:// in development mode', async () => {
 		const content = await daemon.client.request(GetSkillContent, { ref: `git+file://${repo.bare}@v1#skills/alpha` });
 		expect(content).toMatchObject({ name: 'alpha', version: '1.0.0' });
+	});
+});
+
+describe("ToolHive's API cases over REST", () => {
+	it('POST /api/v1beta/skills with a git source that cannot be resolved answers 502; one named by its SKILL.md answers 201 under that name', async () => {
+		const serve = await startServe(world.env);
+		try {
+			for (const path of ['org/missing', 'org/skills@no-such-ref#skills/alpha']) {
+				const response = await callRest(serve.url, InstallSkill, { name: at(path), clients: ['cline'] });
+				expect(response.status, path).toBe(502);
+			}
+			const named = await createRepo(reposRoot, 'org', 'rest-named', { 'skills/dir-name/SKILL.md': skillMd('declared-name') });
+			const response = await callRest(serve.url, InstallSkill, { name: `git+file://${named.bare}#skills/dir-name`, clients: ['cline'] });
+			expect(response).toMatchObject({ status: 201, body: { skill: { metadata: { name: 'declared-name' } } } });
+			expect(response.headers.get('location')).toBe('/api/v1beta/skills/declared-name');
+		} finally {
+			await serve.stop();
+		}
 	});
 });
 
