@@ -118,7 +118,7 @@ describe('refs and paths', () => {
 	});
 
 	it('git progress: a line per stage when stderr is not a terminal, one line updated in place per stage on a terminal', async () => {
-		const files = Object.fromEntries(Array.from({ length: 400 }, (_, index) => [`docs/page-${index}.md`, `page ${index} ${'text '.repeat(index % 50)}\n`]));
+		const files = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`docs/page-${index}.md`, `page ${index} ${'text '.repeat(index % 50)}\n`]));
 		const big = await createRepo(reposRoot, 'org', 'many-files', { 'SKILL.md': skillMd('many-files'), ...files });
 		const piped = await runHangar(['skill', 'content', `git+file://${big.bare}`, '--json'], world.env);
 		expect(piped.code, piped.stderr).toBe(0);
@@ -133,7 +133,7 @@ describe('refs and paths', () => {
 		);
 		const lines = tty.split(/\r?\n/).filter((line) => line.includes('git: '));
 		expect(lines.length).toBe(new Set(lines.map((line) => line.split('\r').at(-1)!.replace(/\x1b\[K/g, '').replace(/ \(\d+%\)$/, ''))).size);
-	});
+	}, 180_000);
 
 	it('a local repository with git+file:// in development mode', async () => {
 		const content = await daemon.client.request(GetSkillContent, { ref: `git+file://${repo.bare}@v1#skills/alpha` });
@@ -146,11 +146,11 @@ describe("ToolHive's API cases over REST", () => {
 		const serve = await startServe(world.env);
 		try {
 			for (const path of ['org/missing', 'org/skills@no-such-ref#skills/alpha']) {
-				const response = await callRest(serve.url, InstallSkill, { name: at(path), clients: ['cline'] });
+				const response = await callRest(serve.url, InstallSkill, { name: at(path), clients: ['opencode'] });
 				expect(response.status, path).toBe(502);
 			}
 			const named = await createRepo(reposRoot, 'org', 'rest-named', { 'skills/dir-name/SKILL.md': skillMd('declared-name') });
-			const response = await callRest(serve.url, InstallSkill, { name: `git+file://${named.bare}#skills/dir-name`, clients: ['cline'] });
+			const response = await callRest(serve.url, InstallSkill, { name: `git+file://${named.bare}#skills/dir-name`, clients: ['opencode'] });
 			expect(response).toMatchObject({ status: 201, body: { skill: { metadata: { name: 'declared-name' } } } });
 			expect(response.headers.get('location')).toBe('/api/v1beta/skills/declared-name');
 		} finally {
