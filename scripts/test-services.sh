@@ -75,6 +75,8 @@ need_apt script bsdutils
 need_apt dbus-daemon dbus-daemon
 need_apt dbus-send dbus-bin
 need_apt gnome-keyring-daemon gnome-keyring
+# telemetry: a real Prometheus server scrapes a workload's /metrics (each test starts its own)
+need_apt prometheus prometheus
 
 # --- Workloads: Docker Engine and local images of real MCP servers ---------------------------
 # Nothing can be pulled from a container registry here: the images are assembled from this

@@ -26,6 +26,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/time
 import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
+import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 
 
 const CONFIGURE_WAIT_MS = 10_000;
@@ -130,22 +131,33 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
 	const backend = backendOf(workload, runtime, secretHeaders, log);
+	// OpenTelemetry is loaded only for a workload that turns it on.
+	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
+	const telemetry = telemetrySettings
+		? await import('./telemetry/proxyTelemetry.js')
+				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
+				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
+		: undefined;
 	const mcpMiddlewares = [
+		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
 		timeoutMiddleware(requestTimeoutMs(workload)),
+		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port);
-	const server = new ProxyServer({
+	const routes = new Map([...security.routes, ...(telemetry?.routes ?? [])]);
+	const server: ProxyServer = new ProxyServer({
 		host,
 		port: workload.port,
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
+		noticeMiddlewares: security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
-		routes: new Map([...security.routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+		routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
 		log,
 	});
 	try {
@@ -165,6 +177,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	};
 	backend.onStateChange = (state, detail) => {
 		log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
+		telemetry?.backendState(state);
 		save(state, detail);
 	};
 	save(backend.state, backend.detail);
@@ -176,7 +189,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
-		await security.close();
+		await Promise.allSettled([security.close(), telemetry?.close()]);
 		await writes;
 		const current = await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);

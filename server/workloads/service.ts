@@ -30,6 +30,7 @@ import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
 import { CONTAINER_GONE, effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, clientUrlOf, type ClientTransport } from '../runspec/urls.js';
+import { TelemetryDefault } from './telemetryDefault.js';
 
 const LOG_LINES = 1000;
 const STOP_GRACE_SECONDS = 10;
@@ -93,7 +94,7 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, this.buildOptions());
+		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.choosePort(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);
