@@ -23,6 +23,7 @@ export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
 	secrets: async () => (await import('./commands/secrets.js')).registerSecretCommands,
 	workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
 	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
+	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
 };
 
 /** A top-level command as `--help` lists it. */

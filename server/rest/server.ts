@@ -12,7 +12,7 @@ import type { OperationDefinition } from '../../protocol/operation.js';
 import { contextFor } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
 import type { Environment } from '../environment.js';
-import { RequestGuard } from './guard.js';
+import { RequestGuard } from '../net/guard.js';
 import { openApiDocument } from './openapi.js';
 import { Router } from './router.js';
 
