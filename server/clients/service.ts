@@ -10,6 +10,7 @@
  * other's entries.
  */
 import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
