@@ -99,6 +99,6 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 			}
 			if (options.group !== undefined) await cli.call(UnregisterClientFromGroup, { name, group: options.group, ...project });
 			else await cli.call(UnregisterClient, { name, ...project });
-			process.stdout.write(`Unregistered ${name}${options.group === undefined ? '' : ` from group '${options.group}'`}.\n`);
+			process.stdout.write(`Unregistered ${name}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
 		});
 }
