@@ -12,12 +12,12 @@ import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from 
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
 import type { PermissionProfile, RemoteAuthConfig, SecretParameter, TelemetryConfig } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
-import { telemetryConfigProblem } from '../proxy/telemetry/settings.js';
-import { isForbiddenAddress } from './addresses.js';
+import { refusalOf } from '../net/addresses.js';
+import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
-import { RUN_CONFIG_FORMAT, type StoredWorkload } from './store.js';
+import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
 
 export type CreateRequest = z.output<typeof CreateWorkloadParams>;
 export type UpdateRequest = z.output<typeof UpdateWorkloadParams>;
@@ -116,8 +116,9 @@ export function checkRemoteUrl(raw: string, field: string): string {
 	}
 	if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, 'only http and https URLs are supported');
 	if (url.username || url.password) throw invalid(field, 'credentials in the URL are not allowed; use header_forward with a secret');
-	if (isForbiddenAddress(url.hostname.replace(/^\[|\]$/g, ''))) {
-		throw invalid(field, `${url.hostname} is a link-local or unspecified address`);
+	const refused = refusalOf(url.hostname, { private: true });
+	if (refused) {
+		throw invalid(field, `${url.hostname} is a ${refused} address`);
 	}
 	return url.toString();
 }

@@ -8,7 +8,7 @@ import { TelemetryConfig } from '../../protocol/runConfig.js';
 import type { HangarPaths } from '../store/paths.js';
 import { JsonDocument } from '../store/document.js';
 import { invalid } from './fields.js';
-import { telemetryConfigProblem } from '../proxy/telemetry/settings.js';
+import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 
 const TelemetryDefaults = z.object({ telemetry_config: TelemetryConfig.optional() });
 type TelemetryDefaults = z.infer<typeof TelemetryDefaults>;

@@ -9,7 +9,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
-import { guardedLookup } from '../../workloads/addresses.js';
+import { metadataGuardedLookup } from '../../net/addresses.js';
 import { deniedUpstream, type Backend, type BackendSession, type BackendState, type SessionSink } from '../backend.js';
 import {
 	ErrorCode,
@@ -53,7 +53,7 @@ export class HttpBackend implements Backend {
 	private closed = false;
 
 	constructor(readonly options: HttpBackendOptions) {
-		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: guardedLookup as never } : {}) };
+		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: metadataGuardedLookup as never } : {}) };
 		this.httpAgent = new HttpAgent(agentOptions);
 		this.httpsAgent = new HttpsAgent(agentOptions);
 	}

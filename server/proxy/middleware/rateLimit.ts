@@ -7,7 +7,7 @@
  */
 import { refuse, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import { errorResponse, type JsonRpcResponse, type RequestId } from '../jsonrpc.js';
-import type { RateLimits } from '../security/rateLimitConfig.js';
+import type { RateLimits } from '../../runspec/rateLimitConfig.js';
 import type { BucketClaim, BucketStore } from '../security/tokenBuckets.js';
 
 /** ToolHive's JSON-RPC code for a rate-limited request. */

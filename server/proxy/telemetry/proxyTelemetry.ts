@@ -31,7 +31,7 @@ import type { BackendState } from '../backend.js';
 import { refusalOf, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
-import type { TelemetrySettings } from './settings.js';
+import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
 
 const METRICS_INTERVAL_MS = 10_000;
 export const METRICS_PATH = '/metrics';

@@ -9,7 +9,7 @@
  * - `samplingRate`: the share of traces kept, `"0"`–`"1"` (default 1), a client's sampled
  *   `traceparent` decides for its own trace.
  */
-import type { TelemetryConfig } from '../../../protocol/runConfig.js';
+import type { TelemetryConfig } from '../../protocol/runConfig.js';
 
 export interface TelemetrySettings {
 	readonly serviceName: string;
