@@ -12,6 +12,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -89,10 +91,35 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 async function hangar(): Promise<Target> {
-	const env = benchEnv();
-	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', 'bench', '--transport', 'stdio', '--json', '--', 'stdio'], env)) as { url: string };
+	return hangarWith("Hangar's proxy", []);
+}
+
+/**
+ * Hangar's proxy with traces and metrics on: OTLP/HTTP to a collector on loopback that accepts
+ * and drops everything, and Prometheus' /metrics (not scraped, its cost is the recording).
+ */
+async function hangarTraced(): Promise<Target> {
+	const collector = createServer((request, response) => {
+		request.resume();
+		request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+	});
+	await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+	const { port } = collector.address() as AddressInfo;
+	const target = await hangarWith("Hangar's proxy, telemetry on (traces, metrics, /metrics)", ['--otel-endpoint', `http://127.0.0.1:${port}`, '--otel-enable-prometheus-metrics-path']);
 	return {
-		name: "Hangar's proxy",
+		...target,
+		stop: async () => {
+			await target.stop();
+			collector.close();
+		},
+	};
+}
+
+async function hangarWith(name: string, flags: string[]): Promise<Target> {
+	const env = benchEnv();
+	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', 'bench', '--transport', 'stdio', ...flags, '--json', '--', 'stdio'], env)) as { url: string };
+	return {
+		name,
 		client: () => httpClient(created.url),
 		stop: async () => {
 			await runHangar(['rm', 'bench'], env);
@@ -224,8 +251,9 @@ export async function workloads(): Promise<Table[]> {
 		direct,
 		instantHttp,
 		instantStdio,
+		hangarTraced,
 	]);
-	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor] = results as [Result, Result, Result, Result, Result, Result];
+	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, traced] = results as [Result, Result, Result, Result, Result, Result, Result];
 	const fasterPeer = (phase: Phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);
 	// The best any HTTP front could do: the direct client, with the SDK's stdio transport swapped
 	// for its HTTP transport. Time per call adds up the same way whether it is spent waiting
@@ -251,6 +279,8 @@ export async function workloads(): Promise<Table[]> {
 				verdict('sequential throughput vs direct', ours.sequential.rate / limit.sequential.rate, 0.5, true, ceiling(bestRate('sequential') / limit.sequential.rate)),
 				`p50 added over direct: ${ms(addedP50)} (target ≤ 0.300 ms; any HTTP front with this client: at least ${ms(leastAddedP50)}) — ${addedP50 <= 0.3 ? 'met' : 'MISSED'}`,
 				verdict(`${CLIENTS}-client throughput vs the faster peer`, ours.concurrent.rate / fasterPeer('concurrent'), 2, true, ceiling(bestRate('concurrent') / fasterPeer('concurrent'))),
+				verdict('sequential throughput, telemetry on vs off', traced.sequential.rate / ours.sequential.rate, 0.95, true),
+				verdict(`${CLIENTS}-client throughput, telemetry on vs off`, traced.concurrent.rate / ours.concurrent.rate, 0.95, true),
 			],
 		},
 		...(await proxyBound()),
