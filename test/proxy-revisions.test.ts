@@ -48,7 +48,7 @@ const CELLS = REVISIONS.flatMap((revision) =>
 	(['streamable-http', 'sse'] as const).filter((transport) => revision !== MODERN_REVISION || transport === 'streamable-http').map((transport) => ({ revision, transport })),
 );
 
-describe.each(Object.keys(SERVERS) as ServerKind[])('through Hangar to the %s', { timeout: 60_000 }, (kind) => {
+describe.each(Object.keys(SERVERS) as ServerKind[])('through Hangar to the %s', { timeout: 120_000 }, (kind) => {
 	it.each(CELLS)('a $revision client over $transport: negotiates its revision, lists and calls tools', async ({ revision, transport }: { revision: Revision; transport: ClientTransport }) => {
 		const client = await connectAt(endpointOf(workloads.get(kind)!, transport), revision, transport);
 		try {
