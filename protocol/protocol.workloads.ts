@@ -17,6 +17,7 @@ import {
 	RuntimeConfig,
 	ScalingConfig,
 	SecretParameter,
+	TelemetryConfig,
 	ToolOverride,
 } from './runConfig.js';
 
@@ -157,6 +158,8 @@ export const WorkloadSpecFields = {
 	rate_limit_config: RateLimitConfig.optional(),
 	/** `session_redis.address` shares the rate-limit buckets with other proxies through Redis. */
 	scaling_config: ScalingConfig.optional(),
+	/** OpenTelemetry traces and metrics of the workload's proxy (OTLP/HTTP, Prometheus `/metrics`). */
+	telemetry_config: TelemetryConfig.optional(),
 	permission_profile: PermissionProfile.optional(),
 	/** Apply the permission profile's network rules. Omitted means true. */
 	network_isolation: z.boolean().optional(),

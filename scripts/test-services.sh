@@ -44,8 +44,10 @@ apt_install() {
 		apt-get update -qq || return 1
 		apt_updated=1
 	fi
-	dpkg --configure -a || return 1
-	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" || { apt_updated=0; return 1; }
+	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" && return 0
+	apt_updated=0
+	dpkg --configure -a
+	return 1
 }
 
 # Installs Debian packages that are missing (by the command they provide).
@@ -73,6 +75,8 @@ need_apt script bsdutils
 need_apt dbus-daemon dbus-daemon
 need_apt dbus-send dbus-bin
 need_apt gnome-keyring-daemon gnome-keyring
+# telemetry: a real Prometheus server scrapes a workload's /metrics (each test starts its own)
+need_apt prometheus prometheus
 
 # --- Workloads: Docker Engine and local images of real MCP servers ---------------------------
 # Nothing can be pulled from a container registry here: the images are assembled from this
@@ -225,4 +229,4 @@ fi
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
-log "ready"
+log "ready (${SECONDS} s)"

@@ -11,7 +11,7 @@
  * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { refusalOf, type HttpExchange, type McpHandler } from './chain.js';
+import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from './chain.js';
 import {
 	asMessage,
 	ErrorCode,
@@ -70,10 +70,18 @@ export function sendError(response: ServerResponse, error: HttpError, headers: R
 	response.writeHead(error.status, { ...headers, 'Content-Type': 'application/json' }).end(body);
 }
 
+/** A message the proxy refused, with its HTTP status. */
+export function sendRefusal(response: ServerResponse, answer: JsonRpcResponse, status: number, headers: Readonly<Record<string, string>> = {}): void {
+	const body = JSON.stringify(answer);
+	response.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
 export class StreamableHttpFront {
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
+		/** Notifications and the client's responses go through the notice middleware. */
+		private readonly notify: NoticeHandler = forwardNotice,
 	) {}
 
 	async serve(exchange: HttpExchange): Promise<void> {
@@ -132,12 +140,15 @@ export class StreamableHttpFront {
 		}
 
 		const requests: JsonRpcRequest[] = [];
+		let refused: JsonRpcResponse | undefined;
 		for (const message of messages) {
 			if (isRequest(message)) requests.push(message);
-			else session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
+			else refused ??= await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
 		}
 		const headers = { 'Mcp-Session-Id': session.id };
 		if (requests.length === 0) {
+			const refusal = refused && refusalOf(refused);
+			if (refusal) return sendRefusal(response, refused!, refusal.status, { ...headers, ...refusal.headers });
 			response.writeHead(202, headers).end();
 			return;
 		}
