@@ -11,7 +11,7 @@
  * rate limit → tool filter/override → timeout → backend.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from './jsonrpc.js';
 import type { BackendSession } from './backend.js';
 
 /** Who is calling: the claims of a verified token (never the token itself). */
@@ -41,7 +41,12 @@ export type HttpMiddleware = (exchange: HttpExchange, next: HttpHandler) => Prom
 export interface McpCall {
 	readonly request: JsonRpcRequest;
 	/** The client's session id and its connection to the backend. */
-	readonly session: { readonly id: string; readonly backend: BackendSession };
+	readonly session: {
+		readonly id: string;
+		readonly backend: BackendSession;
+		/** Tells `listener` of the server's progress on call `id`, its requests to the client and their answers. */
+		watch?(id: RequestId, listener: (activity: 'progress' | 'asked' | 'answered') => void): () => void;
+	};
 	/** Aborted when the client goes away or the call is given up. */
 	readonly signal: AbortSignal;
 	readonly exchange: HttpExchange;

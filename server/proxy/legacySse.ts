@@ -55,8 +55,8 @@ export class LegacySseFront {
 				if (!response.headersSent) response.writeHead(202, { 'Content-Type': 'text/plain' }).end('Accepted');
 			};
 			if (!isRequest(message)) {
+				await session.relay(message as JsonRpcNotification | JsonRpcResponse);
 				accepted();
-				session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
 				return;
 			}
 			const answer = await this.handle({ request: message, session, signal: session.signal, exchange, accepted });

@@ -23,7 +23,7 @@ import {
 	type JsonRpcResponse,
 } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
-import { EventStream, ReplyStream } from './sse.js';
+import { EventStream, ReplyStream, type EventFormat } from './sse.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -132,11 +132,17 @@ export class StreamableHttpFront {
 		}
 
 		const requests: JsonRpcRequest[] = [];
+		const relayed: Array<Promise<void>> = [];
 		for (const message of messages) {
 			if (isRequest(message)) requests.push(message);
-			else session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
+			else {
+				const sent = session.relay(message as JsonRpcNotification | JsonRpcResponse);
+				if (sent) relayed.push(sent);
+			}
 		}
 		const headers = { 'Mcp-Session-Id': session.id };
+		// The server has the notifications (`notifications/initialized` above all) before the client learns it may go on.
+		if (relayed.length) await Promise.all(relayed);
 		if (requests.length === 0) {
 			response.writeHead(202, headers).end();
 			return;
@@ -153,41 +159,40 @@ export class StreamableHttpFront {
 
 	/** Runs one request, streaming related server messages into its reply. */
 	private async call(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest, headers: Record<string, string>): Promise<JsonRpcResponse> {
-		const reply = new ReplyStream(exchange.response, headers);
+		const reply = new ReplyStream(exchange.response, headers, session.formatFor(message.id));
 		session.track(message.id, reply);
 		try {
 			const answer = await this.run(exchange, session, message);
 			const refusal = refusalOf(answer);
-			reply.finish(answer, refusal?.status, refusal?.headers);
+			session.answer(message.id, reply, answer, refusal?.status, refusal?.headers);
 			return answer;
 		} finally {
 			session.untrack(message.id);
 		}
 	}
 
+	/**
+	 * Runs one request. A client that drops the connection has not cancelled the call (it
+	 * cancels with `notifications/cancelled`): the answer reaches it on a resumed or GET stream.
+	 */
 	private run(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest): Promise<JsonRpcResponse> {
-		const controller = new AbortController();
-		const { response } = exchange;
-		const onClose = () => {
-			if (!response.writableFinished) controller.abort('the client went away');
-		};
-		response.once('close', onClose);
-		const onSessionEnd = () => controller.abort('the session ended');
-		session.signal.addEventListener('abort', onSessionEnd, { once: true });
-		return this.handle({ request: message, session, signal: controller.signal, exchange }).finally(() => {
-			response.off('close', onClose);
-			session.signal.removeEventListener('abort', onSessionEnd);
-		});
+		return this.handle({ request: message, session, signal: session.signal, exchange });
 	}
 
 	private get(exchange: HttpExchange): void {
 		const accept = exchange.request.headers.accept ?? '';
 		if (!accept.includes('text/event-stream')) throw new HttpError(406, 'Not Acceptable: the client must accept text/event-stream');
 		const session = this.session(exchange);
+		const headers = { 'Mcp-Session-Id': session.id };
+		const open = (format: EventFormat | undefined) => {
+			const stream = new EventStream(exchange.response, headers, format);
+			exchange.response.once('close', () => session.detachStream(stream));
+			return stream;
+		};
+		const lastEventId = exchange.request.headers['last-event-id'];
+		if (typeof lastEventId === 'string' && session.resume(lastEventId, open)) return;
 		if (session.hasStream) throw new HttpError(409, 'Conflict: only one event stream is allowed per session');
-		const stream = new EventStream(exchange.response, { 'Mcp-Session-Id': session.id });
-		session.attachStream(stream);
-		exchange.response.once('close', () => session.detachStream(stream));
+		session.attachStream(open(session.formatFor(undefined)));
 	}
 
 	private delete(exchange: HttpExchange): void {

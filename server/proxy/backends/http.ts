@@ -26,6 +26,8 @@ import {
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
 const RECONNECT_DELAY_MS = 1_000;
+/** The longest `retry:` the proxy honours before resuming an upstream stream. */
+const MAX_RETRY_MS = 30_000;
 
 export interface HttpBackendOptions {
 	readonly transport: 'sse' | 'streamable-http';
@@ -162,14 +164,20 @@ export async function readText(response: IncomingMessage): Promise<string> {
 export interface SseEvent {
 	event: string;
 	data: string;
+	/** The event's `id:`, to resume the stream after it. */
+	id?: string;
+	/** The `retry:` the server asked for, in ms. */
+	retry?: number;
 }
 
-/** Parses an event stream (`event:`/`data:` lines, blank-line separated; comments skipped). */
+/** Parses an event stream (`event:`/`data:`/`id:`/`retry:` lines, blank-line separated; comments skipped). */
 export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseEvent> {
 	response.setEncoding('utf8');
 	let buffered = '';
 	let event = '';
 	let data: string[] = [];
+	let id: string | undefined;
+	let retry: number | undefined;
 	for await (const chunk of response as AsyncIterable<string>) {
 		buffered += chunk;
 		let newline = buffered.indexOf('\n');
@@ -178,13 +186,22 @@ export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseE
 			buffered = buffered.slice(newline + 1);
 			newline = buffered.indexOf('\n');
 			if (line === '') {
-				if (data.length) yield { event: event || 'message', data: data.join('\n') };
+				if (data.length || id !== undefined || retry !== undefined) yield { event: event || 'message', data: data.join('\n'), id, retry };
 				event = '';
 				data = [];
+				id = undefined;
+				retry = undefined;
 			} else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
 			else if (line.startsWith('event:')) event = line.slice(6).trim();
+			else if (line.startsWith('id:')) id = line.slice(line[3] === ' ' ? 4 : 3);
+			else if (line.startsWith('retry:') && /^\d+$/.test(line.slice(6).trim())) retry = Number(line.slice(6).trim());
 		}
 	}
+}
+
+/** What tells the server a call was given up (on a timeout, or the client session ended). */
+function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNotification {
+	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
 }
 
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
@@ -217,6 +234,16 @@ class StreamableUpstreamSession implements BackendSession {
 	}
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const cancel = () => void this.post(cancellationOf(message, signal));
+		signal.addEventListener('abort', cancel, { once: true });
+		try {
+			return await this.exchange(message, signal);
+		} finally {
+			signal.removeEventListener('abort', cancel);
+		}
+	}
+
+	private async exchange(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		let response: IncomingMessage;
 		try {
 			response = await this.backend.send('POST', await this.backend.url(), this.headers('post'), JSON.stringify(message), signal);
@@ -226,7 +253,7 @@ class StreamableUpstreamSession implements BackendSession {
 		}
 		this.backend.succeeded();
 		try {
-			const answer = await this.answerOf(message, response);
+			const answer = await this.answerOf(message, response, signal);
 			if (message.method === 'initialize' && answer.result) {
 				this.sessionId = (response.headers['mcp-session-id'] as string | undefined) ?? this.sessionId;
 				this.protocolVersion = answer.result.protocolVersion as string | undefined;
@@ -238,7 +265,7 @@ class StreamableUpstreamSession implements BackendSession {
 		}
 	}
 
-	private async answerOf(message: JsonRpcRequest, response: IncomingMessage): Promise<JsonRpcResponse> {
+	private async answerOf(message: JsonRpcRequest, response: IncomingMessage, signal: AbortSignal): Promise<JsonRpcResponse> {
 		const status = response.statusCode ?? 0;
 		const type = String(response.headers['content-type'] ?? '');
 		if (status === 404 && this.sessionId) {
@@ -247,14 +274,26 @@ class StreamableUpstreamSession implements BackendSession {
 			return errorResponse(message.id, ErrorCode.ConnectionClosed, 'the MCP server ended the session');
 		}
 		if (type.includes('text/event-stream') && status < 300) {
-			for await (const event of sseEvents(response)) {
-				const received = parseMessage(event.data);
-				if (!received) continue;
-				if (isResponse(received) && received.id === message.id) {
-					response.destroy();
-					return received;
+			// A server may close the stream before answering once it sent an event id (SSE polling,
+			// 2025-11-25): the answer comes on a GET that resumes after that id, when the server says.
+			let lastEventId: string | undefined;
+			let retryMs = 0;
+			let stream: IncomingMessage | undefined = response;
+			while (stream) {
+				for await (const event of sseEvents(stream)) {
+					if (event.id !== undefined) lastEventId = event.id;
+					if (event.retry !== undefined) retryMs = Math.min(event.retry, MAX_RETRY_MS);
+					const received = parseMessage(event.data);
+					if (!received) continue;
+					if (isResponse(received) && received.id === message.id) {
+						stream.destroy();
+						return received;
+					}
+					this.sink.deliver(received, message.id);
 				}
-				this.sink.deliver(received, message.id);
+				if (lastEventId === undefined || signal.aborted) break;
+				await new Promise((resolve) => setTimeout(resolve, retryMs));
+				stream = await this.resumeStream(lastEventId, signal);
 			}
 			return errorResponse(message.id, ErrorCode.InternalError, 'the MCP server closed the stream without answering');
 		}
@@ -264,8 +303,16 @@ class StreamableUpstreamSession implements BackendSession {
 		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
 	}
 
-	send(message: JsonRpcNotification | JsonRpcResponse): void {
-		void this.post(message);
+	/** A GET resuming a stream after `lastEventId`; undefined when the server will not. */
+	private async resumeStream(lastEventId: string, signal: AbortSignal): Promise<IncomingMessage | undefined> {
+		const response = await this.backend.send('GET', await this.backend.url(), { ...this.headers('get'), 'Last-Event-ID': lastEventId }, undefined, signal);
+		if (response.statusCode === 200 && String(response.headers['content-type'] ?? '').includes('text/event-stream')) return response;
+		response.resume();
+		return undefined;
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		return this.post(message);
 	}
 
 	private async post(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
@@ -380,6 +427,7 @@ class SseUpstreamSession implements BackendSession {
 			const waiting = this.pending.get(message.id);
 			this.pending.delete(message.id);
 			waiting?.(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
+			void this.send(cancellationOf(message, signal));
 		};
 		signal.addEventListener('abort', onAbort, { once: true });
 		try {
@@ -400,10 +448,10 @@ class SseUpstreamSession implements BackendSession {
 		}
 	}
 
-	send(message: JsonRpcNotification | JsonRpcResponse): void {
-		void this.endpoint
+	send(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		return this.endpoint
 			.then((endpoint) => this.backend.send('POST', endpoint, { 'Content-Type': 'application/json' }, JSON.stringify(message), this.controller.signal))
-			.then((response) => response.resume())
+			.then((response) => void response.resume())
 			.catch((error: Error) => {
 				if (!this.controller.signal.aborted) this.backend.options.log.warn(`could not relay a message: ${error.message}`);
 			});
