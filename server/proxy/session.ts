@@ -49,8 +49,6 @@ export class ClientSession implements SessionSink {
 	private readonly asked = new Map<RequestId, RequestId>();
 	private nextEventId = 1;
 	private readonly replay: ReplayEntry[] = [];
-	/** Requests whose reply stream was lost after it had sent an event id: they wait for a resume. */
-	private readonly resumable = new Set<string>();
 
 	constructor(
 		backend: Backend,
@@ -131,13 +129,10 @@ export class ClientSession implements SessionSink {
 		const key = from.stream;
 		const stream = open(key === GET_STREAM ? this.formatFor(undefined) : (message) => this.remember(key, message));
 		for (const entry of missed) stream.write(entry.text);
-		if (key === GET_STREAM) {
-			this.attachStream(stream);
-		} else if (missed.some((entry) => entry.last) || !this.resumable.delete(key)) {
-			stream.end(); // the call is over: everything it sent has been replayed
-		} else {
-			this.replies.set(requestIdOfKey(key), stream);
-		}
+		const call = key === GET_STREAM ? undefined : requestIdOfKey(key);
+		if (call === undefined) this.attachStream(stream);
+		else if (this.replies.has(call) && !missed.some((entry) => entry.last)) this.replies.set(call, stream);
+		else stream.end(); // the call is over: everything it sent has been replayed
 		return true;
 	}
 
@@ -168,7 +163,6 @@ export class ClientSession implements SessionSink {
 			if (reply?.open) return reply.send(message);
 			if (reply && this.kind === 'streamable' && (reply as ReplyStream).sentEvents !== false) {
 				// Lost after sending an event id: kept for the client to resume.
-				this.resumable.add(streamKeyOf(relatedTo));
 				this.remember(streamKeyOf(relatedTo), message);
 				return;
 			}
