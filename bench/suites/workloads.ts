@@ -2,6 +2,7 @@
  * The workload proxy's data plane: `tools/call` (echo) through Hangar's proxy, against the same
  * containerised stdio server (`docker run -i --rm hangar-test/everything:1 stdio`) fronted by
  * `supergateway` and `mcp-proxy`, and an SDK stdio client talking to it directly (the limit).
+ * A second table (suites/proxyBound.ts) measures the same fronts with a lean client.
  * Every client is the official MCP SDK's; HTTP clients use Streamable HTTP.
  *
  * Two floors with no container behind them bound what any HTTP front can reach with this
@@ -18,6 +19,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { benchEnv, freePort, peer as peerScript, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
+import { proxyBound } from './proxyBound.js';
 
 const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
@@ -245,7 +247,7 @@ export async function workloads(): Promise<Table[]> {
 	const ceiling = (ratio: number) => `any HTTP front with this client: at most ${ratio.toFixed(2)}×`;
 	return [
 		{
-			title: `tools/call (echo) through a proxy to \`docker run -i\` of the same stdio server: sequential (${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${PER_CLIENT} calls each)`,
+			title: `The SDK client: tools/call (echo) through a proxy to \`docker run -i\` of the same stdio server: sequential (${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${PER_CLIENT} calls each)`,
 			columns: ['front', 'sequential p50', 'sequential p99', 'sequential', `${CLIENTS} clients p50`, `${CLIENTS} clients`],
 			rows: results.map((result) => [
 				result.name,
@@ -265,5 +267,6 @@ export async function workloads(): Promise<Table[]> {
 					: []),
 			],
 		},
+		...(await proxyBound()),
 	];
 }

@@ -8,5 +8,12 @@ if (process.argv.length === 3 && process.argv[2] === 'daemon') {
 	// the whole contract, so `initialize` is answered as soon as possible.
 	(await import('../rpc/main.js')).runDaemon();
 } else {
+	// `hangar … | head -1`: the reader is gone, so is the need to write; end quietly.
+	for (const stream of [process.stdout, process.stderr]) {
+		stream.on('error', (error: NodeJS.ErrnoException) => {
+			if (error.code === 'EPIPE') process.exit(0);
+			throw error;
+		});
+	}
 	await (await import('./program.js')).runCli(process.argv);
 }

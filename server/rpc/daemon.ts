@@ -55,6 +55,7 @@ export function startDaemon(
 	const reader = new FramedMessageReader(options.input, {
 		maxMessageBytes: MAX_MESSAGE_BYTES,
 		reject: (response) => void writer.write(response),
+		onDeliveryError: (error) => environment.log.warn(`message dropped: ${(error as Error)?.message ?? error}`),
 	});
 	const connection = createMessageConnection(reader, writer, {
 		error: (message) => environment.log.error(message),

@@ -3,8 +3,9 @@
  * proxy process the service starts by itself).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import {
 	CreateWorkload,
@@ -23,7 +24,7 @@ import {
 	type WorkloadDetail,
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
-import type { PermissionProfile } from '../../../protocol/runConfig.js';
+import type { PermissionProfile, RunConfig } from '../../../protocol/runConfig.js';
 import { collect, printJson, printTable, type Cli } from '../cli.js';
 
 const WAIT_MS = 120_000;
@@ -301,9 +302,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.description('Print a workload\'s run configuration (secrets as references)')
 		.argument('<name>')
 		.option('-o, --output <file>', 'write to a file instead')
-		.action(async (name: string, options: { output?: string }) => {
+		.addOption(new Option('--format <format>', 'json (the run configuration), mcpserver (ToolHive operator resources) or kubernetes (Deployment and Service)').choices(['json', 'mcpserver', 'kubernetes']).default('json'))
+		.action(async (name: string, options: { output?: string; format: 'json' | 'mcpserver' | 'kubernetes' }) => {
 			const config = await cli.call(ExportWorkload, { name });
-			const text = `${JSON.stringify(config, null, 2)}\n`;
+			const text = options.format === 'json' ? `${JSON.stringify(config, null, 2)}\n` : await manifestsOf(config, options.format);
 			if (options.output) writeFileSync(options.output, text, { mode: 0o600 });
 			else process.stdout.write(text);
 		});
@@ -390,4 +392,11 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
 		.action(async (name: string) => (await import('../../proxy/main.js')).runProxy(name));
+}
+
+/** The workload as Kubernetes resources, with the Cedar policy file it points at read from disk. */
+async function manifestsOf(config: RunConfig, format: 'mcpserver' | 'kubernetes'): Promise<string> {
+	const { handOver, renderYaml } = await import('../../kubernetes/manifests.js');
+	const authzPolicy = config.authz_config_path ? await readFile(config.authz_config_path, 'utf8').catch(() => undefined) : undefined;
+	return renderYaml(handOver(config, format, { authzPolicy }));
 }
