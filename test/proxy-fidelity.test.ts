@@ -24,7 +24,8 @@ import {
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CreateWorkload, DeleteWorkloads, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
-import { connect, EVERYTHING, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connectModern } from './support/mcpClients.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -131,6 +132,21 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 			}
 		},
 	);
+
+	it('serves an SDK 2.x client at 2026-07-28, stateless, translating for the 2025 server', async () => {
+		const client = await connectModern(workload.url, { sampling: {} });
+		try {
+			expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+			expect(client.getServerVersion()?.name).toBe('mcp-servers/everything');
+			const names = (await client.listTools()).tools.map((tool) => tool.name);
+			expect(names).toContain('echo');
+			// Server requests cannot reach a stateless client: the server is not told it could sample.
+			expect(names).not.toContain('trigger-sampling-request');
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'stateless' } }))).toBe('Echo: stateless');
+		} finally {
+			await client.close();
+		}
+	});
 
 	it('shows the server only the capabilities each client declared', async () => {
 		const sampler = await connect(workload.url, 'streamable-http', { sampling: {} });
@@ -278,6 +294,21 @@ describe('request timeouts', { timeout: 180_000 }, () => {
 		try {
 			const result = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
 			expect(JSON.stringify(result)).toMatch(/decline/i);
+		} finally {
+			await client.close();
+		}
+	});
+});
+
+describe('a 2025 HTTP server and a 2026-07-28 client', { timeout: 60_000 }, () => {
+	it('translates the stateless requests into a legacy session upstream', async () => {
+		const remote = await startRemoteServer('streamable');
+		fixtures.push(remote);
+		const workload = await create({ name: 'modern-client', url: remote.url });
+		const client = await connectModern(workload.url);
+		try {
+			expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'new' } }))).toBe('remote echo: new');
 		} finally {
 			await client.close();
 		}

@@ -24,6 +24,7 @@ import {
 } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
 import { EventStream, ReplyStream, type EventFormat } from './sse.js';
+import { isModernRequest, MODERN_REVISION, StatelessBridge } from './stateless.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -71,15 +72,19 @@ export function sendError(response: ServerResponse, error: HttpError, headers: R
 }
 
 export class StreamableHttpFront {
+	private readonly stateless: StatelessBridge;
+
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
-	) {}
+	) {
+		this.stateless = new StatelessBridge(sessions, handle);
+	}
 
 	async serve(exchange: HttpExchange): Promise<void> {
 		try {
 			const version = exchange.request.headers['mcp-protocol-version'];
-			if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+			if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version !== MODERN_REVISION) {
 				throw new HttpError(400, `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
 			}
 			switch (exchange.request.method) {
@@ -122,6 +127,15 @@ export class StreamableHttpFront {
 		if (messages.length === 0) throw new HttpError(400, 'Invalid Request: empty batch');
 		exchange.messages = messages;
 
+		if (exchange.request.headers['mcp-session-id'] === undefined && !batch) {
+			const [message] = messages;
+			if (isRequest(message!) && isModernRequest(message)) return this.answerStateless(exchange, message);
+			if (!isRequest(message!) && exchange.request.headers['mcp-protocol-version'] === MODERN_REVISION) {
+				response.writeHead(202).end(); // a 2026-07-28 client's notification: there is no session it could belong to
+				return;
+			}
+		}
+
 		let session: ClientSession;
 		const initialize = messages.find((message) => isRequest(message) && message.method === 'initialize');
 		if (initialize) {
@@ -155,6 +169,16 @@ export class StreamableHttpFront {
 		const answers = await Promise.all(requests.map((message) => this.run(exchange, session, message)));
 		const text = JSON.stringify(answers);
 		response.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+	}
+
+	private async answerStateless(exchange: HttpExchange, message: JsonRpcRequest): Promise<void> {
+		const answer = await this.stateless.answer(exchange, message);
+		const refusal = refusalOf(answer);
+		const body = JSON.stringify(answer);
+		if (exchange.response.destroyed) return;
+		exchange.response
+			.writeHead(refusal?.status ?? 200, { ...refusal?.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
+			.end(body);
 	}
 
 	/** Runs one request, streaming related server messages into its reply. */

@@ -34,6 +34,7 @@ import {
 	isRequest,
 	isResponse,
 	parseMessage,
+	canonicalJson,
 	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
@@ -85,16 +86,6 @@ function handshakeOf(params: Record<string, unknown> | undefined): Handshake {
 		key: `${protocolVersion}\n${canonicalJson(capabilities)}`,
 		answersRequests: capabilities.sampling !== undefined || capabilities.elicitation !== undefined || capabilities.roots !== undefined,
 	};
-}
-
-/** JSON with object keys sorted, so that equal capability sets compare equal. */
-function canonicalJson(value: unknown): string {
-	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-	if (value && typeof value === 'object') {
-		const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-		return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
-	}
-	return JSON.stringify(value) ?? 'null';
 }
 
 export class StdioBridge implements Backend {
