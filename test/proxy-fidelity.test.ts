@@ -315,6 +315,37 @@ describe('a 2025 HTTP server and a 2026-07-28 client', { timeout: 60_000 }, () =
 	});
 });
 
+describe('a server that speaks only 2026-07-28', { timeout: 120_000 }, () => {
+	let workload: { name: string; url: string };
+	beforeAll(async () => {
+		workload = await create({ name: 'modern', image: 'hangar-test/modern:1', transport: 'streamable-http', target_port: 3001 });
+	}, 120_000);
+
+	it.each(['2024-11-05', '2025-11-25'])('serves a %s client, translating the handshake, results and input requests', async (revision) => {
+		const { client, negotiated } = await connectAt(workload.url, 'streamable-http', revision, { elicitation: {} });
+		client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Ada' } }));
+		try {
+			expect(negotiated()).toBe(revision);
+			expect(client.getServerVersion()?.name).toBe('hangar-fixture-2026');
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: revision } }))).toBe(`Echo: ${revision}`);
+			// The server's input-required result became an elicitation request to this client.
+			expect(textOf(await client.callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada');
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('serves a 2026-07-28 client', async () => {
+		const client = await connectModern(workload.url);
+		try {
+			expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'modern' } }))).toBe('Echo: modern');
+		} finally {
+			await client.close();
+		}
+	});
+});
+
 describe('an HTTP server with SSE polling and a slow handshake', { timeout: 120_000 }, () => {
 	let fixture: RemoteServer;
 	let workload: { name: string; url: string };

@@ -12,14 +12,10 @@
  * does for a client without them.
  */
 import type { HttpExchange, McpHandler } from './chain.js';
-import { canonicalJson, ErrorCode, errorResponse, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
+import { canonicalJson, ErrorCode, errorResponse, MODERN_META, MODERN_REVISION, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
 
-export const MODERN_REVISION = '2026-07-28';
-const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
-const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
-const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
-const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = MODERN_META;
 /** Results a 2026-07-28 client may cache: they carry `ttlMs` and `cacheScope`. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 /** Capabilities that let a server send requests to the client, which a stateless client cannot receive. */

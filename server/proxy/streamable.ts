@@ -17,6 +17,7 @@ import {
 	ErrorCode,
 	errorResponse,
 	isRequest,
+	MODERN_REVISION,
 	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
@@ -24,7 +25,7 @@ import {
 } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
 import { EventStream, ReplyStream, type EventFormat } from './sse.js';
-import { isModernRequest, MODERN_REVISION, StatelessBridge } from './stateless.js';
+import { isModernRequest, StatelessBridge } from './stateless.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 

@@ -15,7 +15,10 @@ import {
 	ErrorCode,
 	errorResponse,
 	isResponse,
+	MODERN_META,
+	MODERN_REVISION,
 	parseMessage,
+	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
@@ -28,6 +31,9 @@ const PROBE_INTERVAL_MS = 250;
 const RECONNECT_DELAY_MS = 1_000;
 /** The longest `retry:` the proxy honours before resuming an upstream stream. */
 const MAX_RETRY_MS = 30_000;
+/** Input-required rounds one call may take with a 2026-07-28 server. */
+const MAX_INPUT_ROUNDS = 10;
+
 
 export interface HttpBackendOptions {
 	readonly transport: 'sse' | 'streamable-http';
@@ -214,6 +220,11 @@ class StreamableUpstreamSession implements BackendSession {
 	private sessionId: string | undefined;
 	private protocolVersion: string | undefined;
 	private readonly controller = new AbortController();
+	/** Set when the server speaks only MCP 2026-07-28: the claims every request carries in its `_meta`. */
+	private modern: Record<string, unknown> | undefined;
+	/** The client's answers to input requests of a 2026-07-28 server, awaited by id. */
+	private readonly inputs = new Map<RequestId, (response: JsonRpcResponse) => void>();
+	private nextInputId = 1;
 
 	constructor(
 		private readonly backend: HttpBackend,
@@ -234,19 +245,104 @@ class StreamableUpstreamSession implements BackendSession {
 	}
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (this.modern) return this.modernRequest(message, signal);
 		const cancel = () => void this.post(cancellationOf(message, signal));
 		signal.addEventListener('abort', cancel, { once: true });
 		try {
-			return await this.exchange(message, signal);
+			const answer = await this.exchange(message, signal);
+			if (message.method === 'initialize' && answer.error && !signal.aborted) return (await this.discover(message, signal)) ?? answer;
+			return answer;
 		} finally {
 			signal.removeEventListener('abort', cancel);
 		}
 	}
 
-	private async exchange(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	/**
+	 * A server that refused `initialize` may speak only MCP 2026-07-28: asked with
+	 * `server/discover`, it is then spoken to in that revision for this client (see
+	 * `modernRequest`), and the client's handshake is answered from the discovery.
+	 */
+	private async discover(initialize: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
+		const params = initialize.params ?? {};
+		this.modern = { [MODERN_META.protocolVersion]: MODERN_REVISION, [MODERN_META.clientCapabilities]: params.capabilities ?? {} };
+		if (params.clientInfo) this.modern[MODERN_META.clientInfo] = params.clientInfo;
+		const discovered = await this.exchange(this.modernMessage({ jsonrpc: '2.0', id: initialize.id, method: 'server/discover' }), signal, this.modernHeaders('server/discover', undefined));
+		const result = discovered.result;
+		if (!result || !Array.isArray(result.supportedVersions) || !result.supportedVersions.includes(MODERN_REVISION)) {
+			this.modern = undefined;
+			return undefined;
+		}
+		const requested = typeof params.protocolVersion === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : SUPPORTED_PROTOCOL_VERSIONS.at(-1);
+		const serverInfo = (result._meta as Record<string, unknown> | undefined)?.[MODERN_META.serverInfo] ?? { name: 'mcp-server', version: '0' };
+		const answer: Record<string, unknown> = { protocolVersion: requested, capabilities: result.capabilities ?? {}, serverInfo };
+		if (typeof result.instructions === 'string') answer.instructions = result.instructions;
+		return { jsonrpc: '2.0', id: initialize.id, result: answer };
+	}
+
+	private modernMessage(message: JsonRpcRequest): JsonRpcRequest {
+		const meta = message.params?._meta as Record<string, unknown> | undefined;
+		return { ...message, params: { ...message.params, _meta: { ...meta, ...this.modern } } };
+	}
+
+	private modernHeaders(method: string, params: Record<string, unknown> | undefined): Record<string, string> {
+		const headers: Record<string, string> = { 'Mcp-Protocol-Version': MODERN_REVISION, 'Mcp-Method': method };
+		const name = method === 'resources/read' ? params?.uri : method === 'tools/call' || method === 'prompts/get' ? params?.name : undefined;
+		if (typeof name === 'string') headers['Mcp-Name'] = /^[\x20-\x7e]*$/.test(name) ? name : `=?base64?${Buffer.from(name).toString('base64')}?=`;
+		return headers;
+	}
+
+	/**
+	 * A legacy client's request to a 2026-07-28 server: the client's claims in `_meta`, the
+	 * revision's headers, and its results made legacy again. An input-required result becomes
+	 * requests to the client (elicitation, sampling, roots), whose answers go back to the
+	 * server with the retried request.
+	 */
+	private async modernRequest(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (message.method === 'ping') return { jsonrpc: '2.0', id: message.id, result: {} };
+		if (message.method === 'logging/setLevel') {
+			this.modern![MODERN_META.logLevel] = message.params?.level;
+			return { jsonrpc: '2.0', id: message.id, result: {} };
+		}
+		let params = message.params;
+		for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
+			const answer = await this.exchange(this.modernMessage({ ...message, params }), signal, this.modernHeaders(message.method, params));
+			const result = answer.result;
+			if (!result) return answer;
+			const { resultType, inputRequests, requestState, ttlMs: _ttl, cacheScope: _scope, ...legacy } = result;
+			if (resultType !== 'input_required') return { ...answer, result: legacy };
+			const responses: Record<string, unknown> = {};
+			for (const [key, input] of Object.entries((inputRequests ?? {}) as Record<string, { method: string; params?: Record<string, unknown> }>)) {
+				const response = await this.askClient(message.id, input, signal);
+				if (response.error) return errorResponse(message.id, response.error.code, response.error.message, response.error.data);
+				responses[key] = response.result;
+			}
+			params = { ...message.params, inputResponses: responses, ...(typeof requestState === 'string' ? { requestState } : {}) };
+		}
+		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server asked for input more than ${MAX_INPUT_ROUNDS} times`);
+	}
+
+	/** Sends a server's input request to the client, as a server request related to `call`; resolves with its answer. */
+	private askClient(call: RequestId, input: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const id = `hangar-input-${this.nextInputId++}`;
+		return new Promise((resolve) => {
+			const onAbort = () => {
+				this.inputs.delete(id);
+				resolve(errorResponse(id, ErrorCode.RequestTimeout, 'request cancelled'));
+			};
+			signal.addEventListener('abort', onAbort, { once: true });
+			this.inputs.set(id, (response) => {
+				signal.removeEventListener('abort', onAbort);
+				resolve(response);
+			});
+			this.sink.deliver({ jsonrpc: '2.0', id, method: input.method, params: input.params }, call);
+		});
+	}
+
+	private async exchange(message: JsonRpcRequest, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<JsonRpcResponse> {
 		let response: IncomingMessage;
 		try {
-			response = await this.backend.send('POST', await this.backend.url(), this.headers('post'), JSON.stringify(message), signal);
+			const headers = extraHeaders ? { ...this.headers('post'), ...extraHeaders } : this.headers('post');
+			response = await this.backend.send('POST', await this.backend.url(), headers, JSON.stringify(message), signal);
 		} catch (error) {
 			if (signal.aborted) return errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled');
 			return connectionError(this.backend, message.id, error as Error);
@@ -312,6 +408,11 @@ class StreamableUpstreamSession implements BackendSession {
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		if (this.modern) {
+			// 2026-07-28 has no session for notifications to belong to; the client's answers to input requests are awaited here.
+			if (isResponse(message) && message.id !== null) this.inputs.get(message.id)?.(message);
+			return Promise.resolve();
+		}
 		return this.post(message);
 	}
 
