@@ -18,6 +18,7 @@ import {
 	ScalingConfig,
 	SecretParameter,
 	SessionMode,
+	TelemetryConfig,
 	ToolOverride,
 } from './runConfig.js';
 
@@ -158,6 +159,8 @@ export const WorkloadSpecFields = {
 	rate_limit_config: RateLimitConfig.optional(),
 	/** `session_redis.address` shares the rate-limit buckets with other proxies through Redis. */
 	scaling_config: ScalingConfig.optional(),
+	/** OpenTelemetry traces and metrics of the workload's proxy (OTLP/HTTP, Prometheus `/metrics`). */
+	telemetry_config: TelemetryConfig.optional(),
 	permission_profile: PermissionProfile.optional(),
 	/** Apply the permission profile's network rules. Omitted means true. */
 	network_isolation: z.boolean().optional(),

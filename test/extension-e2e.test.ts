@@ -134,7 +134,7 @@ describe('the extension in VS Code', () => {
 
 			// Where to: a workspace folder (project scope) or the user.
 			// (Polled: rows of the previous list may linger while the picker switches lists.)
-			await expect.poll(() => picker.rows.allTextContents(), { timeout: 30_000 }).toEqual([
+			await expect.poll(() => picker.rows.allTextContents(), { timeout: 60_000 }).toEqual([
 				...projects.map((path) => expect.stringContaining(basename(path))),
 				expect.stringContaining('User'),
 			]);
@@ -145,7 +145,7 @@ describe('the extension in VS Code', () => {
 			// For which clients: code-server itself comes first, selected.
 			const editor = picker.row('this editor (code-server)');
 			await editor.waitFor();
-			await expect.poll(() => picker.rows.first().textContent(), { timeout: 30_000 }).toContain('this editor (code-server)');
+			await expect.poll(() => picker.rows.first().textContent(), { timeout: 60_000 }).toContain('this editor (code-server)');
 			expect(await editor.getByRole('checkbox').isChecked()).toBe(true);
 			if (index === 0) await screenshot('3-install-skill-clients');
 			if (index === 1) {
@@ -176,7 +176,7 @@ describe('the extension in VS Code', () => {
 		await page.locator('.activitybar [aria-label="Hangar"]').first().click();
 		const skills = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Skills' }) });
 		for (const project of projects) await skills.locator('.monaco-list-row', { hasText: basename(project) }).waitFor();
-		await expect.poll(() => skills.locator('.monaco-list-row', { hasText: SKILL }).count(), { timeout: 30_000 }).toBe(2);
+		await expect.poll(() => skills.locator('.monaco-list-row', { hasText: SKILL }).count(), { timeout: 60_000 }).toBe(2);
 		const registry = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Registry' }) });
 		await registry.locator('.monaco-list-row', { hasText: 'MCP Servers' }).click();
 		await registry.locator('.monaco-list-row', { hasText: 'arXiv' }).first().waitFor({ timeout: 60_000 });

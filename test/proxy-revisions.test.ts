@@ -12,12 +12,13 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
 	CreateMessageRequestSchema,
 	CreateTaskResultSchema,
+	ElicitRequestSchema,
 	LoggingMessageNotificationSchema,
 	ResourceUpdatedNotificationSchema,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './fixtures/workloads/helpers.js';
-import { connectAt, connectLegacy, inspect, MODERN_REVISION, REVISIONS, textOf, type ClientTransport, type Revision } from './support/mcpClients.js';
+import { textOf, waitFor } from './fixtures/workloads/helpers.js';
+import { connectAt, connectLegacy, connectModern, inspect, MODERN_REVISION, REVISIONS, type ClientTransport, type Revision } from './support/mcpClients.js';
 import { SERVERS, startHangar, type Hangar, type ServerKind, type Workload } from './support/proxyTargets.js';
 
 let hangar: Hangar;
@@ -72,6 +73,103 @@ describe.each(Object.keys(SERVERS) as ServerKind[])('through Hangar to the %s', 
 			result?: unknown;
 		};
 		expect(textOf(output.result)).toBe('Echo: inspected');
+	});
+});
+
+describe('across eras, through Hangar', { timeout: 60_000 }, () => {
+	const answers = {
+		elicit: async () => ({ action: 'accept' as const, content: { name: 'Ada' } }),
+		sample: async (): Promise<CreateMessageResult> => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled text' } }),
+	};
+
+	it('(baseline) the 2026-07-28 server, spoken to directly, asks for input, logs at the requested level and announces updates', async () => {
+		const client = await connectModern(await hangar.direct(workloads.get('2026-07-28 image')!, 3001, '/mcp'), { elicitation: { form: {} }, sampling: {} });
+		const logs: string[] = [];
+		const updates: string[] = [];
+		client.setRequestHandler('elicitation/create', answers.elicit);
+		client.setRequestHandler('sampling/createMessage', answers.sample);
+		client.setNotificationHandler('notifications/message', (notification) => {
+			logs.push(String(notification.params.data));
+		});
+		client.setNotificationHandler('notifications/resources/updated', (notification) => {
+			updates.push(notification.params.uri);
+		});
+		try {
+			expect(textOf(await client.callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada');
+			expect(textOf(await client.callTool({ name: 'sample', arguments: { prompt: 'say something' } }))).toBe('Sampled: sampled text');
+			// 2026-07-28 has no logging/setLevel: the level travels in each request's _meta.
+			await client.callTool({ name: 'log', arguments: { level: 'warning', message: 'direct' }, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } });
+			await waitFor(async () => logs.includes('direct'), 'the log message');
+			const subscription = await client.listen({ resourceSubscriptions: ['fixture://counter'] });
+			try {
+				await waitFor(
+					async () => {
+						await client.callTool({ name: 'bump', arguments: {} });
+						return updates.includes('fixture://counter');
+					},
+					'an update of the subscribed resource',
+				);
+			} finally {
+				await subscription.close();
+			}
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2025-11-25 client answers the elicitation and sampling a 2026-07-28 server asks for in input-required results', async () => {
+		const { client } = await connectLegacy(workloads.get('2026-07-28 image')!.url, {
+			revision: '2025-11-25',
+			transport: 'streamable-http',
+			capabilities: { elicitation: { form: {} }, sampling: {} },
+		});
+		try {
+			client.setRequestHandler(ElicitRequestSchema, answers.elicit);
+			client.setRequestHandler(CreateMessageRequestSchema, answers.sample);
+			expect(textOf(await client.callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada');
+			expect(textOf(await client.callTool({ name: 'sample', arguments: { prompt: 'say something' } }))).toBe('Sampled: sampled text');
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2025-11-25 client gets the log messages and resource updates of a 2026-07-28 server', async () => {
+		const { client } = await connectLegacy(workloads.get('2026-07-28 image')!.url, { revision: '2025-11-25', transport: 'streamable-http' });
+		const logs: string[] = [];
+		const updates: string[] = [];
+		client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+			logs.push(String(notification.params.data));
+		});
+		client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+			updates.push(notification.params.uri);
+		});
+		try {
+			await client.setLoggingLevel('info');
+			await client.callTool({ name: 'log', arguments: { level: 'warning', message: 'across eras' } });
+			await waitFor(async () => logs.includes('across eras'), 'the log message');
+
+			await client.subscribeResource({ uri: 'fixture://counter' });
+			await waitFor(
+				async () => {
+					await client.callTool({ name: 'bump', arguments: {} });
+					return updates.includes('fixture://counter');
+				},
+				'an update of the subscribed resource',
+			);
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2026-07-28 client answers the sampling a 2025-era server requests', async () => {
+		const client = await connectModern(workloads.get('stdio image')!.url, { sampling: {} });
+		try {
+			client.setRequestHandler('sampling/createMessage', answers.sample);
+			const result = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } });
+			expect(JSON.stringify(result)).toContain('sampled text');
+		} finally {
+			await client.close();
+		}
 	});
 });
 

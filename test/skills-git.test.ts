@@ -83,6 +83,38 @@ describe('refs and paths', () => {
 		await daemon.client.request(UninstallSkill, { name: 'solo-skill' });
 	});
 
+	it('a git skill is named by its SKILL.md, not its folder or repository: a mismatch installs with a warning', async () => {
+		const named = await createRepo(reposRoot, 'org', 'Odd_Repo', { 'tools/Folder_Name/SKILL.md': skillMd('real-name'), 'tools/Folder_Name/run.md': 'run\n' });
+		const result = await runHangar(['skill', 'install', `git+file://${named.bare}#tools/Folder_Name`, '-c', 'cursor', '--json'], world.env);
+		expect(result.code, result.stderr).toBe(0);
+		expect(JSON.parse(result.stdout)).toMatchObject({ metadata: { name: 'real-name' } });
+		expect(result.stderr).toMatch(/warning: .*SKILL.md names the skill "real-name", not "Folder_Name"; it is installed as "real-name"/);
+		expect(Object.keys(await snapshot(join(world.userHome, '.cursor/skills/real-name'))).sort()).toEqual(['SKILL.md', 'run.md']);
+		expect(await exists(join(world.userHome, '.cursor/skills/Folder_Name'))).toBe(false);
+		await daemon.client.request(UninstallSkill, { name: 'real-name' });
+	});
+
+	it('install goes past rules that affect neither safety nor loading (a 1,068-character description) with a warning; validate still reports them', async () => {
+		const long = 'Helps with the Claude API'.padEnd(1068, '.');
+		const wordy = await createRepo(reposRoot, 'org', 'wordy', { 'SKILL.md': skillMd('wordy', { frontmatter: { description: long } }) });
+		const { skill, warnings } = await daemon.client.request(InstallSkill, { name: `git+file://${wordy.bare}`, clients: ['cursor'] });
+		expect(skill.metadata?.name).toBe('wordy');
+		expect(warnings).toEqual(['description is 1068 characters; at most 1024 allowed']);
+		const validated = await runHangar(['skill', 'validate', wordy.work], world.env);
+		expect(validated.code).toBe(1);
+		expect(validated.stdout).toContain('error: description is 1068 characters; at most 1024 allowed');
+		await daemon.client.request(UninstallSkill, { name: 'wordy' });
+	});
+
+	it('install refuses what clients cannot load: no description, or a name that is not a skill name', async () => {
+		const cases = { 'skills/blank/SKILL.md': '---\nname: blank\n---\n# blank\n', 'skills/upper/SKILL.md': skillMd('Upper_Case') };
+		const unloadable = await createRepo(reposRoot, 'org', 'unloadable', cases);
+		for (const [path, message] of [['skills/blank', /description is required/], ['skills/upper', /invalid skill name "Upper_Case"/]] as const) {
+			expect(await failure(daemon.client.request(InstallSkill, { name: `git+file://${unloadable.bare}#${path}`, clients: ['cursor'] }))).toMatchObject({ status: 422, message: expect.stringMatching(message) });
+		}
+		expect(await exists(join(world.userHome, '.cursor/skills/blank'))).toBe(false);
+	});
+
 	it('a local repository with git+file:// in development mode', async () => {
 		const content = await daemon.client.request(GetSkillContent, { ref: `git+file://${repo.bare}@v1#skills/alpha` });
 		expect(content).toMatchObject({ name: 'alpha', version: '1.0.0' });
@@ -91,9 +123,10 @@ describe('refs and paths', () => {
 
 describe('failures', () => {
 	it.each([
-		['a repository that does not exist', 'org/missing#skills/alpha', 404],
-		['a ref that does not exist', 'org/skills@v9#skills/alpha', 404],
-		['a path that does not exist', 'org/skills@main#skills/gamma', 404],
+		// ToolHive answers a git source it cannot resolve with 502.
+		['a repository that does not exist', 'org/missing#skills/alpha', 502],
+		['a ref that does not exist', 'org/skills@v9#skills/alpha', 502],
+		['a path that does not exist', 'org/skills@main#skills/gamma', 502],
 		['a folder without SKILL.md', 'org/skills@main#skills/nameless', 422],
 	])('%s', async (_label, path, status) => {
 		expect(await failure(daemon.client.request(GetSkillContent, { ref: at(path) }))).toMatchObject({ status });

@@ -328,6 +328,20 @@ describe('skill commands', () => {
 			await expect(stat(join(api, '.github', 'skills', SKILL))).rejects.toMatchObject({ code: 'ENOENT' });
 		});
 
+		it('Sync Skills from Lock File asks too, with this editor selected', async () => {
+			stub.changeConfiguration('hangar.defaultClients', ['claude-code']);
+			await installInto(api);
+			await rm(installed(api), { recursive: true });
+			stub.changeConfiguration('hangar.defaultClients', []);
+			stub.activeDocument = stub.document(join(api, 'hangar.lock.yaml'), '');
+			const seen = answerClients(selected);
+			await vscode.commands.executeCommand('hangar.syncSkills');
+			expect(stub.unexpected).toEqual([]);
+			expect(selected(seen[0]!.items).map((item) => item.label)).toEqual(['vscode']);
+			expect(stub.messages.at(-1)).toMatchObject({ level: 'info', message: 'Synced api: 1 installed.' });
+			expect(await readFile(join(api, '.github', 'skills', SKILL, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+		});
+
 		it('backing out of the clients picker installs nothing', async () => {
 			stub.answerPick(typeReference(reference));
 			stub.answerPick((pick) => pick.items().find((item) => item.detail === api));

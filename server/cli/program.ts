@@ -23,6 +23,7 @@ export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
 	secrets: async () => (await import('./commands/secrets.js')).registerSecretCommands,
 	workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
 	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
+	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
 };
 
 /** A top-level command as `--help` lists it. */
@@ -33,7 +34,13 @@ export interface CommandSummary {
 	readonly description: string;
 }
 
-export type CommandManifest = Readonly<Record<string, readonly CommandSummary[]>>;
+/** dist/server/cli/commands.json. */
+export interface CommandManifest {
+	/** Each area's top-level commands. */
+	readonly areas: Readonly<Record<string, readonly CommandSummary[]>>;
+	/** `hangar --help` at 80 columns. */
+	readonly help: string;
+}
 
 const MANIFEST_URL = new URL('./commands.json', import.meta.url);
 
@@ -81,7 +88,7 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 	const wanted = commandNameOf(argv);
 	const terms = new Map<Command, string>();
 	for (const [area, load] of Object.entries(AREAS)) {
-		const summaries = manifest?.[area];
+		const summaries = manifest?.areas[area];
 		if (summaries && !summaries.some((summary) => summary.name === wanted || summary.aliases.includes(wanted ?? ''))) {
 			for (const summary of summaries) {
 				const stub = program.command(summary.name).description(summary.description).aliases([...summary.aliases]);

@@ -10,9 +10,8 @@
  * other's entries.
  */
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import {
 	DiscoverClients,
@@ -32,6 +31,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import type { JsonDocument } from '../store/document.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
+import { cleanPath, projectRoot } from '../store/project.js';
 import { configProblem, readConfig, writeConfig } from './configFile.js';
 import { openEditor } from './editor.js';
 import { reconcile } from './reconcile.js';
@@ -101,7 +101,7 @@ export class ClientsService {
 				client_type: client.id,
 				installed: await isInstalled(client, this.home, this.platform),
 				registered: state.global.includes(client.id) || groupsOf(client.id, groups).length > 0,
-				...(client.skills ? { supports_skills: true } : {}),
+				supports_skills: client.skills !== undefined,
 				supports_plugins: client.supportsPlugins,
 			})),
 		);
@@ -165,7 +165,7 @@ export class ClientsService {
 	async unregister(name: string, projectRoot?: string): Promise<void> {
 		const client = this.client(name);
 		if (projectRoot !== undefined) {
-			const root = resolve(projectRoot);
+			const root = await this.registeredRoot(projectRoot);
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => [
@@ -197,7 +197,7 @@ export class ClientsService {
 		const client = this.client(name);
 		await this.requireGroups([group]);
 		if (projectRoot !== undefined) {
-			const root = resolve(projectRoot);
+			const root = await this.registeredRoot(projectRoot);
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => {
@@ -349,12 +349,13 @@ export class ClientsService {
 		for (const group of groups) await this.groups.get(group);
 	}
 
-	private async projectRoot(path: string): Promise<string> {
-		const root = resolve(path);
-		const info = await stat(root).catch(() => undefined);
-		if (!info?.isDirectory())
-			throw HangarError.badRequest(`invalid project_root: ${root} is not an existing folder`, 'invalid_project_root');
-		return root;
+	private projectRoot(path: string): Promise<string> {
+		return projectRoot(path);
+	}
+
+	/** The key a registration was stored under: the real root, or the path as given once the folder is gone. */
+	private async registeredRoot(path: string): Promise<string> {
+		return projectRoot(path).catch(() => cleanPath(path));
 	}
 
 	private userTarget(client: ClientDefinition): Target {

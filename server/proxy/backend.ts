@@ -3,7 +3,7 @@
  * side, whatever the server is: a container's stdio, an HTTP server in a container, or a
  * remote URL. Each client session opens its own backend session.
  */
-import type { BackendState } from '../workloads/store.js';
+import type { BackendState } from '../runspec/store.js';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from './jsonrpc.js';
 
 export type { BackendState };
@@ -37,4 +37,22 @@ export interface Backend {
 	close(): Promise<void>;
 	/** Called on every change of `state`. */
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+}
+
+/** The server refused the proxy's credentials: its HTTP status and `WWW-Authenticate` challenge. */
+export interface UpstreamDenial {
+	readonly status: 401 | 403;
+	readonly challenge: string | undefined;
+}
+
+const denials = new WeakMap<JsonRpcResponse, UpstreamDenial>();
+
+/** Marks `response` as the server's 401 or 403; the proxy passes it on as such (see middleware/upstreamAuth.ts). */
+export function deniedUpstream(response: JsonRpcResponse, denial: UpstreamDenial): JsonRpcResponse {
+	denials.set(response, denial);
+	return response;
+}
+
+export function upstreamDenialOf(response: JsonRpcResponse): UpstreamDenial | undefined {
+	return denials.get(response);
 }

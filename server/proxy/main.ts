@@ -10,11 +10,12 @@
  */
 import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
-import { DockerRuntime } from '../runtime/docker.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { VERSION } from '../version.js';
-import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../workloads/store.js';
-import { remotePathOf } from '../workloads/urls.js';
-import { isolatesNetwork, networkNameOf } from '../workloads/container.js';
+import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
+import { remotePathOf } from '../runspec/urls.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import { EgressProxy } from './egress.js';
 import type { Backend } from './backend.js';
 import { HttpBackend } from './backends/http.js';
@@ -25,10 +26,8 @@ import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMidd
 import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
+import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 
-/** Messages between the service and a proxy it spawned. */
-export type LaunchMessage = { type: 'configure'; headers: Record<string, string> };
-export type ProxyReport = { type: 'ready'; port: number } | { type: 'failed'; message: string };
 
 const CONFIGURE_WAIT_MS = 10_000;
 
@@ -48,7 +47,7 @@ function receiveHeaders(): Promise<Record<string, string>> {
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: DockerRuntime, secretHeaders: Record<string, string>, log: Logger): Backend {
+function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Record<string, string>, log: Logger): Backend {
 	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
@@ -97,7 +96,7 @@ function requestTimeouts(workload: StoredWorkload): RequestTimeouts {
 }
 
 /** The egress side of a network-isolated workload, on its network's gateway. */
-async function startEgress(workload: StoredWorkload, runtime: DockerRuntime, log: Logger): Promise<EgressProxy> {
+async function startEgress(workload: StoredWorkload, runtime: Runtime, log: Logger): Promise<EgressProxy> {
 	const gateway = await runtime.networkGateway(networkNameOf(workload));
 	if (!gateway || !workload.egress_port) throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
 	const outbound = workload.permission_profile?.network?.outbound;
@@ -107,7 +106,8 @@ async function startEgress(workload: StoredWorkload, runtime: DockerRuntime, log
 	return egress;
 }
 
-export async function runProxy(name: string): Promise<void> {
+/** Runs the proxy of workload `name`, reaching its container through `runtime`. */
+export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const environment = createEnvironment(`proxy ${name}`);
 	const { log } = environment;
 	const store = new WorkloadStore(environment.paths);
@@ -131,24 +131,34 @@ export async function runProxy(name: string): Promise<void> {
 	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
-	const runtime = new DockerRuntime();
 	const backend = backendOf(workload, runtime, secretHeaders, log);
+	// OpenTelemetry is loaded only for a workload that turns it on.
+	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
+	const telemetry = telemetrySettings
+		? await import('./telemetry/proxyTelemetry.js')
+				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
+				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
+		: undefined;
 	const mcpMiddlewares = [
+		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
 		timeoutMiddleware(requestTimeouts(workload)),
+		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port);
-	const server = new ProxyServer({
+	const routes = new Map([...security.routes, ...(telemetry?.routes ?? [])]);
+	const server: ProxyServer = new ProxyServer({
 		host,
 		port: workload.port,
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
+		noticeMiddlewares: security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
-		routes: new Map([...security.routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+		routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
 		log,
 	});
 	try {
@@ -168,6 +178,7 @@ export async function runProxy(name: string): Promise<void> {
 	};
 	backend.onStateChange = (state, detail) => {
 		log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
+		telemetry?.backendState(state);
 		save(state, detail);
 	};
 	save(backend.state, backend.detail);
@@ -179,7 +190,7 @@ export async function runProxy(name: string): Promise<void> {
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
-		await security.close();
+		await Promise.allSettled([security.close(), telemetry?.close()]);
 		await writes;
 		const current = await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);

@@ -11,7 +11,7 @@
  * a stateless client, so those capabilities are not declared to the server: it behaves as it
  * does for a client without them.
  */
-import type { HttpExchange, McpHandler } from './chain.js';
+import type { HttpExchange, McpHandler, NoticeHandler } from './chain.js';
 import { canonicalJson, ErrorCode, errorResponse, MODERN_META, MODERN_REVISION, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
 
@@ -40,6 +40,7 @@ export class StatelessBridge {
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
+		private readonly notify: NoticeHandler,
 	) {}
 
 	/** Answers one 2026-07-28 request. */
@@ -95,7 +96,11 @@ export class StatelessBridge {
 			session.close();
 			return answer;
 		}
-		await session.relay({ jsonrpc: '2.0', method: 'notifications/initialized' });
+		const refused = await this.notify({ message: { jsonrpc: '2.0', method: 'notifications/initialized' }, session, exchange });
+		if (refused) {
+			session.close();
+			return refused;
+		}
 		return { session, handshake: answer.result };
 	}
 

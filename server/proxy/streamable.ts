@@ -11,7 +11,7 @@
  * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { refusalOf, type HttpExchange, type McpHandler } from './chain.js';
+import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from './chain.js';
 import {
 	asMessage,
 	ErrorCode,
@@ -72,14 +72,22 @@ export function sendError(response: ServerResponse, error: HttpError, headers: R
 	response.writeHead(error.status, { ...headers, 'Content-Type': 'application/json' }).end(body);
 }
 
+/** A message the proxy refused, with its HTTP status. */
+export function sendRefusal(response: ServerResponse, answer: JsonRpcResponse, status: number, headers: Readonly<Record<string, string>> = {}): void {
+	const body = JSON.stringify(answer);
+	response.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
 export class StreamableHttpFront {
 	private readonly stateless: StatelessBridge;
 
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
+		/** Notifications and the client's responses go through the notice middleware. */
+		private readonly notify: NoticeHandler = forwardNotice,
 	) {
-		this.stateless = new StatelessBridge(sessions, handle);
+		this.stateless = new StatelessBridge(sessions, handle, notify);
 	}
 
 	async serve(exchange: HttpExchange): Promise<void> {
@@ -147,18 +155,15 @@ export class StreamableHttpFront {
 		}
 
 		const requests: JsonRpcRequest[] = [];
-		const relayed: Array<Promise<void>> = [];
+		let refused: JsonRpcResponse | undefined;
 		for (const message of messages) {
 			if (isRequest(message)) requests.push(message);
-			else {
-				const sent = session.relay(message as JsonRpcNotification | JsonRpcResponse);
-				if (sent) relayed.push(sent);
-			}
+			else refused ??= await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
 		}
 		const headers = { 'Mcp-Session-Id': session.id };
-		// The server has the notifications (`notifications/initialized` above all) before the client learns it may go on.
-		if (relayed.length) await Promise.all(relayed);
 		if (requests.length === 0) {
+			const refusal = refused && refusalOf(refused);
+			if (refusal) return sendRefusal(response, refused!, refusal.status, { ...headers, ...refusal.headers });
 			response.writeHead(202, headers).end();
 			return;
 		}

@@ -10,13 +10,14 @@ import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
-import type { PermissionProfile, RemoteAuthConfig, SecretParameter } from '../../protocol/runConfig.js';
+import type { PermissionProfile, RemoteAuthConfig, SecretParameter, TelemetryConfig } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
-import { isForbiddenAddress } from './addresses.js';
+import { refusalOf } from '../net/addresses.js';
+import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
-import { RUN_CONFIG_FORMAT, type StoredWorkload } from './store.js';
+import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
 
 export type CreateRequest = z.output<typeof CreateWorkloadParams>;
 export type UpdateRequest = z.output<typeof UpdateWorkloadParams>;
@@ -115,8 +116,9 @@ export function checkRemoteUrl(raw: string, field: string): string {
 	}
 	if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, 'only http and https URLs are supported');
 	if (url.username || url.password) throw invalid(field, 'credentials in the URL are not allowed; use header_forward with a secret');
-	if (isForbiddenAddress(url.hostname.replace(/^\[|\]$/g, ''))) {
-		throw invalid(field, `${url.hostname} is a link-local or unspecified address`);
+	const refused = refusalOf(url.hostname, { private: true });
+	if (refused) {
+		throw invalid(field, `${url.hostname} is a ${refused} address`);
 	}
 	return url.toString();
 }
@@ -227,6 +229,17 @@ export interface BuildOptions {
 	readonly now: string;
 	/** Tells this Hangar's containers from those of another state folder on the same engine. */
 	readonly instance: string;
+	/** Hangar's global `telemetry_config`, which a new workload without its own inherits. */
+	readonly defaultTelemetry?: TelemetryConfig;
+}
+
+/** The request's `telemetry_config` (or, for a new workload, the global one), checked; `{}` turns it off. */
+function telemetryOf(request: Request, options: BuildOptions): TelemetryConfig | undefined {
+	const config = request.telemetry_config ?? (options.previous ? undefined : options.defaultTelemetry);
+	if (!config || Object.keys(config).length === 0) return undefined;
+	const problem = telemetryConfigProblem(config);
+	if (problem) throw invalid(`telemetry_config.${problem.field}`, problem.message);
+	return config;
 }
 
 /** The stored run configuration for a request, without ports (`port` 0 until the service picks one). */
@@ -273,6 +286,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
 	}
 	const security = await securityFieldsOf(request, options.previous);
+	const telemetry = telemetryOf(request, options);
 	const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || undefined;
 
 	return prune({
@@ -301,6 +315,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
 		header_forward: request.header_forward,
 		...security,
+		telemetry_config: telemetry,
 		remote_auth_config: remote ? remoteAuthOf(request, source.entry?.server as RemoteServer | undefined) : undefined,
 		headers: request.headers ?? (remote ? (source.entry?.server as RemoteServer | undefined)?.headers : undefined),
 		registry_server_name: source.entry?.name,
@@ -347,6 +362,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		secrets: (stored.secrets ?? []).map(decodeSecret),
 		volumes: stored.volumes ?? [],
 		...securityDetailOf(stored),
+		telemetry_config: stored.telemetry_config,
 		permission_profile: stored.permission_profile,
 		network_isolation: stored.isolate_network ?? true,
 		trust_proxy_headers: stored.trust_proxy_headers ?? false,

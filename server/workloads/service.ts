@@ -22,13 +22,15 @@ import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { buildRunConfig, decodeSecret, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
-import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { containerSpecOf, instanceLabels, LABELS, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
 import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
 import { CONTAINER_GONE, effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
-import { WorkloadStore, type StoredWorkload } from './store.js';
-import { clientTransportOf, clientUrlOf, type ClientTransport } from './urls.js';
+import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
+import { clientTransportOf, clientUrlOf, type ClientTransport } from '../runspec/urls.js';
+import { TelemetryDefault } from './telemetryDefault.js';
 
 const LOG_LINES = 1000;
 const STOP_GRACE_SECONDS = 10;
@@ -92,7 +94,7 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, this.buildOptions());
+		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.choosePort(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);

@@ -136,6 +136,8 @@ export async function openBrowser(home: string): Promise<Browser> {
 /** The workbench of a folder or a `.code-workspace` file, loaded and idle. */
 export async function openWorkbench(browser: Browser, server: CodeServer, open: { folder: string } | { workspace: string }): Promise<Page> {
 	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+	// A busy machine may take long to render: waits are generous rather than tight.
+	page.setDefaultTimeout(90_000);
 	const [kind, path] = 'folder' in open ? ['folder', open.folder] : ['workspace', open.workspace];
 	await page.goto(`${server.url}/?${kind}=${encodeURIComponent(path)}`);
 	await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });

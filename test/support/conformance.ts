@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MCP_TOOLS, runNode22 } from './mcpClients.js';
 
-export const CONFORMANCE_VERSION = '0.2.0-alpha.12';
-const CLI = join(MCP_TOOLS, `conformance-${CONFORMANCE_VERSION}`, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const CLI = join(MCP_TOOLS, 'conformance', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 
 /** The requirement sets of the suite: each names the scenarios one revision requires. */
 export type RequirementSet = '2025-11-25' | '2026-07-28';

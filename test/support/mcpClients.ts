@@ -105,10 +105,10 @@ export async function connectAt(url: string, revision: Revision, transport: Clie
 	};
 }
 
-/** Where scripts/test-services.sh installs the Node 22 tools. */
+/** Where scripts/test-services.sh installs the Node 22 tools (it pins their versions). */
 export const MCP_TOOLS = join(process.env.HANGAR_TEST_CACHE ?? join(homedir(), '.cache', 'hangar-test'), 'mcp');
-export const NODE22 = join(MCP_TOOLS, 'node-22.23.3', 'package', 'bin', 'node');
-const INSPECTOR = join(MCP_TOOLS, 'inspector-2.12.0', 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
+const NODE22 = join(MCP_TOOLS, 'node22', 'bin', 'node');
+const INSPECTOR = join(MCP_TOOLS, 'inspector', 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
 
 export interface ToolOutput {
 	code: number;
@@ -134,15 +134,10 @@ export function runNode22(script: string, args: string[], env: NodeJS.ProcessEnv
 export async function inspect(url: string, args: string[], options: { home: string; era?: 'legacy' | 'modern' }): Promise<unknown> {
 	const output = await runNode22(
 		INSPECTOR,
-		['--cli', url.split('#')[0]!, '--format', 'json', '--quiet', '--protocol-era', options.era ?? 'legacy', ...args],
+		// No connect timeout of its own: the test's timeout bounds the run, whatever the machine's speed.
+		['--cli', url.split('#')[0]!, '--format', 'json', '--quiet', '--connect-timeout', '0', '--protocol-era', options.era ?? 'legacy', ...args],
 		{ HOME: options.home },
 	);
 	if (output.code !== 0) throw new Error(`the Inspector CLI exited with ${output.code}: ${output.stderr || output.stdout}`);
 	return JSON.parse(output.stdout);
-}
-
-/** The text of a tool result's first text item. */
-export function textOf(result: unknown): string {
-	const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
-	return content.find((item) => item.type === 'text')?.text ?? '';
 }

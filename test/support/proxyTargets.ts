@@ -12,7 +12,10 @@ import { startServe, type ServeProcess } from './processes.js';
 import { callRest } from './rest.js';
 
 export { EVERYTHING } from '../fixtures/workloads/helpers.js';
-/** test/fixtures/mcp-2026/server.mjs: MCP 2026-07-28 only, Streamable HTTP on port 3001. */
+/**
+ * test/fixtures/mcp-2026/server.mjs on the SDK 2.x: MCP 2026-07-28 only over Streamable HTTP on
+ * port 3001 by default; with `legacy-http` or `stdio` the same tools for 2025-era clients.
+ */
 export const MODERN = 'hangar-test/modern:1';
 
 export interface Workload {
@@ -38,6 +41,12 @@ export const SERVERS = {
 	'stdio image': { image: 'hangar-test/everything:1', transport: 'stdio', cmd_arguments: ['stdio'] },
 	'HTTP-mode container': { image: 'hangar-test/everything:1', transport: 'streamable-http', target_port: 3001, cmd_arguments: ['streamableHttp'] },
 	'2026-07-28 image': { image: MODERN, transport: 'streamable-http', target_port: 3001 },
+} as const;
+
+/** The SDK 2.x fixture serving 2025-era clients: it passes the whole 2025-11-25 conformance set. */
+export const SDK2_LEGACY_SERVERS = {
+	stdio: { image: MODERN, transport: 'stdio', cmd_arguments: ['stdio'] },
+	http: { image: MODERN, transport: 'streamable-http', target_port: 3001, cmd_arguments: ['legacy-http'] },
 } as const;
 export type ServerKind = keyof typeof SERVERS;
 

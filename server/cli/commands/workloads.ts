@@ -24,13 +24,13 @@ import {
 	type WorkloadDetail,
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
-import type { PermissionProfile, RunConfig } from '../../../protocol/runConfig.js';
+import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
 import { collect, printJson, printTable, type Cli } from '../cli.js';
 
 const WAIT_MS = 120_000;
 
 /** Flags shared by `run` and `edit`. */
-interface SpecOptions {
+interface SpecOptions extends TelemetryOptions {
 	group?: string;
 	transport?: string;
 	proxyMode?: string;
@@ -66,14 +66,43 @@ interface SpecOptions {
 	sessionRedis?: string;
 }
 
+/** The `--otel-*` flags. */
+export interface TelemetryOptions {
+	otelEndpoint?: string;
+	otelServiceName?: string;
+	otelSamplingRate?: string;
+	otelHeaders: string[];
+	otelInsecure?: boolean;
+	otelTracingEnabled?: boolean;
+	otelMetricsEnabled?: boolean;
+	otelEnablePrometheusMetricsPath?: boolean;
+	otelEnvVars: string[];
+	otelCustomAttributes: string[];
+}
+
 function integer(value: string): number {
 	const number = Number(value);
 	if (!Number.isInteger(number) || number < 0) throw new HangarError(400, `invalid number ${value}`);
 	return number;
 }
 
-function addSpecOptions(command: Command): Command {
+/** The `--otel-*` flags, with ToolHive's names. */
+export function addTelemetryOptions(command: Command): Command {
 	return command
+		.option('--otel-endpoint <url>', 'OTLP/HTTP collector for traces and metrics (URL, or host:port for https)')
+		.option('--otel-service-name <name>', 'service.name of the spans and metrics (default hangar)')
+		.option('--otel-sampling-rate <rate>', 'share of traces kept, 0 to 1 (default 1)')
+		.option('--otel-headers <key=value>', 'header sent to the collector (repeatable or comma-separated)', collect, [])
+		.option('--otel-insecure', 'plain http to a host:port endpoint')
+		.option('--otel-tracing-enabled', 'send traces (on by default with --otel-endpoint)')
+		.option('--otel-metrics-enabled', 'send metrics (on by default with --otel-endpoint)')
+		.option('--otel-enable-prometheus-metrics-path', "serve Prometheus metrics on /metrics of the workload's port")
+		.option('--otel-env-vars <name>', 'environment variable whose value becomes a resource attribute (repeatable or comma-separated)', collect, [])
+		.option('--otel-custom-attributes <key=value>', 'resource attribute (repeatable or comma-separated)', collect, []);
+}
+
+function addSpecOptions(command: Command): Command {
+	return addTelemetryOptions(command)
 		.option('--group <group>', 'group of the workload (default: default)')
 		.option('--transport <transport>', 'how the server speaks MCP: stdio, sse or streamable-http')
 		.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
@@ -144,6 +173,30 @@ function permissionProfileOf(value: string): PermissionProfile {
 	return readJsonFile(value, 'permission profile') as PermissionProfile;
 }
 
+/** `telemetry_config` from the `--otel-*` flags, or undefined when none is given. */
+export function telemetryOf(options: TelemetryOptions): TelemetryConfig | undefined {
+	const list = (values: string[]) => values.flatMap((value) => value.split(',')).filter(Boolean);
+	const telemetry: TelemetryConfig = {
+		endpoint: options.otelEndpoint,
+		serviceName: options.otelServiceName,
+		samplingRate: options.otelSamplingRate,
+		headers: options.otelHeaders.length ? pairs(list(options.otelHeaders), '=', 'OpenTelemetry header') : undefined,
+		insecure: options.otelInsecure,
+		tracingEnabled: options.otelTracingEnabled,
+		metricsEnabled: options.otelMetricsEnabled,
+		enablePrometheusMetricsPath: options.otelEnablePrometheusMetricsPath,
+		environmentVariables: options.otelEnvVars.length ? list(options.otelEnvVars) : undefined,
+		customAttributes: options.otelCustomAttributes.length ? pairs(list(options.otelCustomAttributes), '=', 'OpenTelemetry attribute') : undefined,
+	};
+	if (Object.values(telemetry).every((value) => value === undefined)) return undefined;
+	// As ToolHive: an endpoint alone sends both.
+	if (telemetry.endpoint && telemetry.tracingEnabled === undefined && telemetry.metricsEnabled === undefined) {
+		telemetry.tracingEnabled = true;
+		telemetry.metricsEnabled = true;
+	}
+	return JSON.parse(JSON.stringify(telemetry)) as TelemetryConfig;
+}
+
 /** The request fields the flags set; fields whose flags were not given are left out. */
 async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	const spec: Record<string, unknown> = {};
@@ -198,6 +251,8 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	else if (options.enableAudit) spec.audit_config = { enabled: true };
 	if (options.rateLimitConfig) spec.rate_limit_config = await readConfigFile(options.rateLimitConfig, 'rate limit configuration');
 	if (options.sessionRedis) spec.scaling_config = { session_redis: { address: options.sessionRedis } };
+	const telemetry = telemetryOf(options);
+	if (telemetry) spec.telemetry_config = telemetry;
 	return spec;
 }
 
@@ -324,6 +379,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		const changes = await specOf(options);
 		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
 		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
+		if (changes.telemetry_config) changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...(changes.telemetry_config as object) };
 		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
 		const result = await cli.call(UpdateWorkload, params as never);
 		if (options.json) return printJson(result);
@@ -391,7 +447,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.command('proxy')
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
-		.action(async (name: string) => (await import('../../proxy/main.js')).runProxy(name));
+		.action(async (name: string) => {
+			const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../../proxy/main.js'), import('../../runtime/docker.js')]);
+			await runProxy(name, new DockerRuntime());
+		});
 }
 
 /** The workload as Kubernetes resources, with the Cedar policy file it points at read from disk. */

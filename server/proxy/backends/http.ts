@@ -9,8 +9,8 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
-import { guardedLookup } from '../../workloads/addresses.js';
-import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
+import { metadataGuardedLookup } from '../../net/addresses.js';
+import { deniedUpstream, type Backend, type BackendSession, type BackendState, type SessionSink } from '../backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -25,6 +25,7 @@ import {
 	type JsonRpcResponse,
 	type RequestId,
 } from '../jsonrpc.js';
+import { outboundContext } from '../outbound.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -60,7 +61,7 @@ export class HttpBackend implements Backend {
 	private closed = false;
 
 	constructor(readonly options: HttpBackendOptions) {
-		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: guardedLookup as never } : {}) };
+		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: metadataGuardedLookup as never } : {}) };
 		this.httpAgent = new HttpAgent(agentOptions);
 		this.httpsAgent = new HttpsAgent(agentOptions);
 	}
@@ -114,7 +115,7 @@ export class HttpBackend implements Backend {
 			const request = (https ? httpsRequest : httpRequest)(url, {
 				method,
 				agent: https ? this.httpsAgent : this.httpAgent,
-				headers: { ...this.options.headers, ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
+				headers: { ...this.options.headers, ...outboundContext.headers?.(), ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
 				signal,
 			});
 			request.once('response', resolve);
@@ -395,8 +396,8 @@ class StreamableUpstreamSession implements BackendSession {
 		}
 		const text = await readText(response);
 		const received = parseMessage(text);
-		if (received && isResponse(received)) return { ...received, id: message.id };
-		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+		if (received && isResponse(received) && status !== 401 && status !== 403) return { ...received, id: message.id };
+		return httpError(message.id, response, text);
 	}
 
 	/** A GET resuming a stream after `lastEventId`; undefined when the server will not. */
@@ -537,7 +538,7 @@ class SseUpstreamSession implements BackendSession {
 			const text = await readText(response);
 			if (status >= 300) {
 				this.pending.delete(message.id);
-				return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+				return httpError(message.id, response, text);
 			}
 			return await answer;
 		} catch (error) {
@@ -561,4 +562,13 @@ class SseUpstreamSession implements BackendSession {
 	close(): void {
 		this.controller.abort();
 	}
+}
+
+/** The answer to a request the server refused with an HTTP error; a 401 or 403 is marked as such. */
+function httpError(id: RequestId, response: IncomingMessage, text: string): JsonRpcResponse {
+	const status = response.statusCode ?? 0;
+	const answer = errorResponse(id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+	if (status !== 401 && status !== 403) return answer;
+	const challenge = response.headers['www-authenticate'];
+	return deniedUpstream(answer, { status, challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge });
 }
