@@ -90,8 +90,24 @@ function stopChild(child: ChildProcess): Promise<void> {
 	});
 }
 
-async function hangar(): Promise<Target> {
-	return hangarWith("Hangar's proxy", []);
+/**
+ * Hangar's proxy in front of the image: shared sessions (the default), isolated sessions, or
+ * another build of Hangar (`HANGAR_BENCH_BASELINE`: a checkout with `dist/` built) for an A/B.
+ */
+function hangar(name: string, options: { flags?: readonly string[]; cli?: string } = {}): () => Promise<Target> {
+	return async () => {
+		const env = benchEnv();
+		const args = ['run', IMAGE, '--name', 'bench', '--transport', 'stdio', ...(options.flags ?? []), '--json', '--', 'stdio'];
+		const created = JSON.parse(await runHangar(args, env, options.cli)) as { url: string };
+		return {
+			name,
+			client: () => httpClient(created.url),
+			stop: async () => {
+				await runHangar(['rm', 'bench'], env, options.cli);
+				await rm(env.HANGAR_HOME!, { recursive: true, force: true });
+			},
+		};
+	};
 }
 
 /**
@@ -105,7 +121,8 @@ async function hangarTraced(): Promise<Target> {
 	});
 	await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 	const { port } = collector.address() as AddressInfo;
-	const target = await hangarWith("Hangar's proxy, telemetry on (traces, metrics, /metrics)", ['--otel-endpoint', `http://127.0.0.1:${port}`, '--otel-enable-prometheus-metrics-path']);
+	const flags = ['--otel-endpoint', `http://127.0.0.1:${port}`, '--otel-enable-prometheus-metrics-path'];
+	const target = await hangar("Hangar's proxy, telemetry on (traces, metrics, /metrics)", { flags })();
 	return {
 		...target,
 		stop: async () => {
@@ -115,18 +132,7 @@ async function hangarTraced(): Promise<Target> {
 	};
 }
 
-async function hangarWith(name: string, flags: string[]): Promise<Target> {
-	const env = benchEnv();
-	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', 'bench', '--transport', 'stdio', ...flags, '--json', '--', 'stdio'], env)) as { url: string };
-	return {
-		name,
-		client: () => httpClient(created.url),
-		stop: async () => {
-			await runHangar(['rm', 'bench'], env);
-			await rm(env.HANGAR_HOME!, { recursive: true, force: true });
-		},
-	};
-}
+const BASELINE = process.env.HANGAR_BENCH_BASELINE;
 
 async function peer(name: string, pkg: string, args: (port: number) => string[]): Promise<Target> {
 	const port = await freePort();
@@ -245,15 +251,17 @@ export async function workloads(): Promise<Table[]> {
 	// signal and drops it only when the request is collected: thousands pile up, by design.
 	setMaxListeners(0);
 	const results = await measureAll([
-		hangar,
+		hangar("Hangar's proxy"),
 		() => peer('supergateway 4 (stateful Streamable HTTP)', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
 		() => peer('mcp-proxy 6 (Streamable HTTP)', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
 		direct,
 		instantHttp,
 		instantStdio,
+		hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated'] }),
 		hangarTraced,
+		...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: join(BASELINE, 'dist', 'server', 'cli', 'main.js') })] : []),
 	]);
-	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, traced] = results as [Result, Result, Result, Result, Result, Result, Result];
+	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , traced, baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result, Result | undefined];
 	const fasterPeer = (phase: Phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);
 	// The best any HTTP front could do: the direct client, with the SDK's stdio transport swapped
 	// for its HTTP transport. Time per call adds up the same way whether it is spent waiting
@@ -281,6 +289,9 @@ export async function workloads(): Promise<Table[]> {
 				verdict(`${CLIENTS}-client throughput vs the faster peer`, ours.concurrent.rate / fasterPeer('concurrent'), 2, true, ceiling(bestRate('concurrent') / fasterPeer('concurrent'))),
 				verdict('sequential throughput, telemetry on vs off', traced.sequential.rate / ours.sequential.rate, 0.95, true),
 				verdict(`${CLIENTS}-client throughput, telemetry on vs off`, traced.concurrent.rate / ours.concurrent.rate, 0.95, true),
+				...(baseline
+					? (['sequential', 'concurrent'] as const).map((phase) => verdict(`${phase} throughput vs the baseline build`, ours[phase].rate / baseline[phase].rate, 0.95, true))
+					: []),
 			],
 		},
 		...(await proxyBound()),
