@@ -26,9 +26,9 @@ export function benchEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs `hangar ARGS…` to completion; resolves with its stdout, rejects with its stderr. */
-export function runHangar(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+export function runHangar(args: readonly string[], env: NodeJS.ProcessEnv, cli = HANGAR): Promise<string> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [HANGAR, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 		let stdout = '';
 		let stderr = '';
 		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -17,6 +17,7 @@ import {
 	RuntimeConfig,
 	ScalingConfig,
 	SecretParameter,
+	SessionMode,
 	TelemetryConfig,
 	ToolOverride,
 } from './runConfig.js';
@@ -185,6 +186,16 @@ export const WorkloadSpecFields = {
 	restart_policy: RestartPolicy.optional(),
 	/** Seconds the proxy waits for the server to answer a request (default 60). */
 	request_timeout: z.number().int().min(1, 'request_timeout must be at least 1 second').max(86_400).optional(),
+	/**
+	 * Seconds a request may take in all, however often progress resets `request_timeout`
+	 * (default 3600; never less than `request_timeout`).
+	 */
+	request_timeout_max: z.number().int().min(1, 'request_timeout_max must be at least 1 second').max(604_800).optional(),
+	/**
+	 * How clients share a stdio server: `shared` (the default: one server process per distinct
+	 * protocol revision and capability set) or `isolated` (one per client session).
+	 */
+	session_mode: SessionMode.optional(),
 };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */

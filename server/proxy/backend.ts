@@ -19,8 +19,11 @@ export interface SessionSink {
 export interface BackendSession {
 	/** Sends a client request; resolves with the server's response, never rejects. */
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse>;
-	/** Sends a notification, or the client's response to a server request. */
-	send(message: JsonRpcNotification | JsonRpcResponse): void;
+	/**
+	 * Sends a notification, or the client's response to a server request; a promise when it
+	 * takes a round trip, settled once the server has it (so no later request overtakes it).
+	 */
+	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	close(): void;
 }
 

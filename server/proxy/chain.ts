@@ -15,7 +15,7 @@
  * rate limit → tool filter/override → timeout → backend.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from './jsonrpc.js';
 import type { BackendSession } from './backend.js';
 
 /** Who is calling: the claims of a verified token (never the token itself). */
@@ -45,7 +45,14 @@ export type HttpMiddleware = (exchange: HttpExchange, next: HttpHandler) => Prom
 export interface McpCall {
 	readonly request: JsonRpcRequest;
 	/** The client's session id and its connection to the backend. */
-	readonly session: { readonly id: string; readonly backend: BackendSession };
+	readonly session: {
+		readonly id: string;
+		readonly backend: BackendSession;
+		/** Tells `listener` of the server's progress on call `id`, its requests to the client and their answers. */
+		watch?(id: RequestId, listener: (activity: 'progress' | 'asked' | 'answered') => void): () => void;
+		/** Sends a notification or response to the server, noting answers to its requests (see `watch`). */
+		relay?(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
+	};
 	/** Aborted when the client goes away or the call is given up. */
 	readonly signal: AbortSignal;
 	readonly exchange: HttpExchange;
@@ -88,9 +95,12 @@ export function composeNotices(middlewares: readonly NoticeMiddleware[], termina
 	return middlewares.reduceRight<NoticeHandler>((next, middleware) => (notice) => middleware(notice, next), terminal);
 }
 
-/** The end of the notice chain: the message goes to the server. */
+/**
+ * The end of the notice chain: the message goes to the server. Awaited, so that the server
+ * has it (`notifications/initialized` above all) before the client learns it may go on.
+ */
 export const forwardNotice: NoticeHandler = async (notice) => {
-	notice.session.backend.send(notice.message);
+	await (notice.session.relay ? notice.session.relay(notice.message) : notice.session.backend.send(notice.message));
 	return undefined;
 };
 

@@ -22,7 +22,7 @@ import { HttpBackend } from './backends/http.js';
 import { StdioBridge } from './backends/stdio.js';
 import { composeHttp, type McpMiddleware } from './chain.js';
 import { guardMiddleware } from './middleware/guard.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/timeout.js';
+import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './middleware/timeout.js';
 import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
@@ -62,7 +62,7 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Re
 	}
 	const container = workload.container_name!;
 	if (workload.transport === 'stdio') {
-		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION } });
+		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode });
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
 	return new HttpBackend({
@@ -88,10 +88,11 @@ function remotePaths(workload: StoredWorkload): { streamable: string[]; sse: str
 	return workload.transport === 'sse' ? { streamable: [], sse: [path] } : { streamable: [path], sse: [] };
 }
 
-function requestTimeoutMs(workload: StoredWorkload): number {
-	if (workload.request_timeout) return workload.request_timeout * 1000;
+function requestTimeouts(workload: StoredWorkload): RequestTimeouts {
 	const fromEnv = Number(process.env.HANGAR_PROXY_REQUEST_TIMEOUT);
-	return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
+	const idleMs = workload.request_timeout ? workload.request_timeout * 1000 : Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
+	const totalMs = workload.request_timeout_max ? workload.request_timeout_max * 1000 : DEFAULT_REQUEST_TIMEOUT_MAX_MS;
+	return { idleMs, totalMs: Math.max(idleMs, totalMs) };
 }
 
 /** The egress side of a network-isolated workload, on its network's gateway. */
@@ -142,7 +143,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
-		timeoutMiddleware(requestTimeoutMs(workload)),
+		timeoutMiddleware(requestTimeouts(workload)),
 		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';

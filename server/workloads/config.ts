@@ -326,6 +326,8 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		created_at: options.previous?.created_at ?? options.now,
 		restart_policy: request.restart_policy ?? 'unless-stopped',
 		request_timeout: request.request_timeout,
+		request_timeout_max: request.request_timeout_max,
+		session_mode: request.session_mode,
 	}) as StoredWorkload;
 }
 
@@ -340,7 +342,7 @@ export function containerNameOf(name: string, instance: string): string {
 
 /** The run configuration as `workloads/export` shows it: ToolHive's shape, secrets as references. */
 export function exportedRunConfig(stored: StoredWorkload): Record<string, unknown> {
-	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
+	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, request_timeout_max: _timeoutMax, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
 	const { clientSecret: _secret, ...oidc } = oidc_config ?? {};
 	return prune({ schema_version: RUN_CONFIG_FORMAT, ...config, oidc_config: oidc_config ? oidc : undefined });
 }
@@ -393,6 +395,8 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		labels: stored.container_labels,
 		restart_policy: stored.restart_policy,
 		request_timeout: stored.request_timeout,
+		request_timeout_max: stored.request_timeout_max,
+		session_mode: stored.session_mode,
 	}) as WorkloadDetail;
 }
 

@@ -53,6 +53,7 @@ interface SpecOptions extends TelemetryOptions {
 	isolateNetwork?: boolean;
 	restart?: string;
 	requestTimeout?: number;
+	sessionMode?: string;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -125,6 +126,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--no-isolate-network', 'do not isolate the network')
 		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
 		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', integer)
+		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
 		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
 		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
@@ -229,6 +231,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('network_isolation', options.isolateNetwork);
 	set('restart_policy', options.restart);
 	set('request_timeout', options.requestTimeout);
+	set('session_mode', options.sessionMode);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),
