@@ -30,7 +30,7 @@ import {
 } from '../protocol/protocol.workloads.js';
 import { DockerRuntime } from '../server/runtime/docker.js';
 import { resolvePaths } from '../server/store/paths.js';
-import { WorkloadStore } from '../server/workloads/store.js';
+import { WorkloadStore } from '../server/runspec/store.js';
 import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';

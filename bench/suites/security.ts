@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { loadAuthzConfig } from '../../server/proxy/security/authzConfig.js';
+import { loadAuthzConfig } from '../../server/runspec/authzConfig.js';
 import { CedarAuthorizer } from '../../server/proxy/security/cedarAuthorizer.js';
 import { argumentAttributes, hintAttributes } from '../../server/proxy/security/cedarEntities.js';
 import { TokenValidator } from '../../server/proxy/security/tokenValidator.js';

@@ -9,7 +9,8 @@
 import { HangarError } from '../../protocol/errors.js';
 import type { CredentialStore, RegistryCredential } from './credentials.js';
 import { registryStatusError, registryTransportError } from './errors.js';
-import { hostName, isLoopbackHost } from './reference.js';
+import { hostName } from './reference.js';
+import { isLoopbackHost } from '../net/addresses.js';
 
 export interface Challenge {
 	/** Lower-case scheme: `bearer`, `basic`. */

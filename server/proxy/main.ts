@@ -10,11 +10,12 @@
  */
 import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
-import { DockerRuntime } from '../runtime/docker.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { VERSION } from '../version.js';
-import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../workloads/store.js';
-import { remotePathOf } from '../workloads/urls.js';
-import { isolatesNetwork, networkNameOf } from '../workloads/container.js';
+import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
+import { remotePathOf } from '../runspec/urls.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import { EgressProxy } from './egress.js';
 import type { Backend } from './backend.js';
 import { HttpBackend } from './backends/http.js';
@@ -26,9 +27,6 @@ import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
 
-/** Messages between the service and a proxy it spawned. */
-export type LaunchMessage = { type: 'configure'; headers: Record<string, string> };
-export type ProxyReport = { type: 'ready'; port: number } | { type: 'failed'; message: string };
 
 const CONFIGURE_WAIT_MS = 10_000;
 
@@ -48,7 +46,7 @@ function receiveHeaders(): Promise<Record<string, string>> {
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: DockerRuntime, secretHeaders: Record<string, string>, log: Logger): Backend {
+function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Record<string, string>, log: Logger): Backend {
 	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
@@ -96,7 +94,7 @@ function requestTimeoutMs(workload: StoredWorkload): number {
 }
 
 /** The egress side of a network-isolated workload, on its network's gateway. */
-async function startEgress(workload: StoredWorkload, runtime: DockerRuntime, log: Logger): Promise<EgressProxy> {
+async function startEgress(workload: StoredWorkload, runtime: Runtime, log: Logger): Promise<EgressProxy> {
 	const gateway = await runtime.networkGateway(networkNameOf(workload));
 	if (!gateway || !workload.egress_port) throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
 	const outbound = workload.permission_profile?.network?.outbound;
@@ -106,7 +104,8 @@ async function startEgress(workload: StoredWorkload, runtime: DockerRuntime, log
 	return egress;
 }
 
-export async function runProxy(name: string): Promise<void> {
+/** Runs the proxy of workload `name`; `runtime` is the container engine its containers run on. */
+export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const environment = createEnvironment(`proxy ${name}`);
 	const { log } = environment;
 	const store = new WorkloadStore(environment.paths);
@@ -130,7 +129,6 @@ export async function runProxy(name: string): Promise<void> {
 	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
-	const runtime = new DockerRuntime();
 	const backend = backendOf(workload, runtime, secretHeaders, log);
 	const mcpMiddlewares = [
 		...security.mcpMiddlewares,

@@ -7,10 +7,10 @@
  * private one for the connection. Redirects are followed by hand and checked the same way.
  * `allowPrivate` lifts both rules (local mirrors, tests).
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { checkedLookup, PUBLIC_ONLY, refusedHost } from '../net/addresses.js';
+import { BodyTooLarge, readCapped } from '../net/body.js';
 import { SourceError } from './errors.js';
 
 export interface FetchOptions {
@@ -33,41 +33,6 @@ const MAX_REDIRECTS = 5;
 const ALLOW_HINT = 'allow private addresses (allow_private_ip, --allow-private-ip)';
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
-/** Addresses no registry URL may reach unless private addresses are allowed. */
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-	['0.0.0.0', 8],
-	['10.0.0.0', 8],
-	['100.64.0.0', 10],
-	['127.0.0.0', 8],
-	['169.254.0.0', 16],
-	['172.16.0.0', 12],
-	['192.0.0.0', 24],
-	['192.168.0.0', 16],
-	['198.18.0.0', 15],
-	['224.0.0.0', 3],
-] as const) {
-	PRIVATE.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-	['::', 127],
-	['fc00::', 7],
-	['fe80::', 10],
-	['ff00::', 8],
-] as const) {
-	PRIVATE.addSubnet(network, prefix, 'ipv6');
-}
-
-/** True for loopback, private, link-local, shared, multicast and unspecified addresses. */
-export function isPrivateAddress(address: string): boolean {
-	const family = isIP(address);
-	if (family === 4) return PRIVATE.check(address, 'ipv4');
-	if (family !== 6) return false;
-	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-	if (mapped) return PRIVATE.check(mapped[1]!, 'ipv4');
-	return PRIVATE.check(address, 'ipv6');
-}
-
 /**
  * Checks a URL before any connection: the scheme, and the host when it is an IP literal (which
  * skips DNS). Throws a `refused` SourceError naming `allow_private_ip`.
@@ -89,30 +54,18 @@ export function checkUrl(raw: string, allowPrivate: boolean): URL {
 	if (url.protocol === 'http:') {
 		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or ${ALLOW_HINT}`);
 	}
-	const host = url.hostname.replace(/^\[|\]$/g, '');
-	if (isIP(host) && isPrivateAddress(host)) {
+	if (refusedHost(url.hostname, PUBLIC_ONLY)) {
+		const host = url.hostname.replace(/^\[|\]$/g, '');
 		throw new SourceError('refused', `${host} is a private or loopback address; to use it, ${ALLOW_HINT}`);
 	}
 	return url;
 }
 
 /** A DNS lookup that fails when the host resolves to any private address. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-	dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-		if (error) return callback(error, '', 0);
-		const blocked = addresses.find((entry) => isPrivateAddress(entry.address));
-		if (blocked) {
-			const refusal = new SourceError(
-				'refused',
-				`${hostname} resolves to private address ${blocked.address}; to use it, ${ALLOW_HINT}`,
-			);
-			return callback(refusal as NodeJS.ErrnoException, '', 0);
-		}
-		if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-		const first = addresses[0]!;
-		callback(null, first.address, first.family);
-	});
-};
+const publicOnlyLookup = checkedLookup(
+	() => PUBLIC_ONLY,
+	(hostname, address) => new SourceError('refused', `${hostname} resolves to private address ${address}; to use it, ${ALLOW_HINT}`),
+);
 
 /** GETs `url` and parses the body as JSON, following redirects under the same guard. */
 export async function fetchJson(raw: string, options: FetchOptions, headers: Record<string, string> = {}): Promise<FetchedJson> {
@@ -158,21 +111,15 @@ function get(url: URL, options: FetchOptions, headers: Record<string, string>, s
 }
 
 async function readBody(response: IncomingMessage, maxBytes: number, url: URL, signal: AbortSignal): Promise<string> {
-	const chunks: Buffer[] = [];
-	let size = 0;
 	try {
-		for await (const chunk of response as AsyncIterable<Buffer>) {
-			size += chunk.length;
-			if (size > maxBytes) {
-				response.destroy();
-				throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
-			}
-			chunks.push(chunk);
-		}
+		return (await readCapped(response, maxBytes)).toString('utf8');
 	} catch (error) {
+		if (error instanceof BodyTooLarge) {
+			response.destroy();
+			throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
+		}
 		throw error instanceof SourceError ? error : describeNetworkError(error as Error, url, signal);
 	}
-	return Buffer.concat(chunks).toString('utf8');
 }
 
 function describeNetworkError(error: Error, url: URL, signal: AbortSignal): SourceError {

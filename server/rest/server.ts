@@ -5,6 +5,7 @@
  * merged and validated by the row's schema. Errors are `{code, message}` with the row's
  * status. Bodies over 1 MiB get 413. Bound to 127.0.0.1 by default, behind RequestGuard.
  */
+import { BodyTooLarge, readCapped } from '../net/body.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HangarError } from '../../protocol/errors.js';
 import { describeJsonError } from '../json.js';
@@ -12,7 +13,7 @@ import type { OperationDefinition } from '../../protocol/operation.js';
 import { contextFor } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
 import type { Environment } from '../environment.js';
-import { RequestGuard } from './guard.js';
+import { RequestGuard } from '../net/guard.js';
 import { openApiDocument } from './openapi.js';
 import { Router } from './router.js';
 
@@ -157,17 +158,15 @@ async function readJsonBody(request: IncomingMessage): Promise<Record<string, un
 		request.resume();
 		throw new HangarError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
 	}
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of request as AsyncIterable<Buffer>) {
-		size += chunk.length;
-		if (size > MAX_BODY_BYTES) {
-			request.resume();
-			throw new HangarError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
-		}
-		chunks.push(chunk);
+	let raw: Buffer;
+	try {
+		raw = await readCapped(request, MAX_BODY_BYTES);
+	} catch (error) {
+		if (!(error instanceof BodyTooLarge)) throw error;
+		request.resume();
+		throw new HangarError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
 	}
-	const text = Buffer.concat(chunks).toString('utf8').trim();
+	const text = raw.toString('utf8').trim();
 	if (!text) return {};
 	let body: unknown;
 	try {

@@ -12,11 +12,11 @@
  * plain http to them and local repositories.
  */
 import { randomBytes } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import { chmod, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import { isPrivateAddress, resolveAll } from '../net/addresses.js';
 import type { HangarPaths } from '../store/paths.js';
 import { DEFAULT_LIMITS, type ExtractedFile } from './extract.js';
 import { readSkillTree, SKILL_FILE } from './files.js';
@@ -233,25 +233,11 @@ function tokenFor(hostname: string, env: NodeJS.ProcessEnv): { user: string; tok
 }
 
 async function resolveHost(hostname: string): Promise<string[]> {
-	if (isIP(hostname)) return [hostname];
 	try {
-		return (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+		return await resolveAll(hostname);
 	} catch (error) {
 		throw new HangarError(502, `cannot resolve git host ${hostname} (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`, 'git_unreachable');
 	}
-}
-
-/** Loopback, private, link-local, shared, unspecified and multicast addresses. */
-export function isPrivateAddress(address: string): boolean {
-	if (isIP(address) === 4) {
-		const [a, b] = address.split('.').map(Number) as [number, number];
-		return a === 0 || a === 10 || a === 127 || a >= 224 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) ||
-			(a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19));
-	}
-	const lower = address.toLowerCase();
-	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-	if (mapped) return isPrivateAddress(mapped[1]!);
-	return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || lower.startsWith('ff');
 }
 
 /** Why git failed, as a status: 404, 401, 429, 504, 499 or 502. */

@@ -12,11 +12,11 @@ import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from 
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
 import type { PermissionProfile, RemoteAuthConfig, SecretParameter } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
-import { isForbiddenAddress } from './addresses.js';
+import { NOT_LINK_LOCAL, refusedHost } from '../net/addresses.js';
 import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
-import { RUN_CONFIG_FORMAT, type StoredWorkload } from './store.js';
+import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
 
 export type CreateRequest = z.output<typeof CreateWorkloadParams>;
 export type UpdateRequest = z.output<typeof UpdateWorkloadParams>;
@@ -115,8 +115,8 @@ export function checkRemoteUrl(raw: string, field: string): string {
 	}
 	if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, 'only http and https URLs are supported');
 	if (url.username || url.password) throw invalid(field, 'credentials in the URL are not allowed; use header_forward with a secret');
-	if (isForbiddenAddress(url.hostname.replace(/^\[|\]$/g, ''))) {
-		throw invalid(field, `${url.hostname} is a link-local or unspecified address`);
+	if (refusedHost(url.hostname, NOT_LINK_LOCAL)) {
+		throw invalid(field, `${url.hostname} is a link-local, unspecified or multicast address`);
 	}
 	return url.toString();
 }

@@ -5,7 +5,8 @@
 import type { Mount, ContainerSpec } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import type { SecretResolver } from './dependencies.js';
-import type { StoredWorkload } from './store.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import type { StoredWorkload } from '../runspec/store.js';
 
 /** Labels on every workload container; the runtime is the truth for container state. */
 export const LABELS = {
@@ -46,21 +47,6 @@ function mountsOf(workload: StoredWorkload): Mount[] {
 		}
 	}
 	return mounts;
-}
-
-/**
- * Whether the container's outbound traffic is limited to the permission profile's allow-lists:
- * network isolation is on (the default) and the profile has outbound rules that do not allow all.
- */
-export function isolatesNetwork(workload: StoredWorkload): boolean {
-	const network = workload.permission_profile?.network;
-	if (workload.isolate_network === false || !workload.container_name || network?.mode === 'none' || !network?.outbound) return false;
-	return !network.outbound.insecure_allow_all;
-}
-
-/** The isolated network of a workload (one per workload, named like its container). */
-export function networkNameOf(workload: StoredWorkload): string {
-	return workload.container_name!;
 }
 
 /** The egress proxy a network-isolated container must use. */

@@ -8,8 +8,8 @@ import { mkdir, open, readFile, rename, stat, type FileHandle } from 'node:fs/pr
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../protocol/errors.js';
-import type { LaunchMessage, ProxyReport } from '../proxy/main.js';
-import type { ProxyRecord, WorkloadStore } from './store.js';
+import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
+import type { ProxyRecord, WorkloadStore } from '../runspec/store.js';
 
 /** The `hangar` entry point of this build, which runs `hangar proxy NAME`. */
 export const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));

@@ -8,14 +8,14 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { TokenValidatorConfig } from '../../protocol/runConfig.js';
-import { auditConfigProblem } from '../proxy/security/auditLog.js';
-import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../proxy/security/authzConfig.js';
-import { checkProviderUrl, ProviderError } from '../proxy/security/providerFetch.js';
-import { RateLimitConfigError, rateLimitsOf } from '../proxy/security/rateLimitConfig.js';
-import { parseAddress } from '../proxy/security/redisBuckets.js';
+import { auditConfigProblem } from '../runspec/auditConfig.js';
+import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../runspec/authzConfig.js';
+import { checkProviderUrl, ProviderError } from '../net/providers.js';
+import { RateLimitConfigError, rateLimitsOf } from '../runspec/rateLimitConfig.js';
+import { parseAddress } from '../runspec/redisAddress.js';
 import type { CreateRequest, UpdateRequest } from './config.js';
 import { invalid, prune } from './fields.js';
-import type { StoredWorkload } from './store.js';
+import type { StoredWorkload } from '../runspec/store.js';
 
 type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'authz_config_path' | 'audit_config' | 'rate_limit_config' | 'scaling_config'>;
 

@@ -22,13 +22,14 @@ import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { buildRunConfig, decodeSecret, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
-import { containerSpecOf, instanceLabels, isolatesNetwork, LABELS, networkNameOf, resolveSecretEnv, type Egress } from './container.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { containerSpecOf, instanceLabels, LABELS, resolveSecretEnv, type Egress } from './container.js';
 import type { ClientConfigSync, SecretResolver, ServerCatalog } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
 import { launchProxy, liveProxy, stopProxy } from './proxyProcess.js';
 import { CONTAINER_GONE, effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
-import { WorkloadStore, type StoredWorkload } from './store.js';
-import { clientTransportOf, clientUrlOf, type ClientTransport } from './urls.js';
+import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
+import { clientTransportOf, clientUrlOf, type ClientTransport } from '../runspec/urls.js';
 
 const LOG_LINES = 1000;
 const STOP_GRACE_SECONDS = 10;

@@ -6,7 +6,7 @@
  */
 import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { ContainerInfo } from '../runtime/runtime.js';
-import type { ProxyRecord, StoredStatus, StoredWorkload } from './store.js';
+import type { ProxyRecord, StoredStatus, StoredWorkload } from '../runspec/store.js';
 
 /** Why a workload whose container vanished is in error. */
 export const CONTAINER_GONE = 'the container is gone (removed outside Hangar)';

@@ -386,5 +386,8 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.command('proxy')
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
-		.action(async (name: string) => (await import('../../proxy/main.js')).runProxy(name));
+		.action(async (name: string) => {
+			const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../../proxy/main.js'), import('../../runtime/docker.js')]);
+			await runProxy(name, new DockerRuntime());
+		});
 }

@@ -9,7 +9,8 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
-import { guardedLookup } from '../../workloads/addresses.js';
+import { remoteServerLookup } from '../../net/addresses.js';
+import { BodyTooLarge, readCapped } from '../../net/body.js';
 import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
 import {
 	ErrorCode,
@@ -52,7 +53,7 @@ export class HttpBackend implements Backend {
 	private closed = false;
 
 	constructor(readonly options: HttpBackendOptions) {
-		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: guardedLookup as never } : {}) };
+		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: remoteServerLookup } : {}) };
 		this.httpAgent = new HttpAgent(agentOptions);
 		this.httpsAgent = new HttpsAgent(agentOptions);
 	}
@@ -149,14 +150,11 @@ function probe(url: URL): Promise<void> {
 }
 
 export async function readText(response: IncomingMessage): Promise<string> {
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of response as AsyncIterable<Buffer>) {
-		size += chunk.length;
-		if (size > MAX_BODY_BYTES) throw new Error('the server sent a body over 16 MiB');
-		chunks.push(chunk);
+	try {
+		return (await readCapped(response, MAX_BODY_BYTES)).toString('utf8');
+	} catch (error) {
+		throw error instanceof BodyTooLarge ? new Error('the server sent a body over 16 MiB') : error;
 	}
-	return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface SseEvent {

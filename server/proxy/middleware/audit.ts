@@ -8,7 +8,8 @@ import type { AuditConfig } from '../../../protocol/runConfig.js';
 import { refusalOf, type HttpExchange, type HttpMiddleware, type McpCall, type McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { auditEvent, capture, eventTypeOf, outcomeOf, targetOf, type AuditOutcome, type ClientInfo } from '../security/auditEvent.js';
-import { DEFAULT_MAX_DATA_SIZE, type AuditLog } from '../security/auditLog.js';
+import { DEFAULT_MAX_DATA_SIZE } from '../../runspec/auditConfig.js';
+import type { AuditLog } from '../security/auditLog.js';
 
 export class Auditor {
 	/** Exchanges whose calls the MCP side logged. */

@@ -2,7 +2,7 @@
  * DNS-rebinding and cross-origin defence (the MCP transport rules): the Host header must name
  * the proxy's bound address, and a browser's Origin must be such an address too; else 403.
  */
-import { RequestGuard } from '../../rest/guard.js';
+import { RequestGuard } from '../../net/guard.js';
 import type { HttpMiddleware } from '../chain.js';
 
 export function guardMiddleware(host: string, port: number): HttpMiddleware {

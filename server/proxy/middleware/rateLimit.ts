@@ -6,7 +6,7 @@
  */
 import { refuse, type McpMiddleware } from '../chain.js';
 import { errorResponse } from '../jsonrpc.js';
-import type { RateLimits } from '../security/rateLimitConfig.js';
+import type { RateLimits } from '../../runspec/rateLimitConfig.js';
 import type { BucketClaim, BucketStore } from '../security/tokenBuckets.js';
 
 /** ToolHive's JSON-RPC code for a rate-limited request. */

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import type { EntityJson, EntityUidJson, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import type { Identity } from '../chain.js';
-import type { CedarConfig } from './authzConfig.js';
+import type { CedarConfig } from '../../runspec/authzConfig.js';
 import { claimAttributes, groupsOf, type Attributes } from './cedarEntities.js';
 import { LruCache } from './lru.js';
 import { referenced, referencesOf, type References } from './policyReferences.js';

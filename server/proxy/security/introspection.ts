@@ -8,7 +8,8 @@
  * minute, and concurrent checks of one token share one request.
  */
 import { LruCache } from './lru.js';
-import { checkProviderUrl, ProviderError, requestProviderJson, type ProviderAccess } from './providerFetch.js';
+import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../net/providers.js';
+import { requestProviderJson } from './providerFetch.js';
 
 /** Why the provider's answer does not let the token in; the message is safe to show. */
 export class IntrospectionRefused extends Error {

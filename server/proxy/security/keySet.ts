@@ -10,7 +10,8 @@
  *   refused at once instead of each waiting for it.
  */
 import type { JWSHeaderParameters, FlattenedJWSInput } from 'jose';
-import { checkProviderUrl, fetchProviderJson, ProviderError, type ProviderAccess } from './providerFetch.js';
+import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../net/providers.js';
+import { fetchProviderJson } from './providerFetch.js';
 
 type Jose = typeof import('jose');
 type KeySelector = ReturnType<Jose['createLocalJWKSet']>;

@@ -6,6 +6,7 @@
  * Redis trouble never blocks calls: when it cannot answer at once (down, slow, not yet
  * connected), the call is let through (fail open) and the proxy says so in its log.
  */
+import { parseAddress } from '../../runspec/redisAddress.js';
 import type { Logger } from '../../log.js';
 import type { BucketClaim, BucketStore, TakeResult } from './tokenBuckets.js';
 
@@ -113,12 +114,4 @@ export class RedisBuckets implements BucketStore {
 	async close(): Promise<void> {
 		this.redis.disconnect();
 	}
-}
-
-/** `host:port`, `[v6]:port` or `host` (port 6379). */
-export function parseAddress(address: string): { host: string; port: number } {
-	const match = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(address.trim());
-	const port = Number(match?.[3] ?? 6379);
-	if (!match || port < 1 || port > 65535) throw new Error(`${JSON.stringify(address)} is not host:port`);
-	return { host: match[1] ?? match[2]!, port };
 }

@@ -4,7 +4,7 @@
  * server's bucket). Buckets start full and refill continuously. `LocalBuckets` keeps them in
  * this process; `RedisBuckets` (redisBuckets.ts) shares them between proxies.
  */
-import type { BucketSpec } from './rateLimitConfig.js';
+import type { BucketSpec } from '../../runspec/rateLimitConfig.js';
 
 export interface BucketClaim extends BucketSpec {
 	readonly key: string;

@@ -18,7 +18,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { DetailedError, EntityJson } from '@cedar-policy/cedar-wasm/nodejs';
-import { isPlainObject } from '../../json.js';
+import { isPlainObject } from '../json.js';
 
 export const AUTHZ_TYPE = 'cedarv1';
 export const DEFAULT_GROUP_ENTITY_TYPE = 'THVGroup';

@@ -5,7 +5,7 @@
  * `refillPeriod` (a Go duration: `1m`, `10s`, `1h30m`, `500ms`).
  */
 import type { z } from 'zod';
-import type { RateLimitBucket, RateLimitConfig } from '../../../protocol/runConfig.js';
+import type { RateLimitBucket, RateLimitConfig } from '../../protocol/runConfig.js';
 
 export interface BucketSpec {
 	readonly capacity: number;
