@@ -186,7 +186,8 @@ describe('cross-site requests, as a page the user visits would send them', () =>
 
 	it('refuses a cross-site or same-site GET that would reach the network, with or without Origin', async () => {
 		const ref = encodeURIComponent('ghcr.io/attacker/skill:latest');
-		for (const headers of [{ 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'http://localhost' }]) {
+		const attempts: Record<string, string>[] = [{ 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'http://localhost' }];
+		for (const headers of attempts) {
 			const response = await raw(`/api/v1beta/skills/content?ref=${ref}`, { headers });
 			expect(response.status, JSON.stringify(headers)).toBe(403);
 		}

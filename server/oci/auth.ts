@@ -10,7 +10,7 @@ import { HangarError } from '../../protocol/errors.js';
 import type { CredentialStore, RegistryCredential } from './credentials.js';
 import { registryStatusError, registryTransportError } from './errors.js';
 import { hostName } from './reference.js';
-import { isLoopbackHost } from '../net/addresses.js';
+import { classifyAddress, isLoopbackHost, refusedClass, resolveAll, type AddressAllowance } from '../net/addresses.js';
 
 export interface Challenge {
 	/** Lower-case scheme: `bearer`, `basic`. */
@@ -116,6 +116,7 @@ export class RegistryAuth {
 		// Credentials travel to the realm only over https, or to a realm on this machine.
 		const secure = realmUrl.protocol === 'https:' || (realmUrl.protocol === 'http:' && isLoopbackHost(hostName(realmUrl.host)));
 		if (!secure) throw new HangarError(502, `registry ${registry} sent a token realm that is not https: ${realm}`, 'registry_error');
+		await checkRealmAddress(registry, realmUrl);
 
 		const request = tokenRequest(realmUrl, service, scope, credential);
 		let response: Response;
@@ -135,6 +136,28 @@ export class RegistryAuth {
 		const header = `Bearer ${token}`;
 		this.tokens.set(key, { header, expiresAt: Date.now() + seconds * 1000 - EXPIRY_MARGIN_MS });
 		return header;
+	}
+}
+
+/**
+ * The outbound policy for a token realm: it may reach only what its registry reaches, so a
+ * registry on the internet cannot send Hangar to this machine or the LAN (a realm on loopback
+ * only for a registry on loopback; on a private address only for a registry on one).
+ */
+async function checkRealmAddress(registry: string, realm: URL): Promise<void> {
+	const classes = new Set((await addressesOf(hostName(registry), registry)).map(classifyAddress));
+	const allowance: AddressAllowance = { loopback: classes.has('loopback'), private: classes.has('loopback') || classes.has('private') };
+	for (const address of await addressesOf(realm.hostname, registry)) {
+		const refused = refusedClass(address, allowance);
+		if (refused) throw new HangarError(502, `registry ${registry} sent a token realm on a ${refused} address (${address}), which it may not lead to: ${realm.origin}`, 'registry_error');
+	}
+}
+
+async function addressesOf(host: string, registry: string): Promise<string[]> {
+	try {
+		return await resolveAll(host);
+	} catch (error) {
+		throw new HangarError(502, `cannot resolve ${host} for registry ${registry} (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`, 'registry_unreachable');
 	}
 }
 
