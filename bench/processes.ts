@@ -26,9 +26,9 @@ export function benchEnv(): NodeJS.ProcessEnv {
 }
 
 /** Runs `hangar ARGS…` to completion; resolves with its stdout, rejects with its stderr. */
-export function runHangar(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+export function runHangar(args: readonly string[], env: NodeJS.ProcessEnv, cli = HANGAR): Promise<string> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [HANGAR, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 		let stdout = '';
 		let stderr = '';
 		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -59,7 +59,7 @@ export function spawnRpc(args: readonly string[], env: NodeJS.ProcessEnv = proce
 }
 
 /** Spawns a server that prints `listening on URL` to stderr; resolves with the URL. */
-export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; stop(): void }> {
+export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; pid: number | undefined; stop(): void }> {
 	const child = spawn(process.execPath, args, { env: { ...env, HANGAR_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
 	const url = await new Promise<string>((resolve, reject) => {
 		let output = '';
@@ -70,5 +70,5 @@ export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv 
 		});
 		child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
 	});
-	return { url, stop: () => child.kill() };
+	return { url, pid: child.pid, stop: () => child.kill() };
 }

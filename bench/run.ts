@@ -6,13 +6,14 @@ import { cpus } from 'node:os';
 import { formatTable, type Table } from './stats.js';
 import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
+import { proxyBound } from './suites/proxyBound.js';
 import { registry } from './suites/registry.js';
 import { secrets } from './suites/secrets.js';
 import { security } from './suites/security.js';
 import { skills } from './suites/skills.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, security };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, security };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

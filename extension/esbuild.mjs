@@ -3,6 +3,8 @@
 // - dist/hangar.mjs: the whole `hangar` CLI, which the extension runs as `hangar daemon`, so the
 //   extension works without a separate install. One file: esbuild's code splitting would lose
 //   the named exports of CommonJS packages imported lazily (`await import('yaml')`).
+// Beside them, dist/embedded/registry.json: the built-in catalog, which the daemon reads next to
+// its module (`./embedded/registry.json`), as it does from source.
 // `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
 // writes elsewhere than dist/.
 import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -73,6 +75,7 @@ function copyKeyringAddon() {
 }
 
 rmSync(outdir, { recursive: true, force: true });
+cpSync(root('server/registry/embedded/registry.json'), join(outdir, 'embedded', 'registry.json'));
 await Promise.all([
 	build({
 		...common,

@@ -20,8 +20,8 @@ export const ClientAppStatus = z.object({
 	client_type: ClientApp,
 	installed: z.boolean(),
 	registered: z.boolean(),
-	/** Skills can be installed for this client. */
-	supports_skills: z.boolean().optional(),
+	/** Skills can be installed for this client (always sent, false too, as ToolHive does). */
+	supports_skills: z.boolean(),
 	/** Plugins can be installed for this client. */
 	supports_plugins: z.boolean().optional(),
 });

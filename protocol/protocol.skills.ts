@@ -65,24 +65,14 @@ export const InstalledSkill = z.object({
 });
 export type InstalledSkill = z.infer<typeof InstalledSkill>;
 
-/** Signature provenance recorded for a skill (Sigstore). */
-export const SkillProvenance = z.object({
-	signer_identity: z.string().optional(),
-	cert_issuer: z.string().optional(),
-	repository_uri: z.string().optional(),
-	repository_ref: z.string().optional(),
-	runner_environment: z.string().optional(),
-	sigstore_url: z.string().optional(),
-	/** Provenance with a documented verification gap. */
-	provisional: z.boolean().optional(),
-});
-
 /** Details of an installed skill. */
 export const SkillInfo = z.object({
 	metadata: SkillMetadata.optional(),
 	installed_skill: InstalledSkill.optional(),
-	provenance: SkillProvenance.optional(),
-	/** The lock file records an explicit unsigned exception. */
+	/**
+	 * True for a project skill: its lock file entry is recorded `unsigned` (Hangar verifies no
+	 * signatures, so ToolHive's `provenance` is never sent).
+	 */
 	unsigned: z.boolean().optional(),
 });
 export type SkillInfo = z.infer<typeof SkillInfo>;
@@ -117,7 +107,7 @@ export const SkillBuild = z.object({
 });
 export type SkillBuild = z.infer<typeof SkillBuild>;
 
-/** Why a sync or upgrade of one skill failed. */
+/** Why a sync or upgrade of one skill failed: ToolHive's values; Hangar never reports the signature ones. */
 export const SkillFailureReason = z.enum([
 	'registry-unreachable',
 	'digest-missing',
@@ -145,7 +135,7 @@ export const SkillSyncResult = z.object({
 });
 export type SkillSyncResult = z.infer<typeof SkillSyncResult>;
 
-/** Outcome of upgrading one skill. */
+/** Outcome of upgrading one skill (`signer-change-blocked` is ToolHive's; Hangar never reports it). */
 export const SkillUpgradeOutcome = z.object({
 	name: z.string(),
 	status: z.enum(['upgraded', 'up-to-date', 'not-upgradable', 'ref-change-blocked', 'signer-change-blocked', 'failed']),
@@ -154,7 +144,6 @@ export const SkillUpgradeOutcome = z.object({
 	old_digest: z.string().optional(),
 	new_digest: z.string().optional(),
 	new_resolved_reference: z.string().optional(),
-	new_signer_identity: z.string().optional(),
 });
 
 /** What `skills/upgrade` did. */
@@ -214,9 +203,10 @@ export const ListSkills = operation({
 
 /**
  * Installs a skill by name (local build or registry), OCI reference or `git://` reference, for
- * the given clients, and adds it to `group` (`default`). Hangar does not verify signatures
- * (`allow_unsigned` is accepted and changes nothing); an existing unmanaged directory is a 409
- * unless `force`.
+ * the given clients, and adds it to `group` (`default`). Hangar does not verify signatures:
+ * `allow_unsigned` is accepted (ToolHive clients send it) and ignored, no install is refused for
+ * a missing signature, and a project install answers `unsigned: true`, as its lock file entry
+ * records. An existing unmanaged directory is a 409 unless `force`.
  */
 export const InstallSkill = operation({
 	method: 'skills/install',
@@ -230,14 +220,19 @@ export const InstallSkill = operation({
 		clients: SkillClients.optional(),
 		/** Overwrite skill directories not managed by the service. */
 		force: z.boolean().optional(),
-		/** Allow a project-scoped install without a verified signature (recorded in the lock file). */
+		/** Accepted for ToolHive compatibility and ignored: Hangar verifies no signatures. */
 		allow_unsigned: z.boolean().optional(),
 		group: GroupName.optional(),
 	}),
 	result: z.object({
 		skill: InstalledSkill,
-		provenance: SkillProvenance.optional(),
+		/** True for a project install: the lock file entry is recorded unsigned. */
 		unsigned: z.boolean().optional(),
+		/**
+		 * Hangar extension: what the install went past — rules that affect neither safety nor
+		 * loading (a long description), or a git skill whose SKILL.md names it otherwise than its folder.
+		 */
+		warnings: z.array(z.string()).optional(),
 	}),
 	rest: {
 		verb: 'POST',
@@ -250,7 +245,7 @@ export const InstallSkill = operation({
 	example: { name: 'contract-missing' },
 });
 
-/** Returns an installed skill with its metadata and provenance. */
+/** Returns an installed skill with its metadata. */
 export const GetSkill = operation({
 	method: 'skills/get',
 	summary: 'Get skill details',
@@ -265,13 +260,18 @@ export const GetSkill = operation({
 export const UninstallSkill = operation({
 	method: 'skills/uninstall',
 	summary: 'Uninstall a skill',
-	params: z.object({ name: SkillName, ...ScopeParams }),
+	params: z.object({
+		name: SkillName,
+		...ScopeParams,
+		/** Hangar extension: only from this client's folder; the skill stays for the others. */
+		client: ClientApp.optional(),
+	}),
 	result: NoResult,
 	rest: {
 		verb: 'DELETE',
 		path: '/api/v1beta/skills/{name}',
 		status: 204,
-		query: ['scope', 'project_root'],
+		query: ['scope', 'project_root', 'client'],
 		response: 'empty',
 	},
 	errors: [400, 404, 500],
@@ -398,6 +398,7 @@ export const SyncSkills = operation({
 		prune: z.boolean().optional(),
 		check: z.boolean().optional(),
 		adopt: z.boolean().optional(),
+		/** Accepted for ToolHive compatibility and ignored: Hangar verifies no signatures. */
 		allow_unsigned: z.boolean().optional(),
 	}),
 	result: SkillSyncResult,
@@ -408,7 +409,7 @@ export const SyncSkills = operation({
 
 /**
  * Re-resolves the sources in a project's lock file and upgrades changed skills. `preview` reports
- * without installing; reference and signer changes are blocked unless explicitly allowed.
+ * without installing; reference changes are blocked unless explicitly allowed.
  */
 export const UpgradeSkills = operation({
 	method: 'skills/upgrade',
@@ -421,6 +422,7 @@ export const UpgradeSkills = operation({
 		preview: z.boolean().optional(),
 		fail_on_changes: z.boolean().optional(),
 		allow_ref_change: z.boolean().optional(),
+		/** Accepted for ToolHive compatibility and ignored: there are no signers to change. */
 		allow_signer_change: z.boolean().optional(),
 	}),
 	result: SkillUpgradeResult,

@@ -17,6 +17,8 @@ import {
 	RuntimeConfig,
 	ScalingConfig,
 	SecretParameter,
+	SessionMode,
+	TelemetryConfig,
 	ToolOverride,
 } from './runConfig.js';
 
@@ -111,7 +113,7 @@ const Port = z.number().int().min(0, 'port must be between 0 and 65535').max(655
 
 /** Transports a request may ask for; empty means "from the registry entry, else streamable-http". */
 export const WorkloadTransport = z.enum(['stdio', 'sse', 'streamable-http', ''], {
-	error: (issue) => `invalid transport: ${String(issue.input)} (valid transports: stdio, sse, streamable-http)`,
+	error: (issue) => `${JSON.stringify(issue.input)} is not a transport (valid transports: stdio, sse, streamable-http)`,
 });
 
 /** Restart policies of a workload. */
@@ -157,6 +159,8 @@ export const WorkloadSpecFields = {
 	rate_limit_config: RateLimitConfig.optional(),
 	/** `session_redis.address` shares the rate-limit buckets with other proxies through Redis. */
 	scaling_config: ScalingConfig.optional(),
+	/** OpenTelemetry traces and metrics of the workload's proxy (OTLP/HTTP, Prometheus `/metrics`). */
+	telemetry_config: TelemetryConfig.optional(),
 	permission_profile: PermissionProfile.optional(),
 	/** Apply the permission profile's network rules. Omitted means true. */
 	network_isolation: z.boolean().optional(),
@@ -182,6 +186,16 @@ export const WorkloadSpecFields = {
 	restart_policy: RestartPolicy.optional(),
 	/** Seconds the proxy waits for the server to answer a request (default 60). */
 	request_timeout: z.number().int().min(1, 'request_timeout must be at least 1 second').max(86_400).optional(),
+	/**
+	 * Seconds a request may take in all, however often progress resets `request_timeout`
+	 * (default 3600; never less than `request_timeout`).
+	 */
+	request_timeout_max: z.number().int().min(1, 'request_timeout_max must be at least 1 second').max(604_800).optional(),
+	/**
+	 * How clients share a stdio server: `shared` (the default: one server process per distinct
+	 * protocol revision and capability set) or `isolated` (one per client session).
+	 */
+	session_mode: SessionMode.optional(),
 };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */

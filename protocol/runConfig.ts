@@ -76,6 +76,10 @@ export const RuntimeConfig = z.object({
 });
 export type RuntimeConfig = z.infer<typeof RuntimeConfig>;
 
+/** How client sessions share a stdio server (see the proxy's stdio bridge). */
+export const SessionMode = z.enum(['shared', 'isolated']);
+export type SessionMode = z.infer<typeof SessionMode>;
+
 /** Transports a workload can use (RunConfig adds `inspector` for helper workloads). */
 export const RunTransport = z.enum(['stdio', 'sse', 'streamable-http', 'inspector']);
 /** The HTTP protocol the proxy serves. */
@@ -220,6 +224,7 @@ export const TelemetryConfig = z.object({
 	prometheusPort: z.number().int().optional(),
 	useLegacyAttributes: z.boolean().optional(),
 });
+export type TelemetryConfig = z.infer<typeof TelemetryConfig>;
 
 /**
  * A token bucket. `refillPeriod` is a Kubernetes `metav1.Duration`: ToolHive's OpenAPI types it
@@ -504,6 +509,11 @@ export const RunConfig = z.object({
 	target_port: z.number().int().optional(),
 	transport: RunTransport.optional(),
 	proxy_mode: ProxyMode.optional(),
+	/**
+	 * Hangar: how clients share a stdio server. `shared` (default): one process per distinct
+	 * protocol revision and capability set; `isolated`: one process per client session.
+	 */
+	session_mode: SessionMode.optional(),
 	endpoint_prefix: z.string().optional(),
 	cmd_args: z.array(z.string()).optional(),
 	env_vars: StringMap.optional(),

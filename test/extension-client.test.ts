@@ -20,7 +20,18 @@ import {
 	type DaemonState,
 	type WorkDoneProgressValue,
 } from '../extension/src/daemon.js';
-import { CreateGroup, HangarError, InstallSkill, ListGroups, operations, SkillsDidChange, UninstallSkill } from '../protocol/index.js';
+import {
+	CreateGroup,
+	HangarError,
+	InstallSkill,
+	ListCatalogServers,
+	ListCatalogSkills,
+	ListGroups,
+	operations,
+	SkillsDidChange,
+	UninstallSkill,
+} from '../protocol/index.js';
+import { embeddedRegistry } from './fixtures/registry/upstream.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN } from './support/processes.js';
 import { publishSkill } from './support/publish.js';
@@ -270,6 +281,16 @@ describe('the daemon bundled into the extension', () => {
 		expect(info.serverInfo.version).toBe(version);
 		await supervisor.request(CreateGroup, { name: 'bundled' });
 		expect((await supervisor.request(ListGroups, {})).groups.map((group) => group.name)).toContain('bundled');
+	});
+
+	it('searches the built-in catalog, shipped beside the bundle', async () => {
+		supervise(daemonCommand('', join(bundleDir, 'hangar.mjs'), process.execPath, home.env));
+		const shipped = embeddedRegistry().data;
+		const { servers, metadata } = await supervisor.request(ListCatalogServers, { registryName: 'default', limit: 200 });
+		expect(metadata.total).toBe(shipped.servers.length);
+		expect(servers.map((server) => server.name).sort()).toEqual(shipped.servers.map((server) => server.name).sort());
+		const { skills } = await supervisor.request(ListCatalogSkills, { registryName: 'default', limit: 200 });
+		expect(skills.map((skill) => skill.name).sort()).toEqual(shipped.skills.map((skill) => skill.name).sort());
 	});
 
 	it('installs a skill from a registry into a project, lazily loaded modules included', async () => {

@@ -1,8 +1,10 @@
 /**
  * The packaged extension in a real VS Code (code-server in headless Chromium): installed from
- * its `.vsix`, it opens a git project and runs "Hangar: Install Skill…" from the command
- * palette against a local OCI registry, answering its quick picks as a user does, and the
- * skill lands in the project's Claude Code skills folder. Screenshots go to test-results/.
+ * its `.vsix`, it opens a workspace of two git projects. Its pickers and Registry view show the
+ * built-in catalog shipped in the package; "Hangar: Install Skill…" from the command palette,
+ * answered as a user does, installs a skill from a local OCI registry into each folder for the
+ * editor itself (code-server reads VS Code's skills folder), preselected in the clients picker,
+ * which refuses an empty selection. Screenshots go to test-results/.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishSkill } from './support/publish.js';
 import { startRegistry, type Registry } from './support/registry.js';
 import { skillMd } from './support/skills.js';
+import { embeddedRegistry } from './fixtures/registry/upstream.js';
 import {
 	installExtension,
 	missingCodeServer,
@@ -38,7 +41,8 @@ const SKILL = 'e2e-skill';
 const SKILL_FILES = { 'scripts/check.sh': '#!/bin/sh\necho checked\n' };
 
 let root: string;
-let project: string;
+let projects: string[];
+let workspace: string;
 let registry: Registry;
 let reference: string;
 let options: CodeServerOptions;
@@ -56,9 +60,13 @@ describe('the extension in VS Code', () => {
 		if (missing) throw new Error(missing);
 		await mkdir(SCREENSHOTS, { recursive: true });
 		root = await mkdtemp(join(tmpdir(), 'hangar-e2e-'));
-		project = join(root, 'demo-project');
-		await mkdir(project);
-		await run('git', ['init', '-q', project]);
+		projects = [join(root, 'demo-project'), join(root, 'docs-site')];
+		for (const project of projects) {
+			await mkdir(project);
+			await run('git', ['init', '-q', project]);
+		}
+		workspace = join(root, 'demo.code-workspace');
+		await writeFile(workspace, JSON.stringify({ folders: projects.map((path) => ({ path })) }));
 		await run('npm', ['run', 'package'], { cwd: REPO, timeout: 240_000 });
 
 		registry = await startRegistry();
@@ -75,14 +83,13 @@ describe('the extension in VS Code', () => {
 				'telemetry.telemetryLevel': 'off',
 				'chat.disableAIFeatures': true,
 				'hangar.defaultScope': 'ask',
-				'hangar.defaultClients': ['claude-code'],
 			},
 		};
 		expect(await installExtension(options, VSIX)).toMatch(/successfully installed/);
-		server = await startCodeServer(options, project);
+		server = await startCodeServer(options, workspace);
 		expect(await readdir(server.extensions)).toContain(`hangar.hangar-${extensionVersion}`);
 		browser = await openBrowser(join(root, 'home'));
-		page = await openWorkbench(browser, server, project);
+		page = await openWorkbench(browser, server, { workspace });
 	}, 600_000);
 
 	afterAll(async () => {
@@ -101,39 +108,78 @@ describe('the extension in VS Code', () => {
 		if (root) await rm(root, { recursive: true, force: true });
 	});
 
-	it('runs Hangar: Install Skill… from the palette into the project folder', async () => {
-		await runCommand(page, 'Hangar: Install Skill…');
+	it('offers the built-in catalog, shipped in the package, in Run MCP Server…', async () => {
+		const { servers } = embeddedRegistry().data;
+		await runCommand(page, 'Hangar: Run MCP Server…');
 		const picker = quickInput(page);
-		await picker.widget.locator('input[placeholder*="OCI reference"]').waitFor();
-		await picker.rows.first().waitFor(); // the registry's skills, or why there are none
-		await screenshot('1-install-skill-search');
-		await picker.input.fill(reference);
-		await picker.row('OCI reference').waitFor();
-		await page.keyboard.press('Enter');
+		await picker.widget.locator('input[placeholder*="MCP server"]').waitFor();
+		await picker.row('arXiv').first().waitFor({ timeout: 60_000 });
+		expect(await picker.rows.count()).toBeGreaterThan(5);
+		expect(await picker.widget.textContent()).toContain(servers.find((server) => server.name.endsWith('/arxiv-mcp-server'))!.name);
+		await screenshot('0-run-server-catalog');
+		await page.keyboard.press('Escape');
+	}, 180_000);
 
-		// Where to: the project folder (project scope) or the user. Clients come from settings.
-		await picker.row('User').waitFor();
-		expect(await picker.rows.allTextContents()).toEqual([expect.stringContaining(basename(project)), expect.stringContaining('User')]);
-		await screenshot('2-install-skill-scope');
-		await picker.input.fill(basename(project));
-		await page.keyboard.press('Enter');
+	it('installs a skill into each workspace folder for the editor itself, preselected', async () => {
+		for (const [index, project] of projects.entries()) {
+			await runCommand(page, 'Hangar: Install Skill…');
+			const picker = quickInput(page);
+			await picker.widget.locator('input[placeholder*="OCI reference"]').waitFor();
+			// The built-in catalog's skills, before anything is typed.
+			await picker.row('Algorithmic Art').first().waitFor({ timeout: 60_000 });
+			if (index === 0) await screenshot('1-install-skill-search');
+			await picker.input.fill(reference);
+			await picker.row('OCI reference').waitFor();
+			await page.keyboard.press('Enter');
 
-		const done = notification(page, `Installed skill ${SKILL} into project ${basename(project)} for claude-code.`);
-		await done.first().waitFor({ timeout: 120_000 });
-		await screenshot('3-install-skill-done');
+			// Where to: a workspace folder (project scope) or the user.
+			// (Polled: rows of the previous list may linger while the picker switches lists.)
+			await expect.poll(() => picker.rows.allTextContents(), { timeout: 60_000 }).toEqual([
+				...projects.map((path) => expect.stringContaining(basename(path))),
+				expect.stringContaining('User'),
+			]);
+			if (index === 0) await screenshot('2-install-skill-scope');
+			await picker.input.fill(basename(project));
+			await page.keyboard.press('Enter');
 
-		const installed = join(project, '.claude', 'skills', SKILL);
-		expect(await readFile(join(installed, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
-		expect(await readFile(join(installed, 'scripts', 'check.sh'), 'utf8')).toBe(SKILL_FILES['scripts/check.sh']);
-		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain(reference.split(':1.0.0')[0]);
-	}, 300_000);
+			// For which clients: code-server itself comes first, selected.
+			const editor = picker.row('this editor (code-server)');
+			await editor.waitFor();
+			await expect.poll(() => picker.rows.first().textContent(), { timeout: 60_000 }).toContain('this editor (code-server)');
+			expect(await editor.getByRole('checkbox').isChecked()).toBe(true);
+			if (index === 0) await screenshot('3-install-skill-clients');
+			if (index === 1) {
+				// An empty selection is refused in the picker, which stays open and says why.
+				const ok = picker.widget.getByRole('button', { name: 'OK' });
+				await editor.getByRole('checkbox').uncheck();
+				await ok.click();
+				await picker.widget.locator('input[placeholder^="Select at least one client"]').waitFor();
+				await screenshot('3-install-skill-clients-refused');
+				await editor.getByRole('checkbox').check();
+				await ok.click();
+			} else {
+				await page.keyboard.press('Enter');
+			}
 
-	it('lists the installed skill in the Skills view, under the project', async () => {
+			const done = notification(page, `Installed skill ${SKILL} into project ${basename(project)} for vscode.`);
+			await done.first().waitFor({ timeout: 120_000 });
+			if (index === 0) await screenshot('4-install-skill-done');
+
+			const installed = join(project, '.github', 'skills', SKILL);
+			expect(await readFile(join(installed, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+			expect(await readFile(join(installed, 'scripts', 'check.sh'), 'utf8')).toBe(SKILL_FILES['scripts/check.sh']);
+			expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain(reference.split(':1.0.0')[0]);
+		}
+	}, 600_000);
+
+	it('lists the installed skill in the Skills view, under each folder, and the catalog in the Registry view', async () => {
 		await page.locator('.activitybar [aria-label="Hangar"]').first().click();
 		const skills = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Skills' }) });
-		const project = skills.locator('.monaco-list-row', { hasText: 'demo-project' });
-		await project.waitFor();
-		await skills.locator('.monaco-list-row', { hasText: SKILL }).waitFor({ timeout: 30_000 });
-		await screenshot('4-skills-view');
+		for (const project of projects) await skills.locator('.monaco-list-row', { hasText: basename(project) }).waitFor();
+		await expect.poll(() => skills.locator('.monaco-list-row', { hasText: SKILL }).count(), { timeout: 60_000 }).toBe(2);
+		const registry = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Registry' }) });
+		await registry.locator('.monaco-list-row', { hasText: 'MCP Servers' }).click();
+		await registry.locator('.monaco-list-row', { hasText: 'arXiv' }).first().waitFor({ timeout: 60_000 });
+		await screenshot('5-views');
 	}, 120_000);
 });

@@ -37,8 +37,13 @@ describe('findServer', () => {
 		});
 	});
 
-	it('resolves a short name in the first registry that has it', async () => {
-		expect((await registries.findServer('fetch'))?.server?.name).toBe('io.example.second/fetch');
+	it('resolves a short name that one server has; one that names servers in two registries is refused with them', async () => {
+		const ambiguous = await hangarErrorOf(registries.findServer('fetch'));
+		expect(ambiguous).toMatchObject({ status: 409, code: 'server_ambiguous' });
+		expect(ambiguous.message).toBe(
+			"server name 'fetch' is ambiguous: io.example.second/fetch (registry 'second'), io.github.stacklok/fetch (registry 'default'); use the full name",
+		);
+		expect((await registries.findServer('io.example.second/fetch'))?.server?.name).toBe('io.example.second/fetch');
 		expect((await registries.findServer('github'))?.server?.name).toBe('io.github.stacklok/github');
 		// `time` exists in `second` and in the embedded registry: precedence decides.
 		expect((await registries.findServer('io.github.stacklok/time'))?.server?.image).toBe('ghcr.io/example/second-time:9.0.0');

@@ -487,12 +487,16 @@ describe('named registries', () => {
 	});
 
 	it('resolves names in precedence order, and a priority change reorders them', async () => {
-		const first = await get('/registry/all/v0.1/servers/fetch/versions/latest');
-		expect(first.body).toMatchObject({ name: 'io.example.second/fetch', _meta: { 'dev.hangar': { registry: 'second' } } });
+		// `io.github.stacklok/time` is in `second` and in the built-in catalog.
+		const time = `/registry/all/v0.1/servers/${encodeURIComponent('io.github.stacklok/time')}/versions/latest`;
+		expect((await get(time)).body).toMatchObject({ _meta: { 'dev.hangar': { registry: 'second' } } });
+		// A short name naming different servers in two registries is refused with both.
+		const ambiguous = await get('/registry/all/v0.1/servers/fetch/versions/latest');
+		expect(ambiguous.status).toBe(409);
+		expect(ambiguous.body.message).toContain("io.example.second/fetch (registry 'second'), io.github.stacklok/fetch (registry 'default')");
 		expect((await put({ priority: 1 })).status).toBe(200);
 		expect((await get('/api/v1beta/registry')).body.registries[0]).toMatchObject({ name: 'default', type: 'default', priority: 1 });
-		const after = await get('/registry/all/v0.1/servers/fetch/versions/latest');
-		expect(after.body).toMatchObject({ name: 'io.github.stacklok/fetch', _meta: { 'dev.hangar': { registry: 'default' } } });
+		expect((await get(time)).body).toMatchObject({ _meta: { 'dev.hangar': { registry: 'default' } } });
 		// An update without `priority` keeps the one set; setting it back restores the order.
 		await put({});
 		expect((await get('/api/v1beta/registry')).body.registries[0].name).toBe('default');
@@ -547,5 +551,64 @@ describe('named registries', () => {
 
 	afterAll(async () => {
 		await call('DELETE', '/api/v1beta/registry/team');
+	});
+});
+
+describe('ToolHive API cases: registry files with plain server names', () => {
+	afterAll(reset);
+
+	it('PUT a registry file whose servers are named test-server and custom-server: 200, both served', async () => {
+		const path = join(home.path, 'plain-names.json');
+		const server = (name: string) => ({
+			name,
+			description: `${name} for the test`,
+			version: '1.0.0',
+			packages: [{ registryType: 'oci', identifier: `ghcr.io/example/${name}:1.0.0`, transport: { type: 'stdio' } }],
+		});
+		await writeFile(path, JSON.stringify({ version: '1.0.0', meta: { last_updated: '2026-01-01T00:00:00Z' }, data: { servers: [server('test-server'), server('custom-server')] } }));
+		const updated = await put({ local_path: path });
+		expect(updated.status).toBe(200);
+		const listed = await get('/registry/default/v0.1/servers');
+		expect(listed.body.servers.map((entry: { name: string }) => entry.name)).toEqual(['test-server', 'custom-server']);
+		expect((await get('/registry/default/v0.1/servers/test-server/versions/latest')).status).toBe(200);
+		await expect.poll(() => serve.stderr()).toMatch(/not reverse-DNS names.*'test-server', 'custom-server'/);
+	});
+
+	it('still refuses what is structurally invalid: a server without a name, or a name with spaces', async () => {
+		const path = join(home.path, 'broken-names.json');
+		for (const servers of [[{ description: 'no name' }], [{ name: 'has spaces in it' }]]) {
+			await writeFile(path, JSON.stringify({ version: '1.0.0', data: { servers } }));
+			const refused = await put({ local_path: path });
+			expect(refused.status).toBe(502);
+			expect(refused.body.message).toMatch(/data\.servers\[0\]\.name/);
+		}
+	});
+});
+
+describe('search ranks names and titles', () => {
+	const hangar = (...args: string[]) => runHangar(args, home.env);
+	const names = (stdout: string) => (JSON.parse(stdout) as Array<{ name: string }>).map((entry) => entry.name);
+
+	it('registry servers github finds the GitHub servers, not every io.github.* server', async () => {
+		const found = names((await hangar('registry', 'servers', 'github', '--json', '--registry', 'default')).stdout);
+		expect(found[0]).toBe('io.github.stacklok/github');
+		expect(found.length).toBeLessThan(10);
+		expect(found.every((name) => name.startsWith('io.github.'))).toBe(true);
+	});
+
+	it('a short-name match ranks before a description match', async () => {
+		const found = names((await hangar('registry', 'servers', 'fetch', '--json', '--registry', 'default')).stdout);
+		expect(found[0]).toBe('io.github.stacklok/fetch');
+	});
+
+	it('skills are found by name segment: registry skills test', async () => {
+		const found = names((await hangar('registry', 'skills', 'test', '--json', '--registry', 'default')).stdout);
+		expect(found).toEqual(expect.arrayContaining(['test-driven-development', 'webapp-testing']));
+		expect(found[0]).toBe('test-driven-development');
+	});
+
+	it('a query naming a namespace still finds its servers', async () => {
+		const found = names((await hangar('registry', 'servers', 'io.github.stacklok/', '--json', '--registry', 'default')).stdout);
+		expect(found.length).toBeGreaterThan(10);
 	});
 });

@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../protocol/index.js';
+import { fileURLToPath } from 'node:url';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 
@@ -236,5 +237,75 @@ describe('UNIX socket', () => {
 		} finally {
 			await socketServe.stop();
 		}
+	});
+});
+
+describe('user-chosen names that are also Object.prototype keys', () => {
+	const names = ['__proto__', 'constructor', 'prototype'];
+	const json = (body: unknown) => ({ headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+	it('secrets named __proto__, constructor, prototype are kept, listed, read back and deleted', async () => {
+		expect((await raw('/api/v1beta/secrets', { method: 'POST', ...json({ provider_type: 'encrypted' }) })).status).toBe(201);
+		for (const key of names) {
+			expect((await raw('/api/v1beta/secrets/default/keys', { method: 'POST', ...json({ key, value: `v-${key}` }) })).status).toBe(201);
+		}
+		const listed = JSON.parse((await raw('/api/v1beta/secrets/default/keys')).body) as { keys: Array<{ key: string }> };
+		expect(listed.keys.map((entry) => entry.key)).toEqual(expect.arrayContaining(names));
+		for (const key of names) {
+			const updated = await raw(`/api/v1beta/secrets/default/keys/${encodeURIComponent(key)}`, { method: 'PUT', ...json({ value: 'w' }) });
+			expect(updated.status, key).toBe(200);
+			expect((await raw(`/api/v1beta/secrets/default/keys/${encodeURIComponent(key)}`, { method: 'DELETE' })).status, key).toBe(204);
+		}
+	});
+
+	it('groups named __proto__, constructor, prototype are kept and listed', async () => {
+		for (const name of names) expect((await raw('/api/v1beta/groups', { method: 'POST', ...json({ name }) })).status, name).toBe(201);
+		const listed = JSON.parse((await raw('/api/v1beta/groups')).body) as { groups: Array<{ name: string }> };
+		expect(listed.groups.map((group) => group.name)).toEqual(expect.arrayContaining(names));
+		for (const name of names) expect((await raw(`/api/v1beta/groups/${encodeURIComponent(name)}`)).status, name).toBe(200);
+	});
+
+	it('registries named constructor and prototype are kept and listed', async () => {
+		const source = fileURLToPath(new URL('./fixtures/registry/team-registry.json', import.meta.url));
+		for (const name of ['constructor', 'prototype']) {
+			expect((await raw('/api/v1beta/registry', { method: 'POST', ...json({ name, source }) })).status, name).toBe(201);
+			expect((await raw(`/api/v1beta/registry/${name}`)).status, name).toBe(200);
+		}
+		const listed = JSON.parse((await raw('/api/v1beta/registry')).body) as { registries: Array<{ name: string }> };
+		expect(listed.registries.map((registry) => registry.name)).toEqual(expect.arrayContaining(['constructor', 'prototype']));
+	});
+});
+
+describe('errors never echo file content', () => {
+	it('PUT /api/v1beta/registry/default with local_path /etc/passwd does not quote the file', async () => {
+		const response = await raw('/api/v1beta/registry/default', {
+			method: 'PUT',
+			headers: { 'Content-Type': 'application/json' },
+			body: JSON.stringify({ local_path: '/etc/passwd' }),
+		});
+		expect(response.status).toBeGreaterThanOrEqual(400);
+		expect(response.body).not.toMatch(/root:|:0:0:|\/bin\/(ba)?sh/);
+		expect(JSON.parse(response.body).message).toMatch(/\/etc\/passwd/);
+	});
+});
+
+describe('ToolHive API cases', () => {
+	it('GET /api/v1beta/discovery/clients: every client carries supports_skills as a boolean', async () => {
+		const response = await raw('/api/v1beta/discovery/clients');
+		expect(response.status).toBe(200);
+		const { clients } = JSON.parse(response.body) as { clients: Array<Record<string, unknown>> };
+		expect(clients.length).toBeGreaterThan(0);
+		for (const client of clients) expect(typeof client.supports_skills, String(client.client_type)).toBe('boolean');
+		expect(clients.some((client) => client.supports_skills === false)).toBe(true);
+	});
+});
+
+describe('request log', () => {
+	it('writes one line per request on stderr, without the query string or the body', async () => {
+		await raw('/api/v1beta/version?token=planted-query-secret');
+		await raw('/api/v1beta/groups', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'logged', planted: 'planted-body-secret' }) });
+		await expect.poll(() => serve.stderr(), { timeout: 10_000 }).toMatch(/GET \/api\/v1beta\/version 200 /);
+		await expect.poll(() => serve.stderr(), { timeout: 10_000 }).toMatch(/POST \/api\/v1beta\/groups \d{3} /);
+		expect(serve.stderr()).not.toMatch(/planted-(query|body)-secret/);
 	});
 });

@@ -51,7 +51,7 @@ describe('before setup', () => {
 
 describe('with the encrypted provider', () => {
 	beforeAll(async () => {
-		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider setup successfully (encrypted).\n' });
+		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider set up (encrypted).\n' });
 	});
 
 	it('set reads stdin (one trailing newline dropped), creates then updates', async () => {

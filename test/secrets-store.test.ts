@@ -38,7 +38,7 @@ async function keys(extra: NodeJS.ProcessEnv = {}): Promise<string[]> {
 
 describe('round trip', () => {
 	it('values set through the CLI are resolved as written, and the file is AES-256-GCM under scrypt', async () => {
-		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider setup successfully (encrypted).\n' });
+		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider set up (encrypted).\n' });
 		const values = { github: 'ghp_first', multiline: 'line one\nline two', unicode: 'clé ✓ 🔑' };
 		for (const [name, value] of Object.entries(values)) await setSecret(name, value);
 		expect(await keys()).toEqual(['github', 'multiline', 'unicode']);
@@ -162,7 +162,7 @@ describe('passwords', () => {
 		const stored = { github: 'ghp_value', npm: 'npm_value' };
 		const first = (await readFile(paths.keyFile, 'utf8')).trim();
 
-		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured successfully (encrypted).\n' });
+		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured (encrypted).\n' });
 		const second = (await readFile(paths.keyFile, 'utf8')).trim();
 		expect(second).not.toBe(first);
 		expect(decryptIndependently(await readFile(paths.store), second)).toEqual(stored);

@@ -185,14 +185,15 @@ describe('policies of each shape', { timeout: 60_000 }, () => {
 });
 
 describe('denials on the wire', { timeout: 60_000 }, () => {
-	it('answers 403 with a JSON-RPC error, and denies methods outside the policies\' reach', async () => {
+	it('answers 403 with a JSON-RPC error, also to methods beyond tools, prompts and resources', async () => {
 		const headers = bearer(await issuer.token('alice', { roles: [] }));
 		const session = await openSession(workload.url, headers);
 		const denied = await postMcp(workload.url, { id: 7, method: 'tools/call', params: { name: 'get-env', arguments: {} } }, { ...headers, 'Mcp-Session-Id': session });
 		expect(denied.status).toBe(403);
 		expect(denied.body).toEqual({ jsonrpc: '2.0', id: 7, error: { code: 403, message: 'Unauthorized' } });
-		const unknown = await postMcp(workload.url, { id: 8, method: 'tasks/list', params: {} }, { ...headers, 'Mcp-Session-Id': session });
-		expect(unknown.status).toBe(403);
+		// tasks/get is get_task on Task::"t-1", which no policy here permits.
+		const task = await postMcp(workload.url, { id: 8, method: 'tasks/get', params: { taskId: 't-1' } }, { ...headers, 'Mcp-Session-Id': session });
+		expect(task.status).toBe(403);
 		const ping = await postMcp(workload.url, { id: 9, method: 'ping' }, { ...headers, 'Mcp-Session-Id': session });
 		expect(ping).toMatchObject({ status: 200, body: { id: 9, result: {} } });
 	});
@@ -214,7 +215,7 @@ describe('denials on the wire', { timeout: 60_000 }, () => {
 		expect(secret?.data).toEqual({ request: { name: 'echo', arguments: { message: 'secret' } } });
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_resource_read', outcome: 'denied', target: expect.objectContaining({ uri: RESOURCES[5] }) }));
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_prompt_get', outcome: 'success', target: expect.objectContaining({ name: 'simple-prompt' }) }));
-		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_request', outcome: 'denied', target: expect.objectContaining({ method: 'tasks/list' }) }));
+		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_request', outcome: 'denied', target: expect.objectContaining({ method: 'tasks/get' }) }));
 		// Pings were sent (see above) but their events are excluded.
 		expect(events.filter((event) => event.type === 'mcp_ping')).toEqual([]);
 	});

@@ -56,6 +56,10 @@ describe('hostile archives are refused with nothing written', () => {
 		['bytes that are not gzip', () => Buffer.from('this is not an archive at all'), /invalid gzip/],
 		['a cut-off archive', () => cutOff(targz([skill, { path: 'big.md', content: randomBytes(20_000) }])), /invalid gzip/],
 		['an empty archive', () => gzipSync(tarBlocks([])), /invalid tar/],
+		// 60,000 folders are a 276 KiB layer: every entry counts, not only files.
+		['60,000 folders', () => targz([skill, ...Array.from({ length: 60_000 }, (_, index) => ({ path: `d${index}/`, type: 'Directory' as const }))]), /more than 2000 entries/],
+		['a name longer than the file system allows', () => targz([skill, { path: `${'n'.repeat(300)}.md`, content: 'long' }]), /longer than 255 bytes/],
+		['a path longer than the file system allows', () => targz([skill, { path: `${Array.from({ length: 40 }, () => 'd'.repeat(200)).join('/')}/deep.md`, content: 'deep' }]), /path of \d+ bytes; at most 1024/],
 	];
 
 	it.each(cases)('%s', async (_label, make, message) => {
@@ -101,12 +105,13 @@ describe('honest archives', () => {
 		const { into, outcome } = await attempt(archive, { digest: sha256(archive) });
 		const hex = (text: string) => createHash('sha256').update(text).digest('hex');
 		expect('files' in outcome && outcome.files).toEqual([
-			{ path: 'SKILL.md', size: SKILL_MD('honest').length, sha256: hex(SKILL_MD('honest')) },
-			{ path: 'scripts/run.sh', size: 5, sha256: hex('echo\n') },
-			{ path: 'private.md', size: 1, sha256: hex('p') },
+			{ path: 'SKILL.md', size: SKILL_MD('honest').length, sha256: hex(SKILL_MD('honest')), executable: true },
+			{ path: 'scripts/run.sh', size: 5, sha256: hex('echo\n'), executable: true },
+			{ path: 'private.md', size: 1, sha256: hex('p'), executable: false },
 		]);
-		expect((await stat(join(into, 'SKILL.md'))).mode & 0o7777).toBe(0o644);
-		expect((await stat(join(into, 'scripts/run.sh'))).mode & 0o7777).toBe(0o644);
+		// Execute bits are kept; setuid, setgid, sticky and write for others never are.
+		expect((await stat(join(into, 'SKILL.md'))).mode & 0o7777).toBe(0o755);
+		expect((await stat(join(into, 'scripts/run.sh'))).mode & 0o7777).toBe(0o755);
 		expect((await stat(join(into, 'private.md'))).mode & 0o7777).toBe(0o600);
 	});
 

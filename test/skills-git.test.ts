@@ -3,13 +3,15 @@
  * (tag, branch, commit, default branch), the skill path, the pinned commit, tokens sent only
  * to their host, private hosts refused outside development mode, and every failure's status.
  */
+import { execFile } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetSkill, GetSkillContent, HangarError, InstallSkill, UninstallSkill } from '../protocol/index.js';
 import { parseGitReference } from '../server/skills/git.js';
 import { createRepo, git, startGitServer, type GitRepo, type GitServer } from './support/git.js';
-import { runHangar, spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
+import { callRest } from './support/rest.js';
 import { createSkillsWorld, exists, snapshot, type SkillsWorld } from './support/skills-world.js';
 import { skillMd } from './support/skills.js';
 
@@ -83,17 +85,86 @@ describe('refs and paths', () => {
 		await daemon.client.request(UninstallSkill, { name: 'solo-skill' });
 	});
 
+	it('a git skill is named by its SKILL.md, not its folder or repository: a mismatch installs with a warning', async () => {
+		const named = await createRepo(reposRoot, 'org', 'Odd_Repo', { 'tools/Folder_Name/SKILL.md': skillMd('real-name'), 'tools/Folder_Name/run.md': 'run\n' });
+		const result = await runHangar(['skill', 'install', `git+file://${named.bare}#tools/Folder_Name`, '-c', 'cursor', '--json'], world.env);
+		expect(result.code, result.stderr).toBe(0);
+		expect(JSON.parse(result.stdout)).toMatchObject({ metadata: { name: 'real-name' } });
+		expect(result.stderr).toMatch(/warning: .*SKILL.md names the skill "real-name", not "Folder_Name"; it is installed as "real-name"/);
+		expect(Object.keys(await snapshot(join(world.userHome, '.cursor/skills/real-name'))).sort()).toEqual(['SKILL.md', 'run.md']);
+		expect(await exists(join(world.userHome, '.cursor/skills/Folder_Name'))).toBe(false);
+		await daemon.client.request(UninstallSkill, { name: 'real-name' });
+	});
+
+	it('install goes past rules that affect neither safety nor loading (a 1,068-character description) with a warning; validate still reports them', async () => {
+		const long = 'Helps with the Claude API'.padEnd(1068, '.');
+		const wordy = await createRepo(reposRoot, 'org', 'wordy', { 'SKILL.md': skillMd('wordy', { frontmatter: { description: long } }) });
+		const { skill, warnings } = await daemon.client.request(InstallSkill, { name: `git+file://${wordy.bare}`, clients: ['cursor'] });
+		expect(skill.metadata?.name).toBe('wordy');
+		expect(warnings).toEqual(['description is 1068 characters; at most 1024 allowed']);
+		const validated = await runHangar(['skill', 'validate', wordy.work], world.env);
+		expect(validated.code).toBe(1);
+		expect(validated.stdout).toContain('error: description is 1068 characters; at most 1024 allowed');
+		await daemon.client.request(UninstallSkill, { name: 'wordy' });
+	});
+
+	it('install refuses what clients cannot load: no description, or a name that is not a skill name', async () => {
+		const cases = { 'skills/blank/SKILL.md': '---\nname: blank\n---\n# blank\n', 'skills/upper/SKILL.md': skillMd('Upper_Case') };
+		const unloadable = await createRepo(reposRoot, 'org', 'unloadable', cases);
+		for (const [path, message] of [['skills/blank', /description is required/], ['skills/upper', /invalid skill name "Upper_Case"/]] as const) {
+			expect(await failure(daemon.client.request(InstallSkill, { name: `git+file://${unloadable.bare}#${path}`, clients: ['cursor'] }))).toMatchObject({ status: 422, message: expect.stringMatching(message) });
+		}
+		expect(await exists(join(world.userHome, '.cursor/skills/blank'))).toBe(false);
+	});
+
+	it('git progress: a line per stage when stderr is not a terminal, one line updated in place per stage on a terminal', async () => {
+		const files = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`docs/page-${index}.md`, `page ${index} ${'text '.repeat(index % 50)}\n`]));
+		const big = await createRepo(reposRoot, 'org', 'many-files', { 'SKILL.md': skillMd('many-files'), ...files });
+		const piped = await runHangar(['skill', 'content', `git+file://${big.bare}`, '--json'], world.env);
+		expect(piped.code, piped.stderr).toBe(0);
+		const stages = piped.stderr.split('\n').filter((line) => line.startsWith('  git: ')).map((line) => line.replace(/ \(\d+%\)$/, ''));
+		expect(stages.length).toBeGreaterThan(0);
+		expect(new Set(stages).size).toBe(stages.length);
+
+		// A real terminal (a pty from util-linux `script`): each stage's line is rewritten, not repeated.
+		const command = [process.execPath, HANGAR_BIN, 'skill', 'content', `git+file://${big.bare}`, '--json'].map((part) => `'${part}'`).join(' ');
+		const tty = await new Promise<string>((resolve, reject) =>
+			execFile('script', ['-qec', `${command} >/dev/null`, '/dev/null'], { env: world.env }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+		);
+		const lines = tty.split(/\r?\n/).filter((line) => line.includes('git: '));
+		expect(lines.length).toBe(new Set(lines.map((line) => line.split('\r').at(-1)!.replace(/\x1b\[K/g, '').replace(/ \(\d+%\)$/, ''))).size);
+	}, 180_000);
+
 	it('a local repository with git+file:// in development mode', async () => {
 		const content = await daemon.client.request(GetSkillContent, { ref: `git+file://${repo.bare}@v1#skills/alpha` });
 		expect(content).toMatchObject({ name: 'alpha', version: '1.0.0' });
 	});
 });
 
+describe("ToolHive's API cases over REST", () => {
+	it('POST /api/v1beta/skills with a git source that cannot be resolved answers 502; one named by its SKILL.md answers 201 under that name', async () => {
+		const serve = await startServe(world.env);
+		try {
+			for (const path of ['org/missing', 'org/skills@no-such-ref#skills/alpha']) {
+				const response = await callRest(serve.url, InstallSkill, { name: at(path), clients: ['opencode'] });
+				expect(response.status, path).toBe(502);
+			}
+			const named = await createRepo(reposRoot, 'org', 'rest-named', { 'skills/dir-name/SKILL.md': skillMd('declared-name') });
+			const response = await callRest(serve.url, InstallSkill, { name: `git+file://${named.bare}#skills/dir-name`, clients: ['opencode'] });
+			expect(response).toMatchObject({ status: 201, body: { skill: { metadata: { name: 'declared-name' } } } });
+			expect(response.headers.get('location')).toBe('/api/v1beta/skills/declared-name');
+		} finally {
+			await serve.stop();
+		}
+	});
+});
+
 describe('failures', () => {
 	it.each([
-		['a repository that does not exist', 'org/missing#skills/alpha', 404],
-		['a ref that does not exist', 'org/skills@v9#skills/alpha', 404],
-		['a path that does not exist', 'org/skills@main#skills/gamma', 404],
+		// ToolHive answers a git source it cannot resolve with 502.
+		['a repository that does not exist', 'org/missing#skills/alpha', 502],
+		['a ref that does not exist', 'org/skills@v9#skills/alpha', 502],
+		['a path that does not exist', 'org/skills@main#skills/gamma', 502],
 		['a folder without SKILL.md', 'org/skills@main#skills/nameless', 422],
 	])('%s', async (_label, path, status) => {
 		expect(await failure(daemon.client.request(GetSkillContent, { ref: at(path) }))).toMatchObject({ status });

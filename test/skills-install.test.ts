@@ -190,6 +190,21 @@ describe('project scope', () => {
 		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain('skills: []');
 	});
 
+	it('verifies no signatures: allow_unsigned is accepted and ignored, and a project install says unsigned as its lock entry does', async () => {
+		const project = await createProject(world.work, 'project-unsigned');
+		await publishSkill(world.work, ref('unsigned'), 'unsigned');
+		for (const allow_unsigned of [false, true]) {
+			const response = await callRest(serve.url, InstallSkill, { name: ref('unsigned'), project_root: project, clients: ['cursor'], allow_unsigned, force: true });
+			expect(response).toMatchObject({ status: 201, body: { unsigned: true, skill: { scope: 'project' } } });
+			expect(response.body).not.toHaveProperty('provenance');
+		}
+		expect(await readFile(join(project, 'hangar.lock.yaml'), 'utf8')).toContain('unsigned: true');
+		expect(await call(GetSkill, { name: 'unsigned', project_root: project })).toMatchObject({ unsigned: true });
+		const user = await callRest(serve.url, InstallSkill, { name: ref('unsigned'), clients: ['cursor'], allow_unsigned: false });
+		expect(user.status).toBe(201);
+		expect(user.body).not.toHaveProperty('unsigned');
+	});
+
 	it('rejects a project root that is missing, not a git work tree, a symlink, or paired with scope user', async () => {
 		await publishSkill(world.work, ref('rooted'), 'rooted');
 		const plain = join(world.work, 'not-a-repo');
@@ -270,6 +285,8 @@ describe('hostile artifacts are refused with nothing written', () => {
 		['10,000 files', (name) => targz([{ path: 'SKILL.md', content: SKILL_MD(name) }, ...Array.from({ length: 10_000 }, (_, i) => ({ path: `many/${i}`, content: '' }))])],
 		['a gzip bomb', (name) => gzipBomb(name, 700 * 1024 * 1024)],
 		['a file of 1 GB', (name) => declaredGiant(name, 1024 * 1024 * 1024)],
+		['60,000 empty folders', (name) => targz([{ path: 'SKILL.md', content: SKILL_MD(name) }, ...Array.from({ length: 60_000 }, (_, i) => ({ path: `d/${i}/`, type: 'Directory' as const }))])],
+		['a path longer than the file system allows', (name) => targz([{ path: 'SKILL.md', content: SKILL_MD(name) }, { path: `${'x'.repeat(250)}/`.repeat(20) + 'deep.md', content: 'x' }])],
 	];
 
 	it.each(cases.map(([label, make], index) => [label, make, `hostile-${index}`] as const))('%s', async (_label, make, name) => {

@@ -73,6 +73,7 @@ describe('one machine writes the lock file', () => {
 			contentDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
 			explicit: true,
 			unsigned: true,
+			clients: ['claude-code'],
 		});
 		expect(lock.skills.find((entry) => entry.name === 'helper')).toMatchObject({ explicit: false, requiredBy: ['with-helper'], digest: digests.helper });
 		expect(lock.skills.find((entry) => entry.name === 'from-git')).toMatchObject({ digest: git(skillsRepo.work, 'rev-parse', 'HEAD') });

@@ -189,17 +189,19 @@ describe('bad requests are 400 and name the field', () => {
 		expect((error as HangarError).status).toBe(400);
 		expect((error as HangarError).message).toMatch(message);
 	});
-
-	it('a path that does not exist, or is a file', async () => {
-		for (const path of [join(work, 'nowhere'), join(await writeSkill(work, 'file-case'), 'SKILL.md')]) {
-			const error = (await validate({ path }).catch((e: unknown) => e)) as HangarError;
-			expect(error.status).toBe(400);
-			expect(error.message).toContain(path);
-		}
-	});
 });
 
 describe('REST', () => {
+	// ToolHive's API e2e case: validating a path that does not exist is a result, not an error.
+	it('POST /api/v1beta/skills/validate with a path that does not exist answers 200 {valid: false, errors}', async () => {
+		const missing = join(work, 'does-not-exist');
+		const response = await callRest(serve.url, ValidateSkill, { path: missing });
+		expect(response.status).toBe(200);
+		expect(response.body).toMatchObject({ valid: false, errors: [expect.stringContaining(missing)] });
+		const file = join(await writeSkill(work, 'file-case'), 'SKILL.md');
+		expect(await callRest(serve.url, ValidateSkill, { path: file })).toMatchObject({ status: 200, body: { valid: false, errors: [expect.stringContaining('not a directory')] } });
+	});
+
 	it('POST /api/v1beta/skills/validate answers 200 with the result, 400 for a bad body', async () => {
 		const folder = await writeSkill(work, 'rest-skill');
 		expect(await callRest(serve.url, ValidateSkill, { path: folder })).toMatchObject({

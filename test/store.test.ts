@@ -2,8 +2,9 @@
  * The state store: atomic writes with safe modes, versioned documents with migrations, and
  * locks that keep two processes writing at once from losing each other's changes.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { HangarError } from '../protocol/errors.js';
 import { GroupStore } from '../server/groups/store.js';
 import { writeFileAtomic } from '../server/store/atomic.js';
 import { JsonDocument } from '../server/store/document.js';
+import { tryLock, withLock } from '../server/store/lock.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { createTestHome, type TestHome } from './support/home.js';
 
@@ -30,6 +32,18 @@ function runWriter(kind: string, target: string, writer: string, count: number):
 		child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${writer} failed: ${stderr}`))));
 	});
 }
+
+/** A process holding the lock of `target` until its stdin ends. */
+async function startHolder(target: string): Promise<ChildProcess> {
+	const child = spawn(process.execPath, [WRITER, 'hold', DIST, target], { stdio: ['pipe', 'pipe', 'inherit'] });
+	await new Promise<void>((resolve, reject) => {
+		child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolve());
+		child.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+	});
+	return child;
+}
+
+const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
 
 describe('paths', () => {
 	it('puts everything under HANGAR_HOME when set', () => {
@@ -118,5 +132,58 @@ describe('two processes writing at once', () => {
 		const all = await groups.list();
 		expect(all).toHaveLength(51);
 		expect((await groups.get('default')).skills).toHaveLength(50);
+	});
+});
+
+describe('cross-process locks', () => {
+	it('a paused holder keeps its lock however long the pause, and hands it over when it goes on', async () => {
+		const target = join(home.path, 'state', 'paused.json');
+		const holder = await startHolder(target);
+		try {
+			holder.kill('SIGSTOP');
+			// What the lock looks like after an hour's pause: nothing refreshed it.
+			const anHourAgo = new Date(Date.now() - 3_600_000);
+			await utimes(`${target}.lock`, anHourAgo, anHourAgo);
+			for (const entry of await readdir(`${target}.lock`)) await utimes(join(`${target}.lock`, entry), anHourAgo, anHourAgo);
+			expect(await tryLock(target, async () => 'stolen')).toBeUndefined();
+
+			holder.kill('SIGCONT');
+			holder.stdin!.end();
+			expect(await withLock(target, async () => 'mine after the holder released it')).toBe('mine after the holder released it');
+		} finally {
+			holder.kill('SIGCONT');
+			holder.kill();
+		}
+	});
+
+	it('a holder killed with -9 leaves a lock taken over at once', async () => {
+		const target = join(home.path, 'state', 'killed.json');
+		const holder = await startHolder(target);
+		holder.kill('SIGKILL');
+		await exited(holder);
+		expect(await tryLock(target, async () => 'taken')).toEqual({ value: 'taken' });
+	});
+
+	it('a lock whose pid now belongs to another process is taken over', async () => {
+		const target = join(home.path, 'state', 'reused.json');
+		await mkdir(`${target}.lock`, { recursive: true });
+		// The parent of this test process is alive, but it is not the process that took the lock.
+		await writeFile(join(`${target}.lock`, 'owner'), JSON.stringify({ pid: process.ppid, host: hostname(), started: '1', token: 'gone' }));
+		expect(await tryLock(target, async () => 'taken')).toEqual({ value: 'taken' });
+	});
+
+	it('a signal cancels the wait for a live holder, and nothing is left behind', async () => {
+		const target = join(home.path, 'state', 'busy.json');
+		const holder = await startHolder(target);
+		try {
+			const controller = new AbortController();
+			const waiting = withLock(target, async () => 'never', { signal: controller.signal }).catch((error: unknown) => error);
+			controller.abort();
+			expect(await waiting).toMatchObject({ status: 499 });
+		} finally {
+			holder.stdin!.end();
+			await exited(holder);
+		}
+		expect(await readdir(join(home.path, 'state'))).toEqual([]);
 	});
 });

@@ -248,6 +248,8 @@ describe('tools filter and override, request timeout', { timeout: 120_000 }, () 
 			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
 			body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
 		});
+		// Another revision than the SDK client's: a server process of its own starts first.
+		expect(await init.text()).toContain('"protocolVersion":"2025-06-18"');
 		const session = init.headers.get('mcp-session-id')!;
 		const slow = await fetch(workload.url, {
 			method: 'POST',

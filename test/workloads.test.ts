@@ -201,7 +201,7 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 		expect(toolhiveViolations(toolhiveResponseSchema('GET', '/api/v1beta/workloads/{name}/export', 200), exported.body)).toEqual([]);
 		expect(await rpc().request(GetWorkloadStatus, { name })).toEqual({ status: 'running' });
 		const logs = await callRest(serve.url, GetWorkloadLogs, { name });
-		expect(logs.headers.get('content-type')).toContain('text/plain');
+		expect(logs.headers.get('content-type')).toBe('text/plain');
 		expect(logs.body).toContain('serverInfo');
 		expect(await rpc().request(GetWorkloadProxyLogs, { name })).toContain(`listening on http://127.0.0.1:${port}`);
 	});

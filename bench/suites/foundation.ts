@@ -13,11 +13,16 @@ const ROUND_TRIPS = 3_000;
 const REST_SECONDS = 3;
 const REST_CONCURRENCY = 16;
 
-async function timeNodeStart(): Promise<number> {
+/** Spawn → exit of `node ARGS` (stdout read and dropped). */
+async function timeRun(args: readonly string[]): Promise<number> {
 	const started = performance.now();
-	await new Promise((resolve) => spawn(process.execPath, ['-e', '0']).once('exit', resolve));
+	const child = spawn(process.execPath, args, { env: benchEnv(), stdio: ['ignore', 'pipe', 'ignore'] });
+	child.stdout.resume();
+	await new Promise((resolve) => child.once('exit', resolve));
 	return performance.now() - started;
 }
+
+const timeNodeStart = () => timeRun(['-e', '0']);
 
 /** Spawn → `initialize` answered, and optionally → a first real request answered too. */
 async function timeInitialize(args: readonly string[], firstRequest?: string): Promise<number> {
@@ -52,6 +57,28 @@ async function startup(): Promise<Table> {
 			['hangar daemon, then groups/list answered', ms(median(firstCall)), ms(percentile(firstCall, 90))],
 		],
 		verdicts: [verdict('hangar daemon vs bare vscode-jsonrpc', median(hangar) / median(bare), 1.5)],
+	};
+}
+
+/** The CLI's own start: commands are loaded lazily, so help and version load almost nothing. */
+async function cliStartup(): Promise<Table> {
+	const node = await samples(SPAWNS, timeNodeStart);
+	const help = await samples(SPAWNS, () => timeRun([HANGAR, '--help']));
+	const version = await samples(SPAWNS, () => timeRun([HANGAR, 'version']));
+	const groups = await samples(SPAWNS, () => timeRun([HANGAR, 'group', 'ls']));
+	return {
+		title: `CLI start: spawn → exit (median of ${SPAWNS})`,
+		columns: ['process', 'median', 'p90'],
+		rows: [
+			['node -e 0', ms(median(node)), ms(percentile(node, 90))],
+			['hangar --help', ms(median(help)), ms(percentile(help, 90))],
+			['hangar version', ms(median(version)), ms(percentile(version, 90))],
+			['hangar group ls (loads the services)', ms(median(groups)), ms(percentile(groups, 90))],
+		],
+		verdicts: [
+			verdict('hangar --help vs node -e 0', median(help) / median(node), 1.5),
+			verdict('hangar version vs node -e 0', median(version) / median(node), 1.5),
+		],
 	};
 }
 
@@ -135,5 +162,5 @@ async function rest(): Promise<Table> {
 }
 
 export async function foundation(): Promise<Table[]> {
-	return [await startup(), await rpc(), await rest()];
+	return [await startup(), await cliStartup(), await rpc(), await rest()];
 }

@@ -8,17 +8,17 @@
  * tests; the policies are those of test/security-authz.test.ts, one of each shape.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import { loadAuthzConfig } from '../../server/runspec/authzConfig.js';
 import { CedarAuthorizer } from '../../server/proxy/security/cedarAuthorizer.js';
 import { argumentAttributes, hintAttributes } from '../../server/proxy/security/cedarEntities.js';
 import { TokenValidator } from '../../server/proxy/security/tokenValidator.js';
+import { AUDIENCE, CLAIMS, startIssuer, type Issuer } from '../issuer.js';
 import { benchEnv, runHangar } from '../processes.js';
 import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 
@@ -29,7 +29,6 @@ const CLIENTS = 16;
 const PER_CLIENT = 100;
 const DECISIONS = 20_000;
 const VERIFICATIONS = 3_000;
-const AUDIENCE = 'hangar-bench';
 
 const POLICIES = [
 	'permit(principal == Client::"alice", action == Action::"call_tool", resource == Tool::"echo");',
@@ -46,44 +45,6 @@ const POLICIES = [
 	'permit(principal in THVGroup::"staff", action == Action::"get_prompt", resource == Prompt::"completable-prompt");',
 ];
 const ENTITIES = [{ uid: { type: 'THVGroup', id: 'eng' }, attrs: {}, parents: [{ type: 'THVGroup', id: 'staff' }] }];
-/** The claims of a typical access token. */
-const CLAIMS = { name: 'Rita Reader', email: 'rita@example.com', groups: ['readers', 'eng'], roles: ['viewer'], scope: 'openid mcp', azp: 'vscode' };
-
-interface Issuer {
-	readonly url: string;
-	sign(alg: 'RS256' | 'ES256', sub: string, id?: string): Promise<string>;
-	stop(): void;
-}
-
-async function startIssuer(): Promise<Issuer> {
-	const keys = {
-		RS256: await generateKeyPair('RS256', { extractable: true }),
-		ES256: await generateKeyPair('ES256', { extractable: true }),
-	};
-	const jwks = { keys: await Promise.all(Object.entries(keys).map(async ([alg, pair]) => ({ ...(await exportJWK(pair.publicKey)), alg, kid: alg, use: 'sig' }))) };
-	const server = createServer((request, response) => {
-		response.setHeader('Content-Type', 'application/json');
-		if (request.url === '/realms/bench/.well-known/openid-configuration') response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/certs` }));
-		else if (request.url === '/realms/bench/certs') response.end(JSON.stringify(jwks));
-		else response.writeHead(404).end('{}');
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/realms/bench`;
-	return {
-		url,
-		sign: (alg, sub, id) =>
-			new SignJWT(id ? { ...CLAIMS, jti: id } : CLAIMS)
-				.setProtectedHeader({ alg, kid: alg })
-				.setSubject(sub)
-				.setIssuer(url)
-				.setAudience(AUDIENCE)
-				.setIssuedAt()
-				.setExpirationTime('1h')
-				.sign(keys[alg].privateKey as CryptoKey),
-		stop: () => server.close(),
-	};
-}
-
 async function httpClient(url: string, headers: Record<string, string>): Promise<Client> {
 	const client = new Client({ name: 'bench', version: '1.0.0' });
 	await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));

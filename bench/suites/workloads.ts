@@ -2,6 +2,7 @@
  * The workload proxy's data plane: `tools/call` (echo) through Hangar's proxy, against the same
  * containerised stdio server (`docker run -i --rm hangar-test/everything:1 stdio`) fronted by
  * `supergateway` and `mcp-proxy`, and an SDK stdio client talking to it directly (the limit).
+ * A second table (suites/proxyBound.ts) measures the same fronts with a lean client.
  * Every client is the official MCP SDK's; HTTP clients use Streamable HTTP.
  *
  * Two floors with no container behind them bound what any HTTP front can reach with this
@@ -11,6 +12,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,6 +21,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { benchEnv, freePort, peer as peerScript, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
+import { proxyBound } from './proxyBound.js';
 
 const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
@@ -86,18 +90,49 @@ function stopChild(child: ChildProcess): Promise<void> {
 	});
 }
 
-async function hangar(): Promise<Target> {
-	const env = benchEnv();
-	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', 'bench', '--transport', 'stdio', '--json', '--', 'stdio'], env)) as { url: string };
+/**
+ * Hangar's proxy in front of the image: shared sessions (the default), isolated sessions, or
+ * another build of Hangar (`HANGAR_BENCH_BASELINE`: a checkout with `dist/` built) for an A/B.
+ */
+function hangar(name: string, options: { flags?: readonly string[]; cli?: string } = {}): () => Promise<Target> {
+	return async () => {
+		const env = benchEnv();
+		const args = ['run', IMAGE, '--name', 'bench', '--transport', 'stdio', ...(options.flags ?? []), '--json', '--', 'stdio'];
+		const created = JSON.parse(await runHangar(args, env, options.cli)) as { url: string };
+		return {
+			name,
+			client: () => httpClient(created.url),
+			stop: async () => {
+				await runHangar(['rm', 'bench'], env, options.cli);
+				await rm(env.HANGAR_HOME!, { recursive: true, force: true });
+			},
+		};
+	};
+}
+
+/**
+ * Hangar's proxy with traces and metrics on: OTLP/HTTP to a collector on loopback that accepts
+ * and drops everything, and Prometheus' /metrics (not scraped, its cost is the recording).
+ */
+async function hangarTraced(): Promise<Target> {
+	const collector = createServer((request, response) => {
+		request.resume();
+		request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+	});
+	await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+	const { port } = collector.address() as AddressInfo;
+	const flags = ['--otel-endpoint', `http://127.0.0.1:${port}`, '--otel-enable-prometheus-metrics-path'];
+	const target = await hangar("Hangar's proxy, telemetry on (traces, metrics, /metrics)", { flags })();
 	return {
-		name: "Hangar's proxy",
-		client: () => httpClient(created.url),
+		...target,
 		stop: async () => {
-			await runHangar(['rm', 'bench'], env);
-			await rm(env.HANGAR_HOME!, { recursive: true, force: true });
+			await target.stop();
+			collector.close();
 		},
 	};
 }
+
+const BASELINE = process.env.HANGAR_BENCH_BASELINE;
 
 async function peer(name: string, pkg: string, args: (port: number) => string[]): Promise<Target> {
 	const port = await freePort();
@@ -216,14 +251,17 @@ export async function workloads(): Promise<Table[]> {
 	// signal and drops it only when the request is collected: thousands pile up, by design.
 	setMaxListeners(0);
 	const results = await measureAll([
-		hangar,
+		hangar("Hangar's proxy"),
 		() => peer('supergateway 4 (stateful Streamable HTTP)', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
 		() => peer('mcp-proxy 6 (Streamable HTTP)', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
 		direct,
 		instantHttp,
 		instantStdio,
+		hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated'] }),
+		hangarTraced,
+		...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: join(BASELINE, 'dist', 'server', 'cli', 'main.js') })] : []),
 	]);
-	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor] = results as [Result, Result, Result, Result, Result, Result];
+	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , traced, baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result, Result | undefined];
 	const fasterPeer = (phase: Phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);
 	// The best any HTTP front could do: the direct client, with the SDK's stdio transport swapped
 	// for its HTTP transport. Time per call adds up the same way whether it is spent waiting
@@ -234,7 +272,7 @@ export async function workloads(): Promise<Table[]> {
 	const ceiling = (ratio: number) => `any HTTP front with this client: at most ${ratio.toFixed(2)}×`;
 	return [
 		{
-			title: `tools/call (echo) through a proxy to \`docker run -i\` of the same stdio server: sequential (${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${PER_CLIENT} calls each)`,
+			title: `The SDK client: tools/call (echo) through a proxy to \`docker run -i\` of the same stdio server: sequential (${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${PER_CLIENT} calls each)`,
 			columns: ['front', 'sequential p50', 'sequential p99', 'sequential', `${CLIENTS} clients p50`, `${CLIENTS} clients`],
 			rows: results.map((result) => [
 				result.name,
@@ -249,7 +287,13 @@ export async function workloads(): Promise<Table[]> {
 				verdict('sequential throughput vs direct', ours.sequential.rate / limit.sequential.rate, 0.5, true, ceiling(bestRate('sequential') / limit.sequential.rate)),
 				`p50 added over direct: ${ms(addedP50)} (target ≤ 0.300 ms; any HTTP front with this client: at least ${ms(leastAddedP50)}) — ${addedP50 <= 0.3 ? 'met' : 'MISSED'}`,
 				verdict(`${CLIENTS}-client throughput vs the faster peer`, ours.concurrent.rate / fasterPeer('concurrent'), 2, true, ceiling(bestRate('concurrent') / fasterPeer('concurrent'))),
+				verdict('sequential throughput, telemetry on vs off', traced.sequential.rate / ours.sequential.rate, 0.95, true),
+				verdict(`${CLIENTS}-client throughput, telemetry on vs off`, traced.concurrent.rate / ours.concurrent.rate, 0.95, true),
+				...(baseline
+					? (['sequential', 'concurrent'] as const).map((phase) => verdict(`${phase} throughput vs the baseline build`, ours[phase].rate / baseline[phase].rate, 0.95, true))
+					: []),
 			],
 		},
+		...(await proxyBound()),
 	];
 }

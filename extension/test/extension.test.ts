@@ -270,6 +270,88 @@ describe('skill commands', () => {
 		expect(await readFile(installed(api, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
 	});
 
+	describe('without hangar.defaultClients', () => {
+		/** Answers the clients picker with what `choose` selects, keeping what it listed. */
+		const answerClients = (choose: (items: ReturnType<PickSession['items']>) => unknown, seen: Array<{ placeholder?: string; items: ReturnType<PickSession['items']> }> = []) => {
+			stub.answerPick((pick) => {
+				seen.push({ placeholder: pick.placeholder, items: pick.items() });
+				return choose(pick.items());
+			});
+			return seen;
+		};
+		const selected = (items: ReturnType<PickSession['items']>) => items.filter((item) => item.picked);
+
+		beforeEach(() => {
+			stub.changeConfiguration('hangar.defaultClients', []);
+		});
+
+		it('offers this editor first and selected, and installs into its own skills folder of each workspace folder', async () => {
+			for (const project of [api, web]) {
+				stub.answerPick(typeReference(reference));
+				stub.answerPick((pick) => pick.items().find((item) => item.detail === project));
+				const seen = answerClients(selected);
+				await vscode.commands.executeCommand('hangar.installSkill');
+				expect(stub.unexpected).toEqual([]);
+				const [first] = seen[0]!.items;
+				expect(first).toMatchObject({ label: 'vscode', description: 'this editor (Visual Studio Code)', picked: true });
+				// Nothing else is on this machine (an empty home), so nothing else is selected.
+				expect(selected(seen[0]!.items).map((item) => item.label)).toEqual(['vscode']);
+				expect(stub.messages.at(-1)).toMatchObject({ level: 'info', message: `Installed skill ${SKILL} into project ${project.split('/').pop()} for vscode.` });
+				expect(await readFile(join(project, '.github', 'skills', SKILL, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+			}
+			await expect(stat(installed(api))).rejects.toMatchObject({ code: 'ENOENT' });
+		});
+
+		it('knows Cursor, code-server and the other editors built on VS Code by their name', async () => {
+			stub.appName = 'Cursor';
+			stub.answerPick(typeReference(reference));
+			stub.answerPick((pick) => pick.items().find((item) => item.detail === api));
+			const seen = answerClients(selected);
+			await vscode.commands.executeCommand('hangar.installSkill');
+			expect(seen[0]!.items[0]).toMatchObject({ label: 'cursor', description: 'this editor (Cursor)', picked: true });
+			expect(await readFile(join(api, '.cursor', 'skills', SKILL, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+		});
+
+		it('refuses an empty selection in the picker, and keeps it open', async () => {
+			stub.answerPick(typeReference(reference));
+			stub.answerPick((pick) => pick.items().find((item) => item.detail === api));
+			const seen = answerClients(() => []);
+			answerClients((items) => items.filter((item) => item.label === 'claude-code'), seen);
+			await vscode.commands.executeCommand('hangar.installSkill');
+			expect(stub.unexpected).toEqual([]);
+			expect(seen).toHaveLength(2);
+			expect(seen[1]!.placeholder).toMatch(/^Select at least one client/);
+			// The user's empty selection stands: nothing is selected behind their back.
+			expect(selected(seen[1]!.items)).toEqual([]);
+			expect(stub.messages.at(-1)).toMatchObject({ level: 'info', message: `Installed skill ${SKILL} into project api for claude-code.` });
+			expect(await readFile(installed(api, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+			await expect(stat(join(api, '.github', 'skills', SKILL))).rejects.toMatchObject({ code: 'ENOENT' });
+		});
+
+		it('Sync Skills from Lock File asks too, with this editor selected', async () => {
+			stub.changeConfiguration('hangar.defaultClients', ['claude-code']);
+			await installInto(api);
+			await rm(installed(api), { recursive: true });
+			stub.changeConfiguration('hangar.defaultClients', []);
+			stub.activeDocument = stub.document(join(api, 'hangar.lock.yaml'), '');
+			const seen = answerClients(selected);
+			await vscode.commands.executeCommand('hangar.syncSkills');
+			expect(stub.unexpected).toEqual([]);
+			expect(selected(seen[0]!.items).map((item) => item.label)).toEqual(['vscode']);
+			expect(stub.messages.at(-1)).toMatchObject({ level: 'info', message: 'Synced api: 1 installed.' });
+			expect(await readFile(join(api, '.github', 'skills', SKILL, 'SKILL.md'), 'utf8')).toBe(skillMd(SKILL));
+		});
+
+		it('backing out of the clients picker installs nothing', async () => {
+			stub.answerPick(typeReference(reference));
+			stub.answerPick((pick) => pick.items().find((item) => item.detail === api));
+			answerClients(() => undefined);
+			await vscode.commands.executeCommand('hangar.installSkill');
+			expect(stub.progress).toEqual([]);
+			await expect(stat(join(api, '.github'))).rejects.toMatchObject({ code: 'ENOENT' });
+		});
+	});
+
 	it('a failed install says why, and leaves nothing behind', async () => {
 		stub.answerPick(typeReference(`${registry.host}/skills/${SKILL}:9.9.9`));
 		stub.answerPick((pick) => pick.items()[0]);

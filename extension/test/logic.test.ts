@@ -1,6 +1,6 @@
 /**
  * Pure pieces of the extension: where validation problems go in SKILL.md, which reference a
- * registry skill installs from, names suggested for workloads, what VS Code's MCP support is
+ * registry skill installs from, which client the editor itself is, names suggested for workloads, what VS Code's MCP support is
  * offered, and the package manifest's promises (every command exists, settings match the contract).
  */
 import { readFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { needsPrivateAccess } from '../src/commands/registry.js';
 import { serverEnvironment, suggestWorkloadName } from '../src/commands/workloads.js';
 import { workloadDefinitions } from '../src/mcp.js';
 import { skillProblems } from '../src/problems.js';
+import { editorClient } from '../src/ui/clients.js';
 
 const SKILL = ['---', 'name: pdf-tools', 'description: ""', 'license: MIT', '---', '# PDF tools', ''].join('\n');
 
@@ -72,6 +73,16 @@ describe('skill sources', () => {
 	it('summarises a sync', () => {
 		expect(syncSummary({ installed: ['a', 'b'], missing: ['a'], drifted: ['b'], already_current: ['c'], failed: [{ name: 'd' }] })).toBe('2 installed, 1 already current');
 		expect(syncSummary({})).toBe('nothing to do');
+	});
+});
+
+describe('the editor as a client', () => {
+	it('knows the editor running the extension by its vscode.env.appName', () => {
+		expect(
+			['Visual Studio Code', 'Visual Studio Code - Insiders', 'code-server', 'VSCodium', 'Cursor', 'Windsurf', 'Windsurf - Next', 'Kiro', 'Trae', 'Antigravity', 'Qoder', 'Some Fork'].map(
+				editorClient,
+			),
+		).toEqual(['vscode', 'vscode-insider', 'vscode', 'vscode', 'cursor', 'windsurf', 'windsurf', 'kiro', 'trae', 'antigravity', 'qoder', 'vscode']);
 	});
 });
 

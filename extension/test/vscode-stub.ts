@@ -178,7 +178,7 @@ export interface PickSession {
 	readonly title?: string;
 	readonly placeholder?: string;
 	readonly canPickMany: boolean;
-	/** The items listed now. */
+	/** The items listed now; `picked` marks those selected (multi-select picks). */
 	items(): Array<{ label: string; description?: string; detail?: string; picked?: boolean }>;
 	/** Types into the filter box and waits until the list settles (searchable picks only). */
 	type(value: string): Promise<void>;
@@ -234,6 +234,8 @@ export const stub = {
 	diagnostics(uri: Uri): Diagnostic[] {
 		return diagnosticCollections.flatMap((collection) => collection.get(uri) ?? []);
 	},
+	/** `vscode.env.appName`: the editor running the extension. */
+	appName: 'Visual Studio Code',
 	/** The editor has `vscode.lm.registerMcpServerDefinitionProvider` (true by default). */
 	mcpApi: true,
 	mcpProviders: new Map<string, { provideMcpServerDefinitions(): unknown; onDidChangeMcpServerDefinitions?: Event<void> }>(),
@@ -287,6 +289,7 @@ export const stub = {
 		stub.shownDocuments = [];
 		stub.output = [];
 		stub.executed = [];
+		stub.appName = 'Visual Studio Code';
 		stub.mcpApi = true;
 		stub.mcpProviders.clear();
 		stub.trees.clear();
@@ -329,15 +332,18 @@ class QuickPick<T extends QuickPickItem> {
 	placeholder?: string;
 	matchOnDescription = false;
 	matchOnDetail = false;
+	canSelectMany = false;
 	busy = false;
 	items: readonly T[] = [];
 	selectedItems: readonly T[] = [];
 	private valueText = '';
 	private changedAt = Date.now();
 	private readonly changeValue = new EventEmitter<string>();
+	private readonly changeSelection = new EventEmitter<readonly T[]>();
 	private readonly accept = new EventEmitter<void>();
 	private readonly hideEmitter = new EventEmitter<void>();
 	readonly onDidChangeValue = this.changeValue.event;
+	readonly onDidChangeSelection = this.changeSelection.event;
 	readonly onDidAccept = this.accept.event;
 	readonly onDidHide = this.hideEmitter.event;
 	private hidden = false;
@@ -349,30 +355,42 @@ class QuickPick<T extends QuickPickItem> {
 		this.valueText = value;
 	}
 
+	/**
+	 * Answers with the next scripted answer: an item, or an array of items (the selection of a
+	 * multi-select pick). A pick still open after the accept refused it: it takes the next answer
+	 * when one is queued, else it stays open.
+	 */
 	show(): void {
-		const answer = nextAnswer('pick', this.title ?? this.placeholder ?? 'quick pick');
-		const session: PickSession = {
-			title: this.title,
-			placeholder: this.placeholder,
-			canPickMany: false,
-			items: () => [...this.items],
-			type: async (value) => {
-				this.valueText = value;
-				this.changedAt = Date.now();
-				this.changeValue.fire(value);
-				await settle(() => this.busy, () => this.changedAt);
-			},
-		};
 		void (async () => {
-			await settle(() => this.busy, () => this.changedAt);
-			const chosen = answer ? await answer(session) : undefined;
-			if (this.hidden) return;
-			if (chosen === undefined) {
-				this.hide();
-				return;
+			for (let round = 0; !this.hidden && (round === 0 || answers[0]?.kind === 'pick'); round++) {
+				const answer = nextAnswer('pick', this.title ?? this.placeholder ?? 'quick pick');
+				// A multi-select pick lists its items with their selection; a single one, live (it may search).
+				const selection = this.items.map((item) => ({ ...item, picked: this.selectedItems.includes(item) }));
+				const session: PickSession = {
+					title: this.title,
+					placeholder: this.placeholder,
+					canPickMany: this.canSelectMany,
+					items: () => (this.canSelectMany ? selection : [...this.items]),
+					type: async (value) => {
+						this.valueText = value;
+						this.changedAt = Date.now();
+						this.changeValue.fire(value);
+						await settle(() => this.busy, () => this.changedAt);
+					},
+				};
+				await settle(() => this.busy, () => this.changedAt);
+				const chosen = answer ? await answer(session) : undefined;
+				if (this.hidden) return;
+				if (chosen === undefined) {
+					this.hide();
+					return;
+				}
+				// Answers name items by their listed form; select the extension's own objects.
+				const original = (item: unknown) => this.items[selection.indexOf(item as (typeof selection)[number])] ?? (item as T);
+				this.selectedItems = Array.isArray(chosen) ? chosen.map(original) : [original(chosen)];
+				if (this.canSelectMany) this.changeSelection.fire(this.selectedItems);
+				this.accept.fire();
 			}
-			this.selectedItems = [chosen as T];
-			this.accept.fire();
 		})();
 	}
 	hide(): void {
@@ -550,6 +568,12 @@ export const commands = {
 	},
 	/** Test helper: ids of the commands registered now. */
 	registered: () => [...commandHandlers.keys()],
+};
+
+export const env = {
+	get appName(): string {
+		return stub.appName;
+	},
 };
 
 export const lm = {

@@ -4,10 +4,9 @@
  * keeps its mode and a new one is 0600 in folders created 0700. Problems become errors that
  * name the file (and line), so users know what to fix.
  */
-import { realpath } from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
+import { confinedPath, realLocation } from '../store/project.js';
 import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
 
 export interface ConfigText {
@@ -22,37 +21,12 @@ export interface ConfigText {
  */
 export async function readConfig(path: string, confinedTo?: string): Promise<ConfigText> {
 	try {
-		const writePath = await realLocation(path);
-		if (confinedTo !== undefined) {
-			const root = await realpath(confinedTo);
-			if (!writePath.startsWith(root + sep)) {
-				throw new HangarError(
-					400,
-					`${path} leads to ${writePath}, outside the project ${confinedTo}; Hangar does not follow links out of a project`,
-					'client_config_outside_project',
-				);
-			}
-		}
+		const writePath = confinedTo === undefined ? await realLocation(path) : await confinedPath(confinedTo, path);
 		const text = (await readTextIfExists(writePath)) ?? '';
 		return { text, writePath };
 	} catch (error) {
 		if (error instanceof HangarError) throw error;
 		throw new HangarError(500, `cannot read ${path}: ${(error as Error).message}`, 'client_config_unreadable');
-	}
-}
-
-/** Where `path` really is once symlinks (of the file or of any existing folder above it) are followed. */
-async function realLocation(path: string): Promise<string> {
-	const missing: string[] = [];
-	let existing = path;
-	for (;;) {
-		try {
-			return join(await realpath(existing), ...missing);
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(existing) === existing) throw error;
-			missing.unshift(basename(existing));
-			existing = dirname(existing);
-		}
 	}
 }
 

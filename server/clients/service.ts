@@ -12,8 +12,9 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import { unsupportedClientMessage } from '../../protocol/common.js';
 import {
 	DiscoverClients,
 	ListClients,
@@ -32,11 +33,20 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import type { JsonDocument } from '../store/document.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
+import { cleanPath, projectRoot } from '../store/project.js';
 import { configProblem, readConfig, writeConfig } from './configFile.js';
 import { openEditor } from './editor.js';
 import { reconcile } from './reconcile.js';
 import { clientsStateDocument, type ClientsState } from './state.js';
-import { CLIENT_TABLE, clientDefinition, isInstalled, userConfigPath, type ClientDefinition, type ConfigShape } from './table.js';
+import {
+	CLIENT_TABLE,
+	clientDefinition,
+	detectionTarget,
+	isInstalled,
+	userConfigPath,
+	type ClientDefinition,
+	type ConfigShape,
+} from './table.js';
 import type { RunningWorkloads, WorkloadEndpoint } from './workloads.js';
 
 export interface ClientsServiceOptions {
@@ -99,9 +109,14 @@ export class ClientsService {
 		return Promise.all(
 			CLIENT_TABLE.map(async (client) => ({
 				client_type: client.id,
-				installed: await isInstalled(client, this.home, this.platform),
+				installed: await isInstalled(
+					client,
+					this.home,
+					this.platform,
+					state.created?.includes(detectionTarget(client, this.home, this.platform)) ?? false,
+				),
 				registered: state.global.includes(client.id) || groupsOf(client.id, groups).length > 0,
-				...(client.skills ? { supports_skills: true } : {}),
+				supports_skills: client.skills !== undefined,
 				supports_plugins: client.supportsPlugins,
 			})),
 		);
@@ -165,7 +180,7 @@ export class ClientsService {
 	async unregister(name: string, projectRoot?: string): Promise<void> {
 		const client = this.client(name);
 		if (projectRoot !== undefined) {
-			const root = resolve(projectRoot);
+			const root = await this.registeredRoot(projectRoot);
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => [
@@ -197,7 +212,7 @@ export class ClientsService {
 		const client = this.client(name);
 		await this.requireGroups([group]);
 		if (projectRoot !== undefined) {
-			const root = resolve(projectRoot);
+			const root = await this.registeredRoot(projectRoot);
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => {
@@ -276,6 +291,7 @@ export class ClientsService {
 			}
 			if (result.text !== config.text) {
 				await this.recordManaged(target, unique([...managed, ...result.managed]));
+				await this.recordCreated(target);
 				await writeConfig(config, result.text);
 			}
 			await this.recordManaged(target, result.managed);
@@ -323,6 +339,17 @@ export class ClientsService {
 		});
 	}
 
+	/** Remembers a user-wide detection target this write is about to create (see `isInstalled`). */
+	private async recordCreated(target: Target): Promise<void> {
+		const client = clientDefinition(target.client);
+		if (target.projectRoot !== undefined || !client) return;
+		const detected = detectionTarget(client, this.home, this.platform);
+		if (await exists(detected)) return;
+		await this.state.update((state) =>
+			state.created?.includes(detected) ? [undefined, undefined] : [{ ...state, created: [...(state.created ?? []), detected] }, undefined],
+		);
+	}
+
 	/** Fails (and changes nothing) when the client's file exists but Hangar could not edit it. */
 	private async check(target: Target): Promise<void> {
 		const { text } = await readConfig(target.path, target.projectRoot);
@@ -341,7 +368,7 @@ export class ClientsService {
 
 	private client(name: string): ClientDefinition {
 		const client = clientDefinition(name);
-		if (!client) throw HangarError.badRequest(`unsupported client type: ${name}`, 'unsupported_client_type');
+		if (!client) throw HangarError.badRequest(unsupportedClientMessage(name), 'unsupported_client_type');
 		return client;
 	}
 
@@ -349,12 +376,13 @@ export class ClientsService {
 		for (const group of groups) await this.groups.get(group);
 	}
 
-	private async projectRoot(path: string): Promise<string> {
-		const root = resolve(path);
-		const info = await stat(root).catch(() => undefined);
-		if (!info?.isDirectory())
-			throw HangarError.badRequest(`invalid project_root: ${root} is not an existing folder`, 'invalid_project_root');
-		return root;
+	private projectRoot(path: string): Promise<string> {
+		return projectRoot(path);
+	}
+
+	/** The key a registration was stored under: the real root, or the path as given once the folder is gone. */
+	private async registeredRoot(path: string): Promise<string> {
+		return projectRoot(path).catch(() => cleanPath(path));
 	}
 
 	private userTarget(client: ClientDefinition): Target {
@@ -432,4 +460,13 @@ export function clientImplementations(clients: ClientsService): Implementation[]
 		}),
 		implement(DiscoverClients, async () => ({ clients: await clients.discover() })),
 	];
+}
+
+async function exists(path: string): Promise<boolean> {
+	try {
+		await stat(path);
+		return true;
+	} catch {
+		return false;
+	}
 }

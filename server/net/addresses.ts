@@ -1,128 +1,115 @@
 /**
- * Hangar's one outbound-address policy: every user-supplied URL (registries, skills from git
- * and OCI, identity providers, remote MCP servers, a workload's egress) is checked here.
+ * The one outbound-address policy. Every URL a user (or a file, or a server) can make Hangar
+ * reach goes through it: registries, git hosts, OCI registries and their token realms, identity
+ * providers (discovery, JWKS, introspection), remote MCP servers and the egress proxy.
  *
- * One table classifies an address; each use says which classes it may reach (docs/architecture.md
- * has the table of uses). The check runs on the URL (an IP literal skips DNS) and again in the
- * socket's own DNS lookup, so a name cannot resolve to an allowed address for the check and a
- * refused one for the connection.
+ * Addresses fall into classes from one table of special-purpose ranges (IANA's registries);
+ * each caller says which classes it may reach beyond the public Internet, and the check runs
+ * on IP literals in the URL and again inside the socket's own DNS lookup, so a name cannot
+ * resolve to a public address for the check and a private one for the connection.
+ * docs/architecture.md has the table of who may reach what.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { lookup as dnsLookupAll } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
-/** What an address is, for the policy; `public` is everything the table does not name. */
-export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'multicast' | 'reserved';
 
-/** The ranges, strictest of the rules Hangar had before they were merged (192.0.0.0/24, not /16). */
 const RANGES: ReadonlyArray<readonly [network: string, prefix: number, family: 'ipv4' | 'ipv6', kind: Exclude<AddressClass, 'public'>]> = [
 	['0.0.0.0', 8, 'ipv4', 'unspecified'],
-	['127.0.0.0', 8, 'ipv4', 'loopback'],
 	['10.0.0.0', 8, 'ipv4', 'private'],
-	['100.64.0.0', 10, 'ipv4', 'private'], // carrier-grade NAT, shared address space
+	['100.64.0.0', 10, 'ipv4', 'private'], // shared address space (carrier-grade NAT)
+	['127.0.0.0', 8, 'ipv4', 'loopback'],
+	['169.254.0.0', 16, 'ipv4', 'link-local'], // cloud metadata services live here
 	['172.16.0.0', 12, 'ipv4', 'private'],
+	['192.0.0.0', 24, 'ipv4', 'reserved'],
+	['192.0.2.0', 24, 'ipv4', 'reserved'],
+	['192.88.99.0', 24, 'ipv4', 'reserved'],
 	['192.168.0.0', 16, 'ipv4', 'private'],
-	['192.0.0.0', 24, 'ipv4', 'private'], // IETF protocol assignments
-	['198.18.0.0', 15, 'ipv4', 'private'], // benchmarking
-	['169.254.0.0', 16, 'ipv4', 'link-local'], // includes cloud metadata (169.254.169.254)
-	['224.0.0.0', 3, 'ipv4', 'reserved'], // multicast and 240/4
+	['198.18.0.0', 15, 'ipv4', 'reserved'],
+	['198.51.100.0', 24, 'ipv4', 'reserved'],
+	['203.0.113.0', 24, 'ipv4', 'reserved'],
+	['224.0.0.0', 4, 'ipv4', 'multicast'],
+	['240.0.0.0', 4, 'ipv4', 'reserved'],
 	['::', 128, 'ipv6', 'unspecified'],
 	['::1', 128, 'ipv6', 'loopback'],
-	['fc00::', 7, 'ipv6', 'private'], // unique local
+	['64:ff9b::', 96, 'ipv6', 'reserved'], // NAT64: could carry any IPv4 address
+	['2001:db8::', 32, 'ipv6', 'reserved'],
+	['2002::', 16, 'ipv6', 'reserved'], // 6to4: could carry any IPv4 address
+	['fc00::', 7, 'ipv6', 'private'],
 	['fe80::', 10, 'ipv6', 'link-local'],
-	['ff00::', 8, 'ipv6', 'reserved'], // multicast
+	['ff00::', 8, 'ipv6', 'multicast'],
 ];
 
-const TABLE = new Map<Exclude<AddressClass, 'public'>, BlockList>();
+const LISTS = new Map<Exclude<AddressClass, 'public'>, BlockList>();
 for (const [network, prefix, family, kind] of RANGES) {
-	const list = TABLE.get(kind) ?? new BlockList();
+	let list = LISTS.get(kind);
+	if (!list) LISTS.set(kind, (list = new BlockList()));
 	list.addSubnet(network, prefix, family);
-	TABLE.set(kind, list);
 }
 
-/** Host names that always mean a cloud metadata service. */
+/** Names that are not IP literals but must be treated as the metadata service's address. */
 const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog']);
 
-/** The class of an IP address (IPv4-mapped IPv6 as its IPv4); `public` for anything else, names included. */
-export function classifyAddress(address: string): AddressClass {
-	const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
-	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
-	const plain = mapped ? mapped[1]! : bare;
-	const family = isIP(plain);
-	if (family === 0) return 'public';
-	for (const [kind, list] of TABLE) if (list.check(plain, family === 4 ? 'ipv4' : 'ipv6')) return kind;
+/** The class of an IP address; a host name that is not an IP literal is `public` here (resolve it first). */
+export function addressClass(address: string): AddressClass {
+	const host = address.replace(/^\[|\]$/g, '').toLowerCase();
+	const family = isIP(host);
+	if (family === 0) return METADATA_NAMES.has(host) ? 'link-local' : 'public';
+	const mapped = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host) : null;
+	const [plain, type] = mapped ? [mapped[1]!, 'ipv4' as const] : [host, family === 4 ? ('ipv4' as const) : ('ipv6' as const)];
+	for (const [kind, list] of LISTS) if (list.check(plain, type)) return kind;
 	return 'public';
 }
 
-/** True for every address the table names: loopback, private, link-local, unspecified, reserved. */
+/** Loopback, private, link-local, unspecified, multicast or reserved: anything but the public Internet. */
 export function isPrivateAddress(address: string): boolean {
-	return classifyAddress(address) !== 'public';
+	return addressClass(address) !== 'public';
 }
 
-/** `localhost` (and `*.localhost`), 127.0.0.0/8 and ::1. */
+/** `localhost` (and its subdomains), 127.0.0.0/8 and ::1. */
 export function isLoopbackHost(hostname: string): boolean {
 	const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-	return host === 'localhost' || host.endsWith('.localhost') || classifyAddress(host) === 'loopback';
+	return host === 'localhost' || host.endsWith('.localhost') || addressClass(host) === 'loopback';
 }
-
-/** The classes one use of the network may reach besides public addresses. */
-export interface AddressAllowance {
-	readonly loopback?: boolean;
-	readonly private?: boolean;
-	readonly linkLocal?: boolean;
-	/** Refuse public addresses too: a loopback name must stay on this machine. */
-	readonly loopbackOnly?: boolean;
-}
-
-/** Everything: for sources the user explicitly allowed to be private (allow_private_ip, development mode). */
-export const ANY_ADDRESS: AddressAllowance = { loopback: true, private: true, linkLocal: true };
-/** Public only: registries, git and OCI sources by default. */
-export const PUBLIC_ONLY: AddressAllowance = {};
-/** Remote MCP servers and egress: the LAN and this machine, never link-local (cloud metadata). */
-export const NOT_LINK_LOCAL: AddressAllowance = { loopback: true, private: true };
-
-/** The class that makes `address` refused under `allowance`, or undefined when it may be reached. */
-export function refusedClass(address: string, allowance: AddressAllowance): AddressClass | undefined {
-	const kind = classifyAddress(address);
-	switch (kind) {
-		case 'public':
-			return allowance.loopbackOnly ? kind : undefined;
-		case 'loopback':
-			return allowance.loopback ? undefined : kind;
-		case 'private':
-			return allowance.private ? undefined : kind;
-		case 'link-local':
-			return allowance.linkLocal ? undefined : kind;
-		default:
-			return kind; // unspecified and multicast are never a destination
-	}
-}
-
-/** Whether a URL's host (a name or an IP literal) is refused before any lookup. */
-export function refusedHost(hostname: string, allowance: AddressAllowance): AddressClass | undefined {
-	const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-	if (METADATA_NAMES.has(host) && !allowance.linkLocal) return 'link-local';
-	return isIP(host) ? refusedClass(host, allowance) : undefined;
-}
-
-/** Builds the error a refused lookup fails with. */
-export type Refusal = (hostname: string, address: string, kind: AddressClass) => Error;
-
-const defaultRefusal: Refusal = (hostname, address, kind) =>
-	Object.assign(new Error(`${hostname} resolves to the ${kind} address ${address}, which is not allowed here`), { code: 'EFORBIDDEN' });
 
 /**
- * A DNS lookup for sockets and agents that fails when any answer is refused under the
- * allowance (chosen per host name, so a loopback name can be held to loopback answers).
+ * What a caller may reach beyond public addresses. Link-local and unspecified addresses (the
+ * cloud metadata service above all) are reachable by no caller.
  */
-export function checkedLookup(allowanceFor: (hostname: string) => AddressAllowance, refuse: Refusal = defaultRefusal): LookupFunction {
+export interface Reach {
+	/** Private, loopback, shared and reserved ranges. */
+	readonly private?: boolean;
+	/** Loopback only (a provider on the developer's machine), when `private` is not allowed. */
+	readonly loopback?: boolean;
+}
+
+/** The class of `address` when it is out of reach, or undefined when it may be reached. */
+export function refusalOf(address: string, reach: Reach): Exclude<AddressClass, 'public'> | undefined {
+	const kind = addressClass(address);
+	if (kind === 'public') return undefined;
+	if (kind === 'link-local' || kind === 'unspecified') return kind;
+	if (reach.private) return undefined;
+	if (kind === 'loopback' && reach.loopback) return undefined;
+	return kind;
+}
+
+/** An error of a refused address, with `code` EFORBIDDEN so sockets report it as such. */
+export class AddressRefused extends Error {
+	readonly code = 'EFORBIDDEN';
+}
+
+/**
+ * A DNS lookup for sockets and agents that refuses out-of-reach answers. `explain` turns the
+ * refusal into the caller's own error (with the setting that would allow it).
+ */
+export function lookupWithin(reach: Reach | ((hostname: string) => Reach), explain: (message: string) => Error = (message) => new AddressRefused(message)): LookupFunction {
 	return (hostname, options, callback) => {
 		dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
 			if (error) return callback(error, '', 0);
-			const allowance = allowanceFor(hostname);
+			const allowed = typeof reach === 'function' ? reach(hostname) : reach;
 			for (const { address } of addresses) {
-				const kind = refusedClass(address, allowance);
-				if (kind) return callback(refuse(hostname, address, kind) as NodeJS.ErrnoException, '', 0);
+				const refused = refusalOf(address, allowed);
+				if (refused) return callback(explain(`${hostname} resolves to ${refused} address ${address}`) as NodeJS.ErrnoException, '', 0);
 			}
 			if (options.all) return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, addresses);
 			callback(null, addresses[0]!.address, addresses[0]!.family);
@@ -130,12 +117,5 @@ export function checkedLookup(allowanceFor: (hostname: string) => AddressAllowan
 	};
 }
 
-/** The lookup for remote MCP servers and a workload's egress: never link-local, unspecified or multicast. */
-export const remoteServerLookup = checkedLookup(() => NOT_LINK_LOCAL);
-
-/** Every address a host name resolves to (an IP literal is its own answer), for tools that connect by themselves. */
-export async function resolveAll(hostname: string): Promise<string[]> {
-	const host = hostname.replace(/^\[|\]$/g, '');
-	if (isIP(host)) return [host];
-	return (await dnsLookupAll(host, { all: true, verbatim: true })).map((entry) => entry.address);
-}
+/** Remote MCP servers and the egress proxy: the LAN and loopback are fine, the metadata service never. */
+export const metadataGuardedLookup = lookupWithin({ private: true });

@@ -5,14 +5,12 @@
  * Blobs are content-addressed and written once (temporary file, then rename). The index is a
  * state document: changed under a lock and replaced atomically.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { finished } from 'node:stream/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
-import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
+import { openFileAtomic, readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
 import { canonicalJson, ImageIndex, MEDIA_TYPES, parseManifestDocument, type Descriptor } from './media.js';
 
@@ -57,12 +55,8 @@ export class OciLayout {
 	 * match the descriptor, the copy becomes the blob. A consumer that stops early keeps nothing.
 	 */
 	async *keep(descriptor: Descriptor, chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-		const path = this.blobPath(descriptor.digest);
-		await mkdir(dirname(path), { recursive: true });
-		const temporary = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
-		const output = createWriteStream(temporary, { mode: 0o644 });
-		// Errors surface through `drain` and `finished`; this keeps a write pending at destroy() quiet.
-		output.on('error', () => undefined);
+		// Blobs are checked against their digest on every read: a power cut costs a download, not an fsync per layer.
+		const output = await openFileAtomic(this.blobPath(descriptor.digest), { mode: 0o644, dirMode: 0o755, durable: false });
 		const [algorithm] = descriptor.digest.split(':');
 		const hash = createHash(algorithm!);
 		let size = 0;
@@ -71,20 +65,15 @@ export class OciLayout {
 			for await (const chunk of chunks) {
 				hash.update(chunk);
 				size += chunk.length;
-				if (!output.write(chunk)) await once(output, 'drain');
+				await output.write(chunk);
 				yield chunk;
 			}
-			output.end();
-			await finished(output);
 			if (`${algorithm}:${hash.digest('hex')}` === descriptor.digest && size === descriptor.size) {
-				await rename(temporary, path);
+				await output.commit();
 				kept = true;
 			}
 		} finally {
-			if (!kept) {
-				output.destroy();
-				await rm(temporary, { force: true });
-			}
+			if (!kept) await output.abort();
 		}
 	}
 

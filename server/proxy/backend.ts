@@ -19,8 +19,11 @@ export interface SessionSink {
 export interface BackendSession {
 	/** Sends a client request; resolves with the server's response, never rejects. */
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse>;
-	/** Sends a notification, or the client's response to a server request. */
-	send(message: JsonRpcNotification | JsonRpcResponse): void;
+	/**
+	 * Sends a notification, or the client's response to a server request; a promise when it
+	 * takes a round trip, settled once the server has it (so no later request overtakes it).
+	 */
+	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	close(): void;
 }
 
@@ -34,4 +37,22 @@ export interface Backend {
 	close(): Promise<void>;
 	/** Called on every change of `state`. */
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+}
+
+/** The server refused the proxy's credentials: its HTTP status and `WWW-Authenticate` challenge. */
+export interface UpstreamDenial {
+	readonly status: 401 | 403;
+	readonly challenge: string | undefined;
+}
+
+const denials = new WeakMap<JsonRpcResponse, UpstreamDenial>();
+
+/** Marks `response` as the server's 401 or 403; the proxy passes it on as such (see middleware/upstreamAuth.ts). */
+export function deniedUpstream(response: JsonRpcResponse, denial: UpstreamDenial): JsonRpcResponse {
+	denials.set(response, denial);
+	return response;
+}
+
+export function upstreamDenialOf(response: JsonRpcResponse): UpstreamDenial | undefined {
+	return denials.get(response);
 }

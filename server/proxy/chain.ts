@@ -7,11 +7,15 @@
  *   (authorization, rate limiting, tool filtering, the request timeout, …); it may answer
  *   without calling `next`, or change the request or the response.
  *
+ * - Notice middleware sees every other client message, notifications and the client's
+ *   responses to server requests, before it goes on (audit, authorization, rate limiting);
+ *   it may refuse it.
+ *
  * Design order, outermost first: audit → authentication → MCP parsing → authorization →
  * rate limit → tool filter/override → timeout → backend.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from './jsonrpc.js';
 import type { BackendSession } from './backend.js';
 
 /** Who is calling: the claims of a verified token (never the token itself). */
@@ -41,7 +45,14 @@ export type HttpMiddleware = (exchange: HttpExchange, next: HttpHandler) => Prom
 export interface McpCall {
 	readonly request: JsonRpcRequest;
 	/** The client's session id and its connection to the backend. */
-	readonly session: { readonly id: string; readonly backend: BackendSession };
+	readonly session: {
+		readonly id: string;
+		readonly backend: BackendSession;
+		/** Tells `listener` of the server's progress on call `id`, its requests to the client and their answers. */
+		watch?(id: RequestId, listener: (activity: 'progress' | 'asked' | 'answered') => void): () => void;
+		/** Sends a notification or response to the server, noting answers to its requests (see `watch`). */
+		relay?(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
+	};
 	/** Aborted when the client goes away or the call is given up. */
 	readonly signal: AbortSignal;
 	readonly exchange: HttpExchange;
@@ -67,6 +78,30 @@ export function composeMcp(middlewares: readonly McpMiddleware[], terminal: McpH
 export const forwardToBackend: McpHandler = (call) => {
 	call.accepted?.();
 	return call.session.backend.request(call.request, call.signal);
+};
+
+/** A client notification, or the client's response to a server request, on its way to the server. */
+export interface McpNotice {
+	readonly message: JsonRpcNotification | JsonRpcResponse;
+	readonly session: McpCall['session'];
+	readonly exchange: HttpExchange;
+}
+
+/** Resolves undefined once the message is on its way, or with the error (see `refuse`) that stopped it. */
+export type NoticeHandler = (notice: McpNotice) => Promise<JsonRpcResponse | undefined>;
+export type NoticeMiddleware = (notice: McpNotice, next: NoticeHandler) => Promise<JsonRpcResponse | undefined>;
+
+export function composeNotices(middlewares: readonly NoticeMiddleware[], terminal: NoticeHandler): NoticeHandler {
+	return middlewares.reduceRight<NoticeHandler>((next, middleware) => (notice) => middleware(notice, next), terminal);
+}
+
+/**
+ * The end of the notice chain: the message goes to the server. Awaited, so that the server
+ * has it (`notifications/initialized` above all) before the client learns it may go on.
+ */
+export const forwardNotice: NoticeHandler = async (notice) => {
+	await (notice.session.relay ? notice.session.relay(notice.message) : notice.session.backend.send(notice.message));
+	return undefined;
 };
 
 /** The HTTP status (and headers) a response made by the proxy instead of the server travels with. */

@@ -9,7 +9,7 @@ import { createServer, request, type IncomingMessage, type OutgoingHttpHeaders, 
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../log.js';
-import { remoteServerLookup } from '../net/addresses.js';
+import { metadataGuardedLookup } from '../net/addresses.js';
 
 export interface EgressRules {
 	/** Host names; `.example.com` or `*.example.com` also allow every subdomain. */
@@ -88,7 +88,7 @@ export class EgressProxy {
 		const headers: OutgoingHttpHeaders = { ...incoming.headers };
 		for (const header of HOP_BY_HOP) delete headers[header];
 		const upstream = request(
-			{ host: target.hostname, port, method: incoming.method, path: `${target.pathname}${target.search}`, headers, lookup: remoteServerLookup },
+			{ host: target.hostname, port, method: incoming.method, path: `${target.pathname}${target.search}`, headers, lookup: metadataGuardedLookup as never },
 			(answer) => {
 				outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
 				answer.pipe(outgoing);
@@ -114,7 +114,7 @@ export class EgressProxy {
 			socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
 			return;
 		}
-		const upstream = connect({ host, port, lookup: remoteServerLookup }, () => {
+		const upstream = connect({ host, port, lookup: metadataGuardedLookup as never }, () => {
 			socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
 			if (head.length) upstream.write(head);
 			upstream.pipe(socket);

@@ -76,3 +76,23 @@ export function parseMessage(text: string): JsonRpcMessage | undefined {
 /** Protocol revisions the proxy speaks (the `MCP-Protocol-Version` header is checked against them). */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 export const LATEST_PROTOCOL_VERSION = '2025-11-25';
+/** The stateless revision: no handshake, the client's claims in every request's `_meta`. */
+export const MODERN_REVISION = '2026-07-28';
+/** `_meta` keys of MCP 2026-07-28. */
+export const MODERN_META = {
+	protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+	clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+	clientInfo: 'io.modelcontextprotocol/clientInfo',
+	serverInfo: 'io.modelcontextprotocol/serverInfo',
+	logLevel: 'io.modelcontextprotocol/logLevel',
+} as const;
+
+/** JSON with object keys sorted, so that equal capability sets compare equal. */
+export function canonicalJson(value: unknown): string {
+	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+	if (value && typeof value === 'object') {
+		const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+		return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+	}
+	return JSON.stringify(value) ?? 'null';
+}

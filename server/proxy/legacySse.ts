@@ -4,17 +4,19 @@
  * (`/messages?session_id=…`); POSTs answer 202 and every response and server message
  * travels on the event stream. The session ends when the stream closes.
  */
-import { refusalOf, type HttpExchange, type McpHandler } from './chain.js';
+import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from './chain.js';
 import { asMessage, isRequest, type JsonRpcNotification, type JsonRpcResponse } from './jsonrpc.js';
 import type { SessionRegistry } from './session.js';
 import { EventStream } from './sse.js';
-import { HttpError, readJson, sendError } from './streamable.js';
+import { HttpError, readJson, sendError, sendRefusal } from './streamable.js';
 
 export class LegacySseFront {
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
 		private readonly messagesPath: string,
+		/** Notifications and the client's responses go through the notice middleware. */
+		private readonly notify: NoticeHandler = forwardNotice,
 	) {}
 
 	/** `GET /sse`: a new session and its event stream. */
@@ -55,17 +57,15 @@ export class LegacySseFront {
 				if (!response.headersSent) response.writeHead(202, { 'Content-Type': 'text/plain' }).end('Accepted');
 			};
 			if (!isRequest(message)) {
+				const refused = await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
+				const refusal = refused && refusalOf(refused);
+				if (refusal) return sendRefusal(response, refused!, refusal.status, refusal.headers);
 				accepted();
-				session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
 				return;
 			}
 			const answer = await this.handle({ request: message, session, signal: session.signal, exchange, accepted });
 			const refusal = refusalOf(answer);
-			if (refusal && !response.headersSent) {
-				const body = JSON.stringify(answer);
-				response.writeHead(refusal.status, { ...refusal.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
-				return;
-			}
+			if (refusal && !response.headersSent) return sendRefusal(response, answer, refusal.status, refusal.headers);
 			accepted();
 			session.deliver(answer);
 		} catch (error) {

@@ -22,10 +22,11 @@ import { HttpBackend } from './backends/http.js';
 import { StdioBridge } from './backends/stdio.js';
 import { composeHttp, type McpMiddleware } from './chain.js';
 import { guardMiddleware } from './middleware/guard.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/timeout.js';
+import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './middleware/timeout.js';
 import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
+import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 
 
 const CONFIGURE_WAIT_MS = 10_000;
@@ -61,7 +62,7 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Re
 	}
 	const container = workload.container_name!;
 	if (workload.transport === 'stdio') {
-		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION } });
+		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode });
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
 	return new HttpBackend({
@@ -87,10 +88,11 @@ function remotePaths(workload: StoredWorkload): { streamable: string[]; sse: str
 	return workload.transport === 'sse' ? { streamable: [], sse: [path] } : { streamable: [path], sse: [] };
 }
 
-function requestTimeoutMs(workload: StoredWorkload): number {
-	if (workload.request_timeout) return workload.request_timeout * 1000;
+function requestTimeouts(workload: StoredWorkload): RequestTimeouts {
 	const fromEnv = Number(process.env.HANGAR_PROXY_REQUEST_TIMEOUT);
-	return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
+	const idleMs = workload.request_timeout ? workload.request_timeout * 1000 : Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
+	const totalMs = workload.request_timeout_max ? workload.request_timeout_max * 1000 : DEFAULT_REQUEST_TIMEOUT_MAX_MS;
+	return { idleMs, totalMs: Math.max(idleMs, totalMs) };
 }
 
 /** The egress side of a network-isolated workload, on its network's gateway. */
@@ -104,7 +106,7 @@ async function startEgress(workload: StoredWorkload, runtime: Runtime, log: Logg
 	return egress;
 }
 
-/** Runs the proxy of workload `name`; `runtime` is the container engine its containers run on. */
+/** Runs the proxy of workload `name`, reaching its container through `runtime`. */
 export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const environment = createEnvironment(`proxy ${name}`);
 	const { log } = environment;
@@ -130,22 +132,33 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
 	const backend = backendOf(workload, runtime, secretHeaders, log);
+	// OpenTelemetry is loaded only for a workload that turns it on.
+	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
+	const telemetry = telemetrySettings
+		? await import('./telemetry/proxyTelemetry.js')
+				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
+				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
+		: undefined;
 	const mcpMiddlewares = [
+		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
-		timeoutMiddleware(requestTimeoutMs(workload)),
+		timeoutMiddleware(requestTimeouts(workload)),
+		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port);
-	const server = new ProxyServer({
+	const routes = new Map([...security.routes, ...(telemetry?.routes ?? [])]);
+	const server: ProxyServer = new ProxyServer({
 		host,
 		port: workload.port,
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
+		noticeMiddlewares: security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
-		routes: new Map([...security.routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+		routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
 		log,
 	});
 	try {
@@ -165,6 +178,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	};
 	backend.onStateChange = (state, detail) => {
 		log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
+		telemetry?.backendState(state);
 		save(state, detail);
 	};
 	save(backend.state, backend.detail);
@@ -176,7 +190,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
-		await security.close();
+		await Promise.allSettled([security.close(), telemetry?.close()]);
 		await writes;
 		const current = await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);

@@ -6,7 +6,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Backend } from './backend.js';
-import { composeHttp, composeMcp, forwardToBackend, type HttpExchange, type HttpHandler, type HttpMiddleware, type McpMiddleware } from './chain.js';
+import {
+	composeHttp,
+	composeMcp,
+	composeNotices,
+	forwardNotice,
+	forwardToBackend,
+	type HttpExchange,
+	type HttpHandler,
+	type HttpMiddleware,
+	type McpMiddleware,
+	type NoticeMiddleware,
+} from './chain.js';
 import { LegacySseFront } from './legacySse.js';
 import { SessionRegistry } from './session.js';
 import { StreamableHttpFront } from './streamable.js';
@@ -17,6 +28,8 @@ export interface ProxyServerOptions {
 	readonly backend: Backend;
 	readonly httpMiddlewares: readonly HttpMiddleware[];
 	readonly mcpMiddlewares: readonly McpMiddleware[];
+	/** Middleware for notifications and the client's responses (audit, authorization, rate limit). */
+	readonly noticeMiddlewares?: readonly NoticeMiddleware[];
 	/** Paths served as Streamable HTTP besides `/mcp`. */
 	readonly streamablePaths?: readonly string[];
 	/** Paths served as legacy SSE streams besides `/sse`. */
@@ -34,8 +47,9 @@ export class ProxyServer {
 	constructor(private readonly options: ProxyServerOptions) {
 		this.sessions = new SessionRegistry(options.backend);
 		const handle = composeMcp(options.mcpMiddlewares, forwardToBackend);
-		const streamable = new StreamableHttpFront(this.sessions, handle);
-		const sse = new LegacySseFront(this.sessions, handle, '/messages');
+		const notify = composeNotices(options.noticeMiddlewares ?? [], forwardNotice);
+		const streamable = new StreamableHttpFront(this.sessions, handle, notify);
+		const sse = new LegacySseFront(this.sessions, handle, '/messages', notify);
 		const serveStreamable = composeHttp(options.httpMiddlewares, (exchange) => streamable.serve(exchange));
 		const serveSse = composeHttp(options.httpMiddlewares, async (exchange) => sse.connect(exchange));
 		for (const path of ['/mcp', ...(options.streamablePaths ?? [])]) this.routes.set(path, serveStreamable);
@@ -46,6 +60,11 @@ export class ProxyServer {
 		this.server = createServer((request, response) => void this.dispatch(request, response));
 		this.server.keepAliveTimeout = 65_000;
 		this.server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
+	}
+
+	/** Client sessions open now. */
+	get sessionCount(): number {
+		return this.sessions.size;
 	}
 
 	listen(): Promise<void> {

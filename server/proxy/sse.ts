@@ -22,6 +22,9 @@ export function eventOf(message: JsonRpcMessage): string {
 	return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
+/** Turns a message into an event (a resumable stream numbers and remembers it). */
+export type EventFormat = (message: JsonRpcMessage) => string;
+
 /** A long-lived event stream with keep-alive comments. */
 export class EventStream {
 	private readonly timer: NodeJS.Timeout;
@@ -29,6 +32,7 @@ export class EventStream {
 	constructor(
 		private readonly response: ServerResponse,
 		headers: OutgoingHttpHeaders = {},
+		private readonly format: EventFormat = eventOf,
 	) {
 		response.writeHead(200, { ...SSE_HEADERS, ...headers });
 		response.flushHeaders();
@@ -47,7 +51,7 @@ export class EventStream {
 	}
 
 	send(message: JsonRpcMessage): void {
-		this.write(eventOf(message));
+		this.write(this.format(message));
 	}
 
 	end(): void {
@@ -64,24 +68,35 @@ export class ReplyStream {
 	constructor(
 		private readonly response: ServerResponse,
 		private readonly headers: OutgoingHttpHeaders,
+		private readonly format: EventFormat = eventOf,
 	) {
 		// A long call switches to SSE so keep-alive comments hold the connection open.
-		this.timer = setTimeout(() => this.events(), KEEP_ALIVE_MS);
+		this.timer = setTimeout(() => this.open && this.events(), KEEP_ALIVE_MS);
 		this.timer.unref();
 	}
 
 	private events(): EventStream {
-		return (this.stream ??= new EventStream(this.response, this.headers));
+		return (this.stream ??= new EventStream(this.response, this.headers, this.format));
 	}
+
+	/** The client is still connected to read what comes. */
+	get open(): boolean {
+		return !this.response.destroyed && !this.response.writableEnded;
+	}
+
+	/** The reply sent an event, so the client can resume it from that event's id. */
+	sentEvents = false;
 
 	/** A message that must reach the client before the response. */
 	send(message: JsonRpcMessage): void {
+		this.sentEvents = true;
 		this.events().send(message);
 	}
 
 	/** Sends the response: as JSON with `status` (and extra headers) unless an event stream has begun. */
 	finish(message: JsonRpcMessage, status = 200, headers?: OutgoingHttpHeaders): void {
 		clearTimeout(this.timer);
+		if (!this.open) return;
 		if (this.stream) {
 			this.stream.send(message);
 			this.stream.end();

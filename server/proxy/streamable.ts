@@ -11,19 +11,21 @@
  * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { refusalOf, type HttpExchange, type McpHandler } from './chain.js';
+import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from './chain.js';
 import {
 	asMessage,
 	ErrorCode,
 	errorResponse,
 	isRequest,
+	MODERN_REVISION,
 	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
-import { EventStream, ReplyStream } from './sse.js';
+import { EventStream, ReplyStream, type EventFormat } from './sse.js';
+import { isModernRequest, StatelessBridge } from './stateless.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -70,16 +72,28 @@ export function sendError(response: ServerResponse, error: HttpError, headers: R
 	response.writeHead(error.status, { ...headers, 'Content-Type': 'application/json' }).end(body);
 }
 
+/** A message the proxy refused, with its HTTP status. */
+export function sendRefusal(response: ServerResponse, answer: JsonRpcResponse, status: number, headers: Readonly<Record<string, string>> = {}): void {
+	const body = JSON.stringify(answer);
+	response.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
 export class StreamableHttpFront {
+	private readonly stateless: StatelessBridge;
+
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
-	) {}
+		/** Notifications and the client's responses go through the notice middleware. */
+		private readonly notify: NoticeHandler = forwardNotice,
+	) {
+		this.stateless = new StatelessBridge(sessions, handle, notify);
+	}
 
 	async serve(exchange: HttpExchange): Promise<void> {
 		try {
 			const version = exchange.request.headers['mcp-protocol-version'];
-			if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+			if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version !== MODERN_REVISION) {
 				throw new HttpError(400, `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
 			}
 			switch (exchange.request.method) {
@@ -122,6 +136,15 @@ export class StreamableHttpFront {
 		if (messages.length === 0) throw new HttpError(400, 'Invalid Request: empty batch');
 		exchange.messages = messages;
 
+		if (exchange.request.headers['mcp-session-id'] === undefined && !batch) {
+			const [message] = messages;
+			if (isRequest(message!) && isModernRequest(message)) return this.answerStateless(exchange, message);
+			if (!isRequest(message!) && exchange.request.headers['mcp-protocol-version'] === MODERN_REVISION) {
+				response.writeHead(202).end(); // a 2026-07-28 client's notification: there is no session it could belong to
+				return;
+			}
+		}
+
 		let session: ClientSession;
 		const initialize = messages.find((message) => isRequest(message) && message.method === 'initialize');
 		if (initialize) {
@@ -132,12 +155,15 @@ export class StreamableHttpFront {
 		}
 
 		const requests: JsonRpcRequest[] = [];
+		let refused: JsonRpcResponse | undefined;
 		for (const message of messages) {
 			if (isRequest(message)) requests.push(message);
-			else session.backend.send(message as JsonRpcNotification | JsonRpcResponse);
+			else refused ??= await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
 		}
 		const headers = { 'Mcp-Session-Id': session.id };
 		if (requests.length === 0) {
+			const refusal = refused && refusalOf(refused);
+			if (refusal) return sendRefusal(response, refused!, refusal.status, { ...headers, ...refusal.headers });
 			response.writeHead(202, headers).end();
 			return;
 		}
@@ -151,43 +177,52 @@ export class StreamableHttpFront {
 		response.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
 	}
 
+	private async answerStateless(exchange: HttpExchange, message: JsonRpcRequest): Promise<void> {
+		const answer = await this.stateless.answer(exchange, message);
+		const refusal = refusalOf(answer);
+		const body = JSON.stringify(answer);
+		if (exchange.response.destroyed) return;
+		exchange.response
+			.writeHead(refusal?.status ?? 200, { ...refusal?.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
+			.end(body);
+	}
+
 	/** Runs one request, streaming related server messages into its reply. */
 	private async call(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest, headers: Record<string, string>): Promise<JsonRpcResponse> {
-		const reply = new ReplyStream(exchange.response, headers);
+		const reply = new ReplyStream(exchange.response, headers, session.formatFor(message.id));
 		session.track(message.id, reply);
 		try {
 			const answer = await this.run(exchange, session, message);
 			const refusal = refusalOf(answer);
-			reply.finish(answer, refusal?.status, refusal?.headers);
+			session.answer(message.id, reply, answer, refusal?.status, refusal?.headers);
 			return answer;
 		} finally {
 			session.untrack(message.id);
 		}
 	}
 
+	/**
+	 * Runs one request. A client that drops the connection has not cancelled the call (it
+	 * cancels with `notifications/cancelled`): the answer reaches it on a resumed or GET stream.
+	 */
 	private run(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest): Promise<JsonRpcResponse> {
-		const controller = new AbortController();
-		const { response } = exchange;
-		const onClose = () => {
-			if (!response.writableFinished) controller.abort('the client went away');
-		};
-		response.once('close', onClose);
-		const onSessionEnd = () => controller.abort('the session ended');
-		session.signal.addEventListener('abort', onSessionEnd, { once: true });
-		return this.handle({ request: message, session, signal: controller.signal, exchange }).finally(() => {
-			response.off('close', onClose);
-			session.signal.removeEventListener('abort', onSessionEnd);
-		});
+		return this.handle({ request: message, session, signal: session.signal, exchange });
 	}
 
 	private get(exchange: HttpExchange): void {
 		const accept = exchange.request.headers.accept ?? '';
 		if (!accept.includes('text/event-stream')) throw new HttpError(406, 'Not Acceptable: the client must accept text/event-stream');
 		const session = this.session(exchange);
+		const headers = { 'Mcp-Session-Id': session.id };
+		const open = (format: EventFormat | undefined) => {
+			const stream = new EventStream(exchange.response, headers, format);
+			exchange.response.once('close', () => session.detachStream(stream));
+			return stream;
+		};
+		const lastEventId = exchange.request.headers['last-event-id'];
+		if (typeof lastEventId === 'string' && session.resume(lastEventId, open)) return;
 		if (session.hasStream) throw new HttpError(409, 'Conflict: only one event stream is allowed per session');
-		const stream = new EventStream(exchange.response, { 'Mcp-Session-Id': session.id });
-		session.attachStream(stream);
-		exchange.response.once('close', () => session.detachStream(stream));
+		session.attachStream(open(session.formatFor(undefined)));
 	}
 
 	private delete(exchange: HttpExchange): void {

@@ -1,6 +1,6 @@
 /**
  * A loaded registry, indexed for the questions callers ask: a server by full or short name,
- * a skill by name and namespace, a case-insensitive substring search, and the legacy view.
+ * a skill by name and namespace, a ranked case-insensitive search, and the legacy view.
  * Immutable once built; a changed source produces a new Catalog.
  */
 import { HangarError } from '../../protocol/errors.js';
@@ -16,10 +16,10 @@ export class Catalog {
 	readonly skills: readonly RegistrySkill[];
 	private readonly byName = new Map<string, ServerRecord>();
 	private readonly byShortName = new Map<string, ServerRecord[]>();
-	/** Lower-cased `name \n description` per server, in `servers` order: what a search looks in. */
-	readonly serverText: readonly string[];
-	/** Lower-cased `name \n namespace \n description` per skill, in `skills` order. */
-	readonly skillText: readonly string[];
+	/** What a search looks in, per server, in `servers` order. */
+	readonly serverText: readonly SearchText[];
+	/** What a search looks in, per skill, in `skills` order. */
+	readonly skillText: readonly SearchText[];
 	private legacyData: RegistryData | undefined;
 	private countsValue: { image: number; remote: number } | undefined;
 
@@ -28,17 +28,19 @@ export class Catalog {
 		this.lastUpdated = document.lastUpdated;
 		this.servers = document.servers;
 		this.skills = document.skills;
-		const serverText = new Array<string>(this.servers.length);
+		const serverText = new Array<SearchText>(this.servers.length);
 		this.servers.forEach((server, index) => {
 			this.byName.set(server.name, server);
 			const short = shortName(server.name);
 			const sharing = this.byShortName.get(short);
 			if (sharing) sharing.push(server);
 			else this.byShortName.set(short, [server]);
-			serverText[index] = `${server.name}\n${server.description ?? ''}`.toLowerCase();
+			serverText[index] = searchText(short, server.title, server.description, server.name);
 		});
 		this.serverText = serverText;
-		this.skillText = this.skills.map((skill) => `${skill.name}\n${skill.namespace ?? ''}\n${skill.description ?? ''}`.toLowerCase());
+		this.skillText = this.skills.map((skill) =>
+			searchText(skill.name, skill.title, skill.description, skill.namespace ? qualifiedName(skill) : skill.name),
+		);
 	}
 
 	/**
@@ -59,9 +61,9 @@ export class Catalog {
 		return matches[0];
 	}
 
-	/** Servers whose name or description contains `query`, case-insensitively; all without one. */
+	/** Servers matching `query`, best first (see `search`); all without one. */
 	searchServers(query: string | undefined): readonly ServerRecord[] {
-		return filterText(this.servers, this.serverText, query);
+		return search(this.servers, this.serverText, query);
 	}
 
 	/**
@@ -80,9 +82,9 @@ export class Catalog {
 		return matches[0];
 	}
 
-	/** Skills whose name, namespace or description contains `query`, case-insensitively. */
+	/** Skills matching `query`, best first (see `search`); all without one. */
 	searchSkills(query: string | undefined): readonly RegistrySkill[] {
-		return filterText(this.skills, this.skillText, query);
+		return search(this.skills, this.skillText, query);
 	}
 
 	/** The whole registry in the legacy shape (spec 2.4), built on first use. */
@@ -113,11 +115,56 @@ export function shortName(name: string): string {
 	return name.slice(name.lastIndexOf('/') + 1);
 }
 
-/** The items whose search text (`text`, in the same order) contains `query`, case-insensitively; all without one. */
-export function filterText<T>(items: readonly T[], text: readonly string[], query: string | undefined): readonly T[] {
-	if (!query) return items;
-	const needle = query.toLowerCase();
-	const found: T[] = [];
-	for (let index = 0; index < items.length; index++) if (text[index]!.includes(needle)) found.push(items[index]!);
-	return found;
+/** The lower-cased fields a search looks in. */
+export interface SearchText {
+	/** The short name (`fetch` of `io.github.stacklok/fetch`). */
+	readonly name: string;
+	readonly title: string;
+	readonly description: string;
+	/** The full name, namespace included. */
+	readonly fullName: string;
+}
+
+function searchText(name: string, title: string | undefined, description: string | undefined, fullName: string): SearchText {
+	return {
+		name: name.toLowerCase(),
+		title: (title ?? '').toLowerCase(),
+		description: (description ?? '').toLowerCase(),
+		fullName: fullName.toLowerCase(),
+	};
+}
+
+/**
+ * How well an item matches a lower-cased query; 0 for no match. The short name counts most
+ * (whole, then one of its `-`/`_`/`.` segments, then a prefix, then anywhere), then the title,
+ * then the description (a word start, then anywhere). The namespace (`io.github.…`), shared
+ * by most of a catalog, counts only when the query names one (it holds `/` or `.`).
+ */
+export function relevance(text: SearchText, needle: string): number {
+	if (text.name === needle) return 100;
+	if (text.name.split(/[-_.]/).includes(needle)) return 90;
+	if (text.name.startsWith(needle)) return 80;
+	if (text.name.includes(needle)) return 70;
+	if (text.title === needle) return 65;
+	if (text.title.includes(needle)) return 60;
+	if (new RegExp(`(^|[^a-z0-9])${escapeRegExp(needle)}`).test(text.description)) return 40;
+	if (text.description.includes(needle)) return 20;
+	if (/[/.]/.test(needle) && text.fullName.includes(needle)) return 10;
+	return 0;
+}
+
+/** The items matching `query`, best first, in catalog order among equals; all without one. */
+export function search<T>(items: readonly T[], texts: readonly SearchText[], query: string | undefined): readonly T[] {
+	const needle = query?.trim().toLowerCase();
+	if (!needle) return items;
+	const scored: { item: T; score: number }[] = [];
+	for (let index = 0; index < items.length; index++) {
+		const score = relevance(texts[index]!, needle);
+		if (score > 0) scored.push({ item: items[index]!, score });
+	}
+	return scored.sort((a, b) => b.score - a.score).map((entry) => entry.item);
+}
+
+function escapeRegExp(value: string): string {
+	return value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

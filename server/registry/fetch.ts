@@ -9,8 +9,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { checkedLookup, PUBLIC_ONLY, refusedHost } from '../net/addresses.js';
-import { BodyTooLarge, readCapped } from '../net/body.js';
+import { lookupWithin, refusalOf } from '../net/addresses.js';
 import { SourceError } from './errors.js';
 
 export interface FetchOptions {
@@ -50,22 +49,24 @@ export function checkUrl(raw: string, allowPrivate: boolean): URL {
 	if (url.username || url.password) {
 		throw new SourceError('invalid_url', `credentials in registry URLs are not accepted: ${url.host}`);
 	}
+	const host = url.hostname.replace(/^\[|\]$/g, '');
+	const refused = refusalOf(host, { private: allowPrivate });
+	if (refused === 'link-local' || refused === 'unspecified') throw new SourceError('refused', `${host} is a ${refused} address, which no registry URL may reach`);
 	if (allowPrivate) return url;
 	if (url.protocol === 'http:') {
 		throw new SourceError('refused', `plain http:// is refused for ${url.host}; use https:// or ${ALLOW_HINT}`);
 	}
-	if (refusedHost(url.hostname, PUBLIC_ONLY)) {
-		const host = url.hostname.replace(/^\[|\]$/g, '');
+	if (refused) {
 		throw new SourceError('refused', `${host} is a private or loopback address; to use it, ${ALLOW_HINT}`);
 	}
 	return url;
 }
 
-/** A DNS lookup that fails when the host resolves to any private address. */
-const publicOnlyLookup = checkedLookup(
-	() => PUBLIC_ONLY,
-	(hostname, address) => new SourceError('refused', `${hostname} resolves to private address ${address}; to use it, ${ALLOW_HINT}`),
-);
+/** The socket's DNS lookup: private answers need `allowPrivate`; link-local ones are never reached. */
+const lookups = {
+	private: lookupWithin({ private: true }, (message) => new SourceError('refused', message)),
+	public: lookupWithin({}, (message) => new SourceError('refused', `${message}; to use it, ${ALLOW_HINT}`)),
+};
 
 /** GETs `url` and parses the body as JSON, following redirects under the same guard. */
 export async function fetchJson(raw: string, options: FetchOptions, headers: Record<string, string> = {}): Promise<FetchedJson> {
@@ -101,7 +102,7 @@ function get(url: URL, options: FetchOptions, headers: Record<string, string>, s
 				method: 'GET',
 				headers: { Accept: 'application/json', 'User-Agent': 'hangar', ...headers },
 				signal,
-				...(options.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+				lookup: options.allowPrivate ? lookups.private : lookups.public,
 			},
 			resolve,
 		);
@@ -111,15 +112,21 @@ function get(url: URL, options: FetchOptions, headers: Record<string, string>, s
 }
 
 async function readBody(response: IncomingMessage, maxBytes: number, url: URL, signal: AbortSignal): Promise<string> {
+	const chunks: Buffer[] = [];
+	let size = 0;
 	try {
-		return (await readCapped(response, maxBytes)).toString('utf8');
-	} catch (error) {
-		if (error instanceof BodyTooLarge) {
-			response.destroy();
-			throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
+		for await (const chunk of response as AsyncIterable<Buffer>) {
+			size += chunk.length;
+			if (size > maxBytes) {
+				response.destroy();
+				throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
+			}
+			chunks.push(chunk);
 		}
+	} catch (error) {
 		throw error instanceof SourceError ? error : describeNetworkError(error as Error, url, signal);
 	}
+	return Buffer.concat(chunks).toString('utf8');
 }
 
 function describeNetworkError(error: Error, url: URL, signal: AbortSignal): SourceError {

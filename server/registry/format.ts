@@ -7,11 +7,16 @@
  * milliseconds, and each message names the offending field. Unknown fields are kept.
  */
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
-import { isPlainObject } from '../json.js';
+import { describeJsonError, isPlainObject } from '../json.js';
 import { SourceError } from './errors.js';
 
-/** Reverse-DNS server names as the MCP registry defines them. */
-const SERVER_NAME = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
+/** Reverse-DNS server names as the MCP registry defines them: recommended, not required. */
+const REVERSE_DNS_NAME = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
+/**
+ * What a server name must be to be looked up and typed on a command line. ToolHive accepts
+ * plain names (`test-server`) in registry files, so Hangar does too, with a warning.
+ */
+const SERVER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._\/@-]*$/;
 
 export interface RegistryGroupDocument {
 	readonly name: string;
@@ -34,7 +39,7 @@ export function parseRegistryText(text: string, origin: string): RegistryDocumen
 	try {
 		raw = JSON.parse(text);
 	} catch (error) {
-		throw new SourceError('invalid', `${origin} is not valid JSON: ${(error as Error).message}`);
+		throw new SourceError('invalid', `${origin} is not valid JSON: ${describeJsonError(error)}`);
 	}
 	return validateRegistry(raw, origin);
 }
@@ -72,6 +77,16 @@ export function validateRegistry(raw: unknown, origin: string, allowEmpty = fals
 	};
 }
 
+/** A warning for server names that are not reverse-DNS (`io.github.owner/server`); none when all are. */
+export function nameWarning(document: RegistryDocument, origin: string): string | undefined {
+	const names = [...document.servers, ...document.groups.flatMap((group) => group.servers)]
+		.map((server) => server.name)
+		.filter((name) => !REVERSE_DNS_NAME.test(name));
+	if (names.length === 0) return undefined;
+	const shown = names.slice(0, 5).map((name) => `'${name}'`).join(', ');
+	return `${origin}: ${names.length} server name(s) are not reverse-DNS names such as io.github.owner/server (${shown}${names.length > 5 ? ', …' : ''}); they are served as they are`;
+}
+
 export function validateServers(value: unknown, field: string, origin: string): ServerRecord[] {
 	if (value === undefined || value === null) return [];
 	if (!Array.isArray(value)) throw invalid(origin, `${field} must be an array`);
@@ -91,7 +106,10 @@ export function validateServer(entry: unknown, field: string, origin: string): S
 	if (!isPlainObject(entry)) throw invalid(origin, `${field} must be an object`);
 	const { name } = entry;
 	if (typeof name !== 'string' || name.length < 3 || name.length > 200 || !SERVER_NAME.test(name)) {
-		throw invalid(origin, `${field}.name must be a reverse-DNS name such as io.github.owner/server (got ${JSON.stringify(name)})`);
+		throw invalid(
+			origin,
+			`${field}.name must be 3-200 letters, digits, ".", "_", "-", "/" or "@", such as io.github.owner/server (got ${JSON.stringify(name)})`,
+		);
 	}
 	for (const key of ['description', 'title', 'version'] as const) {
 		if (entry[key] !== undefined && typeof entry[key] !== 'string') throw invalid(origin, `${field}.${key} must be a string`);

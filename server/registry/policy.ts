@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import type { HangarPaths } from '../store/paths.js';
+import { describeJsonError } from '../json.js';
 
 const RegistryPolicy = z.strictObject({
 	locked: z.boolean().optional(),
@@ -58,7 +59,7 @@ export class RegistryPolicyFile {
 		try {
 			raw = JSON.parse(text);
 		} catch (error) {
-			throw this.broken((error as Error).message);
+			throw this.broken(describeJsonError(error));
 		}
 		const parsed = RegistryPolicy.safeParse(raw);
 		if (!parsed.success) {

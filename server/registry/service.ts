@@ -34,7 +34,7 @@ import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { OperationContext } from '../context.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
-import { filterText, type Catalog } from './catalog.js';
+import { search, type Catalog, type SearchText } from './catalog.js';
 import { RegistryConfigStore, DEFAULT_REGISTRY, effectivePriority, type RegistryEntry } from './config.js';
 import { toLegacyServer } from './convert.js';
 import { configureError, readError, SourceError } from './errors.js';
@@ -82,9 +82,9 @@ interface MergedView {
 	readonly parts: readonly Catalog[];
 	readonly names: readonly string[];
 	readonly servers: readonly { record: ServerRecord; registry: string }[];
-	readonly serverText: readonly string[];
+	readonly serverText: readonly SearchText[];
 	readonly skills: readonly { skill: RegistrySkill; registry: string }[];
-	readonly skillText: readonly string[];
+	readonly skillText: readonly SearchText[];
 }
 
 export class RegistryService {
@@ -117,10 +117,40 @@ export class RegistryService {
 	 * read, that registry's error is thrown rather than an answer that may be wrong.
 	 */
 	async findServer(name: string): Promise<ServerLookup | undefined> {
-		return this.firstFound(async (catalog) => {
+		const found = await this.serverNamed(name);
+		return found ? toLookup(found.record) : undefined;
+	}
+
+	/**
+	 * A server by full name (the first registry in precedence order that has it), or by short
+	 * name. A short name that names different servers, in one registry or across several, is
+	 * a 409 listing them: picking one silently could run the wrong server.
+	 */
+	private async serverNamed(name: string, signal?: AbortSignal): Promise<{ record: ServerRecord; registry: string } | undefined> {
+		if (name.includes('/')) {
+			return this.firstFound(async (catalog, entry) => {
+				const record = catalog.findServer(name);
+				return record ? { record, registry: entry.name } : undefined;
+			}, signal);
+		}
+		const found = new Map<string, { record: ServerRecord; registry: string }>();
+		let failure: HangarError | undefined;
+		for (const entry of await this.entries()) {
+			const { catalog, error } = await this.tryCatalog(entry, signal);
+			if (!catalog) {
+				failure ??= error;
+				continue;
+			}
 			const record = catalog.findServer(name);
-			return record ? toLookup(record) : undefined;
-		});
+			if (record && !found.has(record.name)) found.set(record.name, { record, registry: entry.name });
+		}
+		if (found.size > 1) {
+			const candidates = [...found.values()].map(({ record, registry }) => `${record.name} (registry '${registry}')`);
+			throw new HangarError(409, `server name '${name}' is ambiguous: ${candidates.join(', ')}; use the full name`, 'server_ambiguous');
+		}
+		const [only] = found.values();
+		if (!only && failure) throw failure;
+		return only;
 	}
 
 	/**
@@ -254,7 +284,7 @@ export class RegistryService {
 	): Promise<{ servers: ServerRecord[]; metadata: PageMetadata }> {
 		if (registryName === ALL_REGISTRIES) {
 			const view = await this.mergedView(signal);
-			const matches = filterText(view.servers, view.serverText, query.q);
+			const matches = search(view.servers, view.serverText, query.q);
 			const { items, metadata } = pageOf(matches, query);
 			return { servers: items.map(({ record, registry }) => withRegistry(record, registry)), metadata };
 		}
@@ -265,12 +295,9 @@ export class RegistryService {
 
 	async getCatalogServer(registryName: string, serverName: string, signal?: AbortSignal): Promise<ServerRecord> {
 		if (registryName === ALL_REGISTRIES) {
-			const found = await this.firstFound(async (catalog, entry) => {
-				const record = catalog.findServer(serverName);
-				return record ? withRegistry(record, entry.name) : undefined;
-			}, signal);
+			const found = await this.serverNamed(serverName, signal);
 			if (!found) throw serverNotFound(serverName);
-			return found;
+			return withRegistry(found.record, found.registry);
 		}
 		const catalog = await this.catalogOf(await this.entry(registryName), signal);
 		const record = catalog.findServer(serverName);
@@ -285,7 +312,7 @@ export class RegistryService {
 	): Promise<{ skills: RegistrySkill[]; metadata: PageMetadata }> {
 		if (registryName === ALL_REGISTRIES) {
 			const view = await this.mergedView(signal);
-			const matches = filterText(view.skills, view.skillText, query.q);
+			const matches = search(view.skills, view.skillText, query.q);
 			const { items, metadata } = pageOf(matches, query);
 			return { skills: items.map(({ skill, registry }) => withRegistry(skill, registry)), metadata };
 		}
@@ -396,9 +423,9 @@ export class RegistryService {
 		if (cached && sameItems(cached.parts, parts) && sameItems(cached.names, names)) return cached;
 		// Each record keeps the search text its catalog already holds.
 		const servers: { record: ServerRecord; registry: string }[] = [];
-		const serverText: string[] = [];
+		const serverText: SearchText[] = [];
 		const skills: { skill: RegistrySkill; registry: string }[] = [];
-		const skillText: string[] = [];
+		const skillText: SearchText[] = [];
 		const seenServers = new Set<string>();
 		const seenSkills = new Set<string>();
 		readable.forEach(({ catalog, entry }) => {

@@ -18,7 +18,7 @@ import type { Logger } from '../log.js';
 import { Catalog } from './catalog.js';
 import { embeddedCatalog } from './embedded.js';
 import { SourceError } from './errors.js';
-import { parseRegistryText, validateRegistry, type RegistryDocument } from './format.js';
+import { nameWarning, parseRegistryText, validateRegistry, type RegistryDocument } from './format.js';
 import { fetchRegistryApi, fetchRegistryFile, type PageListener } from './remote.js';
 
 export type SourceType = 'default' | 'file' | 'url' | 'api';
@@ -107,9 +107,16 @@ export class SourceLoader {
 		} catch (error) {
 			throw new SourceError('missing_file', `cannot read registry file ${source.location}: ${(error as Error).message}`);
 		}
-		const catalog = new Catalog(parseRegistryText(text, source.location));
+		const document = parseRegistryText(text, source.location);
+		this.warnAboutNames(document, source.location);
+		const catalog = new Catalog(document);
 		this.loaded.set(key, { catalog, stamp, fetchedAt: Date.now() });
 		return catalog;
+	}
+
+	private warnAboutNames(document: RegistryDocument, origin: string): void {
+		const warning = nameWarning(document, origin);
+		if (warning) this.options.log.warn(warning);
 	}
 
 	private async loadRemote(key: string, source: RegistrySource, options: LoadOptions): Promise<Catalog> {
@@ -129,6 +136,7 @@ export class SourceLoader {
 			}
 			throw error;
 		}
+		this.warnAboutNames(document, source.location);
 		const fetchedAt = Date.now();
 		const cache: CacheFile = {
 			schema_version: CACHE_SCHEMA,

@@ -78,6 +78,8 @@ export class RestServer {
 	}
 
 	private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+		const started = performance.now();
+		response.once('close', () => this.logRequest(request, response, started));
 		try {
 			const refusal = this.guard.check(request);
 			if (refusal) throw new HangarError(403, refusal, 'forbidden');
@@ -132,10 +134,17 @@ export class RestServer {
 		if (status === 204 || kind === 'empty') {
 			response.writeHead(status, COMMON_HEADERS).end();
 		} else if (kind === 'text') {
-			response.writeHead(status, { ...COMMON_HEADERS, 'Content-Type': 'text/plain; charset=utf-8' }).end(String(result));
+			response.writeHead(status, { ...COMMON_HEADERS, 'Content-Type': 'text/plain' }).end(String(result));
 		} else {
 			send(response, status, JSON.stringify(result));
 		}
+	}
+
+	/** One line per request: verb, path (never the query, which may carry values), status, time. */
+	private logRequest(request: IncomingMessage, response: ServerResponse, started: number): void {
+		const path = (request.url ?? '/').split('?')[0];
+		const status = response.writableFinished ? String(response.statusCode) : 'aborted';
+		this.environment.log.info(`${request.method} ${path} ${status} ${(performance.now() - started).toFixed(1)} ms`);
 	}
 
 	private sendError(response: ServerResponse, error: unknown): void {

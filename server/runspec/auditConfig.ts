@@ -1,6 +1,6 @@
 /**
- * The audit configuration of a run configuration: the event types ToolHive defines and the
- * check run when a workload is created (the proxy's audit log reads the same settings).
+ * The audit configuration (`audit_config`): the event types ToolHive defines, and the checks
+ * a configuration must pass, run when a workload is created and when its proxy starts.
  */
 import { isAbsolute } from 'node:path';
 import type { AuditConfig } from '../../protocol/runConfig.js';
@@ -31,8 +31,6 @@ export const AUDIT_EVENT_TYPES = [
 	'vmcp_workflow_step_failed',
 	'vmcp_workflow_step_skipped',
 ];
-
-export const DEFAULT_MAX_DATA_SIZE = 1024;
 
 /** What is wrong with an audit configuration, and in which field; undefined when nothing is. */
 export function auditConfigProblem(config: AuditConfig): { field: string; message: string } | undefined {

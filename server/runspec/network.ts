@@ -1,6 +1,6 @@
 /**
- * Network facts of a run configuration that both the workloads service (which creates the
- * isolated network) and the proxy (which serves its egress) read.
+ * The network of a workload's container, as both the service (which creates it) and the
+ * proxy (which serves its egress) see it.
  */
 import type { StoredWorkload } from './store.js';
 

@@ -1,4 +1,5 @@
-/** The Redis address of `scaling_config.session_redis`, checked at create and read by the proxy. */
+/** The address of a Redis server as configured (`session_redis.address`). */
+
 /** `host:port`, `[v6]:port` or `host` (port 6379). */
 export function parseAddress(address: string): { host: string; port: number } {
 	const match = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(address.trim());

@@ -31,6 +31,8 @@ export const StoredWorkload = RunConfig.extend({
 	restart_policy: RestartPolicy,
 	/** Seconds; absent means the proxy's default. */
 	request_timeout: z.number().int().optional(),
+	/** Seconds a request may take in all, progress or not; absent means the proxy's default. */
+	request_timeout_max: z.number().int().optional(),
 	/** Headers a remote server accepts (from its registry entry or the request). */
 	headers: z.array(RegistryHeader).optional(),
 	/** Port of the egress proxy on the isolated network's gateway, for a network-isolated container. */

@@ -251,6 +251,11 @@ export class DockerRuntime implements Runtime {
 		const socket = (await this.call(`attach to container ${id}`, (docker) =>
 			docker.getContainer(id).attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
 		)) as NodeJS.ReadWriteStream & { destroy(): void };
+		return this.streamAttachment(socket);
+	}
+
+	/** An attachment over a hijacked engine connection carrying multiplexed stdout/stderr. */
+	private streamAttachment(socket: NodeJS.ReadWriteStream & { destroy(): void }): Attachment {
 		let deliver: ((chunk: Buffer) => void) | undefined;
 		const early: Buffer[] = [];
 		const demux = demultiplexer((stream, payload) => {
@@ -272,6 +277,26 @@ export class DockerRuntime implements Runtime {
 			},
 			closed,
 			close: () => socket.destroy(),
+		};
+	}
+
+	async execCommand(id: string): Promise<Attachment> {
+		const socket = (await this.call(`run the command of container ${id} again`, async (docker) => {
+			const container = docker.getContainer(id);
+			const { Config } = await container.inspect();
+			const command = [...(Config.Entrypoint ?? []), ...(Config.Cmd ?? [])];
+			if (command.length === 0) throw new HangarError(409, `container ${id} has no command to run again`, 'conflict');
+			const exec = await container.exec({ Cmd: command, AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
+			return exec.start({ hijack: true, stdin: true });
+		})) as NodeJS.ReadWriteStream & { destroy(): void; end(): void };
+		const attachment = this.streamAttachment(socket);
+		return {
+			...attachment,
+			// End of stdin ends a stdio server; the connection goes a moment later if it does not.
+			close: () => {
+				socket.end();
+				setTimeout(() => socket.destroy(), 5_000).unref();
+			},
 		};
 	}
 

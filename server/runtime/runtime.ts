@@ -106,6 +106,12 @@ export interface Runtime {
 	/** Removes a network; a missing one is fine. */
 	removeNetwork(name: string): Promise<void>;
 	attach(id: string): Promise<Attachment>;
+	/**
+	 * Runs the container's own command (entrypoint and arguments) once more, as another process
+	 * in the same container (same environment, mounts and network), attached to its stdio.
+	 * Closing the attachment closes that process's stdin.
+	 */
+	execCommand(id: string): Promise<Attachment>;
 	/** The last `lines` lines of the container's stdout and stderr. */
 	logs(id: string, lines: number): Promise<string>;
 }

@@ -197,7 +197,10 @@ export async function open(file: Buffer, password: string): Promise<Opened> {
 	}
 	let secrets: Record<string, string>;
 	try {
-		secrets = Plaintext.parse(JSON.parse(plaintext.toString('utf8'))).secrets;
+		const parsed = JSON.parse(plaintext.toString('utf8')) as { secrets: Record<string, string> };
+		Plaintext.parse(parsed);
+		// Entries of the parsed JSON itself: zod's copy assigns keys, and `__proto__` would be lost.
+		secrets = parsed.secrets;
 	} catch {
 		throw new SealedFileError('malformed');
 	}

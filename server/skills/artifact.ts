@@ -136,14 +136,14 @@ function blob(mediaType: string, bytes: Buffer, annotations?: Record<string, str
 	return { bytes, descriptor };
 }
 
-/** A POSIX tar of the files: regular files only, owner 0, mode 0644, every mtime at `epoch`. */
+/** A POSIX tar of the files: regular files only, owner 0, mode 0644 (0755 for a script), every mtime at `epoch`. */
 async function tarOf(files: readonly SkillFile[], epoch: number): Promise<Buffer> {
 	const { Header, Pax } = await import('tar');
 	const mtime = new Date(epoch * 1000);
 	const blocks: Buffer[] = [];
 	for (const file of files) {
 		const content = await readFile(file.absolute);
-		const fields = { path: file.path, mode: 0o644, uid: 0, gid: 0, uname: '', gname: '', size: content.length, mtime, type: 'File' as const };
+		const fields = { path: file.path, mode: file.executable ? 0o755 : 0o644, uid: 0, gid: 0, uname: '', gname: '', size: content.length, mtime, type: 'File' as const };
 		const header = new Header(fields);
 		if (header.encode()) blocks.push(new Pax({ path: file.path, size: content.length, mtime }).encode());
 		blocks.push(header.block!, content, Buffer.alloc((512 - (content.length % 512)) % 512));

@@ -3,9 +3,11 @@
  *
  * Every entry is checked before anything of it is written: regular files and folders only
  * (no symlinks, hardlinks, devices, pipes or unknown types), relative paths without `..`,
- * at most 1000 files, 100 MB per file and 500 MB in all, and decompression stops when the
- * stream outgrows what the headers declared (a gzip bomb). Modes are sanitised (no
- * setuid/setgid/sticky, at most 0644). Any refusal removes the folder: nothing is left.
+ * names of at most 255 bytes and paths of at most 1024 (what every file system takes, below the
+ * client folder), at most 1000 files and 2000 entries of any kind, 100 MB per file and 500 MB in
+ * all, and decompression stops when the stream outgrows what the headers declared (a gzip
+ * bomb). Modes are sanitised: execute bits are kept, never setuid/setgid/sticky, never write
+ * for others (at most 0755). Any refusal removes the folder: nothing is left.
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -17,12 +19,15 @@ import { HangarError } from '../../protocol/errors.js';
 
 export interface ExtractionLimits {
 	readonly maxFiles: number;
+	/** Entries of any kind (files and folders): a layer of empty folders costs as much as files. */
+	readonly maxEntries?: number;
 	readonly maxFileBytes: number;
 	readonly maxTotalBytes: number;
 }
 
 export const DEFAULT_LIMITS: ExtractionLimits = {
 	maxFiles: 1000,
+	maxEntries: 2000,
 	maxFileBytes: 100 * 1000 * 1000,
 	maxTotalBytes: 500 * 1000 * 1000,
 };
@@ -39,6 +44,19 @@ export interface ExtractedFile {
 	readonly size: number;
 	/** Hex sha256 of the content, when it was hashed on the way (see `contentDigest`). */
 	readonly sha256?: string;
+	/** The file keeps execute bits (a script). */
+	readonly executable?: boolean;
+}
+
+/** Longest name of one path component on Linux and macOS file systems. */
+export const MAX_NAME_BYTES = 255;
+/** Longest path inside a skill: leaves room below PATH_MAX (4096) for the client folder above it. */
+export const MAX_PATH_BYTES = 1024;
+
+/** A file's mode in a skill: readable by its owner, execute bits where it can be read, nothing more. */
+export function skillFileMode(mode: number): number {
+	const readable = (mode & 0o644) | 0o600;
+	return mode & 0o111 ? readable | ((readable & 0o444) >> 2) : readable;
 }
 
 /** Decompressed bytes allowed beyond the declared contents: headers, padding, end blocks. */
@@ -76,8 +94,13 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	parser.on('warn', (_code: string, message: string | Error) => fail(unsafeArchive(`invalid tar: ${String(message)}`)));
 	parser.on('error', (error: Error) => fail(unsafeArchive(`invalid tar: ${error.message}`)));
 	parser.on('ignoredEntry', (entry: { type: string; path: string }) => fail(unsafeArchive(`unsupported entry ${entry.path} (${entry.type})`)));
+	const maxEntries = limits.maxEntries ?? limits.maxFiles * 2;
 	parser.on('entry', (entry) => {
-		entries++;
+		if (++entries > maxEntries) {
+			fail(unsafeArchive(`more than ${maxEntries} entries`));
+			entry.resume();
+			return;
+		}
 		const problem = checkEntry(entry.type, entry.path, entry.size ?? 0, limits);
 		const path = problem ? undefined : normalise(entry.path);
 		if (problem || path === undefined) {
@@ -88,7 +111,9 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 		if (entry.type === 'Directory') {
 			entry.resume();
 			if (path) folders.add(path);
-			writing = writing.then(() => (failure || !path ? undefined : mkdir(join(into, path), { recursive: true, mode: 0o755 }).then(() => undefined)));
+			writing = writing
+				.then(() => (failure || !path ? undefined : mkdir(join(into, path), { recursive: true, mode: 0o755 }).then(() => undefined)))
+				.catch((error: NodeJS.ErrnoException) => void fail(fileSystemRefusal(error, path)));
 			return;
 		}
 		if (!path) {
@@ -103,9 +128,9 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 			entry.resume();
 			return;
 		}
-		const file: { path: string; size: number; sha256?: string } = { path, size: entry.size };
+		const mode = skillFileMode(entry.mode ?? 0o644);
+		const file: { path: string; size: number; sha256?: string; executable: boolean } = { path, size: entry.size, executable: (mode & 0o100) !== 0 };
 		files.push(file);
-		const mode = ((entry.mode ?? 0o644) & 0o644) | 0o600;
 		const target = join(into, path);
 		entry.pause();
 		writing = writing
@@ -131,7 +156,7 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 			})
 			.catch((error: NodeJS.ErrnoException) => {
 				entry.resume();
-				fail(error.code === 'EEXIST' ? unsafeArchive(`${path} appears twice`) : error);
+				fail(error.code === 'EEXIST' ? unsafeArchive(`${path} appears twice`) : fileSystemRefusal(error, path));
 			});
 	});
 
@@ -181,6 +206,13 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	return files;
 }
 
+/** A write the file system refused because of the archive (a name too long for it) as a 422; other errors as they are. */
+function fileSystemRefusal(error: NodeJS.ErrnoException, path: string): Error {
+	if (error.code === 'ENAMETOOLONG') return unsafeArchive(`${path.slice(0, 40)}… is longer than this file system allows`);
+	if (error.code === 'ENOTDIR' || error.code === 'EEXIST') return unsafeArchive(`${path} is inside a file`);
+	return error;
+}
+
 /** Resolves when a writable stream wants more, or will never want any. */
 function drained(stream: NodeJS.EventEmitter): Promise<void> {
 	return new Promise((resolve) => {
@@ -202,6 +234,9 @@ function checkEntry(type: string, path: string, size: number, limits: Extraction
 	if (path.includes('\0') || path.includes('\\')) return `${JSON.stringify(path)} has a NUL or backslash`;
 	if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return `${path} is an absolute path`;
 	if (path.split('/').includes('..')) return `${path} leaves the skill folder`;
+	const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
+	if (long) return `${long.slice(0, 40)}… has a name longer than ${MAX_NAME_BYTES} bytes`;
+	if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `${path.slice(0, 40)}… has a path of ${Buffer.byteLength(path)} bytes; at most ${MAX_PATH_BYTES}`;
 	if (size > limits.maxFileBytes) return `${path} has ${size} bytes; at most ${limits.maxFileBytes} per file`;
 	return undefined;
 }

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const SKILL_FILE = 'SKILL.md';
@@ -19,6 +19,8 @@ export interface SkillFile {
 	readonly path: string;
 	readonly absolute: string;
 	readonly size: number;
+	/** Has execute bits (a script): kept through packaging, extraction and install. */
+	readonly executable: boolean;
 }
 
 export interface SkillTree {
@@ -47,7 +49,8 @@ export async function readSkillTree(root: string): Promise<SkillTree> {
 				await walk(join(folder, entry.name), `${path}/`);
 			} else if (entry.isFile()) {
 				const absolute = join(folder, entry.name);
-				files.push({ path, absolute, size: (await lstat(absolute)).size });
+				const stats = await lstat(absolute);
+				files.push({ path, absolute, size: stats.size, executable: (stats.mode & 0o111) !== 0 });
 				if (files.length > MAX_SKILL_FILES) truncated = true;
 			} else {
 				unsupported.push(path);
@@ -73,12 +76,18 @@ export async function sha256File(path: string): Promise<string> {
 
 /**
  * Digest of a skill's materialised files, independent of how they were packaged: sha256 of
- * the lines `<sha256 of file>  <path>\n`, sorted by path. The lock file records it so a sync
- * can tell a folder that drifted from the pinned content.
+ * the lines `<sha256 of file>  <path>\n` (`<sha256> 755 <path>\n` for an executable file),
+ * sorted by path. The lock file records it so a sync can tell a folder that drifted from the
+ * pinned content, execute bits included. Files not known to be executable or not are looked at.
  */
-export async function contentDigest(files: readonly (Pick<SkillFile, 'path' | 'absolute'> & { sha256?: string })[]): Promise<string> {
+export async function contentDigest(files: readonly (Pick<SkillFile, 'path' | 'absolute'> & { sha256?: string; executable?: boolean })[]): Promise<string> {
 	const lines = await Promise.all(
-		[...files].sort((a, b) => compareBytes(a.path, b.path)).map(async (file) => `${file.sha256 ?? (await sha256File(file.absolute))}  ${file.path}\n`),
+		[...files]
+			.sort((a, b) => compareBytes(a.path, b.path))
+			.map(async (file) => {
+				const executable = file.executable ?? ((await stat(file.absolute)).mode & 0o111) !== 0;
+				return `${file.sha256 ?? (await sha256File(file.absolute))}${executable ? ' 755 ' : '  '}${file.path}\n`;
+			}),
 	);
 	return `sha256:${createHash('sha256').update(lines.join('')).digest('hex')}`;
 }

@@ -12,11 +12,12 @@
  * plain http to them and local repositories.
  */
 import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import { chmod, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
-import { isPrivateAddress, resolveAll } from '../net/addresses.js';
+import { isPrivateAddress, refusalOf } from '../net/addresses.js';
 import type { HangarPaths } from '../store/paths.js';
 import { DEFAULT_LIMITS, type ExtractedFile } from './extract.js';
 import { readSkillTree, SKILL_FILE } from './files.js';
@@ -155,6 +156,8 @@ export class GitSkillSource {
 		const hostname = reference.host.replace(/:\d+$/, '');
 		const port = reference.host.includes(':') ? reference.host.slice(reference.host.lastIndexOf(':') + 1) : undefined;
 		const addresses = await resolveHost(hostname);
+		const metadata = addresses.find((address) => refusalOf(address, { private: true }));
+		if (metadata) throw HangarError.badRequest(`git host ${hostname} resolves to the ${refusalOf(metadata, { private: true })} address ${metadata}, which no source may reach`, 'private_source');
 		const privateAddress = addresses.find(isPrivateAddress);
 		if (privateAddress && !development) {
 			throw HangarError.badRequest(
@@ -234,21 +237,23 @@ function tokenFor(hostname: string, env: NodeJS.ProcessEnv): { user: string; tok
 }
 
 async function resolveHost(hostname: string): Promise<string[]> {
+	if (isIP(hostname)) return [hostname];
 	try {
-		return await resolveAll(hostname);
+		return (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 	} catch (error) {
 		throw new HangarError(502, `cannot resolve git host ${hostname} (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`, 'git_unreachable');
 	}
 }
 
-/** Why git failed, as a status: 404, 401, 429, 504, 499 or 502. */
+/** Why git failed, as a status: 401, 429, 504, 499 or 502 (a repository, ref or path that does not resolve). */
 function gitError(error: unknown, what: string, signal: AbortSignal, timedOut: boolean): HangarError {
 	if (signal.aborted) return HangarError.cancelled(`fetching ${what}`);
 	const message = (error as Error)?.message ?? String(error);
 	const line = message.split('\n').find((text) => /fatal|error/i.test(text))?.trim() ?? message.split('\n')[0]!;
 	if (timedOut || /timed? ?out/i.test(message)) return new HangarError(504, `fetching ${what} took longer than ${CLONE_TIMEOUT_MS / 1000} s`, 'git_timeout');
 	if (/not found|couldn't find remote ref|does not appear to be a git repository|not our ref|no such remote ref|unadvertised object/i.test(message)) {
-		return new HangarError(404, `${what} not found: ${line}`, 'git_not_found');
+		// ToolHive answers a source it cannot resolve as an upstream failure, not a missing route.
+		return new HangarError(502, `cannot resolve ${what}: ${line}`, 'git_not_found');
 	}
 	if (/Authentication failed|could not read Username|terminal prompts disabled|returned error: 40[13]/i.test(message)) {
 		return new HangarError(401, `the git host refused access to ${what}; set GITHUB_TOKEN, GITLAB_TOKEN or GIT_TOKEN`, 'git_unauthorized');
@@ -268,7 +273,7 @@ function gitError(error: unknown, what: string, signal: AbortSignal, timedOut: b
 async function moveSkill(folder: string, into: string, reference: GitReference): Promise<ExtractedFile[]> {
 	const tree = await readSkillTree(folder).catch((error: NodeJS.ErrnoException) => {
 		if (error.code === 'ENOENT' || error.code === 'ENOTDIR') {
-			throw HangarError.notFound(`${formatGitReference(reference)}: no folder ${reference.path ?? '/'} in the repository`, 'git_path_not_found');
+			throw new HangarError(502, `cannot resolve ${formatGitReference(reference)}: no folder ${reference.path ?? '/'} in the repository`, 'git_path_not_found');
 		}
 		throw error;
 	});
@@ -289,11 +294,11 @@ async function moveSkill(folder: string, into: string, reference: GitReference):
 				if (error.code !== 'EXDEV') throw error;
 				await copyFile(file.absolute, target);
 			});
-			await chmod(target, 0o644);
+			await chmod(target, file.executable ? 0o755 : 0o644);
 		}
 	} catch (error) {
 		await rm(into, { recursive: true, force: true });
 		throw error;
 	}
-	return tree.files.map((file) => ({ path: file.path, size: file.size }));
+	return tree.files.map((file) => ({ path: file.path, size: file.size, executable: file.executable }));
 }

@@ -15,36 +15,22 @@
  * same way and always rolls forward.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, sep } from 'node:path';
-import { z } from 'zod';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { ClientDefinition } from '../clients/table.js';
+import { isAlive, tryLock, withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 import { contentDigest } from './files.js';
-import { updateLock, type LockEntry } from './lockfile.js';
-import { isAlive, NamedMutex } from './mutex.js';
+import { confineFolders, copyTree, exists, listFiles, moveFolder, removeOwnFiles, removeTransactionFolder, transactionFolder } from './folders.js';
+import { Journals, type Journal } from './journal.js';
+import { putLockEntry, updateLock } from './lockfile.js';
 import { knownDigest, type FetchedSkill, type ResolvedSource, type SkillSources, type SourceProgress } from './sources.js';
 import { placementOfRecord, recordKey, SkillRecord, SkillRecords } from './store.js';
 import { allSkillsDirectories, targetsFor, type Placement, type SkillTarget } from './targets.js';
 
-/** Folder beside the skill folders holding a transaction's staged and displaced copies. */
-const TRANSACTIONS = '.hangar';
 /** Most skills one install may bring in through dependencies (ToolHive's limit). */
 const MAX_DEPENDENCIES = 100;
-
-const Journal = z.object({
-	id: z.string(),
-	key: z.string(),
-	operation: z.enum(['install', 'uninstall']),
-	phase: z.enum(['prepare', 'commit']),
-	pid: z.number(),
-	/** Skill folders this transaction replaces (install) or removes (uninstall). */
-	folders: z.array(z.string()),
-	/** The record after the transaction (install), or the one removed (uninstall). */
-	record: SkillRecord.optional(),
-});
-type Journal = z.infer<typeof Journal>;
 
 export interface InstallRequest {
 	readonly source: ResolvedSource;
@@ -72,6 +58,8 @@ export interface InstallOutcome {
 	readonly change: 'installed' | 'upgraded' | 'unchanged';
 	/** Skills this install put in place for the first time (itself and dependencies). */
 	readonly added: readonly string[];
+	/** What the install went past (see `FetchedSkill.warnings`). */
+	readonly warnings: readonly string[];
 }
 
 export interface InstallContext {
@@ -81,7 +69,8 @@ export interface InstallContext {
 
 export class SkillInstaller {
 	private readonly journals: Journals;
-	private readonly mutex: NamedMutex;
+	/** Folder of the per-skill locks: one install, uninstall or recovery of a skill at a time. */
+	private readonly locks: string;
 	/** Scratch folders of fetches (`<cache>/skills/staging/<pid>-<random>`), removed when done or when their process is gone. */
 	readonly stagingRoot: string;
 
@@ -93,7 +82,7 @@ export class SkillInstaller {
 		private readonly env: NodeJS.ProcessEnv = process.env,
 	) {
 		this.journals = new Journals(join(paths.state, 'skills', 'journal'));
-		this.mutex = new NamedMutex(join(paths.state, 'skills', 'locks'));
+		this.locks = join(paths.state, 'skills', 'locks');
 		this.stagingRoot = join(paths.cache, 'skills', 'staging');
 	}
 
@@ -104,18 +93,25 @@ export class SkillInstaller {
 
 	private async installWithin(request: InstallRequest, context: InstallContext, chain: readonly string[], budget: { count: number }): Promise<InstallOutcome> {
 		const { source, placement } = request;
-		const name = source.name;
-		const targets = targetsFor(request.clients, placement, this.home, name);
-		const existing = await this.records.get(placement, name);
-		if (existing && !request.repair && knownDigest(source) === existing.digest && (await this.covers(existing, targets))) {
-			return { record: await this.markRequested(existing, request), change: 'unchanged', added: [] };
+		// OCI and local builds are named (and pinned) before fetching: an unchanged skill or a folder in the way costs no download.
+		if (knownDigest(source) !== undefined) {
+			const targets = targetsFor(request.clients, placement, this.home, source.name);
+			await confineFolders(placement.projectRoot, targets.map((target) => target.folder));
+			const existing = await this.records.get(placement, source.name);
+			if (existing && !request.repair && knownDigest(source) === existing.digest && (await this.covers(existing, targets))) {
+				return { record: await this.markRequested(existing, request), change: 'unchanged', added: [], warnings: [] };
+			}
+			await this.refuseUnmanaged(existing, targets, request.force);
 		}
-		await this.refuseUnmanaged(existing, targets, request.force);
 
 		return this.withScratch(async (stagingFolder) => {
 			const added: string[] = [];
 			try {
 				const fetched = await this.sources.fetch(source, join(stagingFolder, 'skill'), context.signal, context.progress);
+				// A git skill's name is known once its SKILL.md is read.
+				const name = fetched.name;
+				const targets = targetsFor(request.clients, placement, this.home, name);
+				await confineFolders(placement.projectRoot, targets.map((target) => target.folder));
 				const dependencies: SkillRecord['dependencies'] = [...(request.pinnedDependencies ?? [])];
 				for (const required of request.pinnedDependencies ? [] : fetched.fields.requires) {
 					if (++budget.count > MAX_DEPENDENCIES) throw new HangarError(422, `${name} brings in more than ${MAX_DEPENDENCIES} dependencies`, 'too_many_dependencies');
@@ -134,13 +130,13 @@ export class SkillInstaller {
 						budget,
 					);
 					added.push(...outcome.added);
-					dependencies.push({ name: dependency.name, reference: required, digest: outcome.record.digest });
+					dependencies.push({ name: outcome.record.name, reference: required, digest: outcome.record.digest });
 				}
 				context.signal.throwIfAborted();
-				const outcome = await this.mutex.run(recordKey(placement, name), context.signal, () =>
+				const outcome = await this.locked(recordKey(placement, name), context.signal, () =>
 					this.commit(request, targets, fetched, join(stagingFolder, 'skill'), dependencies, context.signal),
 				);
-				return { ...outcome, added: [...added, ...outcome.added] };
+				return { ...outcome, added: [...added, ...outcome.added], warnings: fetched.warnings };
 			} catch (error) {
 				// Dependencies put in place for this install go again if the install fails.
 				for (const dependency of added.reverse()) await this.uninstall(placement, dependency, context.signal).catch(() => undefined);
@@ -171,7 +167,7 @@ export class SkillInstaller {
 		stagedSkill: string,
 		dependencies: SkillRecord['dependencies'],
 		signal: AbortSignal,
-	): Promise<InstallOutcome> {
+	): Promise<Omit<InstallOutcome, 'warnings'>> {
 		const { placement } = request;
 		const existing = await this.records.get(placement, fetched.name);
 		const sameContent = existing?.digest === fetched.digest;
@@ -184,6 +180,7 @@ export class SkillInstaller {
 		const folders = new Map<string, string[]>((existing?.folders ?? []).map((folder) => [folder.path, [...folder.clients]]));
 		for (const target of targets) folders.set(target.folder, [...new Set([...(folders.get(target.folder) ?? []), ...target.clients])]);
 		const writing = sameContent && !request.repair ? await this.missingFolders(existing!, [...folders.keys()]) : [...folders.keys()];
+		await confineFolders(placement.projectRoot, writing);
 
 		const files = fetched.files.map((file) => file.path);
 		const tag = request.recordAs ? request.recordAs.tag : fetched.tag;
@@ -212,7 +209,7 @@ export class SkillInstaller {
 			managed: placement.scope === 'project',
 		};
 
-		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, folders: writing };
+		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, project_root: placement.projectRoot, folders: writing, ...(request.recordAs && { syncing: true }) };
 		await this.journals.write(journal);
 		try {
 			// The staged copy moves into the last folder (one rename on the same file system); the others get copies.
@@ -236,24 +233,46 @@ export class SkillInstaller {
 		return { record, change: existing && !sameContent ? 'upgraded' : 'installed', added: existing ? [] : [record.name] };
 	}
 
+	private lockOf(key: string): string {
+		return join(this.locks, encodeURIComponent(key));
+	}
+
+	/** Runs `work` holding the skill's lock, waiting for it as long as `signal` allows. */
+	private locked<T>(key: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+		return withLock(this.lockOf(key), work, { signal });
+	}
+
 	/** Removes an installed skill's files from every folder, and its record. */
-	async uninstall(placement: Placement, name: string, signal: AbortSignal): Promise<SkillRecord> {
-		return this.mutex.run(recordKey(placement, name), signal, async () => {
+	/**
+	 * Removes an installed skill's files and record; with `client`, only that client's folders
+	 * (a folder another client still reads stays) — the record goes once no client is left.
+	 */
+	async uninstall(placement: Placement, name: string, signal: AbortSignal, client?: string): Promise<{ removed: SkillRecord; remaining?: SkillRecord }> {
+		return this.locked(recordKey(placement, name), signal, async () => {
 			const record = await this.records.get(placement, name);
 			if (!record) throw HangarError.notFound(`skill ${name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
 			this.checkRemovable(record);
+			const kept = client === undefined ? [] : record.folders.map((folder) => ({ ...folder, clients: folder.clients.filter((id) => id !== client) })).filter((folder) => folder.clients.length);
+			if (client !== undefined && !record.folders.some((folder) => folder.clients.includes(client))) {
+				const installedFor = record.folders.flatMap((folder) => folder.clients).join(', ');
+				throw HangarError.notFound(`skill ${name} is not installed for ${client} (it is for ${installedFor})`, 'skill_not_installed');
+			}
+			const removing = record.folders.filter((folder) => !kept.some((other) => other.path === folder.path)).map((folder) => folder.path);
+			await confineFolders(record.project_root, removing, record.files);
 			const journal: Journal = {
 				id: `${Date.now()}-${randomBytes(6).toString('hex')}`,
 				key: recordKey(placement, name),
 				operation: 'uninstall',
 				phase: 'commit',
 				pid: process.pid,
-				folders: record.folders.map((folder) => folder.path),
+				project_root: record.project_root,
+				folders: removing,
 				record,
+				...(kept.length && { remaining: { ...record, folders: kept } }),
 			};
 			await this.journals.write(journal);
 			await this.rollForward(journal);
-			return record;
+			return { removed: record, ...(journal.remaining && { remaining: journal.remaining }) };
 		});
 	}
 
@@ -265,12 +284,13 @@ export class SkillInstaller {
 		for (const id of await this.journals.ids()) {
 			const journal = await this.journals.read(id);
 			if (!journal) continue;
-			await this.mutex.tryRun(journal.key, async () => {
+			// A journal that cannot finish (its project now holds a link out of it) stays for the next try.
+			await tryLock(this.lockOf(journal.key), async () => {
 				const current = await this.journals.read(id);
 				if (!current) return;
 				if (current.phase === 'prepare') await this.rollBack(current);
 				else await this.rollForward(current);
-			});
+			}).catch(() => undefined);
 		}
 		for (const entry of await readdir(this.stagingRoot).catch(() => [] as string[])) {
 			const pid = Number.parseInt(entry, 10);
@@ -279,6 +299,7 @@ export class SkillInstaller {
 	}
 
 	private async rollBack(journal: Journal): Promise<void> {
+		await confineFolders(journal.project_root, journal.folders);
 		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);
 		await this.journals.delete(journal.id);
 	}
@@ -286,6 +307,7 @@ export class SkillInstaller {
 	/** Completes a committed transaction; every step may already have happened. */
 	private async rollForward(journal: Journal): Promise<void> {
 		const record = journal.record!;
+		await confineFolders(journal.project_root, journal.folders, journal.operation === 'uninstall' ? record.files : []);
 		if (journal.operation === 'install') {
 			for (const folder of journal.folders) {
 				const transaction = transactionFolder(folder, journal.id);
@@ -297,12 +319,17 @@ export class SkillInstaller {
 			}
 			crashPoint(this.env, 'swapped');
 			await this.records.put(record);
-			if (record.managed) await putLockEntry(record.project_root, record);
+			if (record.managed) await putLockEntry(record.project_root, record, { keepClients: journal.syncing });
 		} else {
 			for (const folder of journal.folders) await removeOwnFiles(folder, record.files, transactionFolder(folder, journal.id));
 			crashPoint(this.env, 'removed');
-			await this.records.delete(placementOfRecord(record), record.name);
-			if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
+			if (journal.remaining) {
+				await this.records.put(journal.remaining);
+				if (record.managed) await putLockEntry(record.project_root, journal.remaining);
+			} else {
+				await this.records.delete(placementOfRecord(record), record.name);
+				if (record.managed) await updateLock(record.project_root, (entries) => entries.filter((entry) => entry.name !== record.name));
+			}
 		}
 		crashPoint(this.env, 'recorded');
 		for (const folder of journal.folders) await removeTransactionFolder(folder, journal.id);
@@ -370,7 +397,7 @@ export class SkillInstaller {
 	 * dependency any more and it was never asked for by itself (an orphan to remove).
 	 */
 	async release(placement: Placement, dependency: string, parent: string, signal: AbortSignal): Promise<boolean> {
-		return this.mutex.run(recordKey(placement, dependency), signal, async () => {
+		return this.locked(recordKey(placement, dependency), signal, async () => {
 			const updated = await this.records.update(placement, dependency, (record) => ({ ...record, required_by: record.required_by.filter((name) => name !== parent) }));
 			if (!updated) return false;
 			if (updated.managed) await putLockEntry(updated.project_root, updated);
@@ -394,133 +421,8 @@ export class SkillInstaller {
 	}
 }
 
-/**
- * Transaction journals: one small JSON file each, replaced atomically (temporary file, then
- * rename) and only ever touched under the skill's mutex. They guard against a process dying,
- * not against power loss, so they skip the fsync of the state store; a journal a power cut
- * left unreadable is dropped (its transaction never reached the records).
- */
-class Journals {
-	constructor(private readonly folder: string) {}
-
-	private pathOf(id: string): string {
-		return join(this.folder, `${id}.json`);
-	}
-
-	async ids(): Promise<string[]> {
-		const names = await readdir(this.folder).catch(() => [] as string[]);
-		return names.filter((name) => name.endsWith('.json') && !name.startsWith('.')).map((name) => name.slice(0, -'.json'.length));
-	}
-
-	async read(id: string): Promise<Journal | undefined> {
-		const text = await readFile(this.pathOf(id), 'utf8').catch(() => undefined);
-		if (text === undefined) return undefined;
-		try {
-			return Journal.parse(JSON.parse(text));
-		} catch {
-			await this.delete(id);
-			return undefined;
-		}
-	}
-
-	async write(journal: Journal): Promise<void> {
-		await mkdir(this.folder, { recursive: true, mode: 0o700 });
-		const temporary = join(this.folder, `.${journal.id}.${randomBytes(4).toString('hex')}.tmp`);
-		await writeFile(temporary, JSON.stringify(journal), { mode: 0o600 });
-		await rename(temporary, this.pathOf(journal.id));
-	}
-
-	async delete(id: string): Promise<void> {
-		await rm(this.pathOf(id), { force: true });
-	}
-}
-
-/** Writes `record`'s entry into the lock file of `projectRoot`, in place of the one of the same name. */
-export function putLockEntry(projectRoot: string, record: SkillRecord): Promise<void> {
-	return updateLock(projectRoot, (entries) => [...entries.filter((entry) => entry.name !== record.name), lockEntryOf(record)]);
-}
-
-function lockEntryOf(record: SkillRecord): LockEntry {
-	return {
-		name: record.name,
-		...(record.version !== undefined && { version: record.version }),
-		source: record.source,
-		resolvedReference: record.reference,
-		digest: record.digest,
-		contentDigest: record.content_digest ?? '',
-		...(record.required_by.length && { requiredBy: [...record.required_by].sort() }),
-		explicit: record.explicit,
-		unsigned: true,
-	};
-}
-
 function tagsOf(metadata: Record<string, string>): string[] {
 	return (metadata.tags ?? '').split(/[,\s]+/).filter(Boolean);
-}
-
-/** `<skills dir>/.hangar/<id>` for the skill folder `<skills dir>/<name>`. */
-function transactionFolder(folder: string, id: string): string {
-	return join(dirname(folder), TRANSACTIONS, id);
-}
-
-async function removeTransactionFolder(folder: string, id: string): Promise<void> {
-	await rm(transactionFolder(folder, id), { recursive: true, force: true });
-	await rmdir(join(dirname(folder), TRANSACTIONS)).catch(() => undefined); // only when empty
-}
-
-async function exists(path: string): Promise<boolean> {
-	return stat(path).then(
-		() => true,
-		() => false,
-	);
-}
-
-/** Renames a folder into place; false when it must be copied instead (another file system). */
-async function moveFolder(from: string, to: string): Promise<boolean> {
-	await mkdir(dirname(to), { recursive: true, mode: 0o755 });
-	try {
-		await rename(from, to);
-		return true;
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'EXDEV') return false;
-		throw error;
-	}
-}
-
-/** Copies the listed files of `from` into a new folder `to`, modes 0644. */
-async function copyTree(from: string, files: readonly string[], to: string): Promise<void> {
-	await mkdir(dirname(to), { recursive: true, mode: 0o755 });
-	await mkdir(to, { mode: 0o755 });
-	for (const file of files) {
-		const target = join(to, ...file.split('/'));
-		await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-		await copyFile(join(from, ...file.split('/')), target);
-	}
-}
-
-/** Regular files under a folder, as relative POSIX paths. */
-async function listFiles(folder: string): Promise<string[]> {
-	const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
-	return entries
-		.filter((entry) => !entry.isDirectory())
-		.map((entry) => relative(folder, join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)).split(sep).join('/'));
-}
-
-/**
- * Takes Hangar's files out of a skill folder: the whole folder (moved aside in one rename)
- * when it holds nothing else, else the files one by one, leaving the others in place.
- */
-async function removeOwnFiles(folder: string, files: readonly string[], transaction: string): Promise<void> {
-	if (!(await exists(folder))) return;
-	const present = await listFiles(folder);
-	if (present.every((file) => files.includes(file))) {
-		await mkdir(transaction, { recursive: true });
-		await rename(folder, join(transaction, 'old'));
-		return;
-	}
-	for (const file of files) await rm(join(folder, ...file.split('/')), { force: true });
-	const folders = [...new Set(files.flatMap((file) => file.split('/').slice(0, -1).map((_, index, parts) => parts.slice(0, index + 1).join('/'))))];
-	for (const sub of folders.sort((a, b) => b.length - a.length)) await rmdir(join(folder, ...sub.split('/'))).catch(() => undefined);
 }
 
 /** Test hook: dies on the spot at a named point, as `kill -9` would, to prove crash safety. */

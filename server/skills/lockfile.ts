@@ -11,8 +11,12 @@ import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { withLock } from '../store/lock.js';
+import { confine } from '../store/project.js';
+import type { SkillRecord } from './store.js';
 
 export const LOCK_FILE = 'hangar.lock.yaml';
+/** ToolHive's lock file: read when a project has no `hangar.lock.yaml` (its content digests use another hash). */
+export const TOOLHIVE_LOCK_FILE = 'toolhive.lock.yaml';
 
 export const LockEntry = z.object({
 	name: z.string(),
@@ -30,42 +34,87 @@ export const LockEntry = z.object({
 	explicit: z.boolean(),
 	/** Hangar does not verify signatures: every entry is recorded as unsigned. */
 	unsigned: z.boolean().optional(),
+	/** Hangar extension: the clients the skill was installed for, so a sync in a fresh clone installs for them. */
+	clients: z.array(z.string()).optional(),
 });
 export type LockEntry = z.infer<typeof LockEntry>;
 
 const LockDocument = z.object({ version: z.literal(1), skills: z.array(LockEntry) });
-export type LockDocument = z.infer<typeof LockDocument>;
+export type LockDocument = z.infer<typeof LockDocument> & {
+	/** The file read: Hangar's own, or ToolHive's when the project has only that. */
+	readonly file: typeof LOCK_FILE | typeof TOOLHIVE_LOCK_FILE;
+};
 
 export function lockPath(projectRoot: string): string {
 	return join(projectRoot, LOCK_FILE);
 }
 
+/** 400 when a lock file (or its lock) is a symlink out of the project. */
+export function confineLock(projectRoot: string): Promise<void> {
+	return confine(projectRoot, [lockPath(projectRoot), `${lockPath(projectRoot)}.lock`, join(projectRoot, TOOLHIVE_LOCK_FILE)]);
+}
+
+/** The project's lock: `hangar.lock.yaml`, else ToolHive's `toolhive.lock.yaml`; undefined when there is neither. */
 export async function readLock(projectRoot: string): Promise<LockDocument | undefined> {
-	const text = await readTextIfExists(lockPath(projectRoot));
+	return (await readLockFile(projectRoot, LOCK_FILE)) ?? (await readLockFile(projectRoot, TOOLHIVE_LOCK_FILE));
+}
+
+async function readLockFile(projectRoot: string, file: LockDocument['file']): Promise<LockDocument | undefined> {
+	await confineLock(projectRoot);
+	const path = join(projectRoot, file);
+	const text = await readTextIfExists(path);
 	if (text === undefined) return undefined;
 	const { parse } = await import('yaml');
 	let raw: unknown;
 	try {
 		raw = parse(text);
 	} catch (error) {
-		throw HangarError.badRequest(`${lockPath(projectRoot)} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, 'invalid_lock_file');
+		throw HangarError.badRequest(`${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, 'invalid_lock_file');
 	}
 	const parsed = LockDocument.safeParse(raw);
 	if (!parsed.success) {
 		const issue = parsed.error.issues[0];
-		throw HangarError.badRequest(`${lockPath(projectRoot)}: invalid ${issue?.path.join('.') || 'document'}: ${issue?.message}`, 'invalid_lock_file');
+		throw HangarError.badRequest(`${path}: invalid ${issue?.path.join('.') || 'document'}: ${issue?.message}`, 'invalid_lock_file');
 	}
-	return parsed.data;
+	return { ...parsed.data, file };
 }
 
 /** Changes the lock file under its lock; an empty set of skills removes nothing but writes `skills: []`. */
 export async function updateLock(projectRoot: string, change: (entries: LockEntry[]) => LockEntry[]): Promise<void> {
 	const path = lockPath(projectRoot);
+	await confineLock(projectRoot);
 	await withLock(path, async () => {
-		const current = (await readLock(projectRoot)) ?? { version: 1 as const, skills: [] };
+		// Hangar writes only its own lock file; a ToolHive lock file is read, never changed.
+		const current = (await readLockFile(projectRoot, LOCK_FILE)) ?? { version: 1 as const, skills: [] };
 		const skills = change(current.skills).sort((a, b) => a.name.localeCompare(b.name));
 		const { stringify } = await import('yaml');
 		const header = '# Skills of this project, pinned by Hangar. Reproduce them with `hangar skill sync`.\n';
 		await writeFileAtomic(path, header + stringify({ version: 1, skills }, { lineWidth: 0 }), { mode: 0o644 });
 	});
+}
+
+/** Writes `record`'s entry into the lock file of `projectRoot`, in place of the one of the same name. */
+export function putLockEntry(projectRoot: string, record: SkillRecord, options: { keepClients?: boolean } = {}): Promise<void> {
+	return updateLock(projectRoot, (entries) => {
+		const previous = entries.find((entry) => entry.name === record.name);
+		const entry = lockEntryOf(record);
+		// A sync reproduces the lock file: the clients this machine installed for do not rewrite it.
+		const clients = options.keepClients && previous?.clients ? previous.clients : entry.clients;
+		return [...entries.filter((other) => other.name !== record.name), { ...entry, clients }];
+	});
+}
+
+export function lockEntryOf(record: SkillRecord): LockEntry {
+	return {
+		name: record.name,
+		...(record.version !== undefined && { version: record.version }),
+		source: record.source,
+		resolvedReference: record.reference,
+		digest: record.digest,
+		contentDigest: record.content_digest ?? '',
+		...(record.required_by.length && { requiredBy: [...record.required_by].sort() }),
+		explicit: record.explicit,
+		unsigned: true,
+		clients: [...new Set(record.folders.flatMap((folder) => folder.clients))].sort(),
+	};
 }

@@ -8,18 +8,17 @@ import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { SkillSyncResult, SkillUpgradeResult, SyncSkills, UpgradeSkills } from '../../protocol/protocol.skills.js';
-import { CLIENT_TABLE, type ClientDefinition } from '../clients/table.js';
+import { CLIENT_TABLE, clientDefinition, type ClientDefinition } from '../clients/table.js';
 import type { OperationContext } from '../context.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { formatReference } from '../oci/reference.js';
 import { contentDigest } from './files.js';
 import { formatGitReference } from './git.js';
-import { putLockEntry } from './installer.js';
-import { LOCK_FILE, readLock, updateLock, type LockEntry } from './lockfile.js';
+import { LOCK_FILE, putLockEntry, readLock, TOOLHIVE_LOCK_FILE, updateLock, type LockEntry } from './lockfile.js';
 import type { SkillService } from './service.js';
 import { knownDigest, type ResolvedSource } from './sources.js';
 import type { SkillRecord } from './store.js';
-import { checkProjectRoot, normaliseRoot, skillsDirectory, type Placement } from './targets.js';
+import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js';
 
 type FailureReason = NonNullable<NonNullable<SkillSyncResult['failed']>[number]['reason']>;
 type Outcome = NonNullable<SkillUpgradeResult['outcomes']>[number];
@@ -33,13 +32,16 @@ export class SkillProjects {
 			Record<keyof SkillSyncResult, unknown[]>
 		> as Required<SkillSyncResult>;
 		const installed = await this.projectRecords(placement);
-		const clientsFor = this.clientChooser(params.clients, installed);
 		const entries = lock?.skills ?? [];
+		const clientsFor = this.clientChooser(params.clients, installed, entries);
+		// ToolHive hashes the files another way: its content digests cannot be compared with Hangar's.
+		const comparable = lock?.file !== TOOLHIVE_LOCK_FILE;
 
 		await this.skills.withProgress(context, `Syncing skills of ${placement.projectRoot}`, async (progress) => {
 			for (const entry of entries) {
 				const record = installed.find((candidate) => candidate.name === entry.name);
-				const state = !record ? 'missing' : record.digest !== entry.digest || !(await this.intact(record, entry)) ? 'drifted' : 'current';
+				const pinned = comparable ? entry.contentDigest : record?.content_digest;
+				const state = !record ? 'missing' : record.digest !== entry.digest || !(await this.intact(record, pinned)) ? 'drifted' : 'current';
 				if (state === 'current') {
 					result.already_current.push(entry.name);
 					continue;
@@ -68,14 +70,15 @@ export class SkillProjects {
 						},
 						{ signal: context.signal, progress },
 					);
-					if (outcome.record.content_digest !== entry.contentDigest) {
+					if (comparable && outcome.record.content_digest !== entry.contentDigest) {
 						throw new HangarError(502, `${entry.name} at ${entry.digest} has different content than the lock file records`, 'content_mismatch');
 					}
 					await this.skills.addToGroup(DEFAULT_GROUP, entry.name);
 					this.skills.announce(outcome, placement);
 					result.installed.push(entry.name);
 				} catch (error) {
-					if (context.signal.aborted) throw error;
+					// A link out of the project is an attack on the whole project, not one skill's failure.
+					if (context.signal.aborted || isOutsideProject(error)) throw error;
 					result.failed.push({ name: entry.name, error: (error as Error).message, reason: reasonOf(error) });
 				}
 			}
@@ -98,12 +101,12 @@ export class SkillProjects {
 
 	async upgrade(params: ValidParamsOf<typeof UpgradeSkills>, context: OperationContext): Promise<SkillUpgradeResult> {
 		const { placement, lock } = await this.open(params.project_root);
-		if (!lock) throw HangarError.notFound(`no ${LOCK_FILE} in ${placement.projectRoot}; install a skill with scope "project" first`, 'no_lock_file');
+		if (!lock) throw HangarError.notFound(`no ${LOCK_FILE} (or ${TOOLHIVE_LOCK_FILE}) in ${placement.projectRoot}; install a skill with scope "project" first`, 'no_lock_file');
 		const unknown = (params.names ?? []).filter((name) => !lock.skills.some((entry) => entry.name === name));
 		if (unknown.length) throw HangarError.notFound(`${unknown.join(', ')} not in ${LOCK_FILE}`, 'skill_not_locked');
 		const chosen = lock.skills.filter((entry) => !params.names?.length || params.names.includes(entry.name));
 		const apply = !params.preview && !params.fail_on_changes;
-		const clientsFor = this.clientChooser(params.clients, await this.projectRecords(placement));
+		const clientsFor = this.clientChooser(params.clients, await this.projectRecords(placement), lock.skills);
 		const outcomes: Outcome[] = [];
 
 		await this.skills.withProgress(context, `Upgrading skills of ${placement.projectRoot}`, async (progress) => {
@@ -112,7 +115,7 @@ export class SkillProjects {
 				try {
 					outcomes.push(await this.upgradeOne(entry, placement, () => clientsFor(entry.name), apply, params.allow_ref_change ?? false, context));
 				} catch (error) {
-					if (context.signal.aborted) throw error;
+					if (context.signal.aborted || isOutsideProject(error)) throw error;
 					outcomes.push({ name: entry.name, status: 'failed', reason: reasonOf(error), error: (error as Error).message, old_digest: entry.digest });
 				}
 			}
@@ -155,18 +158,24 @@ export class SkillProjects {
 
 	/**
 	 * The clients to install a lock entry for: the ones asked for; else those the skill is
-	 * already installed for; else every detected client; else the clients the project's other
-	 * skills use (a fresh machine where no client was detected yet).
+	 * already installed for; else those the lock file records for it (a fresh clone); else
+	 * every detected client; else the clients the project's other skills use.
 	 */
-	private clientChooser(requested: readonly string[] | undefined, records: readonly SkillRecord[]): (name: string) => Promise<ClientDefinition[]> {
+	private clientChooser(
+		requested: readonly string[] | undefined,
+		records: readonly SkillRecord[],
+		entries: readonly LockEntry[],
+	): (name: string) => Promise<ClientDefinition[]> {
 		return async (name) => {
 			if (requested?.length) return this.skills.chooseClients(requested);
 			const own = records.find((record) => record.name === name)?.folders.flatMap((folder) => folder.clients);
 			if (own?.length) return this.skills.chooseClients(own);
+			const locked = entries.find((entry) => entry.name === name)?.clients?.filter((id) => clientDefinition(id)?.skills);
+			if (locked?.length) return this.skills.chooseClients(locked);
 			try {
 				return await this.skills.chooseClients(undefined);
 			} catch (error) {
-				const used = [...new Set(records.flatMap((record) => record.folders.flatMap((folder) => folder.clients)))];
+				const used = [...new Set([...records.flatMap((record) => record.folders.flatMap((folder) => folder.clients)), ...entries.flatMap((entry) => entry.clients ?? [])])];
 				if (used.length) return this.skills.chooseClients(used);
 				throw error;
 			}
@@ -174,8 +183,7 @@ export class SkillProjects {
 	}
 
 	private async open(given: string): Promise<{ placement: Placement; lock: Awaited<ReturnType<typeof readLock>> }> {
-		const projectRoot = normaliseRoot(given);
-		await checkProjectRoot(projectRoot);
+		const projectRoot = await checkProjectRoot(given);
 		await this.skills.installer.recover();
 		const placement: Placement = { scope: 'project', projectRoot };
 		return { placement, lock: await readLock(projectRoot) };
@@ -185,8 +193,8 @@ export class SkillProjects {
 		return (await this.skills.records.list()).filter((record) => record.scope === 'project' && record.project_root === placement.projectRoot);
 	}
 
-	/** The files in every folder still hash to what the lock file pinned. */
-	private async intact(record: SkillRecord, entry: LockEntry): Promise<boolean> {
+	/** The files in every folder still hash to `pinned` (the lock file's content digest, or the record's). */
+	private async intact(record: SkillRecord, pinned: string | undefined): Promise<boolean> {
 		for (const folder of record.folders) {
 			const files = await Promise.all(
 				record.files.map(async (path) => {
@@ -195,7 +203,7 @@ export class SkillProjects {
 				}),
 			);
 			if (files.some((file) => file.size < 0)) return false;
-			if ((await contentDigest(files)) !== entry.contentDigest) return false;
+			if ((await contentDigest(files)) !== pinned) return false;
 		}
 		return true;
 	}
@@ -228,6 +236,10 @@ function tagOf(reference: string): string | undefined {
 	if (reference.startsWith('git')) return git?.[1];
 	const last = reference.split('/').at(-1) ?? '';
 	return last.includes(':') ? last.slice(last.indexOf(':') + 1) : undefined;
+}
+
+function isOutsideProject(error: unknown): boolean {
+	return error instanceof HangarError && error.code === 'outside_project';
 }
 
 function reasonOf(error: unknown): FailureReason {

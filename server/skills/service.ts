@@ -37,7 +37,8 @@ import { SkillInstaller, type InstallOutcome } from './installer.js';
 import { SkillProjects } from './projects.js';
 import { SkillSources, type SkillCatalog, type SourceProgress } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
-import { chooseClients, lookupPlacement, normaliseRoot, placementOf, type Placement } from './targets.js';
+import { cleanPath } from '../store/project.js';
+import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
 import { validateInlineSkill, validateSkillFolder } from './validate.js';
 
 export type { SkillCatalog } from './sources.js';
@@ -95,7 +96,7 @@ export class SkillService {
 		);
 	}
 
-	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill }> {
+	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill; unsigned?: boolean; warnings?: string[] }> {
 		await this.installer.recover();
 		const placement = await placementOf(params.scope, params.project_root);
 		const group = params.group ?? DEFAULT_GROUP;
@@ -109,7 +110,11 @@ export class SkillService {
 			);
 			await this.addToGroup(group, outcome.record.name);
 			this.announce(outcome, placement);
-			return { skill: toInstalledSkill(outcome.record) };
+			return {
+				skill: toInstalledSkill(outcome.record),
+				...(outcome.record.managed && { unsigned: true }),
+				...(outcome.warnings.length && { warnings: [...outcome.warnings] }),
+			};
 		});
 	}
 
@@ -120,7 +125,7 @@ export class SkillService {
 		const records = (await this.records.list()).filter(
 			(record) =>
 				(!scope || record.scope === scope) &&
-				(!params.project_root || record.project_root === normaliseRoot(params.project_root)) &&
+				(!params.project_root || record.project_root === cleanPath(params.project_root)) &&
 				(!params.client || record.folders.some((folder) => folder.clients.includes(params.client!))) &&
 				(!members || members.has(record.name)),
 		);
@@ -134,18 +139,27 @@ export class SkillService {
 		const record = await this.records.get(placement, params.name);
 		if (!record) throw HangarError.notFound(`skill ${params.name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
 		const skill = toInstalledSkill(record);
-		return { metadata: skill.metadata, installed_skill: skill };
+		return { metadata: skill.metadata, installed_skill: skill, ...(record.managed && { unsigned: true }) };
 	}
 
 	async uninstall(params: ValidParamsOf<typeof UninstallSkill>, context: OperationContext): Promise<null> {
 		await this.installer.recover();
-		await this.remove(lookupPlacement(params.scope, params.project_root), params.name, context.signal);
+		const placement = lookupPlacement(params.scope, params.project_root);
+		await this.remove(placement, params.name, context.signal, params.client);
 		return null;
 	}
 
-	/** Uninstalls a skill, then the dependencies nothing else needs any more. */
-	async remove(placement: Placement, name: string, signal: AbortSignal): Promise<void> {
-		const record = await this.installer.uninstall(placement, name, signal);
+	/**
+	 * Uninstalls a skill (for one client only, with `client`), then — once it is gone for every
+	 * client — the dependencies nothing else needs any more.
+	 */
+	async remove(placement: Placement, name: string, signal: AbortSignal, client?: string): Promise<void> {
+		const { removed: record, remaining: kept } = await this.installer.uninstall(placement, name, signal, client);
+		if (kept) {
+			// Still installed for other clients: changed in place.
+			this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'upgraded' });
+			return;
+		}
 		const remaining = await this.records.list();
 		if (!remaining.some((other) => other.name === name)) {
 			for (const group of await this.groups.list()) {

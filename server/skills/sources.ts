@@ -23,7 +23,7 @@ import { SKILL_FILE } from './files.js';
 import { formatGitReference, gitSkillName, GitSkillSource, isCommit, looksLikeGit, parseGitReference, type GitReference } from './git.js';
 import type { SkillFields } from './frontmatter.js';
 import { OciSkillSource, type ResolvedArtifact } from './oci-source.js';
-import { checkSkillDocument, skillNameProblem } from './validate.js';
+import { blockingErrors, checkSkillDocument, skillNameProblem } from './validate.js';
 
 /** Registry-name lookups (the registries service provides the real one). */
 export interface SkillCatalog {
@@ -60,6 +60,8 @@ export interface FetchedSkill {
 	readonly pinned: string;
 	/** Whether re-resolving the reference can give different content (a tag or branch, not a digest or commit). */
 	readonly movable: boolean;
+	/** What install goes past: rules that affect neither safety nor loading, a git skill named otherwise than its folder. */
+	readonly warnings: string[];
 }
 
 export class SkillSources {
@@ -153,9 +155,15 @@ export class SkillSources {
 		const skillMd = await readFile(join(into, SKILL_FILE), 'utf8').catch(() => {
 			throw new HangarError(422, `${identity.reference} holds no SKILL.md`, 'invalid_skill');
 		});
-		const check = await checkSkillDocument(skillMd, source.name);
-		if (!check.valid) throw new HangarError(422, `${identity.reference} is not a valid skill: ${check.errors.join('; ')}`, 'invalid_skill');
-		return { name: source.name, fields: check.fields!, skillMd, files, ...identity };
+		// A git skill is named by its SKILL.md (ToolHive's rule); an artifact's name must match its repository.
+		const named = source.kind === 'git';
+		const check = await checkSkillDocument(skillMd, named ? undefined : source.name);
+		const blocking = blockingErrors(check);
+		if (blocking.length) throw new HangarError(422, `${identity.reference} is not a valid skill: ${blocking.join('; ')}`, 'invalid_skill');
+		const name = named ? check.fields!.name! : source.name;
+		const warnings = [...(check.advisory ?? [])];
+		if (name !== source.name) warnings.push(`${identity.reference}: SKILL.md names the skill "${name}", not "${source.name}"; it is installed as "${name}"`);
+		return { name, fields: check.fields!, skillMd, files, warnings, ...identity };
 	}
 
 	private async fromOci(reference: OciReference, signal: AbortSignal): Promise<ResolvedSource> {
@@ -168,11 +176,9 @@ export class SkillSources {
 		return { kind: 'oci', name, reference, artifact };
 	}
 
+	/** A git source, named after its folder until its SKILL.md gives the real name. */
 	private fromGit(reference: GitReference): ResolvedSource {
-		const name = gitSkillName(reference);
-		const problem = skillNameProblem(name);
-		if (problem) throw HangarError.badRequest(`${formatGitReference(reference)}: ${problem}`, 'invalid_name');
-		return { kind: 'git', name, reference };
+		return { kind: 'git', name: gitSkillName(reference), reference };
 	}
 
 	/** A registry entry's package: OCI (pinned by digest when listed), else git. */

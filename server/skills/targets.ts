@@ -3,11 +3,11 @@
  * clients table), with clients that share a folder (`.agents/skills`) folded into one target.
  * Also the project-root rules: absolute, existing, no symlinks, a git work tree.
  */
-import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Scope } from '../../protocol/common.js';
 import { HangarError } from '../../protocol/errors.js';
 import { CLIENT_TABLE, clientDefinition, isInstalled, type ClientDefinition } from '../clients/table.js';
+import { cleanPath, projectRoot } from '../store/project.js';
 
 /** One folder a skill is written to, and the clients that read it there. */
 export interface SkillTarget {
@@ -25,8 +25,7 @@ export interface Placement {
 /** scope defaults to user; a project_root alone means project; project_root with user is a 400. */
 export async function placementOf(scope: Scope | undefined, projectRoot: string | undefined): Promise<Placement> {
 	const placement = lookupPlacement(scope, projectRoot);
-	if (placement.scope === 'project') await checkProjectRoot(placement.projectRoot);
-	return placement;
+	return placement.scope === 'project' ? { scope: 'project', projectRoot: await checkProjectRoot(placement.projectRoot) } : placement;
 }
 
 /** Where to look a skill up: like `placementOf`, without requiring the project folder to exist. */
@@ -37,23 +36,12 @@ export function lookupPlacement(scope: Scope | undefined, projectRoot: string | 
 		return { scope: 'user', projectRoot: '' };
 	}
 	if (!projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
-	return { scope: 'project', projectRoot: normaliseRoot(projectRoot) };
+	return { scope: 'project', projectRoot: cleanPath(projectRoot) };
 }
 
-/** A project root without trailing slashes, so one project has one key. */
-export function normaliseRoot(root: string): string {
-	return root.length > 1 ? root.replace(/\/+$/, '') : root;
-}
-
-export async function checkProjectRoot(root: string): Promise<void> {
-	const stats = await stat(root).catch(() => undefined);
-	if (!stats?.isDirectory()) throw HangarError.badRequest(`project_root ${root} is not an existing folder`, 'invalid_project_root');
-	if ((await realpath(root)) !== root.replace(/\/+$/, '')) {
-		throw HangarError.badRequest(`project_root ${root} may not contain symlinks; use ${await realpath(root)}`, 'invalid_project_root');
-	}
-	if (!(await stat(join(root, '.git')).catch(() => undefined))) {
-		throw HangarError.badRequest(`project_root ${root} is not a git repository (no .git)`, 'invalid_project_root');
-	}
+/** A skills project root: absolute, an existing folder reached without symlinks, a git work tree; returned cleaned. */
+export function checkProjectRoot(root: string): Promise<string> {
+	return projectRoot(root, { git: true, refuseSymlinks: true });
 }
 
 /** The skills folder of a client for a placement (without the skill's name). */

@@ -2,12 +2,15 @@
  * Skill validation: the Agent Skills rules as ToolHive applies them, for a folder on disk or
  * for an inline definition (an editor's unsaved `SKILL.md` and files).
  *
- * An invalid skill is a result (`valid: false` with every error found), not a failure; only a
- * request that cannot be checked at all (a path that is not a folder) throws.
+ * An invalid skill is a result (`valid: false` with every error found), not a failure, as is a
+ * path that does not exist or is not a folder (ToolHive answers those the same way).
+ *
+ * Install is gentler than validate: it refuses only what is unsafe or unloadable (no parsable
+ * frontmatter, a missing or malformed name or description, too many dependencies) and installs
+ * with a warning past the rest (a long description, a field of the wrong type) — `advisory`.
  */
 import { lstat, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { HangarError } from '../../protocol/errors.js';
 import type { SkillValidationResult } from '../../protocol/protocol.skills.js';
 import { MAX_PACKAGED_BYTES, MAX_SKILL_FILES, readSkillTree, SKILL_FILE } from './files.js';
 import { MAX_DEPENDENCIES, parseSkillDocument, skillFields, type SkillFields } from './frontmatter.js';
@@ -22,6 +25,8 @@ export interface SkillCheck extends SkillValidationResult {
 	readonly warnings: string[];
 	/** The fields read from the frontmatter, when it parsed. */
 	readonly fields?: SkillFields;
+	/** The errors that neither make the skill unsafe nor keep clients from loading it. */
+	readonly advisory?: string[];
 }
 
 /** Why `name` is not a valid skill name, or undefined when it is. */
@@ -39,6 +44,11 @@ export function skillNameProblem(name: string): string | undefined {
 export async function checkSkillDocument(text: string, folderName?: string): Promise<SkillCheck> {
 	const errors: string[] = [];
 	const warnings: string[] = [];
+	const advisory: string[] = [];
+	const advise = (error: string) => {
+		errors.push(error);
+		advisory.push(error);
+	};
 	const parsed = await parseSkillDocument(text);
 	if (!parsed.ok) return { valid: false, errors: [parsed.error], warnings };
 	const { frontmatter } = parsed.document;
@@ -60,26 +70,26 @@ export async function checkSkillDocument(text: string, folderName?: string): Pro
 		errors.push('description is required');
 	} else if (typeof description !== 'string') errors.push('description must be a string');
 	else if (description.length > MAX_DESCRIPTION) {
-		errors.push(`description is ${description.length} characters; at most ${MAX_DESCRIPTION} allowed`);
+		advise(`description is ${description.length} characters; at most ${MAX_DESCRIPTION} allowed`);
 	}
 
 	const compatibility = frontmatter.compatibility;
 	if (compatibility !== undefined) {
-		if (typeof compatibility !== 'string') errors.push('compatibility must be a string');
+		if (typeof compatibility !== 'string') advise('compatibility must be a string');
 		else if (compatibility.length > MAX_COMPATIBILITY) {
-			errors.push(`compatibility is ${compatibility.length} characters; at most ${MAX_COMPATIBILITY} allowed`);
+			advise(`compatibility is ${compatibility.length} characters; at most ${MAX_COMPATIBILITY} allowed`);
 		}
 	}
 
 	for (const field of ['version', 'license'] as const) {
-		if (frontmatter[field] !== undefined && typeof frontmatter[field] !== 'string') errors.push(`${field} must be a string`);
+		if (frontmatter[field] !== undefined && typeof frontmatter[field] !== 'string') advise(`${field} must be a string`);
 	}
 
 	const tools = frontmatter['allowed-tools'];
 	if (tools !== undefined) {
 		if (Array.isArray(tools)) {
-			if (!tools.every((tool) => typeof tool === 'string')) errors.push('allowed-tools must list strings');
-		} else if (typeof tools !== 'string') errors.push('allowed-tools must be a string or a list');
+			if (!tools.every((tool) => typeof tool === 'string')) advise('allowed-tools must list strings');
+		} else if (typeof tools !== 'string') advise('allowed-tools must be a string or a list');
 		else if (tools.includes(',')) {
 			warnings.push('allowed-tools is comma-delimited (a ToolHive extension); the Agent Skills format separates tools with spaces');
 		}
@@ -87,7 +97,7 @@ export async function checkSkillDocument(text: string, folderName?: string): Pro
 
 	const metadata = frontmatter.metadata;
 	if (metadata !== undefined) {
-		if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) errors.push('metadata must be a map');
+		if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) advise('metadata must be a map');
 		else {
 			const nested = Object.entries(metadata).filter(([, value]) => typeof value !== 'string').map(([key]) => key);
 			if (nested.length) warnings.push(`metadata values should be strings: ${nested.join(', ')}`);
@@ -102,19 +112,25 @@ export async function checkSkillDocument(text: string, folderName?: string): Pro
 	if (lines > RECOMMENDED_MAX_LINES) {
 		warnings.push(`SKILL.md has ${lines} lines; keep it under ${RECOMMENDED_MAX_LINES} and move detail into other files`);
 	}
-	return { valid: errors.length === 0, errors, warnings, fields };
+	return { valid: errors.length === 0, errors, warnings, fields, advisory };
+}
+
+/** The errors of a check that refuse an install: all but the advisory ones. */
+export function blockingErrors(check: SkillCheck): string[] {
+	return check.errors.filter((error) => !check.advisory?.includes(error));
 }
 
 /** Validates a skill folder on this machine's file system. */
 export async function validateSkillFolder(path: string): Promise<SkillCheck> {
 	const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
-		if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw HangarError.badRequest(`path ${path} does not exist`, 'path_not_found');
+		if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
 		throw error;
 	});
+	if (!stats) return { valid: false, errors: [`path ${path} does not exist`], warnings: [] };
 	if (stats.isSymbolicLink()) {
 		return { valid: false, errors: [`skill directory ${path} is a symlink; symlinks are not allowed`], warnings: [] };
 	}
-	if (!stats.isDirectory()) throw HangarError.badRequest(`path ${path} is not a directory`, 'not_a_directory');
+	if (!stats.isDirectory()) return { valid: false, errors: [`path ${path} is not a directory`], warnings: [] };
 
 	const tree = await readSkillTree(path);
 	const skill = tree.files.find((file) => file.path === SKILL_FILE);

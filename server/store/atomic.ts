@@ -12,31 +12,69 @@ export interface AtomicWriteOptions {
 	readonly mode?: number;
 	/** Mode of folders created on the way. Default 0700. */
 	readonly dirMode?: number;
+	/**
+	 * fsync the file and its folder (default). Off for files that guard against a process
+	 * dying but not against power loss (skill journals), where the sync costs more than it saves.
+	 */
+	readonly durable?: boolean;
 }
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+	const file = await openFileAtomic(path, options);
+	try {
+		await file.write(typeof data === 'string' ? Buffer.from(data) : data);
+	} catch (error) {
+		await file.abort();
+		throw error;
+	}
+	await file.commit();
+}
+
+/** A file written in pieces that appears at its path whole, on `commit`, or not at all. */
+export interface AtomicFile {
+	write(chunk: Uint8Array): Promise<void>;
+	/** Puts the file in place; on failure nothing is left behind. */
+	commit(): Promise<void>;
+	/** Drops what was written. */
+	abort(): Promise<void>;
+}
+
+export async function openFileAtomic(path: string, options: AtomicWriteOptions = {}): Promise<AtomicFile> {
 	const folder = dirname(path);
+	const durable = options.durable ?? true;
 	await mkdir(folder, { recursive: true, mode: options.dirMode ?? 0o700 });
-	const mode = await existingMode(path) ?? options.mode ?? 0o600;
+	const mode = (await existingMode(path)) ?? options.mode ?? 0o600;
 	const temporary = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 	const handle = await open(temporary, 'wx', mode);
-	try {
-		await handle.writeFile(data);
-		await handle.chmod(mode);
-		await handle.sync();
-	} catch (error) {
-		await handle.close();
+	let isOpen = true;
+	const close = async () => {
+		if (isOpen) {
+			isOpen = false;
+			await handle.close();
+		}
+	};
+	const abort = async () => {
+		await close().catch(() => undefined);
 		await rm(temporary, { force: true });
-		throw error;
-	}
-	await handle.close();
-	try {
-		await rename(temporary, path);
-	} catch (error) {
-		await rm(temporary, { force: true });
-		throw error;
-	}
-	await syncFolder(folder);
+	};
+	return {
+		async write(chunk) {
+			await handle.writeFile(chunk);
+		},
+		async commit() {
+			try {
+				await handle.chmod(mode);
+				if (durable) await handle.sync();
+				await close();
+				await rename(temporary, path);
+			} catch (error) {
+				await abort();
+				throw error;
+			}
+			if (durable) await syncFolder(folder);
+		},
+		abort,
+	};
 }
 
 async function existingMode(path: string): Promise<number | undefined> {

@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { describeJsonError } from '../json.js';
 
 /** Upgrades a document from version `n` (the key) to `n + 1`. */
 export type Migrations = Readonly<Record<number, (document: Record<string, unknown>) => Record<string, unknown>>>;
@@ -28,7 +29,7 @@ function decodeDocument<T>(path: string, text: string, spec: DocumentSchema<T>):
 	try {
 		raw = JSON.parse(text);
 	} catch (error) {
-		throw new HangarError(500, `state file ${path} is not valid JSON: ${(error as Error).message}`, 'corrupt_state');
+		throw new HangarError(500, `state file ${path} is not valid JSON: ${describeJsonError(error)}`, 'corrupt_state');
 	}
 	if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
 		throw new HangarError(500, `state file ${path} does not hold an object`, 'corrupt_state');

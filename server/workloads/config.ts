@@ -3,6 +3,7 @@
  * a registry entry, a remote URL), fills what the registry entry knows, and checks every
  * field, failing with a 400 that names it. Ports are left to the service.
  */
+import { randomInt } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
@@ -10,11 +11,13 @@ import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
-import type { PermissionProfile, RemoteAuthConfig, SecretParameter } from '../../protocol/runConfig.js';
+import type { PermissionProfile, RemoteAuthConfig, SecretParameter, TelemetryConfig } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
-import { NOT_LINK_LOCAL, refusedHost } from '../net/addresses.js';
+import { refusalOf } from '../net/addresses.js';
+import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
+import { PORT_MAX, PORT_MIN } from './portAllocator.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
 import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
 
@@ -115,8 +118,9 @@ export function checkRemoteUrl(raw: string, field: string): string {
 	}
 	if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, 'only http and https URLs are supported');
 	if (url.username || url.password) throw invalid(field, 'credentials in the URL are not allowed; use header_forward with a secret');
-	if (refusedHost(url.hostname, NOT_LINK_LOCAL)) {
-		throw invalid(field, `${url.hostname} is a link-local, unspecified or multicast address`);
+	const refused = refusalOf(url.hostname, { private: true });
+	if (refused) {
+		throw invalid(field, `${url.hostname} is a ${refused} address`);
 	}
 	return url.toString();
 }
@@ -227,6 +231,17 @@ export interface BuildOptions {
 	readonly now: string;
 	/** Tells this Hangar's containers from those of another state folder on the same engine. */
 	readonly instance: string;
+	/** Hangar's global `telemetry_config`, which a new workload without its own inherits. */
+	readonly defaultTelemetry?: TelemetryConfig;
+}
+
+/** The request's `telemetry_config` (or, for a new workload, the global one), checked; `{}` turns it off. */
+function telemetryOf(request: Request, options: BuildOptions): TelemetryConfig | undefined {
+	const config = request.telemetry_config ?? (options.previous ? undefined : options.defaultTelemetry);
+	if (!config || Object.keys(config).length === 0) return undefined;
+	const problem = telemetryConfigProblem(config);
+	if (problem) throw invalid(`telemetry_config.${problem.field}`, problem.message);
+	return config;
 }
 
 /** The stored run configuration for a request, without ports (`port` 0 until the service picks one). */
@@ -273,7 +288,10 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
 	}
 	const security = await securityFieldsOf(request, options.previous);
-	const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || undefined;
+	const telemetry = telemetryOf(request, options);
+	// An HTTP server needs a container port to be reached on; ToolHive draws one when none is given.
+	const targetPort =
+		transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || options.previous?.target_port || randomInt(PORT_MIN, PORT_MAX + 1);
 
 	return prune({
 		name: request.name,
@@ -301,12 +319,15 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
 		header_forward: request.header_forward,
 		...security,
+		telemetry_config: telemetry,
 		remote_auth_config: remote ? remoteAuthOf(request, source.entry?.server as RemoteServer | undefined) : undefined,
 		headers: request.headers ?? (remote ? (source.entry?.server as RemoteServer | undefined)?.headers : undefined),
 		registry_server_name: source.entry?.name,
 		created_at: options.previous?.created_at ?? options.now,
 		restart_policy: request.restart_policy ?? 'unless-stopped',
 		request_timeout: request.request_timeout,
+		request_timeout_max: request.request_timeout_max,
+		session_mode: request.session_mode,
 	}) as StoredWorkload;
 }
 
@@ -321,7 +342,7 @@ export function containerNameOf(name: string, instance: string): string {
 
 /** The run configuration as `workloads/export` shows it: ToolHive's shape, secrets as references. */
 export function exportedRunConfig(stored: StoredWorkload): Record<string, unknown> {
-	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
+	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, request_timeout_max: _timeoutMax, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
 	const { clientSecret: _secret, ...oidc } = oidc_config ?? {};
 	return prune({ schema_version: RUN_CONFIG_FORMAT, ...config, oidc_config: oidc_config ? oidc : undefined });
 }
@@ -345,6 +366,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		secrets: (stored.secrets ?? []).map(decodeSecret),
 		volumes: stored.volumes ?? [],
 		...securityDetailOf(stored),
+		telemetry_config: stored.telemetry_config,
 		permission_profile: stored.permission_profile,
 		network_isolation: stored.isolate_network ?? true,
 		trust_proxy_headers: stored.trust_proxy_headers ?? false,
@@ -373,6 +395,8 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		labels: stored.container_labels,
 		restart_policy: stored.restart_policy,
 		request_timeout: stored.request_timeout,
+		request_timeout_max: stored.request_timeout_max,
+		session_mode: stored.session_mode,
 	}) as WorkloadDetail;
 }
 

@@ -5,7 +5,7 @@
 import type { Mount, ContainerSpec } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import type { SecretResolver } from './dependencies.js';
-import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { networkNameOf } from '../runspec/network.js';
 import type { StoredWorkload } from '../runspec/store.js';
 
 /** Labels on every workload container; the runtime is the truth for container state. */

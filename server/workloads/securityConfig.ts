@@ -10,7 +10,7 @@ import type { WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { TokenValidatorConfig } from '../../protocol/runConfig.js';
 import { auditConfigProblem } from '../runspec/auditConfig.js';
 import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../runspec/authzConfig.js';
-import { checkProviderUrl, ProviderError } from '../net/providers.js';
+import { checkProviderUrl, ProviderError } from '../net/providerUrl.js';
 import { RateLimitConfigError, rateLimitsOf } from '../runspec/rateLimitConfig.js';
 import { parseAddress } from '../runspec/redisAddress.js';
 import type { CreateRequest, UpdateRequest } from './config.js';

@@ -2,7 +2,7 @@
  * Tar archives written header by header, so tests can make the hostile ones no honest packer
  * makes: `..` and absolute paths, links, devices, thousands of files, gzip bombs.
  */
-import { Header } from 'tar';
+import { Header, Pax } from 'tar';
 import { createGzip, gzipSync } from 'node:zlib';
 
 export interface ArchiveEntry {
@@ -27,7 +27,8 @@ export function tarBlocks(entries: readonly ArchiveEntry[]): Buffer {
 			gid: 0,
 			...(entry.linkpath !== undefined && { linkpath: entry.linkpath }),
 		});
-		header.encode();
+		// A path longer than the header holds goes in a PAX extended header before it.
+		if (header.encode()) blocks.push(new Pax({ path: entry.path, mtime: new Date(0) }).encode());
 		blocks.push(header.block!);
 		if (header.size) blocks.push(content, Buffer.alloc((512 - (content.length % 512)) % 512));
 	}

@@ -58,6 +58,7 @@ export async function installExtension(options: CodeServerOptions, vsix: string)
 	return stdout;
 }
 
+/** code-server opening `folder` (a folder or a `.code-workspace` file) by default. */
 export async function startCodeServer(options: CodeServerOptions, folder: string): Promise<CodeServer> {
 	const { userData, extensions, home } = paths(options.root);
 	await mkdir(join(userData, 'User'), { recursive: true });
@@ -132,10 +133,13 @@ export async function openBrowser(home: string): Promise<Browser> {
 	});
 }
 
-/** The workbench of `folder`, loaded and idle. */
-export async function openWorkbench(browser: Browser, server: CodeServer, folder: string): Promise<Page> {
+/** The workbench of a folder or a `.code-workspace` file, loaded and idle. */
+export async function openWorkbench(browser: Browser, server: CodeServer, open: { folder: string } | { workspace: string }): Promise<Page> {
 	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-	await page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}`);
+	// A busy machine may take long to render: waits are generous rather than tight.
+	page.setDefaultTimeout(90_000);
+	const [kind, path] = 'folder' in open ? ['folder', open.folder] : ['workspace', open.workspace];
+	await page.goto(`${server.url}/?${kind}=${encodeURIComponent(path)}`);
 	await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
 	await page.locator('.statusbar').waitFor({ timeout: 90_000 });
 	return page;

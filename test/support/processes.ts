@@ -39,6 +39,8 @@ export function spawnDaemon(env: NodeJS.ProcessEnv): DaemonProcess {
 export interface ServeProcess {
 	readonly child: ChildProcess;
 	readonly url: string;
+	/** Everything the server wrote to stderr so far. */
+	stderr(): string;
 	stop(): Promise<void>;
 }
 
@@ -48,8 +50,8 @@ export async function startServe(env: NodeJS.ProcessEnv, args: string[] = []): P
 		env: { ...env, HANGAR_LOG: 'info' },
 		stdio: ['ignore', 'ignore', 'pipe'],
 	});
+	let output = '';
 	const url = await new Promise<string>((resolve, reject) => {
-		let output = '';
 		child.stderr!.on('data', (chunk: Buffer) => {
 			output += chunk.toString();
 			const match = /listening on (\S+)/.exec(output);
@@ -60,6 +62,7 @@ export async function startServe(env: NodeJS.ProcessEnv, args: string[] = []): P
 	return {
 		child,
 		url,
+		stderr: () => output,
 		stop: async () => {
 			if (child.exitCode !== null) return;
 			child.kill('SIGTERM');

@@ -102,17 +102,16 @@ export async function installSkill(hangar: Hangar, from?: SkillSource): Promise<
 	if (!target) return;
 	const clients = await pickClients(hangar.daemon, settings.defaultClients);
 	if (!clients) return;
-	const params = { name: source.name, ...scopeParams(target), ...(clients.length ? { clients } : {}) };
-	const install = (extra: { force?: boolean; allow_unsigned?: boolean } = {}) =>
-		withDaemonProgress(`Installing skill ${source.name}`, (options) => hangar.daemon.request(InstallSkill, { ...params, ...extra }, options));
+	const params = { name: source.name, ...scopeParams(target), clients };
+	const install = (force?: true) =>
+		withDaemonProgress(`Installing skill ${source.name}`, (options) => hangar.daemon.request(InstallSkill, { ...params, ...(force ? { force } : {}) }, options));
 	try {
 		let result;
 		try {
 			result = await install();
 		} catch (error) {
-			const retry = await retryOption(error, target);
-			if (!retry) throw error;
-			result = await install(retry);
+			if (!(await confirmOverwrite(error))) throw error;
+			result = await install(true);
 		}
 		const name = result.skill.metadata?.name ?? source.name;
 		const installedFor = result.skill.clients?.length ? ` for ${result.skill.clients.join(', ')}` : '';
@@ -124,22 +123,10 @@ export async function installSkill(hangar: Hangar, from?: SkillSource): Promise<
 	}
 }
 
-/** A 409 (an unmanaged folder is in the way) or an unsigned project install can be forced. */
-async function retryOption(error: unknown, target: SkillTarget): Promise<{ force?: boolean; allow_unsigned?: boolean } | undefined> {
-	if (!(error instanceof HangarError)) return undefined;
-	if (error.status === 409) {
-		const choice = await vscode.window.showWarningMessage(error.message, { modal: true }, 'Overwrite');
-		return choice === 'Overwrite' ? { force: true } : undefined;
-	}
-	if (error.status === 403 && target.scope === 'project' && /sign/i.test(`${error.code} ${error.message}`)) {
-		const choice = await vscode.window.showWarningMessage(
-			error.message,
-			{ modal: true, detail: 'The exception is recorded in the project lock file.' },
-			'Install Unsigned',
-		);
-		return choice === 'Install Unsigned' ? { allow_unsigned: true } : undefined;
-	}
-	return undefined;
+/** A 409 means an unmanaged folder is in the way: the user may overwrite it. */
+async function confirmOverwrite(error: unknown): Promise<boolean> {
+	if (!(error instanceof HangarError) || error.status !== 409) return false;
+	return (await vscode.window.showWarningMessage(error.message, { modal: true }, 'Overwrite')) === 'Overwrite';
 }
 
 interface InstalledChoice {
@@ -287,7 +274,7 @@ export async function syncSkills(hangar: Hangar): Promise<void> {
 	if (!clients) return;
 	try {
 		const result = await withDaemonProgress(`Syncing skills of ${folder.name}`, (options) =>
-			hangar.daemon.request(SyncSkills, { project_root: folder.uri.fsPath, ...(clients.length ? { clients } : {}) }, options),
+			hangar.daemon.request(SyncSkills, { project_root: folder.uri.fsPath, clients }, options),
 		);
 		const summary = syncSummary(result);
 		if (result.failed?.length) {

@@ -2,7 +2,7 @@
  * The long-running doors: `hangar daemon` (JSON-RPC over stdio) and `hangar serve` (REST).
  * Their modules are imported only when chosen, so other commands start fast.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { Cli } from '../cli.js';
 
 export function registerDoorCommands(program: Command, cli: Cli): void {
@@ -48,6 +48,6 @@ function collect(value: string, previous: string[]): string[] {
 
 function parsePort(value: string): number {
 	const port = Number(value);
-	if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${value}: expected 0-65535`);
+	if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`expected a port number 0-65535`);
 	return port;
 }

@@ -31,7 +31,9 @@ export function registerSecretCommands(program: Command, cli: Cli): void {
 		.action(async (options: { provider: string; passwordStdin?: boolean }) => {
 			const password = options.passwordStdin ? await readSecretInput('Password', { confirm: true }) : undefined;
 			const result = await cli.call(SetupSecrets, { provider_type: options.provider as never, password });
-			process.stdout.write(`${result.message} (${result.provider_type}).\n`);
+			// The REST message keeps ToolHive's wording ("setup successfully"); the CLI says it plainly.
+			const done = result.message.includes('reconfigured') ? 'reconfigured' : 'set up';
+			process.stdout.write(`Secrets provider ${done} (${result.provider_type}).\n`);
 		});
 
 	secret

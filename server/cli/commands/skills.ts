@@ -1,10 +1,11 @@
 /**
  * `hangar skill validate|content|install|ls|info|rm|build|builds|rm-build|push|sync|upgrade`.
  */
-import { execFileSync } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { ClientApp, Scope } from '../../../protocol/common.js';
+import { HangarError } from '../../../protocol/errors.js';
 import {
 	BuildSkill,
 	DeleteSkillBuild,
@@ -19,33 +20,60 @@ import {
 	UpgradeSkills,
 	ValidateSkill,
 } from '../../../protocol/protocol.skills.js';
+import { enclosingProject } from '../../store/project.js';
 import { collect, printJson, printTable, type Cli } from '../cli.js';
 
 interface PlacementOptions {
 	scope?: Scope;
+	/** `--project [dir]`: true without a folder. */
+	project?: string | boolean;
+	/** `--project-root <dir>`, the older spelling of `--project <dir>`. */
 	projectRoot?: string;
-	project?: boolean;
 }
 
-/** `--project` means the git work tree around the current folder. */
-function placement(options: PlacementOptions): { scope?: Scope; project_root?: string } {
-	const root = options.projectRoot !== undefined ? resolve(options.projectRoot) : options.project || options.scope === 'project' ? projectRoot() : undefined;
+type PlacementParams = { scope?: Scope; project_root?: string };
+
+/**
+ * The project a command names: `--project DIR` (symlinks followed), or with `--project` alone
+ * or `--scope project` the git work tree around the current folder; undefined for none.
+ */
+async function namedProject(options: PlacementOptions): Promise<string | undefined> {
+	const given = options.projectRoot ?? (typeof options.project === 'string' ? options.project : undefined);
+	if (given !== undefined) return realpath(resolve(given)).catch(() => resolve(given));
+	if (options.project === true || options.scope === 'project') return (await enclosingProject(process.cwd())) ?? process.cwd();
+	return undefined;
+}
+
+async function placement(options: PlacementOptions): Promise<PlacementParams> {
+	const root = await namedProject(options);
 	return { ...(options.scope && { scope: options.scope }), ...(root && { project_root: root }) };
 }
 
-function projectRoot(): string {
-	try {
-		return execFileSync('git', ['rev-parse', '--show-toplevel'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-	} catch {
-		return process.cwd();
-	}
+/**
+ * Where an installed skill is, for `info` and `rm`: as the flags say; without flags, the
+ * project around the current folder when the skill is installed there, else the user's.
+ */
+async function placementOfInstalled(cli: Cli, name: string, options: PlacementOptions): Promise<PlacementParams> {
+	const named = await placement(options);
+	if (named.scope || named.project_root) return named;
+	const project = await enclosingProject(process.cwd());
+	if (project === undefined) return {};
+	const inProject = await cli.call(GetSkill, { name, project_root: project }).then(
+		() => true,
+		(error: unknown) => {
+			if (error instanceof HangarError && error.status === 404) return false;
+			throw error;
+		},
+	);
+	return inProject ? { project_root: project } : {};
+}
+
+function withProject(command: Command, description: string): Command {
+	return command.option('--project [dir]', description).addOption(new Option('--project-root <dir>', 'the same as --project <dir>').hideHelp());
 }
 
 function withPlacement(command: Command): Command {
-	return command
-		.option('--scope <scope>', 'user (default) or project')
-		.option('--project', 'project scope, in the git work tree around the current folder')
-		.option('--project-root <dir>', 'project scope, in this project');
+	return withProject(command.option('--scope <scope>', 'user or project'), 'project scope: in <dir>, or the git work tree around the current folder');
 }
 
 export function registerSkillCommands(program: Command, cli: Cli): void {
@@ -89,14 +117,15 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 		.option('-g, --group <group>', 'group to add the skill to (default "default")')
 		.option('--json', 'print JSON')
 		.action(async (ref: string, options: PlacementOptions & { version?: string; client?: string[]; force?: boolean; group?: string; json?: boolean }) => {
-			const { skill: installed } = await cli.call(InstallSkill, {
+			const { skill: installed, warnings = [] } = await cli.call(InstallSkill, {
 				name: ref,
 				...(options.version && { version: options.version }),
-				...placement(options),
+				...(await placement(options)),
 				...(options.client && { clients: options.client as ClientApp[] }),
 				...(options.force && { force: true }),
 				...(options.group && { group: options.group }),
 			});
+			for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
 			if (options.json) return printJson(installed);
 			process.stdout.write(`Installed ${installed.metadata?.name} (${installed.digest?.slice(0, 19)}) for ${installed.clients?.join(', ')}.\n`);
 		});
@@ -107,7 +136,7 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 		.option('--json', 'print JSON')
 		.action(async (options: PlacementOptions & { client?: string; group?: string; json?: boolean }) => {
 			const { skills } = await cli.call(ListSkills, {
-				...placement(options),
+				...(await placement(options)),
 				...(options.client && { client: options.client as ClientApp }),
 				...(options.group && { group: options.group }),
 			});
@@ -128,7 +157,7 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 	withPlacement(skill.command('info').description('Show an installed skill').argument('<name>'))
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: PlacementOptions & { json?: boolean }) => {
-			const info = await cli.call(GetSkill, { name, ...placement(options) });
+			const info = await cli.call(GetSkill, { name, ...(await placementOfInstalled(cli, name, options)) });
 			if (options.json) return printJson(info);
 			const skill = info.installed_skill!;
 			const lines = [
@@ -145,12 +174,12 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			for (const [label, value] of lines) if (value) process.stdout.write(`${label!.padEnd(13)}${value}\n`);
 		});
 
-	withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder').argument('<name>')).action(
-		async (name: string, options: PlacementOptions) => {
-			await cli.call(UninstallSkill, { name, ...placement(options) });
-			process.stdout.write(`Uninstalled ${name}.\n`);
-		},
-	);
+	withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder (or one client\'s)').argument('<name>'))
+		.option('-c, --client <id>', 'only from this client; the skill stays for the others')
+		.action(async (name: string, options: PlacementOptions & { client?: string }) => {
+			await cli.call(UninstallSkill, { name, ...(await placementOfInstalled(cli, name, options)), ...(options.client && { client: options.client as ClientApp }) });
+			process.stdout.write(options.client ? `Uninstalled ${name} for ${options.client}.\n` : `Uninstalled ${name}.\n`);
+		});
 
 	skill
 		.command('build')
@@ -191,18 +220,18 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			process.stdout.write(`Pushed ${reference}.\n`);
 		});
 
-	skill
-		.command('sync')
-		.description('Install exactly the skills pinned in the project\'s hangar.lock.yaml')
-		.option('--project-root <dir>', 'the project (default: the git work tree around the current folder)')
-		.option('-c, --client <id>', 'client to install for (repeatable; default: all detected)', collect)
+	withProject(
+		skill.command('sync').description('Install exactly the skills pinned in the project\'s hangar.lock.yaml (or toolhive.lock.yaml)'),
+		'the project (default: the git work tree around the current folder)',
+	)
+		.option('-c, --client <id>', 'client to install for (repeatable; default: those the lock file records, else all detected)', collect)
 		.option('--check', 'only report differences (exit code 2 when there are any)')
 		.option('--prune', 'uninstall project skills that are not in the lock file')
 		.option('--adopt', 'add project skills that are not in the lock file to it')
 		.option('--json', 'print JSON')
-		.action(async (options: { projectRoot?: string; client?: string[]; check?: boolean; prune?: boolean; adopt?: boolean; json?: boolean }) => {
+		.action(async (options: PlacementOptions & { client?: string[]; check?: boolean; prune?: boolean; adopt?: boolean; json?: boolean }) => {
 			const result = await cli.call(SyncSkills, {
-				project_root: options.projectRoot ? resolve(options.projectRoot) : projectRoot(),
+				project_root: (await namedProject({ ...options, project: options.project ?? true }))!,
 				...(options.client && { clients: options.client as ClientApp[] }),
 				...(options.check && { check: true }),
 				...(options.prune && { prune: true }),
@@ -220,19 +249,18 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			else if (options.check && (result.missing?.length || result.drifted?.length || result.removed_from_lock?.length)) process.exitCode = 2;
 		});
 
-	skill
-		.command('upgrade')
-		.description('Re-resolve the sources in hangar.lock.yaml and upgrade skills whose source moved')
-		.argument('[names...]', 'only these skills')
-		.option('--project-root <dir>', 'the project (default: the git work tree around the current folder)')
-		.option('-c, --client <id>', 'client to install for (repeatable; default: all detected)', collect)
+	withProject(
+		skill.command('upgrade').description('Re-resolve the sources in hangar.lock.yaml and upgrade skills whose source moved').argument('[names...]', 'only these skills'),
+		'the project (default: the git work tree around the current folder)',
+	)
+		.option('-c, --client <id>', 'client to install for (repeatable; default: those the lock file records, else all detected)', collect)
 		.option('--preview', 'report what would change, change nothing')
 		.option('--fail-on-changes', 'like --preview, and exit with code 2 when something would change')
 		.option('--allow-ref-change', 'follow a source that now resolves to another reference')
 		.option('--json', 'print JSON')
-		.action(async (names: string[], options: { projectRoot?: string; client?: string[]; preview?: boolean; failOnChanges?: boolean; allowRefChange?: boolean; json?: boolean }) => {
+		.action(async (names: string[], options: PlacementOptions & { client?: string[]; preview?: boolean; failOnChanges?: boolean; allowRefChange?: boolean; json?: boolean }) => {
 			const { outcomes = [] } = await cli.call(UpgradeSkills, {
-				project_root: options.projectRoot ? resolve(options.projectRoot) : projectRoot(),
+				project_root: (await namedProject({ ...options, project: options.project ?? true }))!,
 				...(names.length && { names }),
 				...(options.client && { clients: options.client as ClientApp[] }),
 				...(options.preview && { preview: true }),

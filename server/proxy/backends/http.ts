@@ -9,24 +9,32 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
-import { remoteServerLookup } from '../../net/addresses.js';
-import { BodyTooLarge, readCapped } from '../../net/body.js';
-import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
+import { metadataGuardedLookup } from '../../net/addresses.js';
+import { deniedUpstream, type Backend, type BackendSession, type BackendState, type SessionSink } from '../backend.js';
 import {
 	ErrorCode,
 	errorResponse,
 	isResponse,
+	MODERN_META,
+	MODERN_REVISION,
 	parseMessage,
+	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 	type RequestId,
 } from '../jsonrpc.js';
+import { outboundContext } from '../outbound.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
 const RECONNECT_DELAY_MS = 1_000;
+/** The longest `retry:` the proxy honours before resuming an upstream stream. */
+const MAX_RETRY_MS = 30_000;
+/** Input-required rounds one call may take with a 2026-07-28 server. */
+const MAX_INPUT_ROUNDS = 10;
+
 
 export interface HttpBackendOptions {
 	readonly transport: 'sse' | 'streamable-http';
@@ -53,7 +61,7 @@ export class HttpBackend implements Backend {
 	private closed = false;
 
 	constructor(readonly options: HttpBackendOptions) {
-		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: remoteServerLookup } : {}) };
+		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: metadataGuardedLookup as never } : {}) };
 		this.httpAgent = new HttpAgent(agentOptions);
 		this.httpsAgent = new HttpsAgent(agentOptions);
 	}
@@ -107,7 +115,7 @@ export class HttpBackend implements Backend {
 			const request = (https ? httpsRequest : httpRequest)(url, {
 				method,
 				agent: https ? this.httpsAgent : this.httpAgent,
-				headers: { ...this.options.headers, ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
+				headers: { ...this.options.headers, ...outboundContext.headers?.(), ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
 				signal,
 			});
 			request.once('response', resolve);
@@ -150,24 +158,33 @@ function probe(url: URL): Promise<void> {
 }
 
 export async function readText(response: IncomingMessage): Promise<string> {
-	try {
-		return (await readCapped(response, MAX_BODY_BYTES)).toString('utf8');
-	} catch (error) {
-		throw error instanceof BodyTooLarge ? new Error('the server sent a body over 16 MiB') : error;
+	const chunks: Buffer[] = [];
+	let size = 0;
+	for await (const chunk of response as AsyncIterable<Buffer>) {
+		size += chunk.length;
+		if (size > MAX_BODY_BYTES) throw new Error('the server sent a body over 16 MiB');
+		chunks.push(chunk);
 	}
+	return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface SseEvent {
 	event: string;
 	data: string;
+	/** The event's `id:`, to resume the stream after it. */
+	id?: string;
+	/** The `retry:` the server asked for, in ms. */
+	retry?: number;
 }
 
-/** Parses an event stream (`event:`/`data:` lines, blank-line separated; comments skipped). */
+/** Parses an event stream (`event:`/`data:`/`id:`/`retry:` lines, blank-line separated; comments skipped). */
 export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseEvent> {
 	response.setEncoding('utf8');
 	let buffered = '';
 	let event = '';
 	let data: string[] = [];
+	let id: string | undefined;
+	let retry: number | undefined;
 	for await (const chunk of response as AsyncIterable<string>) {
 		buffered += chunk;
 		let newline = buffered.indexOf('\n');
@@ -176,13 +193,22 @@ export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseE
 			buffered = buffered.slice(newline + 1);
 			newline = buffered.indexOf('\n');
 			if (line === '') {
-				if (data.length) yield { event: event || 'message', data: data.join('\n') };
+				if (data.length || id !== undefined || retry !== undefined) yield { event: event || 'message', data: data.join('\n'), id, retry };
 				event = '';
 				data = [];
+				id = undefined;
+				retry = undefined;
 			} else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
 			else if (line.startsWith('event:')) event = line.slice(6).trim();
+			else if (line.startsWith('id:')) id = line.slice(line[3] === ' ' ? 4 : 3);
+			else if (line.startsWith('retry:') && /^\d+$/.test(line.slice(6).trim())) retry = Number(line.slice(6).trim());
 		}
 	}
+}
+
+/** What tells the server a call was given up (on a timeout, or the client session ended). */
+function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNotification {
+	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
 }
 
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
@@ -195,6 +221,11 @@ class StreamableUpstreamSession implements BackendSession {
 	private sessionId: string | undefined;
 	private protocolVersion: string | undefined;
 	private readonly controller = new AbortController();
+	/** Set when the server speaks only MCP 2026-07-28: the claims every request carries in its `_meta`. */
+	private modern: Record<string, unknown> | undefined;
+	/** The client's answers to input requests of a 2026-07-28 server, awaited by id. */
+	private readonly inputs = new Map<RequestId, (response: JsonRpcResponse) => void>();
+	private nextInputId = 1;
 
 	constructor(
 		private readonly backend: HttpBackend,
@@ -215,16 +246,111 @@ class StreamableUpstreamSession implements BackendSession {
 	}
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (this.modern) return this.modernRequest(message, signal);
+		const cancel = () => void this.post(cancellationOf(message, signal));
+		signal.addEventListener('abort', cancel, { once: true });
+		try {
+			const answer = await this.exchange(message, signal);
+			if (message.method === 'initialize' && answer.error && !signal.aborted) return (await this.discover(message, signal)) ?? answer;
+			return answer;
+		} finally {
+			signal.removeEventListener('abort', cancel);
+		}
+	}
+
+	/**
+	 * A server that refused `initialize` may speak only MCP 2026-07-28: asked with
+	 * `server/discover`, it is then spoken to in that revision for this client (see
+	 * `modernRequest`), and the client's handshake is answered from the discovery.
+	 */
+	private async discover(initialize: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
+		const params = initialize.params ?? {};
+		this.modern = { [MODERN_META.protocolVersion]: MODERN_REVISION, [MODERN_META.clientCapabilities]: params.capabilities ?? {} };
+		if (params.clientInfo) this.modern[MODERN_META.clientInfo] = params.clientInfo;
+		const discovered = await this.exchange(this.modernMessage({ jsonrpc: '2.0', id: initialize.id, method: 'server/discover' }), signal, this.modernHeaders('server/discover', undefined));
+		const result = discovered.result;
+		if (!result || !Array.isArray(result.supportedVersions) || !result.supportedVersions.includes(MODERN_REVISION)) {
+			this.modern = undefined;
+			return undefined;
+		}
+		const requested = typeof params.protocolVersion === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : SUPPORTED_PROTOCOL_VERSIONS.at(-1);
+		const serverInfo = (result._meta as Record<string, unknown> | undefined)?.[MODERN_META.serverInfo] ?? { name: 'mcp-server', version: '0' };
+		const answer: Record<string, unknown> = { protocolVersion: requested, capabilities: result.capabilities ?? {}, serverInfo };
+		if (typeof result.instructions === 'string') answer.instructions = result.instructions;
+		return { jsonrpc: '2.0', id: initialize.id, result: answer };
+	}
+
+	private modernMessage(message: JsonRpcRequest): JsonRpcRequest {
+		const meta = message.params?._meta as Record<string, unknown> | undefined;
+		return { ...message, params: { ...message.params, _meta: { ...meta, ...this.modern } } };
+	}
+
+	private modernHeaders(method: string, params: Record<string, unknown> | undefined): Record<string, string> {
+		const headers: Record<string, string> = { 'Mcp-Protocol-Version': MODERN_REVISION, 'Mcp-Method': method };
+		const name = method === 'resources/read' ? params?.uri : method === 'tools/call' || method === 'prompts/get' ? params?.name : undefined;
+		if (typeof name === 'string') headers['Mcp-Name'] = /^[\x20-\x7e]*$/.test(name) ? name : `=?base64?${Buffer.from(name).toString('base64')}?=`;
+		return headers;
+	}
+
+	/**
+	 * A legacy client's request to a 2026-07-28 server: the client's claims in `_meta`, the
+	 * revision's headers, and its results made legacy again. An input-required result becomes
+	 * requests to the client (elicitation, sampling, roots), whose answers go back to the
+	 * server with the retried request.
+	 */
+	private async modernRequest(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (message.method === 'ping') return { jsonrpc: '2.0', id: message.id, result: {} };
+		if (message.method === 'logging/setLevel') {
+			this.modern![MODERN_META.logLevel] = message.params?.level;
+			return { jsonrpc: '2.0', id: message.id, result: {} };
+		}
+		let params = message.params;
+		for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
+			const answer = await this.exchange(this.modernMessage({ ...message, params }), signal, this.modernHeaders(message.method, params));
+			const result = answer.result;
+			if (!result) return answer;
+			const { resultType, inputRequests, requestState, ttlMs: _ttl, cacheScope: _scope, ...legacy } = result;
+			if (resultType !== 'input_required') return { ...answer, result: legacy };
+			const responses: Record<string, unknown> = {};
+			for (const [key, input] of Object.entries((inputRequests ?? {}) as Record<string, { method: string; params?: Record<string, unknown> }>)) {
+				const response = await this.askClient(message.id, input, signal);
+				if (response.error) return errorResponse(message.id, response.error.code, response.error.message, response.error.data);
+				responses[key] = response.result;
+			}
+			params = { ...message.params, inputResponses: responses, ...(typeof requestState === 'string' ? { requestState } : {}) };
+		}
+		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server asked for input more than ${MAX_INPUT_ROUNDS} times`);
+	}
+
+	/** Sends a server's input request to the client, as a server request related to `call`; resolves with its answer. */
+	private askClient(call: RequestId, input: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const id = `hangar-input-${this.nextInputId++}`;
+		return new Promise((resolve) => {
+			const onAbort = () => {
+				this.inputs.delete(id);
+				resolve(errorResponse(id, ErrorCode.RequestTimeout, 'request cancelled'));
+			};
+			signal.addEventListener('abort', onAbort, { once: true });
+			this.inputs.set(id, (response) => {
+				signal.removeEventListener('abort', onAbort);
+				resolve(response);
+			});
+			this.sink.deliver({ jsonrpc: '2.0', id, method: input.method, params: input.params }, call);
+		});
+	}
+
+	private async exchange(message: JsonRpcRequest, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<JsonRpcResponse> {
 		let response: IncomingMessage;
 		try {
-			response = await this.backend.send('POST', await this.backend.url(), this.headers('post'), JSON.stringify(message), signal);
+			const headers = extraHeaders ? { ...this.headers('post'), ...extraHeaders } : this.headers('post');
+			response = await this.backend.send('POST', await this.backend.url(), headers, JSON.stringify(message), signal);
 		} catch (error) {
 			if (signal.aborted) return errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled');
 			return connectionError(this.backend, message.id, error as Error);
 		}
 		this.backend.succeeded();
 		try {
-			const answer = await this.answerOf(message, response);
+			const answer = await this.answerOf(message, response, signal);
 			if (message.method === 'initialize' && answer.result) {
 				this.sessionId = (response.headers['mcp-session-id'] as string | undefined) ?? this.sessionId;
 				this.protocolVersion = answer.result.protocolVersion as string | undefined;
@@ -236,7 +362,7 @@ class StreamableUpstreamSession implements BackendSession {
 		}
 	}
 
-	private async answerOf(message: JsonRpcRequest, response: IncomingMessage): Promise<JsonRpcResponse> {
+	private async answerOf(message: JsonRpcRequest, response: IncomingMessage, signal: AbortSignal): Promise<JsonRpcResponse> {
 		const status = response.statusCode ?? 0;
 		const type = String(response.headers['content-type'] ?? '');
 		if (status === 404 && this.sessionId) {
@@ -245,25 +371,50 @@ class StreamableUpstreamSession implements BackendSession {
 			return errorResponse(message.id, ErrorCode.ConnectionClosed, 'the MCP server ended the session');
 		}
 		if (type.includes('text/event-stream') && status < 300) {
-			for await (const event of sseEvents(response)) {
-				const received = parseMessage(event.data);
-				if (!received) continue;
-				if (isResponse(received) && received.id === message.id) {
-					response.destroy();
-					return received;
+			// A server may close the stream before answering once it sent an event id (SSE polling,
+			// 2025-11-25): the answer comes on a GET that resumes after that id, when the server says.
+			let lastEventId: string | undefined;
+			let retryMs = 0;
+			let stream: IncomingMessage | undefined = response;
+			while (stream) {
+				for await (const event of sseEvents(stream)) {
+					if (event.id !== undefined) lastEventId = event.id;
+					if (event.retry !== undefined) retryMs = Math.min(event.retry, MAX_RETRY_MS);
+					const received = parseMessage(event.data);
+					if (!received) continue;
+					if (isResponse(received) && received.id === message.id) {
+						stream.destroy();
+						return received;
+					}
+					this.sink.deliver(received, message.id);
 				}
-				this.sink.deliver(received, message.id);
+				if (lastEventId === undefined || signal.aborted) break;
+				await new Promise((resolve) => setTimeout(resolve, retryMs));
+				stream = await this.resumeStream(lastEventId, signal);
 			}
 			return errorResponse(message.id, ErrorCode.InternalError, 'the MCP server closed the stream without answering');
 		}
 		const text = await readText(response);
 		const received = parseMessage(text);
-		if (received && isResponse(received)) return { ...received, id: message.id };
-		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+		if (received && isResponse(received) && status !== 401 && status !== 403) return { ...received, id: message.id };
+		return httpError(message.id, response, text);
 	}
 
-	send(message: JsonRpcNotification | JsonRpcResponse): void {
-		void this.post(message);
+	/** A GET resuming a stream after `lastEventId`; undefined when the server will not. */
+	private async resumeStream(lastEventId: string, signal: AbortSignal): Promise<IncomingMessage | undefined> {
+		const response = await this.backend.send('GET', await this.backend.url(), { ...this.headers('get'), 'Last-Event-ID': lastEventId }, undefined, signal);
+		if (response.statusCode === 200 && String(response.headers['content-type'] ?? '').includes('text/event-stream')) return response;
+		response.resume();
+		return undefined;
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		if (this.modern) {
+			// 2026-07-28 has no session for notifications to belong to; the client's answers to input requests are awaited here.
+			if (isResponse(message) && message.id !== null) this.inputs.get(message.id)?.(message);
+			return Promise.resolve();
+		}
+		return this.post(message);
 	}
 
 	private async post(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
@@ -378,6 +529,7 @@ class SseUpstreamSession implements BackendSession {
 			const waiting = this.pending.get(message.id);
 			this.pending.delete(message.id);
 			waiting?.(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
+			void this.send(cancellationOf(message, signal));
 		};
 		signal.addEventListener('abort', onAbort, { once: true });
 		try {
@@ -386,7 +538,7 @@ class SseUpstreamSession implements BackendSession {
 			const text = await readText(response);
 			if (status >= 300) {
 				this.pending.delete(message.id);
-				return errorResponse(message.id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+				return httpError(message.id, response, text);
 			}
 			return await answer;
 		} catch (error) {
@@ -398,10 +550,10 @@ class SseUpstreamSession implements BackendSession {
 		}
 	}
 
-	send(message: JsonRpcNotification | JsonRpcResponse): void {
-		void this.endpoint
+	send(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		return this.endpoint
 			.then((endpoint) => this.backend.send('POST', endpoint, { 'Content-Type': 'application/json' }, JSON.stringify(message), this.controller.signal))
-			.then((response) => response.resume())
+			.then((response) => void response.resume())
 			.catch((error: Error) => {
 				if (!this.controller.signal.aborted) this.backend.options.log.warn(`could not relay a message: ${error.message}`);
 			});
@@ -410,4 +562,13 @@ class SseUpstreamSession implements BackendSession {
 	close(): void {
 		this.controller.abort();
 	}
+}
+
+/** The answer to a request the server refused with an HTTP error; a 401 or 403 is marked as such. */
+function httpError(id: RequestId, response: IncomingMessage, text: string): JsonRpcResponse {
+	const status = response.statusCode ?? 0;
+	const answer = errorResponse(id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+	if (status !== 401 && status !== 403) return answer;
+	const challenge = response.headers['www-authenticate'];
+	return deniedUpstream(answer, { status, challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge });
 }

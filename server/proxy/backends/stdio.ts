@@ -1,14 +1,28 @@
 /**
- * The stdio bridge: every client session shares one attach to the container's stdin and
- * stdout (newline-delimited JSON-RPC). The server is initialised once, by the bridge, when it
- * attaches; clients' `initialize` is answered with that result.
+ * The stdio bridge: clients reach a stdio server in a container through one or more server
+ * processes, each spoken to as newline-delimited JSON-RPC over its stdin and stdout.
  *
- * Requests are multiplexed by id: each client request gets a bridge-wide id (and its progress
- * token the same number), so two clients may both send id 1. Responses and progress go back
- * to the session that asked, under its own id and token. Server requests (sampling,
- * elicitation, …) carry no link to the client request that caused them over stdio: they go
- * to the session with the most recent request in flight, else to the most recently active
- * session. Other server notifications go to every session.
+ * A stdio server is initialised once per process, with one protocol revision and one set of
+ * client capabilities, so the bridge gives each client a process initialised with exactly
+ * what that client asked for:
+ *
+ * - `shared` (the default): clients that ask for the same revision with the same
+ *   capabilities share a process. The first of them initialises the container's own process;
+ *   a client with another revision or capability set gets the container's command run again
+ *   beside it (`docker exec`), shared in turn by the clients that match it, and ended when the
+ *   last of them leaves.
+ * - `isolated`: every client session gets a process of its own, ended with the session.
+ *
+ * On a shared process, requests are multiplexed by id: each client request gets a
+ * process-wide id (and its progress token the same number), so two clients may both send id
+ * 1. Responses and progress go back to the session that asked, under its own id and token.
+ * Server requests (sampling, elicitation, roots) carry no link to the client request that
+ * caused them over stdio; so on a process whose clients declared any of those capabilities,
+ * the sessions take turns (one session's requests in flight at a time) and a server request
+ * goes to the session holding the turn, or to the owner of the task named in its
+ * `io.modelcontextprotocol/related-task`. Each session keeps its own log level, resource
+ * subscriptions are counted across sessions, tasks belong to the session that created them,
+ * and `list_changed` notifications go to every session.
  */
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../../log.js';
@@ -19,23 +33,31 @@ import {
 	errorResponse,
 	isRequest,
 	isResponse,
-	LATEST_PROTOCOL_VERSION,
 	parseMessage,
+	canonicalJson,
+	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 	type RequestId,
 } from '../jsonrpc.js';
+import { SessionState } from './sessionState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
+
+/** How client sessions share the server: see the module comment. */
+export type SessionMode = 'shared' | 'isolated';
 
 interface Pending {
 	/** Undefined for the bridge's own requests. */
 	readonly session: BridgeSession | undefined;
 	readonly id: RequestId;
+	readonly method: string;
 	readonly progressToken: unknown;
+	/** The request holds a share of its session's turn. */
+	readonly held: boolean;
 	readonly resolve: (response: JsonRpcResponse) => void;
 }
 
@@ -45,6 +67,25 @@ export interface StdioBridgeOptions {
 	readonly container: string;
 	readonly log: Logger;
 	readonly clientInfo: { name: string; version: string };
+	readonly mode?: SessionMode;
+}
+
+/** What a client asked for in `initialize`, and the key of the processes that can serve it. */
+interface Handshake {
+	readonly params: Record<string, unknown>;
+	readonly key: string;
+	/** The client declared a capability that lets the server send it requests. */
+	readonly answersRequests: boolean;
+}
+
+function handshakeOf(params: Record<string, unknown> | undefined): Handshake {
+	const protocolVersion = typeof params?.protocolVersion === 'string' ? params.protocolVersion : '';
+	const capabilities = (params?.capabilities ?? {}) as Record<string, unknown>;
+	return {
+		params: params ?? {},
+		key: `${protocolVersion}\n${canonicalJson(capabilities)}`,
+		answersRequests: capabilities.sampling !== undefined || capabilities.elicitation !== undefined || capabilities.roots !== undefined,
+	};
 }
 
 export class StdioBridge implements Backend {
@@ -52,18 +93,20 @@ export class StdioBridge implements Backend {
 	detail: string | undefined = 'attaching to the container';
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
 
-	private attachment: Attachment | undefined;
-	private nextId = 1;
-	private readonly pending = new Map<number, Pending>();
-	private readonly serverRequests = new Map<RequestId, BridgeSession>();
-	private readonly sessions = new Set<BridgeSession>();
-	private initializeResult: Record<string, unknown> | undefined;
+	readonly mode: SessionMode;
+	/** The container's own process, reattached whenever the connection is lost. */
+	readonly main: ServerProcess;
+	/** Shared processes by handshake key (the main one included, once initialised). */
+	private readonly shared = new Map<string, Promise<ServerProcess>>();
+	private containerId: string | undefined;
 	private connected!: Promise<void>;
 	private markConnected!: () => void;
 	private stopped = false;
 	private loop: Promise<void> | undefined;
 
-	constructor(private readonly options: StdioBridgeOptions) {
+	constructor(readonly options: StdioBridgeOptions) {
+		this.mode = options.mode ?? 'shared';
+		this.main = new ServerProcess(this, 'the container');
 		this.resetConnected();
 	}
 
@@ -79,10 +122,18 @@ export class StdioBridge implements Backend {
 		this.onStateChange?.(state, detail);
 	}
 
-	/** Resolves once attached and initialised; keeps reconnecting in the background after that. */
+	/** Resolves once attached (and, after a reconnection, reinitialised); keeps reconnecting after that. */
 	start(): Promise<void> {
 		this.loop ??= this.run();
 		return this.connected;
+	}
+
+	/** Waits for the container, or gives up when `signal` aborts. */
+	async ready(signal: AbortSignal): Promise<boolean> {
+		if (this.state === 'connected') return true;
+		const cancelled = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+		await Promise.race([this.connected, cancelled]);
+		return !signal.aborted;
 	}
 
 	private async run(): Promise<void> {
@@ -92,23 +143,22 @@ export class StdioBridge implements Backend {
 				const info = await this.options.runtime.inspect(this.options.container);
 				if (!info) throw new Error('container not found');
 				if (info.state !== 'running') throw new Error(`container is ${info.state}`);
+				this.containerId = info.id;
 				const attachment = await this.options.runtime.attach(info.id);
-				this.attachment = attachment;
-				this.readLines(attachment);
+				this.main.attach(attachment);
 				const lost = attachment.closed.then(() => {
 					throw new Error('the container closed its stdio');
 				});
 				lost.catch(() => undefined); // observed below; never an unhandled rejection
-				await Promise.race([this.initialize(), lost]);
+				// A restarted container's server is new: initialise it as its clients had it initialised.
+				await Promise.race([this.main.reinitialize(), lost]);
 				backoff = 250;
 				this.setState('connected');
 				this.options.log.info(`attached to container ${info.name}`);
 				await lost;
 			} catch (error) {
-				this.attachment?.close();
-				this.attachment = undefined;
+				this.main.detach((error as Error).message);
 				if (this.stopped) return;
-				this.dropInFlight((error as Error).message);
 				if (this.state === 'connected') this.resetConnected();
 				this.setState('disconnected', (error as Error).message);
 				this.options.log.warn(`server connection: ${(error as Error).message}; retrying in ${backoff} ms`);
@@ -118,40 +168,68 @@ export class StdioBridge implements Backend {
 		}
 	}
 
-	private async initialize(): Promise<void> {
-		const response = await new Promise<JsonRpcResponse>((resolve, reject) => {
-			const id = this.nextId++;
-			const timer = setTimeout(() => {
-				this.pending.delete(id);
-				reject(new Error(`the server did not answer initialize within ${INITIALIZE_TIMEOUT_MS / 1000} s`));
-			}, INITIALIZE_TIMEOUT_MS);
-			this.pending.set(id, {
-				session: undefined,
-				id,
-				progressToken: undefined,
-				resolve: (answer) => {
-					clearTimeout(timer);
-					resolve(answer);
-				},
-			});
-			this.write({
-				jsonrpc: '2.0',
-				id,
-				method: 'initialize',
-				params: {
-					protocolVersion: LATEST_PROTOCOL_VERSION,
-					// Sampling and elicitation are relayed to the client that caused them.
-					capabilities: { sampling: {}, elicitation: {} },
-					clientInfo: this.options.clientInfo,
-				},
-			});
-		});
-		if (response.error || !response.result) throw new Error(`initialize failed: ${response.error?.message ?? 'no result'}`);
-		this.initializeResult = response.result;
-		this.write({ jsonrpc: '2.0', method: 'notifications/initialized' });
+	/** The process that serves a client with this handshake (see the module comment). */
+	async processFor(handshake: Handshake): Promise<ServerProcess> {
+		if (this.mode === 'isolated') return this.spawn(handshake, 'a session of its own');
+		let process = this.shared.get(handshake.key);
+		if (!process) {
+			process = this.main.claim(handshake) ? Promise.resolve(this.main) : this.spawn(handshake, 'clients of another revision or capability set');
+			this.shared.set(handshake.key, process);
+			process.catch(() => this.shared.delete(handshake.key));
+		}
+		return process;
 	}
 
-	private readLines(attachment: Attachment): void {
+	private async spawn(handshake: Handshake, purpose: string): Promise<ServerProcess> {
+		const attachment = await this.options.runtime.execCommand(this.containerId ?? this.options.container);
+		const process = new ServerProcess(this, `another process of the container, for ${purpose}`);
+		process.attach(attachment);
+		process.claim(handshake);
+		void attachment.closed.then(() => process.detach('the server process ended'));
+		return process;
+	}
+
+	/** A spawned process lost its last session: end it. */
+	retire(process: ServerProcess): void {
+		if (process === this.main || !process.handshake) return;
+		if (this.mode === 'shared') this.shared.delete(process.handshake.key);
+		process.end();
+	}
+
+	open(sink: SessionSink): BackendSession {
+		return new BridgeSession(this, sink);
+	}
+
+	async close(): Promise<void> {
+		this.stopped = true;
+		this.main.detach('the proxy is stopping');
+		for (const process of this.shared.values()) void process.then((spawned) => spawned !== this.main && spawned.end(), () => undefined);
+	}
+}
+
+/** One server process and the sessions it serves. */
+export class ServerProcess {
+	handshake: Handshake | undefined;
+	private attachment: Attachment | undefined;
+	private initializeResult: Record<string, unknown> | undefined;
+	private initializing: Promise<JsonRpcResponse> | undefined;
+	private nextId = 1;
+	private readonly pending = new Map<number, Pending>();
+	private readonly serverRequests = new Map<RequestId, BridgeSession>();
+	readonly sessions = new Set<BridgeSession>();
+	private readonly state = new SessionState<BridgeSession>();
+	/** Whose requests may be in flight, when sessions take turns (see the module comment). */
+	private turn: BridgeSession | undefined;
+	private turnHeld = 0;
+	private readonly waiting: Array<{ session: BridgeSession; go: () => void }> = [];
+
+	constructor(
+		private readonly bridge: StdioBridge,
+		readonly description: string,
+	) {}
+
+	attach(attachment: Attachment): void {
+		this.attachment = attachment;
 		const decoder = new StringDecoder('utf8');
 		let buffered = '';
 		attachment.onStdout((chunk) => {
@@ -166,6 +244,79 @@ export class StdioBridge implements Backend {
 		});
 	}
 
+	/** Lost the process: answer what is in flight with an error. */
+	detach(reason: string): void {
+		this.attachment?.close();
+		this.attachment = undefined;
+		for (const [id, entry] of this.pending) {
+			this.pending.delete(id);
+			entry.session?.finished(entry.id);
+			entry.resolve(errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
+		}
+		this.serverRequests.clear();
+		if (this !== this.bridge.main) {
+			for (const session of [...this.sessions]) session.sink.ended(`the server process ended: ${reason}`);
+		}
+	}
+
+	end(): void {
+		this.attachment?.close();
+		this.attachment = undefined;
+	}
+
+	/** Takes this process for clients with `handshake`, unless it is taken already. */
+	claim(handshake: Handshake): boolean {
+		if (this.handshake) return false;
+		this.handshake = handshake;
+		return true;
+	}
+
+	/** After the main process was reattached: initialise it again as it was before. */
+	async reinitialize(): Promise<void> {
+		if (!this.handshake) return;
+		this.initializeResult = undefined;
+		this.initializing = undefined;
+		const response = await this.initialize();
+		if (response.error) throw new Error(`initialize failed: ${response.error.message}`);
+	}
+
+	/** Initialises the process with its handshake, once; later callers get the same answer. */
+	initialize(): Promise<JsonRpcResponse> {
+		if (this.initializeResult) return Promise.resolve({ jsonrpc: '2.0', id: 0, result: this.initializeResult });
+		return (this.initializing ??= this.sendInitialize().then((response) => {
+			if (response.result) this.initializeResult = response.result;
+			else this.initializing = undefined;
+			return response;
+		}));
+	}
+
+	private sendInitialize(): Promise<JsonRpcResponse> {
+		const { params } = this.handshake!;
+		// A shared process serves several clients: it is introduced as the proxy, not as the first of them.
+		const clientInfo = this.bridge.mode === 'shared' ? this.bridge.options.clientInfo : (params.clientInfo ?? this.bridge.options.clientInfo);
+		return new Promise<JsonRpcResponse>((resolve) => {
+			const id = this.nextId++;
+			const timer = setTimeout(() => {
+				this.pending.delete(id);
+				resolve(errorResponse(id, ErrorCode.InternalError, `the server did not answer initialize within ${INITIALIZE_TIMEOUT_MS / 1000} s`));
+			}, INITIALIZE_TIMEOUT_MS);
+			this.pending.set(id, {
+				session: undefined,
+				id,
+				method: 'initialize',
+				progressToken: undefined,
+				held: false,
+				resolve: (answer) => {
+					clearTimeout(timer);
+					// Sent before anyone learns the answer: no request can overtake it.
+					if (answer.result) this.write({ jsonrpc: '2.0', method: 'notifications/initialized' });
+					resolve(answer);
+				},
+			});
+			this.write({ jsonrpc: '2.0', id, method: 'initialize', params: { ...params, clientInfo } });
+		});
+	}
+
 	private write(message: JsonRpcMessage): void {
 		this.attachment?.stdin.write(`${JSON.stringify(message)}\n`);
 	}
@@ -173,7 +324,7 @@ export class StdioBridge implements Backend {
 	private onLine(line: string): void {
 		const message = parseMessage(line);
 		if (!message) {
-			this.options.log.debug(`ignored a line that is not JSON-RPC: ${line.slice(0, 200)}`);
+			this.bridge.options.log.debug(`ignored a line that is not JSON-RPC: ${line.slice(0, 200)}`);
 			return;
 		}
 		if (isResponse(message)) this.onResponse(message);
@@ -185,8 +336,12 @@ export class StdioBridge implements Backend {
 		const entry = typeof response.id === 'number' ? this.pending.get(response.id) : undefined;
 		if (!entry) return; // answered after being cancelled
 		this.pending.delete(response.id as number);
-		entry.session?.finished(entry.id);
 		response.id = entry.id;
+		if (entry.session) {
+			entry.session.finished(entry.id);
+			this.state.completed(entry.session, entry.method, response);
+			if (entry.held) this.release(entry.session);
+		}
 		entry.resolve(response);
 	}
 
@@ -195,13 +350,24 @@ export class StdioBridge implements Backend {
 			this.write({ jsonrpc: '2.0', id: request.id, result: {} });
 			return;
 		}
-		const session = this.pickSession();
+		const session = this.originOf(request);
 		if (!session) {
 			this.write(errorResponse(request.id, ErrorCode.InternalError, 'no client is connected to answer this request'));
 			return;
 		}
 		this.serverRequests.set(request.id, session);
 		session.sink.deliver(request, session.latestRequest());
+	}
+
+	/** The session a server request belongs to: the task's owner, else the one holding the turn. */
+	private originOf(request: JsonRpcRequest): BridgeSession | undefined {
+		const owner = this.state.ownerOfRelatedTask(request.params);
+		if (owner) return owner;
+		if (this.sessions.size === 1) return this.sessions.values().next().value;
+		if (this.turn) return this.turn;
+		let latest: BridgeSession | undefined;
+		for (const session of this.sessions) if (!latest || session.lastRequestAt > latest.lastRequestAt) latest = session;
+		return latest;
 	}
 
 	private onServerNotification(notification: JsonRpcNotification): void {
@@ -222,37 +388,21 @@ export class StdioBridge implements Backend {
 			}
 			return;
 		}
-		for (const session of this.sessions) session.sink.deliver(notification);
+		for (const session of this.state.recipientsOf(notification, this.sessions)) session.sink.deliver(notification);
 	}
 
-	/** The session with the most recent request in flight, else the most recently active one. */
-	private pickSession(): BridgeSession | undefined {
-		let busy: BridgeSession | undefined;
-		let active: BridgeSession | undefined;
-		for (const session of this.sessions) {
-			if (session.inFlight > 0 && (!busy || session.lastRequestAt > busy.lastRequestAt)) busy = session;
-			if (!active || session.lastRequestAt > active.lastRequestAt) active = session;
-		}
-		return busy ?? active;
-	}
-
-	private dropInFlight(reason: string): void {
-		for (const [id, entry] of this.pending) {
-			this.pending.delete(id);
-			entry.session?.finished(entry.id);
-			entry.resolve(errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
-		}
-		this.serverRequests.clear();
-	}
-
-	/** Sends a client request under a bridge-wide id; resolves with the response under the client's id. */
+	/** Sends a client request under a process-wide id; resolves with the response under the client's id. */
 	async forward(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		if (this.state !== 'connected') {
-			const cancelled = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-			await Promise.race([this.connected, cancelled]);
-			if (signal.aborted) return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.detail}`);
-		}
-		if (request.method === 'initialize') return { jsonrpc: '2.0', id: request.id, result: this.initializeResult! };
+		const local = this.state.answerLocally(session, request);
+		if (local) return local.response ?? (await this.send(session, local.forward ?? request, signal));
+		return this.send(session, request, signal);
+	}
+
+	private async send(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const connected = this === this.bridge.main ? await this.bridge.ready(signal) : this.attachment !== undefined;
+		if (!connected) return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
+		const held = this.handshake?.answersRequests === true;
+		if (held && !(await this.acquire(session, signal))) return errorResponse(request.id, ErrorCode.RequestTimeout, 'request cancelled');
 		const id = this.nextId++;
 		const meta = request.params?._meta as Record<string, unknown> | undefined;
 		const progressToken = meta?.progressToken;
@@ -261,14 +411,17 @@ export class StdioBridge implements Backend {
 			const onAbort = () => {
 				if (!this.pending.delete(id)) return;
 				session.finished(request.id);
+				if (held) this.release(session);
 				this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal.reason ?? 'cancelled') } });
-				resolve(errorResponse(request.id, ErrorCode.RequestTimeout, 'request cancelled'));
+				resolve(errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(signal.reason ?? 'cancelled')}`));
 			};
 			signal.addEventListener('abort', onAbort, { once: true });
 			this.pending.set(id, {
 				session,
 				id: request.id,
+				method: request.method,
 				progressToken,
+				held,
 				resolve: (response) => {
 					signal.removeEventListener('abort', onAbort);
 					resolve(response);
@@ -277,6 +430,42 @@ export class StdioBridge implements Backend {
 			session.started(request.id, id);
 			this.write({ jsonrpc: '2.0', id, method: request.method, params });
 		});
+	}
+
+	/** Waits until `session` may have requests in flight (sessions take turns). */
+	private acquire(session: BridgeSession, signal: AbortSignal): Promise<boolean> {
+		if (!this.turn || this.turn === session) {
+			this.turn = session;
+			this.turnHeld++;
+			return Promise.resolve(true);
+		}
+		return new Promise((resolve) => {
+			const waiter = {
+				session,
+				go: () => {
+					signal.removeEventListener('abort', onAbort);
+					this.turnHeld++;
+					resolve(true);
+				},
+			};
+			const onAbort = () => {
+				this.waiting.splice(this.waiting.indexOf(waiter), 1);
+				resolve(false);
+			};
+			signal.addEventListener('abort', onAbort, { once: true });
+			this.waiting.push(waiter);
+		});
+	}
+
+	private release(session: BridgeSession): void {
+		if (this.turn !== session) return;
+		if (--this.turnHeld > 0) return;
+		this.turn = this.waiting[0]?.session;
+		if (!this.turn) return;
+		for (const waiter of this.waiting.filter((candidate) => candidate.session === this.turn)) {
+			this.waiting.splice(this.waiting.indexOf(waiter), 1);
+			waiter.go();
+		}
 	}
 
 	/** Relays a client's notification or its answer to a server request. */
@@ -288,29 +477,28 @@ export class StdioBridge implements Backend {
 			}
 			return;
 		}
-		if (message.method === 'notifications/initialized') return; // the bridge initialised the server
+		if (message.method === 'notifications/initialized') return; // the bridge initialised the process
 		if (message.method === 'notifications/cancelled') {
-			const bridgeId = session.bridgeIdOf(message.params?.requestId as RequestId);
-			const entry = bridgeId === undefined ? undefined : this.pending.get(bridgeId);
-			if (bridgeId === undefined || !entry) return;
-			this.pending.delete(bridgeId);
+			const processId = session.processIdOf(message.params?.requestId as RequestId);
+			const entry = processId === undefined ? undefined : this.pending.get(processId);
+			if (processId === undefined || !entry) return;
+			this.pending.delete(processId);
 			session.finished(entry.id);
-			this.write({ ...message, params: { ...message.params, requestId: bridgeId } });
+			if (entry.held) this.release(session);
+			this.write({ ...message, params: { ...message.params, requestId: processId } });
 			entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, 'request cancelled by the client'));
 			return;
 		}
 		this.write(message);
 	}
 
-	open(sink: SessionSink): BackendSession {
-		const session = new BridgeSession(this, sink);
+	join(session: BridgeSession): void {
 		this.sessions.add(session);
-		return session;
 	}
 
-	/** A session ended: cancel what it has in flight and refuse the server requests it holds. */
-	detach(session: BridgeSession): void {
-		this.sessions.delete(session);
+	/** A session ended: cancel what it has in flight, refuse the server requests it holds, drop its state. */
+	leave(session: BridgeSession): void {
+		if (!this.sessions.delete(session)) return;
 		for (const [id, entry] of this.pending) {
 			if (entry.session !== session) continue;
 			this.pending.delete(id);
@@ -322,60 +510,86 @@ export class StdioBridge implements Backend {
 			this.serverRequests.delete(id);
 			this.write(errorResponse(id, ErrorCode.InternalError, 'the client session closed'));
 		}
-	}
-
-	async close(): Promise<void> {
-		this.stopped = true;
-		this.dropInFlight('the proxy is stopping');
-		this.attachment?.close();
+		for (const waiter of this.waiting.filter((candidate) => candidate.session === session)) this.waiting.splice(this.waiting.indexOf(waiter), 1);
+		if (this.turn === session) {
+			this.turnHeld = 1;
+			this.release(session);
+		}
+		for (const message of this.state.forget(session, this.sessions)) this.write({ jsonrpc: '2.0', id: this.nextId++, ...message });
+		if (this.sessions.size === 0) this.bridge.retire(this);
 	}
 }
 
 /** One client's view of the bridge. */
 export class BridgeSession implements BackendSession {
 	lastRequestAt = 0;
+	private process: ServerProcess | undefined;
 	private latest: RequestId | undefined;
-	/** Client request id → bridge id, for the client's cancellations. */
-	private readonly bridgeIds = new Map<RequestId, number>();
+	/** Client request id → process id, for the client's cancellations. */
+	private readonly processIds = new Map<RequestId, number>();
+	private closed = false;
 
 	constructor(
 		private readonly bridge: StdioBridge,
 		readonly sink: SessionSink,
 	) {}
 
-	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		return this.bridge.forward(this, message, signal);
+	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (message.method === 'initialize') return this.initialize(message, signal);
+		if (!this.process) return errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is not initialized (send initialize first)');
+		return this.process.forward(this, message, signal);
+	}
+
+	private async initialize(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (this.process) return errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is initialized already');
+		const requested = message.params?.protocolVersion;
+		if (typeof requested !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(requested)) {
+			// As servers do: offer the latest revision both sides know; the client decides whether to go on.
+			message = { ...message, params: { ...message.params, protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.at(-1) } };
+		}
+		if (!(await this.bridge.ready(signal))) return errorResponse(message.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail}`);
+		let process: ServerProcess;
+		try {
+			process = await this.bridge.processFor(handshakeOf(message.params));
+		} catch (error) {
+			return errorResponse(message.id, ErrorCode.InternalError, `cannot start a server process for this client: ${(error as Error).message}`);
+		}
+		if (this.closed) return errorResponse(message.id, ErrorCode.ConnectionClosed, 'client session closed');
+		process.join(this);
+		const answer = await process.initialize();
+		if (answer.error) {
+			process.leave(this);
+			return { ...answer, id: message.id };
+		}
+		this.process = process;
+		return { jsonrpc: '2.0', id: message.id, result: answer.result };
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void {
-		this.bridge.relay(this, message);
+		this.process?.relay(this, message);
 	}
 
 	close(): void {
-		this.bridge.detach(this);
+		this.closed = true;
+		this.process?.leave(this);
 	}
 
-	/** Requests sent and not answered yet. */
-	get inFlight(): number {
-		return this.bridgeIds.size;
-	}
-
-	started(id: RequestId, bridgeId: number): void {
+	started(id: RequestId, processId: number): void {
 		this.lastRequestAt = performance.now();
 		this.latest = id;
-		this.bridgeIds.set(id, bridgeId);
+		this.processIds.set(id, processId);
 	}
 
 	finished(id: RequestId): void {
-		this.bridgeIds.delete(id);
+		this.processIds.delete(id);
 	}
 
-	bridgeIdOf(id: RequestId): number | undefined {
-		return this.bridgeIds.get(id);
+	processIdOf(id: RequestId): number | undefined {
+		return this.processIds.get(id);
 	}
 
 	/** The client request most recently sent, while it is in flight. */
 	latestRequest(): RequestId | undefined {
-		return this.latest !== undefined && this.bridgeIds.has(this.latest) ? this.latest : undefined;
+		return this.latest !== undefined && this.processIds.has(this.latest) ? this.latest : undefined;
 	}
 }

@@ -5,11 +5,10 @@
  * its chain, so it sees what authorization and rate limiting answered (403, 429).
  */
 import type { AuditConfig } from '../../../protocol/runConfig.js';
-import { refusalOf, type HttpExchange, type HttpMiddleware, type McpCall, type McpMiddleware } from '../chain.js';
+import { refusalOf, type HttpExchange, type HttpMiddleware, type McpCall, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { auditEvent, capture, eventTypeOf, outcomeOf, targetOf, type AuditOutcome, type ClientInfo } from '../security/auditEvent.js';
-import { DEFAULT_MAX_DATA_SIZE } from '../../runspec/auditConfig.js';
-import type { AuditLog } from '../security/auditLog.js';
+import { DEFAULT_MAX_DATA_SIZE, type AuditLog } from '../security/auditLog.js';
 
 export class Auditor {
 	/** Exchanges whose calls the MCP side logged. */
@@ -57,6 +56,43 @@ export class Auditor {
 		}
 		this.mcpEvent(call, type, response, performance.now() - started);
 		return response;
+	};
+
+	/** Notifications and responses: one event each, `mcp_notification` (or the method's own type) or `mcp_response`. */
+	readonly notice: NoticeMiddleware = async (notice, next) => {
+		this.audited.add(notice.exchange);
+		const { message, exchange, session } = notice;
+		const method = 'method' in message ? message.method : undefined;
+		const type = method ? eventTypeOf(method) : 'mcp_response';
+		if (!this.log.wants(type)) return next(notice);
+		const started = performance.now();
+		let refused: JsonRpcResponse | undefined;
+		let failed = false;
+		try {
+			refused = await next(notice);
+		} catch (error) {
+			failed = true;
+			throw error;
+		} finally {
+			const data: Record<string, unknown> = {};
+			if (this.config.includeRequestData) this.put(data, 'request', method ? ('params' in message ? message.params ?? {} : {}) : (message as JsonRpcResponse).result ?? (message as JsonRpcResponse).error ?? {});
+			this.log.write(
+				auditEvent({
+					type,
+					component: this.component,
+					request: exchange.request,
+					identity: exchange.identity,
+					client: this.clients.get(session),
+					sessionId: session.id,
+					transport: this.transportOf(exchange),
+					target: method ? targetOf(method, 'params' in message ? message.params : undefined, exchange.path) : { type: 'server', endpoint: exchange.path },
+					outcome: failed ? 'error' : refused ? outcomeOf(refusalOf(refused)?.status ?? 400) : 'success',
+					durationMs: performance.now() - started,
+					data: Object.keys(data).length ? data : undefined,
+				}),
+			);
+		}
+		return refused;
 	};
 
 	private transportOf(exchange: HttpExchange): 'streamable-http' | 'sse' {

@@ -1,99 +1,85 @@
 /**
- * Authorization: each tool call, prompt read and resource read is decided by the workload's
- * Cedar policies before it reaches the server, and `tools/list`, `prompts/list` and
- * `resources/list` show only what the caller may use. A denial is answered with HTTP 403 and
- * a JSON-RPC error (code 403, "Unauthorized").
- *
- * Session plumbing (`initialize`, `ping`, `logging/setLevel`, `completion/complete`) and
- * `resources/templates/list` pass; any other method is denied, so a method this proxy does not
- * know cannot slip past the policies.
+ * Authorization: every client message is decided by the workload's Cedar policies before it
+ * reaches the server, by the action its method maps to (security/methodActions.ts, the table
+ * in docs/security.md); `tools/list`, `prompts/list`, `resources/list`,
+ * `resources/templates/list` and `tasks/list` show only what the caller may use. A denied
+ * request is answered with HTTP 403 and a JSON-RPC error (code 403, "Unauthorized"); a denied
+ * notification or response gets the same error without an id, and never reaches the server.
  *
  * Tool annotations (`readOnlyHint`…) are resource attributes: they come from the server's
  * `tools/list`, remembered from every list that passes and fetched when a call names a tool
  * not seen yet.
  */
 import type { Logger } from '../../log.js';
-import { refuse, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
-import { errorResponse, type JsonRpcResponse } from '../jsonrpc.js';
-import type { CedarAuthorizer, Decision } from '../security/cedarAuthorizer.js';
-import { argumentAttributes, hintAttributes, type Attributes } from '../security/cedarEntities.js';
+import { refuse, type HttpExchange, type McpCall, type McpHandler, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
+import { errorResponse, type JsonRpcResponse, type RequestId } from '../jsonrpc.js';
+import type { CedarAuthorizer } from '../security/cedarAuthorizer.js';
+import { hintAttributes, type Attributes } from '../security/cedarEntities.js';
+import { authorizationOf, RESPONSE_CHECK, type Check, type Filter } from '../security/methodActions.js';
 
 /** ToolHive's JSON-RPC code for a denied request. */
 export const DENIED_CODE = 403;
-const PASSING = new Set(['initialize', 'ping', 'logging/setLevel', 'completion/complete', 'resources/templates/list']);
-const RESOURCE_METHODS = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe']);
 /** A tool call naming a tool not seen in a list fetches the list again, at most this often. */
 const ANNOTATIONS_REFRESH_MS = 5_000;
 const MAX_LIST_PAGES = 20;
 
-export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger): McpMiddleware {
-	const annotations = new ToolAnnotations();
-
-	const denied = (call: McpCall, what: string, decision: Decision): JsonRpcResponse => {
-		log.info(`denied ${what} to ${call.exchange.identity?.subject ?? 'an anonymous caller'}: ${decision.reason}`);
-		return refuse(errorResponse(call.request.id, DENIED_CODE, 'Unauthorized'), { status: 403 });
-	};
-
-	return async (call, next) => {
-		const { request } = call;
-		const { method } = request;
-		const identity = call.exchange.identity;
-		const params = request.params ?? {};
-
-		if (method === 'tools/call') {
-			const name = String(params.name ?? '');
-			const args = argumentAttributes(params.arguments);
-			const hints = await annotations.of(name, call, next);
-			const decision = authorizer.authorize(identity, 'call_tool', 'Tool', name, toolAttributes(name, hints, args), args);
-			return decision.allowed ? next(call) : denied(call, `tool ${name}`, decision);
-		}
-		if (method === 'prompts/get') {
-			const name = String(params.name ?? '');
-			const args = argumentAttributes(params.arguments);
-			const decision = authorizer.authorize(identity, 'get_prompt', 'Prompt', name, promptAttributes(name, args), args);
-			return decision.allowed ? next(call) : denied(call, `prompt ${name}`, decision);
-		}
-		if (RESOURCE_METHODS.has(method)) {
-			const uri = String(params.uri ?? '');
-			const decision = authorizer.authorize(identity, 'read_resource', 'Resource', uri, resourceAttributes(uri));
-			return decision.allowed ? next(call) : denied(call, `resource ${uri}`, decision);
-		}
-		if (method === 'tools/list') {
-			const response = await next(call);
-			annotations.learn(response);
-			return filterList(response, 'tools', (tool) => {
-				const name = String(tool.name);
-				return authorizer.authorize(identity, 'call_tool', 'Tool', name, toolAttributes(name, hintAttributes(tool.annotations))).allowed;
-			});
-		}
-		if (method === 'prompts/list') {
-			return filterList(await next(call), 'prompts', (prompt) => {
-				const name = String(prompt.name);
-				return authorizer.authorize(identity, 'get_prompt', 'Prompt', name, promptAttributes(name)).allowed;
-			});
-		}
-		if (method === 'resources/list') {
-			return filterList(await next(call), 'resources', (resource) => {
-				const uri = String(resource.uri);
-				return authorizer.authorize(identity, 'read_resource', 'Resource', uri, resourceAttributes(uri)).allowed;
-			});
-		}
-		if (PASSING.has(method)) return next(call);
-		return denied(call, `method ${method}`, { allowed: false, reason: 'the method is not covered by authorization' });
-	};
+export interface Authorization {
+	readonly mcp: McpMiddleware;
+	readonly notice: NoticeMiddleware;
 }
 
-// A resource's attributes are built the same way for a call and for the list that shows it, so
-// that a list never shows what a call would deny, nor hides what it would permit.
-const toolAttributes = (name: string, hints: Attributes, args?: Attributes): Attributes => ({ name, operation: 'call', feature: 'tool', ...hints, ...args });
-const promptAttributes = (name: string, args?: Attributes): Attributes => ({ name, operation: 'get', feature: 'prompt', ...args });
-const resourceAttributes = (uri: string): Attributes => ({ name: uri, uri, operation: 'read', feature: 'resource' });
+export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger): Authorization {
+	const annotations = new ToolAnnotations();
+	const known = (tool: string) => annotations.known(tool);
 
-/** The list in `result[key]` with only the items `allowed` keeps; the rest of the result (cursor…) as it was. */
-function filterList(response: JsonRpcResponse, key: string, allowed: (item: Record<string, unknown>) => boolean): JsonRpcResponse {
-	const items = response.result?.[key];
-	if (!Array.isArray(items)) return response;
-	return { ...response, result: { ...response.result, [key]: items.filter((item) => typeof item === 'object' && item !== null && allowed(item)) } };
+	/** The denial of `check`, or undefined when it is permitted. */
+	const decide = (exchange: HttpExchange, id: RequestId | null, what: string, check: Check): JsonRpcResponse | undefined => {
+		const decision = authorizer.check(exchange.identity, check);
+		if (decision.allowed) return undefined;
+		log.info(`denied ${check.action} ${what} to ${exchange.identity?.subject ?? 'an anonymous caller'}: ${decision.reason}`);
+		return refuse(errorResponse(id, DENIED_CODE, 'Unauthorized'), { status: 403 });
+	};
+
+	const filter = (exchange: HttpExchange, response: JsonRpcResponse, { key, item }: Filter): JsonRpcResponse => {
+		const items = response.result?.[key];
+		if (!Array.isArray(items)) return response;
+		const allowed = items.filter((value) => {
+			if (typeof value !== 'object' || value === null) return false;
+			const check = item(value as Record<string, unknown>);
+			return check !== undefined && authorizer.check(exchange.identity, check).allowed;
+		});
+		// The rest of the result (cursor…) as it was.
+		return { ...response, result: { ...response.result, [key]: allowed } };
+	};
+
+	const mcp: McpMiddleware = async (call, next) => {
+		const { request, exchange } = call;
+		const params = request.params ?? {};
+		if (request.method === 'tools/call') await annotations.fetchUnknown(String(params.name ?? ''), call, next);
+		const authorization = authorizationOf(request.method, params, known);
+		if (authorization.kind === 'filter') {
+			const response = await next(call);
+			if (request.method === 'tools/list') annotations.learn(response);
+			return filter(exchange, response, authorization);
+		}
+		return decide(exchange, request.id, `${request.method} ${authorization.id}`, authorization) ?? next(call);
+	};
+
+	const notice: NoticeMiddleware = async (notice, next) => {
+		const { message, exchange } = notice;
+		let check: Check;
+		if ('method' in message) {
+			const authorization = authorizationOf(message.method, message.params ?? {}, known);
+			// A list sent as a notification has no answer to filter.
+			if (authorization.kind === 'filter') return next(notice);
+			check = authorization;
+		} else {
+			check = RESPONSE_CHECK;
+		}
+		return decide(exchange, null, 'method' in message ? `${message.method} ${check.id}` : 'a response', check) ?? next(notice);
+	};
+
+	return { mcp, notice };
 }
 
 /** The server's tool annotations, by the tool names clients see. */
@@ -111,12 +97,16 @@ class ToolAnnotations {
 		}
 	}
 
-	async of(name: string, call: McpCall, next: McpHandler): Promise<Attributes> {
+	known(name: string): Attributes {
+		return this.hints.get(name) ?? {};
+	}
+
+	/** Fetches the server's list when `name` is a tool not seen yet (at most every few seconds). */
+	async fetchUnknown(name: string, call: McpCall, next: McpHandler): Promise<void> {
 		if (!this.hints.has(name) && Date.now() - this.fetchedAt > ANNOTATIONS_REFRESH_MS) {
 			this.fetching ??= this.fetch(call, next).finally(() => (this.fetching = undefined));
 			await this.fetching;
 		}
-		return this.hints.get(name) ?? {};
 	}
 
 	/** Every page of the server's `tools/list`, asked in the caller's session (never acknowledged to the caller). */

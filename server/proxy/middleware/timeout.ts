@@ -1,28 +1,58 @@
 /**
- * The request timeout: a call the server has not answered in time is cancelled towards the
- * server (`notifications/cancelled`) and answered with a timeout error. Keep-alive comments
- * hold the client's connection open meanwhile (see sse.ts).
+ * The request timeout, as MCP means it: a call fails when the server has been silent on it for
+ * the idle timeout. Progress notifications reset it, up to an overall maximum; a request of the
+ * server to the client (sampling, elicitation, roots) pauses it until the client answers. A
+ * call that times out is cancelled towards the server (`notifications/cancelled`) and answered
+ * with a timeout error. Keep-alive comments hold the client's connection open meanwhile (see
+ * sse.ts).
  */
 import type { McpMiddleware } from '../chain.js';
 import { ErrorCode, errorResponse, type JsonRpcResponse } from '../jsonrpc.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_REQUEST_TIMEOUT_MAX_MS = 60 * 60_000;
 
-export function timeoutMiddleware(timeoutMs: number): McpMiddleware {
+export interface RequestTimeouts {
+	/** Silence on a call after which it fails. */
+	readonly idleMs: number;
+	/** The longest a call may take, progress or not. */
+	readonly totalMs: number;
+}
+
+export function timeoutMiddleware({ idleMs, totalMs }: RequestTimeouts): McpMiddleware {
 	return (call, next) => {
 		const controller = new AbortController();
 		const forward = () => controller.abort(call.signal.reason);
 		if (call.signal.aborted) controller.abort(call.signal.reason);
 		else call.signal.addEventListener('abort', forward, { once: true });
+		const deadline = performance.now() + totalMs;
 		let timer: NodeJS.Timeout | undefined;
+		let unwatch: (() => void) | undefined;
 		const expired = new Promise<JsonRpcResponse>((resolve) => {
-			timer = setTimeout(() => {
+			const expire = (overall: boolean) => {
 				controller.abort('request timed out');
-				resolve(errorResponse(call.request.id, ErrorCode.RequestTimeout, `Request timed out: the MCP server did not answer within ${timeoutMs / 1000} s`));
-			}, timeoutMs);
+				const message = overall
+					? `Request timed out: the MCP server did not answer within the maximum of ${totalMs / 1000} s`
+					: `Request timed out: the MCP server did not answer within ${idleMs / 1000} s`;
+				resolve(errorResponse(call.request.id, ErrorCode.RequestTimeout, message));
+			};
+			let waitingForClient = 0;
+			const arm = () => {
+				clearTimeout(timer);
+				const left = deadline - performance.now();
+				// While the client is answering the server, only the overall maximum runs.
+				timer = waitingForClient === 0 && left > idleMs ? setTimeout(expire, idleMs, false) : setTimeout(expire, Math.max(0, left), true);
+			};
+			arm();
+			unwatch = call.session.watch?.(call.request.id, (activity) => {
+				if (activity === 'asked') waitingForClient++;
+				else if (activity === 'answered') waitingForClient = Math.max(0, waitingForClient - 1);
+				arm();
+			});
 		});
 		return Promise.race([next({ ...call, signal: controller.signal }), expired]).finally(() => {
 			clearTimeout(timer);
+			unwatch?.();
 			call.signal.removeEventListener('abort', forward);
 		});
 	};

@@ -17,12 +17,10 @@ import type { Identity } from '../chain.js';
 import type { CedarConfig } from '../../runspec/authzConfig.js';
 import { claimAttributes, groupsOf, type Attributes } from './cedarEntities.js';
 import { LruCache } from './lru.js';
+import { SESSION_POLICY, type CedarAction, type CedarResourceType, type Check } from './methodActions.js';
 import { referenced, referencesOf, type References } from './policyReferences.js';
 
 type Cedar = typeof import('@cedar-policy/cedar-wasm/nodejs');
-
-export type CedarAction = 'call_tool' | 'get_prompt' | 'read_resource';
-export type CedarResourceType = 'Tool' | 'Prompt' | 'Resource';
 
 export interface Decision {
 	readonly allowed: boolean;
@@ -69,7 +67,8 @@ export class CedarAuthorizer {
 		// cause; not inlining those calls avoids it, for next to nothing.
 		setFlagsFromString('--no-turbo-inline-js-wasm-calls');
 		const cedar = await import('@cedar-policy/cedar-wasm/nodejs');
-		const policies = Object.fromEntries(config.policies.map((policy, index) => [`policy${index}`, policy]));
+		const policies: Record<string, string> = Object.fromEntries(config.policies.map((policy, index) => [`policy${index}`, policy]));
+		policies['hangar-session'] = SESSION_POLICY;
 		const id = `hangar-${createHash('sha256').update(JSON.stringify(policies)).digest('hex').slice(0, 16)}`;
 		const parsed = cedar.preparsePolicySet(id, { staticPolicies: policies });
 		if (parsed.type === 'failure') throw new Error(`the policies do not parse: ${parsed.errors[0]?.message}`);
@@ -81,7 +80,12 @@ export class CedarAuthorizer {
 		return new CedarAuthorizer(cedar, id, config, referencesOf(trees), { type: 'MCP', id: serverName });
 	}
 
-	/** May `identity` (undefined: an anonymous caller) take `action` on the resource? */
+	/** May `identity` (undefined: an anonymous caller) take the check's action on its resource? */
+	check(identity: Identity | undefined, { action, type, id, attributes, args }: Check): Decision {
+		return this.authorize(identity, action, type, id, attributes, args);
+	}
+
+	/** May `identity` (undefined: an anonymous caller) take `action` on the resource (`MCP`: the server itself)? */
 	authorize(identity: Identity | undefined, action: CedarAction, type: CedarResourceType, id: string, attributes: Attributes, args?: Attributes): Decision {
 		const principal = identity ? this.principalOf(identity) : this.anonymous;
 		const resourceAttributes = referenced(attributes, this.references);
@@ -89,14 +93,18 @@ export class CedarAuthorizer {
 		const key = `${principal.key}\n${action}\n${type}\n${JSON.stringify([id, resourceAttributes, contextArgs])}`;
 		let decision = this.decisions.get(key);
 		if (!decision) {
-			decision = this.evaluate(principal, action, { type, id }, resourceAttributes, contextArgs ? { ...principal.context, ...contextArgs } : principal.context);
+			// The session actions act on the server itself (`MCP::"<workload>"`), which has no parent.
+			const resource = type === 'MCP' ? undefined : { type, id };
+			decision = this.evaluate(principal, action, resource, resourceAttributes, contextArgs ? { ...principal.context, ...contextArgs } : principal.context);
 			this.decisions.set(key, decision);
 		}
 		return decision;
 	}
 
-	private evaluate(principal: Principal, action: CedarAction, resource: EntityUidJson, attributes: Attributes, context: Attributes): Decision {
-		let entities: EntityJson[] = [principal.entity, { uid: resource, attrs: attributes, parents: [this.server] }];
+	/** `resource` undefined: the server itself. */
+	private evaluate(principal: Principal, action: string, resource: EntityUidJson | undefined, attributes: Attributes, context: Attributes): Decision {
+		let entities: EntityJson[] = [principal.entity, resource ? { uid: resource, attrs: attributes, parents: [this.server] } : { uid: this.server, attrs: attributes, parents: [] }];
+		resource ??= this.server;
 		if (this.config.entities.length) entities = this.withPreloaded(entities);
 		const answer = this.cedar.statefulIsAuthorized({
 			principal: principal.uid,

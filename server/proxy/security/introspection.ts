@@ -8,7 +8,7 @@
  * minute, and concurrent checks of one token share one request.
  */
 import { LruCache } from './lru.js';
-import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../net/providers.js';
+import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../net/providerUrl.js';
 import { requestProviderJson } from './providerFetch.js';
 
 /** Why the provider's answer does not let the token in; the message is safe to show. */

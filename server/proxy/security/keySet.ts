@@ -10,7 +10,7 @@
  *   refused at once instead of each waiting for it.
  */
 import type { JWSHeaderParameters, FlattenedJWSInput } from 'jose';
-import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../net/providers.js';
+import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../net/providerUrl.js';
 import { fetchProviderJson } from './providerFetch.js';
 
 type Jose = typeof import('jose');

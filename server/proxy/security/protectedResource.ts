@@ -24,9 +24,10 @@ export function metadataUrlOf(exchange: HttpExchange, resourceUrl: string | unde
 
 /**
  * The metadata routes: the root form describes the workload's main endpoint (`mainPath`), each
- * suffixed form the endpoint it names.
+ * suffixed form the endpoint it names. Without `config` (no authentication of its own, but an
+ * HTTP server behind that may refuse the proxy), the document names the resource only.
  */
-export function protectedResourceRoutes(config: TokenValidatorConfig, mainPath: string, mcpPaths: readonly string[]): Map<string, HttpHandler> {
+export function protectedResourceRoutes(config: TokenValidatorConfig | undefined, mainPath: string, mcpPaths: readonly string[]): Map<string, HttpHandler> {
 	const serve = (resourcePath: string): HttpHandler => async (exchange) => {
 		const { request, response } = exchange;
 		if (request.method === 'OPTIONS') {
@@ -37,13 +38,18 @@ export function protectedResourceRoutes(config: TokenValidatorConfig, mainPath: 
 			response.writeHead(405, { Allow: 'GET, OPTIONS', 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'method_not_allowed' }));
 			return;
 		}
-		const body = JSON.stringify({
-			resource: config.resourceURL || `${origin(exchange)}${resourcePath}`,
-			authorization_servers: [config.issuer],
-			bearer_methods_supported: ['header'],
-			scopes_supported: config.scopes?.length ? config.scopes : ['openid'],
-			...(config.jwksurl ? { jwks_uri: config.jwksurl } : {}),
-		});
+		const resource = config?.resourceURL || `${origin(exchange)}${resourcePath}`;
+		const body = JSON.stringify(
+			config
+				? {
+						resource,
+						authorization_servers: [config.issuer],
+						bearer_methods_supported: ['header'],
+						scopes_supported: config.scopes?.length ? config.scopes : ['openid'],
+						...(config.jwksurl ? { jwks_uri: config.jwksurl } : {}),
+					}
+				: { resource, bearer_methods_supported: ['header'] },
+		);
 		response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'max-age=300' });
 		response.end(request.method === 'HEAD' ? undefined : body);
 	};

@@ -1,12 +1,11 @@
 /**
  * Reaching an identity provider (discovery document, JWKS, token introspection) under the
- * provider rules of the outbound policy (server/net/providers.ts). Redirects are not
- * followed: a provider's metadata and keys are served where it says.
+ * outbound-address policy of `net/providerUrl.ts`. Redirects are not followed: a provider's
+ * metadata and keys are served where it says.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BodyTooLarge, readCapped } from '../../net/body.js';
-import { checkProviderUrl, ProviderError, providerLookup, type ProviderAccess } from '../../net/providers.js';
+import { checkProviderUrl, ProviderError, providerLookup, type ProviderAccess } from '../../net/providerUrl.js';
 
 const MAX_BYTES = 1024 * 1024;
 
@@ -44,18 +43,23 @@ export async function requestProviderJson(url: URL, sent: ProviderRequest, acces
 		response.resume();
 		throw new ProviderError(`${where} answered ${response.statusCode}`);
 	}
-	let body: Buffer;
+	const chunks: Buffer[] = [];
+	let size = 0;
 	try {
-		body = await readCapped(response, MAX_BYTES);
-	} catch (error) {
-		if (error instanceof BodyTooLarge) {
-			response.destroy();
-			throw new ProviderError(`${where} answered with more than ${MAX_BYTES} bytes`);
+		for await (const chunk of response as AsyncIterable<Buffer>) {
+			size += chunk.length;
+			if (size > MAX_BYTES) {
+				response.destroy();
+				throw new ProviderError(`${where} answered with more than ${MAX_BYTES} bytes`);
+			}
+			chunks.push(chunk);
 		}
+	} catch (error) {
+		if (error instanceof ProviderError) throw error;
 		throw new ProviderError(`${where} is unreachable: ${(error as Error).message}`);
 	}
 	try {
-		return JSON.parse(body.toString('utf8'));
+		return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 	} catch {
 		throw new ProviderError(`${where} did not answer with JSON`);
 	}

@@ -1,7 +1,8 @@
 /**
  * The security middleware a workload's run configuration asks for, in the chain's order:
  * audit → authentication → (MCP parsing) → authorization → rate limit. A workload that asks
- * for none gets none, and none of jose, Cedar or the Redis client is loaded for it.
+ * for none gets none, and none of jose, Cedar or the Redis client is loaded for it. A workload
+ * whose server speaks HTTP gets one more: an upstream 401/403 passed on as such.
  *
  * Building fails (and the proxy refuses to start) when a configuration is wrong, with a
  * message that names the file, field or policy at fault.
@@ -10,11 +11,12 @@ import { join } from 'node:path';
 import type { Logger } from '../../log.js';
 import type { HangarPaths } from '../../store/paths.js';
 import type { StoredWorkload } from '../../runspec/store.js';
-import type { HttpHandler, HttpMiddleware, McpMiddleware } from '../chain.js';
+import type { HttpHandler, HttpMiddleware, McpMiddleware, NoticeMiddleware } from '../chain.js';
 import { Auditor } from '../middleware/audit.js';
 import { authenticationMiddleware } from '../middleware/authentication.js';
 import { authorizationMiddleware } from '../middleware/authorization.js';
 import { rateLimitMiddleware } from '../middleware/rateLimit.js';
+import { upstreamAuthMiddleware } from '../middleware/upstreamAuth.js';
 import { AuditLog } from './auditLog.js';
 import { loadAuthzConfig } from '../../runspec/authzConfig.js';
 import { CedarAuthorizer } from './cedarAuthorizer.js';
@@ -29,6 +31,8 @@ export interface ProxySecurity {
 	readonly httpMiddlewares: readonly HttpMiddleware[];
 	/** MCP middleware, before tool filtering and the timeout. */
 	readonly mcpMiddlewares: readonly McpMiddleware[];
+	/** Notice middleware (notifications, the client's responses), in the same order. */
+	readonly noticeMiddlewares: readonly NoticeMiddleware[];
 	/** Routes outside the chain (protected-resource metadata). */
 	readonly routes: ReadonlyMap<string, HttpHandler>;
 	close(): Promise<void>;
@@ -55,6 +59,7 @@ export function isAuditEnabled(workload: StoredWorkload): boolean {
 export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoints, paths: HangarPaths, log: Logger): Promise<ProxySecurity> {
 	const httpMiddlewares: HttpMiddleware[] = [];
 	const mcpMiddlewares: McpMiddleware[] = [];
+	const noticeMiddlewares: NoticeMiddleware[] = [];
 	const closers: Array<() => Promise<void>> = [];
 	let routes = new Map<string, HttpHandler>();
 
@@ -64,6 +69,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 		const auditor = new Auditor(auditLog, config, config.component || workload.name, endpoints.sse);
 		httpMiddlewares.push(auditor.http);
 		mcpMiddlewares.push(auditor.mcp);
+		noticeMiddlewares.push(auditor.notice);
 		closers.push(() => auditLog.close());
 		log.info(`audit events go to ${auditLog.file}`);
 	}
@@ -76,10 +82,18 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 		log.info(`clients must present tokens of ${oidc.issuer} for audience ${oidc.audience}`);
 	}
 
+	// An HTTP server may refuse the proxy (401/403): the client is told so, and where the metadata is.
+	if (workload.remote_url || workload.transport !== 'stdio') {
+		mcpMiddlewares.push(upstreamAuthMiddleware(oidc?.resourceURL || undefined));
+		if (!oidc?.issuer) routes = protectedResourceRoutes(undefined, endpoints.main, endpoints.mcp);
+	}
+
 	if (workload.authz_config_path) {
 		const config = await loadAuthzConfig(workload.authz_config_path);
 		const authorizer = await CedarAuthorizer.create(config, workload.name);
-		mcpMiddlewares.push(authorizationMiddleware(authorizer, log));
+		const authorization = authorizationMiddleware(authorizer, log);
+		mcpMiddlewares.push(authorization.mcp);
+		noticeMiddlewares.push(authorization.notice);
 		log.info(`requests are authorized by ${config.policies.length} Cedar policies from ${workload.authz_config_path}`);
 	}
 
@@ -89,13 +103,16 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 		const buckets: BucketStore = redis?.address ? await RedisBuckets.connect(redis.address, redis.db, log) : new LocalBuckets();
 		// Replicas of a workload (same name and namespace, same Redis) share its buckets.
 		const prefix = `${redis?.key_prefix ?? 'hangar:'}rl:{${workload.rate_limit_namespace || 'default'}:${workload.name}}`;
-		mcpMiddlewares.push(rateLimitMiddleware(limits, buckets, prefix));
+		const rateLimit = rateLimitMiddleware(limits, buckets, prefix);
+		mcpMiddlewares.push(rateLimit.mcp);
+		noticeMiddlewares.push(rateLimit.notice);
 		closers.push(() => buckets.close());
 	}
 
 	return {
 		httpMiddlewares,
 		mcpMiddlewares,
+		noticeMiddlewares,
 		routes,
 		close: async () => {
 			await Promise.allSettled(closers.map((close) => close()));

@@ -6,8 +6,8 @@
  * Redis trouble never blocks calls: when it cannot answer at once (down, slow, not yet
  * connected), the call is let through (fail open) and the proxy says so in its log.
  */
-import { parseAddress } from '../../runspec/redisAddress.js';
 import type { Logger } from '../../log.js';
+import { parseAddress } from '../../runspec/redisAddress.js';
 import type { BucketClaim, BucketStore, TakeResult } from './tokenBuckets.js';
 
 /**

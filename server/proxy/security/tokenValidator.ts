@@ -15,7 +15,7 @@ import type { Identity } from '../chain.js';
 import { IntrospectionRefused, TokenIntrospector } from './introspection.js';
 import { RemoteKeySet } from './keySet.js';
 import { LruCache } from './lru.js';
-import { ProviderError } from '../../net/providers.js';
+import { ProviderError } from '../../net/providerUrl.js';
 
 /** RSA, RSA-PSS, ECDSA and EdDSA: `none` and HMAC never (a public key is not a shared secret). */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];

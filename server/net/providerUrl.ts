@@ -1,0 +1,58 @@
+/**
+ * Identity provider URLs (OIDC discovery, JWKS, token introspection) under the outbound-address
+ * policy:
+ *
+ * - an issuer or key URL on a loopback host (`localhost`, 127.0.0.0/8, ::1) may use plain
+ *   http, for identity providers run on the developer's machine;
+ * - any other host needs https, unless `insecureAllowHTTP`;
+ * - private and other non-public addresses need `allowPrivateIP`, checked on the URL and again
+ *   in the socket's own DNS lookup (`providerLookup`), so a public name cannot lead inside.
+ */
+import type { LookupFunction } from 'node:net';
+import { isLoopbackHost, lookupWithin, refusalOf } from './addresses.js';
+
+export interface ProviderAccess {
+	/** Plain http to hosts other than loopback. */
+	readonly insecureAllowHTTP?: boolean;
+	/** Hosts that are (or resolve to) private addresses. */
+	readonly allowPrivateIP?: boolean;
+}
+
+const PRIVATE_HINT = 'allow it with allowPrivateIP (--oidc-allow-private-ip)';
+
+export class ProviderError extends Error {
+	override readonly name = 'ProviderError';
+}
+
+/** Checks a provider URL before any connection; throws a ProviderError that says what to change. */
+export function checkProviderUrl(raw: string, access: ProviderAccess): URL {
+	let url: URL;
+	try {
+		url = new URL(raw);
+	} catch {
+		throw new ProviderError(`${JSON.stringify(raw)} is not a URL`);
+	}
+	if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ProviderError(`${url.protocol} URLs are not supported; use https`);
+	if (url.username || url.password) throw new ProviderError('credentials in the URL are not allowed');
+	const loopback = isLoopbackHost(url.hostname);
+	if (url.protocol === 'http:' && !loopback && !access.insecureAllowHTTP) {
+		throw new ProviderError(`plain http is only accepted for loopback hosts; use https for ${url.host}, or set insecureAllowHTTP (--oidc-insecure-allow-http)`);
+	}
+	const host = url.hostname.replace(/^\[|\]$/g, '');
+	const refused = refusalOf(host, reachOf(url.hostname, access));
+	if (refused === 'link-local' || refused === 'unspecified') throw new ProviderError(`${host} is a ${refused} address, which no provider URL may reach`);
+	if (refused) throw new ProviderError(`${host} is a private address; ${PRIVATE_HINT}`);
+	return url;
+}
+
+function reachOf(hostname: string, access: ProviderAccess) {
+	return { private: access.allowPrivateIP, loopback: isLoopbackHost(hostname) };
+}
+
+/** The socket lookup for a provider: loopback names only to loopback, private addresses only with `allowPrivateIP`. */
+export function providerLookup(access: ProviderAccess): LookupFunction {
+	return lookupWithin(
+		(hostname) => reachOf(hostname, access),
+		(message) => new ProviderError(`${message}; ${PRIVATE_HINT}`),
+	);
+}

@@ -1,0 +1,108 @@
+/**
+ * The official MCP conformance suite through Hangar's proxy: its server scenarios for the
+ * 2025-11-25 and 2026-07-28 requirement sets run against each server directly (the baseline)
+ * and through the workload proxy, and every scenario that passes directly must pass through
+ * Hangar. The sets are computed at run time: the suite and the servers decide, not this file.
+ *
+ * Targets, each a container spoken to directly on its own port and through its proxy, or
+ * behind its proxy over stdio:
+ * - server-everything, the MCP reference server (HTTP mode; stdio mode), both sets;
+ * - the SDK 2.x fixture (test/fixtures/mcp-2026) serving 2025-era clients (HTTP; stdio), which
+ *   passes the whole 2025-11-25 set directly, so every scenario is compared;
+ * - the same fixture speaking only 2026-07-28, for that set.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passing, runConformance, type ConformanceReport, type RequirementSet } from './support/conformance.js';
+import { SDK2_LEGACY_SERVERS, SERVERS, startHangar, type Hangar } from './support/proxyTargets.js';
+
+const REQUIREMENT_SETS: RequirementSet[] = ['2025-11-25', '2026-07-28'];
+
+let hangar: Hangar;
+/** Per target, its runs of each requirement set, started together in beforeAll. */
+const runs = new Map<string, Map<RequirementSet, Promise<ConformanceReport>>>();
+
+/** Runs the requirement sets one after the other against one URL (they share its server). */
+function runAll(target: string, url: string, sets: RequirementSet[]): void {
+	const reports = new Map<RequirementSet, Promise<ConformanceReport>>();
+	let previous: Promise<unknown> = Promise.resolve();
+	for (const set of sets) {
+		const report = previous.catch(() => undefined).then(() => runConformance(url, set));
+		report.catch(() => undefined); // awaited by the test that reads it
+		reports.set(set, report);
+		previous = report;
+	}
+	runs.set(target, reports);
+}
+
+function reportOf(target: string, set: RequirementSet): Promise<ConformanceReport> {
+	return runs.get(target)!.get(set)!;
+}
+
+/** The scenarios that pass in `baseline` and not in `through`, with why they failed. */
+function regressions(baseline: ConformanceReport, through: ConformanceReport): Record<string, string[]> {
+	return Object.fromEntries(
+		passing(baseline)
+			.filter((scenario) => !through.get(scenario)?.passed)
+			.map((scenario) => [scenario, through.get(scenario)?.failures ?? ['not run']]),
+	);
+}
+
+beforeAll(async () => {
+	hangar = await startHangar();
+	const [stdio, http, sdk2Stdio, sdk2Http, modern] = await Promise.all([
+		hangar.create({ name: 'conf-stdio', ...SERVERS['stdio image'] }),
+		hangar.create({ name: 'conf-http', ...SERVERS['HTTP-mode container'] }),
+		hangar.create({ name: 'conf-sdk2-stdio', ...SDK2_LEGACY_SERVERS.stdio }),
+		hangar.create({ name: 'conf-sdk2-http', ...SDK2_LEGACY_SERVERS.http }),
+		hangar.create({ name: 'conf-modern', ...SERVERS['2026-07-28 image'] }),
+	]);
+	runAll('everything directly', await hangar.direct(http, 3001, '/mcp'), REQUIREMENT_SETS);
+	runAll('everything stdio through Hangar', stdio.url, REQUIREMENT_SETS);
+	runAll('everything HTTP through Hangar', http.url, REQUIREMENT_SETS);
+	runAll('SDK 2.x server directly', await hangar.direct(sdk2Http, 3001, '/mcp'), ['2025-11-25']);
+	runAll('SDK 2.x server stdio through Hangar', sdk2Stdio.url, ['2025-11-25']);
+	runAll('SDK 2.x server HTTP through Hangar', sdk2Http.url, ['2025-11-25']);
+	runAll('2026-07-28 server directly', await hangar.direct(modern, 3001, '/mcp'), ['2026-07-28']);
+	runAll('2026-07-28 server through Hangar', modern.url, ['2026-07-28']);
+}, 180_000);
+
+afterAll(async () => {
+	await Promise.allSettled([...runs.values()].flatMap((reports) => [...reports.values()]));
+	await hangar?.dispose();
+}, 120_000);
+
+describe.each(REQUIREMENT_SETS)('conformance, requirement set %s', { timeout: 300_000 }, (set) => {
+	it('has a baseline: server-everything passes some scenarios directly', async () => {
+		expect(passing(await reportOf('everything directly', set)).length).toBeGreaterThan(0);
+	});
+
+	it.each(['stdio', 'HTTP'])('every scenario server-everything passes directly passes through Hangar in front of its %s container', async (front) => {
+		const baseline = await reportOf('everything directly', set);
+		const through = await reportOf(`everything ${front} through Hangar`, set);
+		expect(regressions(baseline, through)).toEqual({});
+	});
+});
+
+describe('conformance of the SDK 2.x server for 2025-era clients, requirement set 2025-11-25', { timeout: 300_000 }, () => {
+	it('has a baseline: the server passes some scenarios directly', async () => {
+		expect(passing(await reportOf('SDK 2.x server directly', '2025-11-25')).length).toBeGreaterThan(0);
+	});
+
+	it.each(['stdio', 'HTTP'])('every scenario it passes directly passes through Hangar in front of its %s container', async (front) => {
+		const baseline = await reportOf('SDK 2.x server directly', '2025-11-25');
+		const through = await reportOf(`SDK 2.x server ${front} through Hangar`, '2025-11-25');
+		expect(regressions(baseline, through)).toEqual({});
+	});
+});
+
+describe('conformance of a 2026-07-28-only server, requirement set 2026-07-28', { timeout: 300_000 }, () => {
+	it('has a baseline: the server passes some scenarios directly', async () => {
+		expect(passing(await reportOf('2026-07-28 server directly', '2026-07-28')).length).toBeGreaterThan(0);
+	});
+
+	it('every scenario it passes directly passes through Hangar', async () => {
+		const baseline = await reportOf('2026-07-28 server directly', '2026-07-28');
+		const through = await reportOf('2026-07-28 server through Hangar', '2026-07-28');
+		expect(regressions(baseline, through)).toEqual({});
+	});
+});

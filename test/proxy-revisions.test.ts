@@ -1,0 +1,348 @@
+/**
+ * Hangar's proxy as a faithful MCP intermediary, with the official SDK clients and the MCP
+ * Inspector CLI: clients of every revision from 2024-11-05 to 2026-07-28, over Streamable HTTP
+ * and legacy SSE, against a stdio server, an HTTP server and a server that speaks only
+ * 2026-07-28; and two clients sharing one stdio server, kept apart.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+	CreateMessageRequestSchema,
+	CreateTaskResultSchema,
+	ElicitRequestSchema,
+	LoggingMessageNotificationSchema,
+	ResourceUpdatedNotificationSchema,
+	type CreateMessageResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { textOf, waitFor } from './fixtures/workloads/helpers.js';
+import { connectAt, connectLegacy, connectModern, inspect, MODERN_REVISION, REVISIONS, type ClientTransport, type Revision } from './support/mcpClients.js';
+import { SERVERS, startHangar, type Hangar, type ServerKind, type Workload } from './support/proxyTargets.js';
+
+let hangar: Hangar;
+let inspectorHome: string;
+const workloads = new Map<ServerKind, Workload>();
+
+beforeAll(async () => {
+	hangar = await startHangar();
+	inspectorHome = await mkdtemp(join(tmpdir(), 'hangar-inspector-'));
+	const kinds = Object.keys(SERVERS) as ServerKind[];
+	const created = await Promise.all(kinds.map((kind, index) => hangar.create({ name: `rev-${index}`, ...SERVERS[kind] })));
+	kinds.forEach((kind, index) => workloads.set(kind, created[index]!));
+}, 180_000);
+
+afterAll(async () => {
+	await hangar?.dispose();
+	if (inspectorHome) await rm(inspectorHome, { recursive: true, force: true });
+}, 120_000);
+
+/** Where a client of `transport` connects to a workload's proxy. */
+function endpointOf(workload: Workload, transport: ClientTransport): string {
+	return transport === 'sse' ? `${workload.origin}/sse` : workload.url;
+}
+
+// 2026-07-28 has no legacy SSE transport: its client is only ever a Streamable HTTP client.
+const CELLS = REVISIONS.flatMap((revision) =>
+	(['streamable-http', 'sse'] as const).filter((transport) => revision !== MODERN_REVISION || transport === 'streamable-http').map((transport) => ({ revision, transport })),
+);
+
+describe.each(Object.keys(SERVERS) as ServerKind[])('through Hangar to the %s', { timeout: 120_000 }, (kind) => {
+	it.each(CELLS)('a $revision client over $transport: negotiates its revision, lists and calls tools', async ({ revision, transport }: { revision: Revision; transport: ClientTransport }) => {
+		const client = await connectAt(endpointOf(workloads.get(kind)!, transport), revision, transport);
+		try {
+			// Every server here agrees to the client's revision (server-everything to all four
+			// 2024–2025 ones, the 2026-07-28 server to its own), or the proxy translates between
+			// eras: either way the client must be told exactly the revision it asked for.
+			expect(client.negotiated).toBe(revision);
+			expect(await client.listToolNames()).toContain('echo');
+			expect(textOf(await client.callTool('echo', { message: `${revision} via ${transport}` }))).toBe(`Echo: ${revision} via ${transport}`);
+		} finally {
+			await client.close();
+		}
+	});
+
+	it.each([
+		{ era: 'legacy', transport: 'streamable-http' },
+		{ era: 'legacy', transport: 'sse' },
+		{ era: 'modern', transport: 'streamable-http' },
+	] as const)('the MCP Inspector CLI ($era era over $transport) calls a tool', async ({ era, transport }) => {
+		const url = endpointOf(workloads.get(kind)!, transport);
+		const output = (await inspect(url, ['--method', 'tools/call', '--tool-name', 'echo', '--tool-arg', 'message=inspected'], { home: inspectorHome, era })) as {
+			result?: unknown;
+		};
+		expect(textOf(output.result)).toBe('Echo: inspected');
+	});
+});
+
+describe('across eras, through Hangar', { timeout: 60_000 }, () => {
+	const answers = {
+		elicit: async () => ({ action: 'accept' as const, content: { name: 'Ada' } }),
+		sample: async (): Promise<CreateMessageResult> => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled text' } }),
+	};
+
+	it('(baseline) the 2026-07-28 server, spoken to directly, asks for input, logs at the requested level and announces updates', async () => {
+		const client = await connectModern(await hangar.direct(workloads.get('2026-07-28 image')!, 3001, '/mcp'), { elicitation: { form: {} }, sampling: {} });
+		const logs: string[] = [];
+		const updates: string[] = [];
+		client.setRequestHandler('elicitation/create', answers.elicit);
+		client.setRequestHandler('sampling/createMessage', answers.sample);
+		client.setNotificationHandler('notifications/message', (notification) => {
+			logs.push(String(notification.params.data));
+		});
+		client.setNotificationHandler('notifications/resources/updated', (notification) => {
+			updates.push(notification.params.uri);
+		});
+		try {
+			expect(textOf(await client.callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada');
+			expect(textOf(await client.callTool({ name: 'sample', arguments: { prompt: 'say something' } }))).toBe('Sampled: sampled text');
+			// 2026-07-28 has no logging/setLevel: the level travels in each request's _meta.
+			await client.callTool({ name: 'log', arguments: { level: 'warning', message: 'direct' }, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } });
+			await waitFor(async () => logs.includes('direct'), 'the log message');
+			const subscription = await client.listen({ resourceSubscriptions: ['fixture://counter'] });
+			try {
+				await waitFor(
+					async () => {
+						await client.callTool({ name: 'bump', arguments: {} });
+						return updates.includes('fixture://counter');
+					},
+					'an update of the subscribed resource',
+				);
+			} finally {
+				await subscription.close();
+			}
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2025-11-25 client answers the elicitation and sampling a 2026-07-28 server asks for in input-required results', async () => {
+		const { client } = await connectLegacy(workloads.get('2026-07-28 image')!.url, {
+			revision: '2025-11-25',
+			transport: 'streamable-http',
+			capabilities: { elicitation: { form: {} }, sampling: {} },
+		});
+		try {
+			client.setRequestHandler(ElicitRequestSchema, answers.elicit);
+			client.setRequestHandler(CreateMessageRequestSchema, answers.sample);
+			expect(textOf(await client.callTool({ name: 'ask-name', arguments: {} }))).toBe('Hello, Ada');
+			expect(textOf(await client.callTool({ name: 'sample', arguments: { prompt: 'say something' } }))).toBe('Sampled: sampled text');
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2025-11-25 client gets the log messages and resource updates of a 2026-07-28 server', async () => {
+		const { client } = await connectLegacy(workloads.get('2026-07-28 image')!.url, { revision: '2025-11-25', transport: 'streamable-http' });
+		const logs: string[] = [];
+		const updates: string[] = [];
+		client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+			logs.push(String(notification.params.data));
+		});
+		client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+			updates.push(notification.params.uri);
+		});
+		try {
+			await client.setLoggingLevel('info');
+			await client.callTool({ name: 'log', arguments: { level: 'warning', message: 'across eras' } });
+			await waitFor(async () => logs.includes('across eras'), 'the log message');
+
+			await client.subscribeResource({ uri: 'fixture://counter' });
+			await waitFor(
+				async () => {
+					await client.callTool({ name: 'bump', arguments: {} });
+					return updates.includes('fixture://counter');
+				},
+				'an update of the subscribed resource',
+			);
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2026-07-28 client answers the sampling a 2025-era server requests', async () => {
+		const client = await connectModern(workloads.get('stdio image')!.url, { sampling: {} });
+		try {
+			client.setRequestHandler('sampling/createMessage', answers.sample);
+			const result = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } });
+			expect(JSON.stringify(result)).toContain('sampled text');
+		} finally {
+			await client.close();
+		}
+	});
+});
+
+// server-everything registers some tools only for clients that declared the capability the
+// tool needs, so its tool list shows which capabilities the server was told about.
+const CAPABILITY_SETS = {
+	none: {},
+	sampling: { sampling: {} },
+	elicitation: { elicitation: { form: {}, url: {} } },
+	roots: { roots: {} },
+} as const;
+
+describe.each(['stdio image', 'HTTP-mode container'] as const)('through Hangar to the %s, the server sees the client\'s own capabilities', { timeout: 60_000 }, (kind) => {
+	async function toolNames(url: string, capabilities: object): Promise<string[]> {
+		const { client } = await connectLegacy(url, { revision: '2025-11-25', transport: 'streamable-http', capabilities });
+		try {
+			return (await client.listTools()).tools.map((tool) => tool.name).sort();
+		} finally {
+			await client.close();
+		}
+	}
+
+	it.each(Object.keys(CAPABILITY_SETS) as Array<keyof typeof CAPABILITY_SETS>)('capabilities: %s', async (set) => {
+		const direct = await toolNames(await hangar.direct(workloads.get('HTTP-mode container')!, 3001, '/mcp'), CAPABILITY_SETS[set]);
+		expect(await toolNames(workloads.get(kind)!.url, CAPABILITY_SETS[set])).toEqual(direct);
+	});
+});
+
+/** Two SDK clients on one shared stdio server, each recording what reaches it. */
+interface Observed {
+	client: Client;
+	logs: string[];
+	updates: string[];
+}
+
+async function observe(url: string, capabilities = {}): Promise<Observed> {
+	const { client } = await connectLegacy(url, { revision: '2025-11-25', transport: 'streamable-http', capabilities });
+	const observed: Observed = { client, logs: [], updates: [] };
+	client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+		observed.logs.push(JSON.stringify(notification.params.data));
+	});
+	client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+		observed.updates.push(notification.params.uri);
+	});
+	return observed;
+}
+
+/**
+ * Lets anything still travelling to `observed` arrive before asserting that something did not:
+ * a round trip through the proxy, then a pause. (A slow machine can only make a defect go
+ * unnoticed here, never fail a correct proxy.)
+ */
+async function settle(observed: Observed): Promise<void> {
+	await observed.client.ping();
+	await new Promise((resolve) => setTimeout(resolve, 1_000));
+}
+
+const RESOURCE = 'demo://resource/static/document/architecture.md';
+
+// The same rules against server-everything spoken to directly over Streamable HTTP, where each
+// client has a server session of its own, show that the assertions hold for a server that
+// keeps its clients apart; through Hangar, the clients share one stdio server.
+const ISOLATION_TARGETS = {
+	'server-everything directly (a server session per client)': async () => hangar.direct(workloads.get('HTTP-mode container')!, 3001, '/mcp'),
+	'one stdio server shared through Hangar': async () => (await hangar.create({ name: 'isolation', ...SERVERS['stdio image'] })).url,
+};
+
+describe.each(Object.keys(ISOLATION_TARGETS) as Array<keyof typeof ISOLATION_TARGETS>)('two clients of %s are kept apart', { timeout: 90_000 }, (target) => {
+	let url: string;
+	const open: Observed[] = [];
+	beforeAll(async () => {
+		url = await ISOLATION_TARGETS[target]();
+	}, 120_000);
+	afterAll(async () => {
+		await Promise.allSettled(open.map((observed) => observed.client.close()));
+	});
+	async function pair(capabilities = {}): Promise<[Observed, Observed]> {
+		const clients = await Promise.all([observe(url, capabilities), observe(url, capabilities)]);
+		open.push(...clients);
+		return clients;
+	}
+
+	it('B never sees the log messages of A\'s requests', async () => {
+		const [a, b] = await pair();
+		await Promise.all([a.client.setLoggingLevel('debug'), b.client.setLoggingLevel('debug')]);
+		const uri = 'demo://resource/static/document/features.md';
+		// server-everything logs "Received Subscribe Resource request for URI: …" while it answers.
+		await a.client.subscribeResource({ uri });
+		try {
+			await waitFor(async () => a.logs.some((log) => log.includes(uri)), 'A to receive the log message of its request');
+			await settle(b);
+			expect(b.logs.filter((log) => log.includes(uri))).toEqual([]);
+		} finally {
+			await a.client.unsubscribeResource({ uri });
+		}
+	});
+
+	it('logging/setLevel is per session', async () => {
+		const [a, b] = await pair();
+		await a.client.setLoggingLevel('debug');
+		await b.client.setLoggingLevel('error'); // the later one: a global level would now be "error"
+		const forA = 'demo://resource/static/document/extension.md';
+		const forB = 'demo://resource/static/document/instructions.md';
+		try {
+			await a.client.subscribeResource({ uri: forA });
+			await waitFor(async () => a.logs.some((log) => log.includes(forA)), 'A to receive an info message at its level "debug"', 20_000);
+			await b.client.subscribeResource({ uri: forB });
+			await settle(b);
+			expect(b.logs.filter((log) => log.includes(forB))).toEqual([]); // info is below B's "error"
+		} finally {
+			await Promise.all([a.client.unsubscribeResource({ uri: forA }), b.client.unsubscribeResource({ uri: forB })]);
+		}
+	});
+
+	it('resources/updated reaches only subscribers, and B\'s unsubscribe does not stop A\'s updates', async () => {
+		const [a, b] = await pair();
+		await a.client.subscribeResource({ uri: RESOURCE });
+		// server-everything then announces an update of every subscribed resource every 5 s.
+		await a.client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+		try {
+			await waitFor(async () => a.updates.filter((uri) => uri === RESOURCE).length >= 2, 'A to receive two updates of its resource', 30_000);
+			await settle(b);
+			expect(b.updates).toEqual([]);
+
+			await b.client.subscribeResource({ uri: RESOURCE });
+			await b.client.unsubscribeResource({ uri: RESOURCE });
+			const before = a.updates.length;
+			await waitFor(async () => a.updates.length > before, 'A to receive an update after B unsubscribed', 30_000);
+		} finally {
+			await a.client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+			await a.client.unsubscribeResource({ uri: RESOURCE });
+		}
+	});
+
+	it('a task belongs to the session that created it', async () => {
+		const [a, b] = await pair();
+		const created = await a.client.request(
+			{ method: 'tools/call', params: { name: 'simulate-research-query', arguments: { topic: 'isolation' }, task: { ttl: 60_000 } } },
+			CreateTaskResultSchema,
+		);
+		const { taskId } = created.task;
+		expect((await a.client.experimental.tasks.getTask(taskId)).taskId).toBe(taskId);
+		expect((await a.client.experimental.tasks.listTasks()).tasks.map((task) => task.taskId)).toContain(taskId);
+
+		expect((await b.client.experimental.tasks.listTasks()).tasks.map((task) => task.taskId)).not.toContain(taskId);
+		await expect(b.client.experimental.tasks.getTask(taskId)).rejects.toThrow();
+		await expect(b.client.experimental.tasks.cancelTask(taskId)).rejects.toThrow();
+		expect((await a.client.experimental.tasks.getTask(taskId)).status).not.toBe('cancelled');
+	});
+
+	it('each server request reaches the client whose call caused it, under concurrency', async () => {
+		// Enough calls at once that routing by anything but the causing request goes wrong somewhere.
+		const CALLS = 12;
+		const [a, b] = await pair({ sampling: {} });
+		const asked = { A: [] as string[], B: [] as string[] };
+		for (const [who, observed] of [['A', a], ['B', b]] as const) {
+			observed.client.setRequestHandler(CreateMessageRequestSchema, async (request): Promise<CreateMessageResult> => {
+				const text = JSON.stringify(request.params.messages);
+				asked[who].push(text);
+				return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `sampled by ${who}` } };
+			});
+		}
+		const calls = (['A', 'B'] as const).flatMap((who) =>
+			Array.from({ length: CALLS }, async (_, index) => {
+				const client = who === 'A' ? a.client : b.client;
+				const result = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: `${who}-${index}`, maxTokens: 10 } });
+				return { who, text: JSON.stringify(result) };
+			}),
+		);
+		for (const { who, text } of await Promise.all(calls)) expect(text).toContain(`sampled by ${who}`);
+		expect(asked.A).toHaveLength(CALLS);
+		expect(asked.B).toHaveLength(CALLS);
+		expect(asked.A.every((text) => /A-\d/.test(text) && !/B-\d/.test(text))).toBe(true);
+		expect(asked.B.every((text) => /B-\d/.test(text) && !/A-\d/.test(text))).toBe(true);
+	});
+});

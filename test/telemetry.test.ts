@@ -1,0 +1,196 @@
+/**
+ * OpenTelemetry from a workload's proxy, with real parts: spans and metrics reach an OTLP/HTTP
+ * receiver on loopback, a client's traceparent is the parent of the proxy's span and reaches
+ * the HTTP server as the upstream span's, a real Prometheus server scrapes `/metrics`, the
+ * --otel-* flags and the global default fill `telemetry_config`, and a proxy without telemetry
+ * loads none of OpenTelemetry.
+ */
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateWorkload, ExportWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload } from './fixtures/security/support.js';
+import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
+import { waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { runHangar, startServe, type ServeProcess } from './support/processes.js';
+import { callRest } from './support/rest.js';
+
+const MODULE_HOOK = fileURLToPath(new URL('./fixtures/telemetry/record-modules.mjs', import.meta.url));
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN = '00f067aa0ba902b7';
+
+let home: TestHome;
+let serve: ServeProcess;
+let receiver: OtlpReceiver;
+let upstream: RemoteServer;
+let prometheus: PrometheusServer | undefined;
+let moduleLog: string;
+
+function startFixture(script: string): Promise<RemoteServer> {
+	const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
+	return new Promise((resolve, reject) => {
+		let output = '';
+		child.stderr!.on('data', (chunk: Buffer) => {
+			output += chunk.toString();
+			const match = /listening on (\S+)/.exec(output);
+			if (match) resolve({ url: match[1]!, stop: () => child.kill() });
+		});
+		child.once('exit', (code) => reject(new Error(`fixture exited with ${code}: ${output}`)));
+	});
+}
+
+async function proxyPid(name: string): Promise<number> {
+	const record = JSON.parse(await readFile(join(home.path, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };
+	return record.pid;
+}
+
+beforeAll(async () => {
+	home = await createTestHome();
+	moduleLog = join(home.path, 'modules.log');
+	await writeFile(moduleLog, '');
+	serve = await startServe({ ...home.env, NODE_OPTIONS: `--import=${MODULE_HOOK}`, HANGAR_TEST_MODULE_LOG: moduleLog });
+	receiver = await OtlpReceiver.start();
+	upstream = await startFixture(fileURLToPath(new URL('./fixtures/security/protected-mcp-server.mjs', import.meta.url)));
+}, 60_000);
+
+afterAll(async () => {
+	await deleteAllWorkloads(serve.url);
+	await prometheus?.stop();
+	upstream?.stop();
+	await receiver?.stop();
+	await serve?.stop();
+	await home?.dispose();
+}, 120_000);
+
+describe('a workload with telemetry', { timeout: 120_000 }, () => {
+	let workload: Workload;
+
+	beforeAll(async () => {
+		const authz = join(home.path, 'authz.json');
+		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action, resource);', 'forbid(principal, action == Action::"call_tool", resource == Tool::"echo");'] } }));
+		workload = await createWorkload(serve.url, {
+			name: 'traced',
+			url: upstream.url,
+			header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } },
+			authz_config: authz,
+			telemetry_config: {
+				endpoint: receiver.url,
+				serviceName: 'hangar-test',
+				tracingEnabled: true,
+				metricsEnabled: true,
+				enablePrometheusMetricsPath: true,
+				customAttributes: { team: 'qa' },
+			},
+		});
+	}, 120_000);
+
+	it('sends one span per request, child of the client\'s traceparent, with the upstream span as its child and sent upstream', async () => {
+		const session = await openSession(workload.url, {});
+		const headers = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-06-18', traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` };
+		const answer = await postMcp(workload.url, { id: 7, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, headers);
+		expect(answer.status).toBe(200);
+		const upstreamTraceparent = answer.body.result.content[0].text as string;
+		expect(upstreamTraceparent).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
+
+		const spans = await waitFor(async () => {
+			const server = receiver.spans.find((span) => span.traceId === TRACE_ID && span.name === 'tools/call traceparent');
+			// (Authorization's fetch of the tool annotations is an upstream tools/list under it too.)
+			const child = server && receiver.spans.find((span) => span.parentSpanId === server.spanId && span.name === 'upstream tools/call');
+			return server && child ? { server, child } : undefined;
+		}, 'the spans at the OTLP receiver', 60_000);
+		expect(spans.server).toMatchObject({
+			parentSpanId: CLIENT_SPAN,
+			kind: 2, // SERVER
+			attributes: expect.objectContaining({
+				'mcp.method.name': 'tools/call',
+				'gen_ai.tool.name': 'traceparent',
+				'mcp.session.id': session,
+				'mcp.protocol.version': '2025-06-18',
+				'jsonrpc.request.id': '7',
+				'hangar.authz.decision': 'allow',
+			}),
+			resource: expect.objectContaining({ 'service.name': 'hangar-test', team: 'qa', 'hangar.workload': workload.name }),
+		});
+		expect(spans.child).toMatchObject({ name: 'upstream tools/call', kind: 3 /* CLIENT */, traceId: TRACE_ID });
+		// The server saw the upstream span as its parent.
+		expect(upstreamTraceparent.split('-')[2]).toBe(spans.child.spanId);
+	});
+
+	it('records the denial and the error code on the span', async () => {
+		const session = await openSession(workload.url, {});
+		const answer = await postMcp(workload.url, { id: 8, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } }, { 'Mcp-Session-Id': session });
+		expect(answer.status).toBe(403);
+		const denied = await waitFor<OtlpSpan>(async () => receiver.spans.find((span) => span.name === 'tools/call echo'), 'the denied span', 60_000);
+		expect(denied.attributes).toMatchObject({ 'hangar.authz.decision': 'deny', 'rpc.jsonrpc.error_code': 403, 'http.response.status_code': 403 });
+		expect(denied.status?.code).toBe(2); // ERROR
+		// A refused call never went upstream.
+		expect(receiver.spans.filter((span) => span.parentSpanId === denied.spanId)).toEqual([]);
+	});
+
+	it('exports metrics by OTLP, and a real Prometheus scrapes them from /metrics', async () => {
+		await waitFor(async () => receiver.metricNames.has('mcp.server.operation.duration') && receiver.metricNames.has('hangar.proxy.requests'), 'OTLP metrics', 60_000);
+		const text = await (await fetch(`${new URL(workload.url).origin}/metrics`)).text();
+		expect(text).toMatch(/^# TYPE hangar_proxy_requests_total counter$/m);
+
+		prometheus = await PrometheusServer.start([new URL(workload.url).host]);
+		const session = await openSession(workload.url, {});
+		for (let id = 1; id <= 3; id++) await postMcp(workload.url, { id, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session });
+		const calls = await waitFor(
+			async () => {
+				const result = await prometheus!.query('hangar_proxy_requests_total{mcp_method_name="tools/call",gen_ai_tool_name="traceparent",status="ok"}');
+				return result.length && Number(result[0]!.value[1]) >= 4 ? result : undefined;
+			},
+			'the call count in Prometheus',
+			60_000,
+		);
+		expect(calls[0]!.metric).toMatchObject({ job: 'hangar' });
+		expect(await prometheus.query('target_info{service_name="hangar-test",team="qa"}')).toHaveLength(1);
+		expect(await prometheus.query('hangar_proxy_denials_total{reason="authorization"}')).toHaveLength(1);
+		expect(await prometheus.query('mcp_server_operation_duration_count{mcp_method_name="tools/call"}')).not.toHaveLength(0);
+		const sessions = await prometheus.query('hangar_proxy_sessions_active');
+		expect(Number(sessions[0]?.value[1])).toBeGreaterThanOrEqual(1);
+	});
+});
+
+describe('the doors', { timeout: 120_000 }, () => {
+	it('fills telemetry_config from --otel-* flags, and new workloads inherit the global default', async () => {
+		const run = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-sampling-rate', '0.5', '--otel-custom-attributes', 'env=test,tier=1'], home.env);
+		expect(run.code, run.stderr).toBe(0);
+		const inherited = await createWorkload(serve.url, { name: 'inherits', url: upstream.url });
+		const detail = (await callRest(serve.url, GetWorkload, { name: inherited.name })).body as { telemetry_config?: object };
+		expect(detail.telemetry_config).toEqual({ endpoint: receiver.url, samplingRate: '0.5', customAttributes: { env: 'test', tier: '1' }, tracingEnabled: true, metricsEnabled: true });
+		expect((await runHangar(['telemetry', 'unset'], home.env)).code).toBe(0);
+
+		const edited = await runHangar(['edit', inherited.name, '--otel-enable-prometheus-metrics-path', '--otel-service-name', 'edited'], home.env);
+		expect(edited.code, edited.stderr).toBe(0);
+		const after = (await callRest(serve.url, GetWorkload, { name: inherited.name })).body as { telemetry_config?: object };
+		expect(after.telemetry_config).toMatchObject({ endpoint: receiver.url, serviceName: 'edited', enablePrometheusMetricsPath: true });
+		const exported = (await callRest(serve.url, ExportWorkload, { name: inherited.name })).body as { telemetry_config?: object };
+		expect(exported.telemetry_config).toEqual(after.telemetry_config);
+	});
+
+	it('refuses a bad telemetry_config with a 400 naming the field', async () => {
+		const refused = await callRest(serve.url, CreateWorkload, { name: 'bad-otel', url: upstream.url, telemetry_config: { endpoint: receiver.url, tracingEnabled: true, samplingRate: '2' } });
+		expect(refused.status).toBe(400);
+		expect((refused.body as { message: string }).message).toMatch(/telemetry_config\.samplingRate/);
+	});
+});
+
+describe('telemetry off', { timeout: 120_000 }, () => {
+	it('loads none of OpenTelemetry in the proxy, while a proxy with telemetry does', async () => {
+		const plain = await createWorkload(serve.url, { name: 'plain', url: upstream.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } } });
+		const session = await openSession(plain.url, {});
+		expect((await postMcp(plain.url, { id: 1, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session })).body.result.content[0].text).toBe('none');
+		const lines = (await readFile(moduleLog, 'utf8')).split('\n').filter(Boolean);
+		const loaders = new Set(lines.map((line) => Number(line.split(' ')[0])));
+		expect(loaders.has(await proxyPid(plain.name))).toBe(false);
+		// The hook does record: the traced workload's proxy loaded OpenTelemetry.
+		const traced = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string }> };
+		const tracedName = traced.workloads.find((item) => item.name.startsWith('traced-'))!.name;
+		expect(loaders.has(await proxyPid(tracedName))).toBe(true);
+		expect(loaders.has(serve.child.pid!)).toBe(false);
+	});
+});
