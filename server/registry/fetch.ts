@@ -10,6 +10,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { lookupWithin, refusalOf } from '../net/addresses.js';
+import { BodyTooLarge, readCapped } from '../net/body.js';
 import { SourceError } from './errors.js';
 
 export interface FetchOptions {
@@ -112,21 +113,13 @@ function get(url: URL, options: FetchOptions, headers: Record<string, string>, s
 }
 
 async function readBody(response: IncomingMessage, maxBytes: number, url: URL, signal: AbortSignal): Promise<string> {
-	const chunks: Buffer[] = [];
-	let size = 0;
 	try {
-		for await (const chunk of response as AsyncIterable<Buffer>) {
-			size += chunk.length;
-			if (size > maxBytes) {
-				response.destroy();
-				throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
-			}
-			chunks.push(chunk);
-		}
+		return (await readCapped(response, maxBytes)).toString('utf8');
 	} catch (error) {
-		throw error instanceof SourceError ? error : describeNetworkError(error as Error, url, signal);
+		if (!(error instanceof BodyTooLarge)) throw describeNetworkError(error as Error, url, signal);
+		response.destroy();
+		throw new SourceError('invalid', `${url.host} answered with more than ${maxBytes} bytes`);
 	}
-	return Buffer.concat(chunks).toString('utf8');
 }
 
 function describeNetworkError(error: Error, url: URL, signal: AbortSignal): SourceError {

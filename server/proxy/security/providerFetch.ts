@@ -5,6 +5,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { BodyTooLarge, readCapped } from '../../net/body.js';
 import { checkProviderUrl, ProviderError, providerLookup, type ProviderAccess } from '../../net/providerUrl.js';
 
 const MAX_BYTES = 1024 * 1024;
@@ -43,23 +44,16 @@ export async function requestProviderJson(url: URL, sent: ProviderRequest, acces
 		response.resume();
 		throw new ProviderError(`${where} answered ${response.statusCode}`);
 	}
-	const chunks: Buffer[] = [];
-	let size = 0;
+	let body: Buffer;
 	try {
-		for await (const chunk of response as AsyncIterable<Buffer>) {
-			size += chunk.length;
-			if (size > MAX_BYTES) {
-				response.destroy();
-				throw new ProviderError(`${where} answered with more than ${MAX_BYTES} bytes`);
-			}
-			chunks.push(chunk);
-		}
+		body = await readCapped(response, MAX_BYTES);
 	} catch (error) {
-		if (error instanceof ProviderError) throw error;
-		throw new ProviderError(`${where} is unreachable: ${(error as Error).message}`);
+		if (!(error instanceof BodyTooLarge)) throw new ProviderError(`${where} is unreachable: ${(error as Error).message}`);
+		response.destroy();
+		throw new ProviderError(`${where} answered with more than ${MAX_BYTES} bytes`);
 	}
 	try {
-		return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+		return JSON.parse(body.toString('utf8'));
 	} catch {
 		throw new ProviderError(`${where} did not answer with JSON`);
 	}
