@@ -91,9 +91,15 @@ export const CLIENT_APPS = [
 	'qoder',
 ] as const;
 
+/** The refusal of an unknown client id: what was sent, the closest id, and every id. */
+export function unsupportedClientMessage(name: string): string {
+	const close = CLIENT_APPS.find((id) => id === name.toLowerCase().replace(/[\s_]+/g, '-'));
+	const hint = close ? `; did you mean '${close}'?` : '';
+	return `unsupported client type: ${name}${hint} (supported: ${CLIENT_APPS.join(', ')})`;
+}
+
 export const ClientApp = z.enum(CLIENT_APPS, {
-	error: (issue) =>
-		issue.input === undefined ? 'client name is required' : `unsupported client type: ${String(issue.input)}`,
+	error: (issue) => (issue.input === undefined ? 'client name is required' : unsupportedClientMessage(String(issue.input))),
 });
 export type ClientApp = z.infer<typeof ClientApp>;
 

@@ -113,7 +113,7 @@ const Port = z.number().int().min(0, 'port must be between 0 and 65535').max(655
 
 /** Transports a request may ask for; empty means "from the registry entry, else streamable-http". */
 export const WorkloadTransport = z.enum(['stdio', 'sse', 'streamable-http', ''], {
-	error: (issue) => `invalid transport: ${String(issue.input)} (valid transports: stdio, sse, streamable-http)`,
+	error: (issue) => `${JSON.stringify(issue.input)} is not a transport (valid transports: stdio, sse, streamable-http)`,
 });
 
 /** Restart policies of a workload. */

@@ -168,8 +168,8 @@ if [ ! -f "$code_server_dir/ready-$code_server_version" ]; then
 	touch "$code_server_dir/ready-$code_server_version"
 fi
 # --- Proxy fidelity: the MCP conformance suite and the Inspector CLI (both need Node 22, from
-# the npm registry, used by nothing else), and hangar-test/modern:1, a server that speaks only
-# MCP 2026-07-28 (test/fixtures/mcp-2026/server.mjs on the official SDK 2.x).
+# the npm registry, used by nothing else), and hangar-test/modern, a server that speaks only
+# MCP 2026-07-28 by default (test/fixtures/mcp-2026/server.mjs on the official SDK 2.x).
 mcp_tools=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/mcp
 node22_version=22.23.3
 conformance_version=0.2.0-alpha.12
@@ -212,16 +212,17 @@ ln -sfn "node-$node22_version/package" "$mcp_tools/node22"
 ln -sfn "conformance-$conformance_version" "$mcp_tools/conformance"
 ln -sfn "inspector-$inspector_version" "$mcp_tools/inspector"
 
-# The image is rebuilt whenever the fixture changes (its digest is a label).
+# Tagged by the fixture's digest (test/support/proxyTargets.ts computes the same), so a changed
+# fixture gets its own image and checkouts of different versions can share one engine.
 modern_fixture="$(dirname "$0")/../test/fixtures/mcp-2026/server.mjs"
-modern_digest=$(sha256sum "$modern_fixture" | cut -c1-16)
-if [ "$(docker image inspect -f '{{index .Config.Labels "hangar.fixture"}}' hangar-test/modern:1 2>/dev/null)" != "$modern_digest" ]; then
-	log "building hangar-test/modern:1 from $modern_fixture"
+modern_tag="hangar-test/modern:$(sha256sum "$modern_fixture" | cut -c1-16)"
+if ! docker image inspect "$modern_tag" >/dev/null 2>&1; then
+	log "building $modern_tag from $modern_fixture"
 	root=$(node_root)
 	cp -r "$mcp_tools/server-$modern_server_version/node_modules" "$root/app/node_modules"
 	cp "$modern_fixture" "$root/app/server.mjs"
-	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' -c "LABEL hangar.fixture=$modern_digest" \
-		-c 'ENTRYPOINT ["node","/app/server.mjs"]' - hangar-test/modern:1 >/dev/null
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/bin' -c 'WORKDIR /app' \
+		-c 'ENTRYPOINT ["node","/app/server.mjs"]' - "$modern_tag" >/dev/null
 	rm -rf "$root"
 fi
 

@@ -29,7 +29,11 @@ export function invalidParams(error: z.ZodError): HangarError {
 	const [first, ...rest] = error.issues;
 	const field = first?.path.length ? first.path.join('.') : 'body';
 	const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
-	return new HangarError(400, `invalid ${field}: ${first?.message ?? 'invalid value'}${more}`, 'invalid_params');
+	const message = first?.message ?? 'invalid value';
+	// A message that already says `invalid <field>: …` is not prefixed a second time.
+	const last = first?.path.at(-1);
+	const named = last !== undefined && message.toLowerCase().startsWith(`invalid ${String(last).toLowerCase()}`);
+	return new HangarError(400, `${named ? '' : `invalid ${field}: `}${message}${more}`, 'invalid_params');
 }
 
 export class Dispatcher {

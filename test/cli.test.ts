@@ -148,3 +148,23 @@ describe('version', () => {
 		expect(JSON.parse((await hangar('version', '--json')).stdout)).toEqual({ version: expect.stringMatching(/^v/) });
 	});
 });
+
+describe('errors say what was wrong and what to do next', () => {
+	it('an unknown client names the closest id and lists the supported ones', async () => {
+		const result = await hangar('client', 'register', 'VSCode');
+		expect(result.code).toBe(2);
+		expect(result.stderr).toMatch(/^hangar: invalid name: unsupported client type: VSCode; did you mean 'vscode'\? \(supported: roo-code, cline, .*claude-code.*\)\n$/);
+	});
+
+	it('a field is named once: invalid transport, not invalid transport: invalid transport', async () => {
+		const result = await hangar('run', 'hangar-test/everything:1', '--transport', 'bogus');
+		expect(result.code).toBe(2);
+		expect(result.stderr).toBe('hangar: invalid transport: bogus (valid transports: stdio, sse, streamable-http)\n');
+	});
+
+	it('unregistering a client that is not registered says so', async () => {
+		const result = await hangar('client', 'unregister', 'cursor');
+		expect(result).toMatchObject({ code: 1, stdout: '' });
+		expect(result.stderr).toBe("hangar: client 'cursor' is not registered; see hangar client ls\n");
+	});
+});

@@ -282,3 +282,32 @@ describe('files users can trust', () => {
 		expect(warnings.join('\n')).toMatch(/mcp\.json:1:\d+: invalid JSON/);
 	});
 });
+
+describe('installed: what Hangar wrote does not count', () => {
+	const installed = async (client: ClientApp) => (await clients.discover()).find((status) => status.client_type === client)?.installed;
+
+	it('VS Code and Claude Code stay not installed after Hangar writes their configuration files', async () => {
+		running = [workload('fetch', 4101)];
+		for (const client of ['vscode', 'claude-code'] as const) {
+			expect(await installed(client)).toBe(false);
+			await clients.register(client, ['default']);
+			expect(Object.keys(await entriesOf(client))).toContain('fetch');
+			expect(await installed(client), client).toBe(false);
+		}
+	});
+
+	it('they count as installed once the client itself wrote there, and when the folder was there before Hangar', async () => {
+		running = [workload('fetch', 4101)];
+		await clients.register('vscode', ['default']);
+		await clients.register('claude-code', ['default']);
+		await writeFile(join(dirname(configOf('vscode')), 'settings.json'), '{}');
+		const claude = JSON.parse(await read(configOf('claude-code'))) as Record<string, unknown>;
+		await writeFile(configOf('claude-code'), JSON.stringify({ ...claude, numStartups: 1 }));
+		expect(await installed('vscode')).toBe(true);
+		expect(await installed('claude-code')).toBe(true);
+
+		await mkdir(dirname(configOf('cursor')), { recursive: true });
+		await clients.register('cursor', ['default']);
+		expect(await installed('cursor')).toBe(true);
+	});
+});

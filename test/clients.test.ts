@@ -209,7 +209,7 @@ describe('CLI', () => {
 	it('an unknown client is a one-line error with exit code 2', async () => {
 		expect(await hangar('client', 'register', 'notepad')).toMatchObject({
 			code: 2,
-			stderr: 'hangar: invalid name: unsupported client type: notepad\n',
+			stderr: `hangar: invalid name: unsupported client type: notepad (supported: ${CLIENT_APPS.join(', ')})\n`,
 		});
 	});
 

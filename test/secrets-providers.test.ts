@@ -86,7 +86,7 @@ describe('1password provider', () => {
 
 	it('setup succeeds with `op` on the PATH', async () => {
 		const result = await runHangar(['secret', 'setup', '--provider', '1password'], secretsEnv(home, { PATH: fakeOpPath }));
-		expect(result, result.stderr).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured successfully (1password).\n' });
+		expect(result, result.stderr).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured (1password).\n' });
 	});
 
 	it('resolves op:// references through `op read`, exactly as stored', async () => {

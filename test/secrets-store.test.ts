@@ -162,7 +162,7 @@ describe('passwords', () => {
 		const stored = { github: 'ghp_value', npm: 'npm_value' };
 		const first = (await readFile(paths.keyFile, 'utf8')).trim();
 
-		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured successfully (encrypted).\n' });
+		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured (encrypted).\n' });
 		const second = (await readFile(paths.keyFile, 'utf8')).trim();
 		expect(second).not.toBe(first);
 		expect(decryptIndependently(await readFile(paths.store), second)).toEqual(stored);

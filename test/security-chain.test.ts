@@ -266,7 +266,7 @@ describe('an upstream that refuses the proxy', { timeout: 60_000 }, () => {
 		const workload = await createWorkload(serve.url, { name: 'upstream-403', url: protectedUrl, header_forward: { add_plaintext_headers: { Authorization: 'Bearer reader' } } });
 		const client = await connect(workload.url, 'streamable-http');
 		clients.push(client);
-		expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+		expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
 		await expect(client.callTool({ name: 'echo', arguments: { message: 'x' } })).rejects.toThrow(/403/);
 		const session = await openSession(workload.url, {});
 		const answer = await postMcp(workload.url, { id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } }, { 'Mcp-Session-Id': session });

@@ -3,13 +3,15 @@
  * (tag, branch, commit, default branch), the skill path, the pinned commit, tokens sent only
  * to their host, private hosts refused outside development mode, and every failure's status.
  */
+import { execFile } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetSkill, GetSkillContent, HangarError, InstallSkill, UninstallSkill } from '../protocol/index.js';
 import { parseGitReference } from '../server/skills/git.js';
 import { createRepo, git, startGitServer, type GitRepo, type GitServer } from './support/git.js';
-import { runHangar, spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
+import { callRest } from './support/rest.js';
 import { createSkillsWorld, exists, snapshot, type SkillsWorld } from './support/skills-world.js';
 import { skillMd } from './support/skills.js';
 
@@ -115,9 +117,45 @@ describe('refs and paths', () => {
 		expect(await exists(join(world.userHome, '.cursor/skills/blank'))).toBe(false);
 	});
 
+	it('git progress: a line per stage when stderr is not a terminal, one line updated in place per stage on a terminal', async () => {
+		const files = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`docs/page-${index}.md`, `page ${index} ${'text '.repeat(index % 50)}\n`]));
+		const big = await createRepo(reposRoot, 'org', 'many-files', { 'SKILL.md': skillMd('many-files'), ...files });
+		const piped = await runHangar(['skill', 'content', `git+file://${big.bare}`, '--json'], world.env);
+		expect(piped.code, piped.stderr).toBe(0);
+		const stages = piped.stderr.split('\n').filter((line) => line.startsWith('  git: ')).map((line) => line.replace(/ \(\d+%\)$/, ''));
+		expect(stages.length).toBeGreaterThan(0);
+		expect(new Set(stages).size).toBe(stages.length);
+
+		// A real terminal (a pty from util-linux `script`): each stage's line is rewritten, not repeated.
+		const command = [process.execPath, HANGAR_BIN, 'skill', 'content', `git+file://${big.bare}`, '--json'].map((part) => `'${part}'`).join(' ');
+		const tty = await new Promise<string>((resolve, reject) =>
+			execFile('script', ['-qec', `${command} >/dev/null`, '/dev/null'], { env: world.env }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+		);
+		const lines = tty.split(/\r?\n/).filter((line) => line.includes('git: '));
+		expect(lines.length).toBe(new Set(lines.map((line) => line.split('\r').at(-1)!.replace(/\x1b\[K/g, '').replace(/ \(\d+%\)$/, ''))).size);
+	}, 180_000);
+
 	it('a local repository with git+file:// in development mode', async () => {
 		const content = await daemon.client.request(GetSkillContent, { ref: `git+file://${repo.bare}@v1#skills/alpha` });
 		expect(content).toMatchObject({ name: 'alpha', version: '1.0.0' });
+	});
+});
+
+describe("ToolHive's API cases over REST", () => {
+	it('POST /api/v1beta/skills with a git source that cannot be resolved answers 502; one named by its SKILL.md answers 201 under that name', async () => {
+		const serve = await startServe(world.env);
+		try {
+			for (const path of ['org/missing', 'org/skills@no-such-ref#skills/alpha']) {
+				const response = await callRest(serve.url, InstallSkill, { name: at(path), clients: ['opencode'] });
+				expect(response.status, path).toBe(502);
+			}
+			const named = await createRepo(reposRoot, 'org', 'rest-named', { 'skills/dir-name/SKILL.md': skillMd('declared-name') });
+			const response = await callRest(serve.url, InstallSkill, { name: `git+file://${named.bare}#skills/dir-name`, clients: ['opencode'] });
+			expect(response).toMatchObject({ status: 201, body: { skill: { metadata: { name: 'declared-name' } } } });
+			expect(response.headers.get('location')).toBe('/api/v1beta/skills/declared-name');
+		} finally {
+			await serve.stop();
+		}
 	});
 });
 

@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { CreateWorkload, ExportWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload } from './fixtures/security/support.js';
 import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
 import { waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -168,6 +168,8 @@ describe('the doors', { timeout: 120_000 }, () => {
 		expect(edited.code, edited.stderr).toBe(0);
 		const after = (await callRest(serve.url, GetWorkload, { name: inherited.name })).body as { telemetry_config?: object };
 		expect(after.telemetry_config).toMatchObject({ endpoint: receiver.url, serviceName: 'edited', enablePrometheusMetricsPath: true });
+		const exported = (await callRest(serve.url, ExportWorkload, { name: inherited.name })).body as { telemetry_config?: object };
+		expect(exported.telemetry_config).toEqual(after.telemetry_config);
 	});
 
 	it('refuses a bad telemetry_config with a 400 naming the field', async () => {

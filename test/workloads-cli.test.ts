@@ -2,12 +2,15 @@
  * The workload commands as users type them: `hangar run|ls|info|export|edit|logs|stop|restart|rm`,
  * with the real engine, the proxy processes they leave running, and one-line errors.
  */
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { runHangar } from './support/processes.js';
+import { HANGAR_BIN, runHangar } from './support/processes.js';
+import { networkOf } from '../server/cli/commands/workloads.js';
+import type { WorkloadDetail } from '../protocol/protocol.workloads.js';
 
 let home: TestHome;
 let remote: RemoteServer;
@@ -24,6 +27,52 @@ afterAll(async () => {
 	remote?.stop();
 	await home?.dispose();
 }, 120_000);
+
+describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 }, () => {
+	const name = uniqueName('mcp');
+
+	it('talks MCP to a workload: hangar mcp tools and hangar mcp call', async () => {
+		expect((await hangar('run', EVERYTHING, '--name', name, '--transport', 'stdio', '--tools', 'echo,get-env', '--', 'stdio')).code).toBe(0);
+		const tools = await hangar('mcp', 'tools', name);
+		expect(tools.code).toBe(0);
+		expect(tools.stdout).toMatch(/^NAME\s+DESCRIPTION$/m);
+		expect(tools.stdout).toMatch(/^echo\s+\S/m);
+		expect(tools.stdout).not.toMatch(/^add\s/m); // filtered out by --tools
+		expect(JSON.parse((await hangar('mcp', 'tools', name, '--json')).stdout).map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'get-env']);
+		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=from the cli')).toMatchObject({ code: 0, stdout: 'Echo: from the cli\n' });
+		const env = await hangar('mcp', 'call', name, 'get-env', '--json');
+		expect(JSON.parse(env.stdout)).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining('MCP_TRANSPORT') }] });
+		const unknown = await hangar('mcp', 'call', name, 'add', '--arg', 'a=1', '--arg', 'b=2');
+		expect(unknown.code).toBe(1);
+		expect(unknown.stdout + unknown.stderr).toContain('Tool add not found');
+		expect(await hangar('mcp', 'tools', 'no-such-workload')).toMatchObject({ code: 1, stderr: expect.stringContaining('workload no-such-workload not found') });
+	});
+
+	it('warns about --tools names the server does not have, with those it keeps', async () => {
+		const edit = await hangar('edit', name, '--tools', 'echo,get-env,nosuch');
+		expect(edit.code).toBe(0);
+		expect(edit.stderr).toContain(`warning: workload ${name} has no tool named nosuch; --tools keeps only echo, get-env`);
+		expect((await hangar('edit', name, '--tools', 'echo,get-env')).stderr).not.toContain('warning');
+	});
+
+	it('prints the last lines of the output, and follows it', async () => {
+		const all = (await hangar('logs', name)).stdout.split('\n').filter(Boolean);
+		expect(all.length).toBeGreaterThan(1);
+		expect(await hangar('logs', name, '--tail', '1')).toMatchObject({ code: 0, stdout: `${all.at(-1)}\n` });
+		const follow = spawn(process.execPath, [HANGAR_BIN, 'logs', name, '-f', '--tail', '0'], { env: home.env });
+		let followed = '';
+		follow.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString()));
+		try {
+			await new Promise((resolve) => setTimeout(resolve, 2_000));
+			await hangar('mcp', 'call', name, 'echo', '--arg', 'message=followed');
+			await waitFor(async () => followed.includes('followed'), 'the followed output to show the new request', 60_000);
+		} finally {
+			follow.kill('SIGINT');
+		}
+		expect(followed).not.toContain(all[0]);
+	});
+
+});
 
 describe('hangar run … rm', { timeout: 180_000 }, () => {
 	const name = uniqueName('cli');
@@ -69,13 +118,17 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 
 	it('lists as a table and as JSON, and shows one workload', async () => {
 		const table = await hangar('ls');
-		expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+PACKAGE\s+STATUS\s+URL\s+GROUP$/);
-		expect(table.stdout).toMatch(new RegExp(`^${name}\\s+${EVERYTHING}\\s+running\\s+http://`, 'm'));
-		const json = JSON.parse((await hangar('ls', '--json', '--group', 'default')).stdout) as Array<{ name: string }>;
-		expect(json.map((workload) => workload.name)).toContain(name);
+		expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+PACKAGE\s+STATUS\s+PORT\s+URL\s+GROUP\s+AGE\s+REASON$/);
+		const json = JSON.parse((await hangar('ls', '--json', '--group', 'default')).stdout) as Array<{ name: string; port: number; status_context: string; created_at: string }>;
+		const listed = json.find((workload) => workload.name === name)!;
+		expect(listed).toMatchObject({ port: expect.any(Number), status_context: expect.any(String), created_at: expect.any(String) });
+		expect(table.stdout).toMatch(new RegExp(`^${name}\\s+${EVERYTHING}\\s+running\\s+${listed.port}\\s+http://\\S+\\s+default\\s+\\d+[smhd]\\s+-$`, 'm'));
 		const info = await hangar('info', name);
 		expect(info.stdout).toMatch(/^status:\s+running$/m);
 		expect(info.stdout).toMatch(/^tools:\s+echo, get-env$/m);
+		// Network isolation is on by default, but with no permission profile nothing limits the container.
+		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ network_isolation: true, network: expect.stringMatching(/^open: /) });
+		expect(info.stdout).toMatch(/^network:\s+open: the container reaches any address \(no permission profile/m);
 	});
 
 	it('edits a workload, which keeps its port', async () => {
@@ -105,11 +158,28 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 	it('fails with one line and a hint', async () => {
 		const invalid = await hangar('run', EVERYTHING, '--name', uniqueName('bad'), '--transport', 'telegraph');
 		expect(invalid.code).toBe(2);
-		expect(invalid.stderr).toMatch(/^hangar: invalid transport: .*telegraph.*\n$/m);
+		expect(invalid.stderr).toMatch(/^hangar: invalid transport: "telegraph" is not a transport \(valid transports: stdio, sse, streamable-http\)\n$/m);
+		const notAServer = await hangar('run', 'notaserver', '--name', uniqueName('notaserver'));
+		expect(notAServer.code).toBe(1);
+		expect(notAServer.stderr).toContain('hangar: notaserver is not a server in the registry (hangar registry servers lists them), and as an image:');
+		expect(notAServer.stderr.match(/pulling notaserver/g)).toHaveLength(1);
 		const unknown = await hangar('rm', 'no-such-workload');
 		expect(unknown).toMatchObject({ code: 1, stderr: 'hangar: workload no-such-workload not found\n' });
 		const nothing = await hangar('stop');
 		expect(nothing.code).toBe(2);
 		expect(nothing.stderr).toContain('--group');
+	});
+});
+
+describe('the network isolation hangar info reports', () => {
+	const detail = (fields: Partial<WorkloadDetail>) => ({ name: 'w', image: EVERYTHING, url: '', network_isolation: true, ...fields }) as WorkloadDetail;
+
+	it('is the isolation in force, not the flag', () => {
+		expect(networkOf(detail({}))).toMatch(/^open: .*no permission profile/);
+		expect(networkOf(detail({ network_isolation: false, permission_profile: { network: { outbound: { allow_host: ['example.com'] } } } }))).toMatch(/^open: .*isolation is off/);
+		expect(networkOf(detail({ permission_profile: { network: { outbound: { insecure_allow_all: true } } } }))).toMatch(/^open: .*allows all/);
+		expect(networkOf(detail({ permission_profile: { network: { outbound: { allow_host: ['example.com'], allow_port: [443] } } } }))).toBe('isolated: outbound only to example.com on ports 443');
+		expect(networkOf(detail({ permission_profile: { network: { mode: 'none' } } }))).toMatch(/^none/);
+		expect(networkOf(detail({ url: 'https://mcp.example.com/mcp', image: '' }))).toMatch(/^remote/);
 	});
 });

@@ -10,7 +10,9 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -174,12 +176,23 @@ async function calls(session: LeanSession, connections: number, total: number, t
 	);
 }
 
+/** An OTLP/HTTP collector on loopback that accepts and drops everything. */
+async function startCollector(): Promise<{ url: string; close(): void }> {
+	const server = createServer((request, response) => {
+		request.resume();
+		request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
 export async function proxyBound(): Promise<Table[]> {
 	const issuer = await startIssuer();
 	const folder = await mkdtemp(join(tmpdir(), 'hangar-bench-bound-'));
 	const policies = join(folder, 'authz.json');
 	await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action == Action::"call_tool", resource == Tool::"echo");'], entities_json: '[]' } }));
 	const token = await issuer.sign('RS256', 'rita');
+	const collector = await startCollector();
 	const starts: Array<() => Promise<Front>> = [
 		() => hangar('bench-bound', "Hangar's proxy"),
 		() => hangar('bench-bound-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
@@ -188,6 +201,8 @@ export async function proxyBound(): Promise<Table[]> {
 		minimalBridge,
 		engineAttach,
 		instantServer,
+		// Last, so the indexes above stay: traces and metrics by OTLP to a collector that drops them, and /metrics.
+		() => hangar('bench-bound-traced', "Hangar's proxy, telemetry on (traces, metrics, /metrics)", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
 	];
 	const fronts: Front[] = [];
 	try {
@@ -223,10 +238,13 @@ export async function proxyBound(): Promise<Table[]> {
 			}),
 		]);
 		const [ours, secure, supergateway, mcpProxy, bridge] = [0, 1, 2, 3, 4].map((index) => tallies[index]!);
+		const traced = tallies[7]!;
 		const verdicts = PHASES.flatMap((phase, phaseIndex) => [
 			verdict(`${phase.label}: throughput vs the minimal bridge`, rate(ours![phaseIndex]!) / rate(bridge![phaseIndex]!), 0.9, true),
 			verdict(`${phase.label}: CPU per call vs the minimal bridge`, cpuPerCall(fronts[0]!, ours![phaseIndex]!) / cpuPerCall(fronts[4]!, bridge![phaseIndex]!), 1.2),
 			verdict(`${phase.label}: throughput with security on vs off`, rate(secure![phaseIndex]!) / rate(ours![phaseIndex]!), 0.9, true),
+			verdict(`${phase.label}: throughput with telemetry on vs off`, rate(traced[phaseIndex]!) / rate(ours![phaseIndex]!), 0.95, true),
+			verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCall(fronts[7]!, traced[phaseIndex]!) / cpuPerCall(fronts[0]!, ours![phaseIndex]!), 1.05),
 			`${phase.label}: Hangar at ${(rate(ours![phaseIndex]!) / Math.max(rate(supergateway![phaseIndex]!), rate(mcpProxy![phaseIndex]!))).toFixed(2)}× the faster peer`,
 		]);
 		return [
@@ -243,6 +261,7 @@ export async function proxyBound(): Promise<Table[]> {
 			await front.stop();
 		}
 		issuer.stop();
+		collector.close();
 		await rm(folder, { recursive: true, force: true });
 	}
 }

@@ -12,6 +12,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -105,6 +107,28 @@ function hangar(name: string, options: { flags?: readonly string[]; cli?: string
 				await rm(env.HANGAR_HOME!, { recursive: true, force: true });
 			},
 		};
+	};
+}
+
+/**
+ * Hangar's proxy with traces and metrics on: OTLP/HTTP to a collector on loopback that accepts
+ * and drops everything, and Prometheus' /metrics (not scraped, its cost is the recording).
+ */
+async function hangarTraced(): Promise<Target> {
+	const collector = createServer((request, response) => {
+		request.resume();
+		request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+	});
+	await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+	const { port } = collector.address() as AddressInfo;
+	const flags = ['--otel-endpoint', `http://127.0.0.1:${port}`, '--otel-enable-prometheus-metrics-path'];
+	const target = await hangar("Hangar's proxy, telemetry on (traces, metrics, /metrics)", { flags })();
+	return {
+		...target,
+		stop: async () => {
+			await target.stop();
+			collector.close();
+		},
 	};
 }
 
@@ -234,9 +258,10 @@ export async function workloads(): Promise<Table[]> {
 		instantHttp,
 		instantStdio,
 		hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated'] }),
+		hangarTraced,
 		...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: join(BASELINE, 'dist', 'server', 'cli', 'main.js') })] : []),
 	]);
-	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result | undefined];
+	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , traced, baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result, Result | undefined];
 	const fasterPeer = (phase: Phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);
 	// The best any HTTP front could do: the direct client, with the SDK's stdio transport swapped
 	// for its HTTP transport. Time per call adds up the same way whether it is spent waiting
@@ -262,6 +287,8 @@ export async function workloads(): Promise<Table[]> {
 				verdict('sequential throughput vs direct', ours.sequential.rate / limit.sequential.rate, 0.5, true, ceiling(bestRate('sequential') / limit.sequential.rate)),
 				`p50 added over direct: ${ms(addedP50)} (target ≤ 0.300 ms; any HTTP front with this client: at least ${ms(leastAddedP50)}) — ${addedP50 <= 0.3 ? 'met' : 'MISSED'}`,
 				verdict(`${CLIENTS}-client throughput vs the faster peer`, ours.concurrent.rate / fasterPeer('concurrent'), 2, true, ceiling(bestRate('concurrent') / fasterPeer('concurrent'))),
+				verdict('sequential throughput, telemetry on vs off', traced.sequential.rate / ours.sequential.rate, 0.95, true),
+				verdict(`${CLIENTS}-client throughput, telemetry on vs off`, traced.concurrent.rate / ours.concurrent.rate, 0.95, true),
 				...(baseline
 					? (['sequential', 'concurrent'] as const).map((phase) => verdict(`${phase} throughput vs the baseline build`, ours[phase].rate / baseline[phase].rate, 0.95, true))
 					: []),

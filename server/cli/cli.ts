@@ -38,18 +38,48 @@ export class Cli {
 	}
 }
 
-/** Progress lines on stderr, so stdout stays clean for `--json`. */
-const stderrProgress: Progress = {
-	begin: (title, message) => process.stderr.write(`${title}${message ? `: ${message}` : ''}\n`),
-	report: (message, percentage) => {
-		if (message || percentage !== undefined) {
-			process.stderr.write(`  ${message ?? ''}${percentage !== undefined ? ` (${percentage}%)` : ''}\n`);
-		}
-	},
-	end: (message) => {
-		if (message) process.stderr.write(`${message}\n`);
-	},
-};
+/**
+ * Progress on stderr, so stdout stays clean for `--json`: on a terminal one line per stage,
+ * updated in place as its percentage moves; otherwise one line per stage.
+ */
+export function streamProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
+	/** The stage of the last line written; on a terminal that line is still open. */
+	let stage: string | undefined;
+	let open = false;
+	const closeLine = () => {
+		if (open) stream.write('\n');
+		open = false;
+		stage = undefined;
+	};
+	return {
+		begin: (title, message) => {
+			closeLine();
+			stream.write(`${title}${message ? `: ${message}` : ''}\n`);
+		},
+		report: (message, percentage) => {
+			if (!message && percentage === undefined) return;
+			const text = `  ${message ?? ''}${percentage !== undefined ? ` (${percentage}%)` : ''}`;
+			const next = message ?? stage ?? '';
+			if (stream.isTTY) {
+				if (open && next === stage) stream.write(`\r\x1b[K${text}`);
+				else {
+					if (open) stream.write('\n');
+					stream.write(text);
+				}
+				open = true;
+			} else if (next !== stage) {
+				stream.write(`${text}\n`);
+			}
+			stage = next;
+		},
+		end: (message) => {
+			closeLine();
+			if (message) stream.write(`${message}\n`);
+		},
+	};
+}
+
+const stderrProgress = streamProgress();
 
 /** Commander's accumulator for a repeatable option. */
 export const collect = (value: string, previous: string[] = []) => [...previous, value];

@@ -10,9 +10,11 @@
  * other's entries.
  */
 import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import { unsupportedClientMessage } from '../../protocol/common.js';
 import {
 	DiscoverClients,
 	ListClients,
@@ -36,7 +38,15 @@ import { configProblem, readConfig, writeConfig } from './configFile.js';
 import { openEditor } from './editor.js';
 import { reconcile } from './reconcile.js';
 import { clientsStateDocument, type ClientsState } from './state.js';
-import { CLIENT_TABLE, clientDefinition, isInstalled, userConfigPath, type ClientDefinition, type ConfigShape } from './table.js';
+import {
+	CLIENT_TABLE,
+	clientDefinition,
+	detectionTarget,
+	isInstalled,
+	userConfigPath,
+	type ClientDefinition,
+	type ConfigShape,
+} from './table.js';
 import type { RunningWorkloads, WorkloadEndpoint } from './workloads.js';
 
 export interface ClientsServiceOptions {
@@ -99,7 +109,12 @@ export class ClientsService {
 		return Promise.all(
 			CLIENT_TABLE.map(async (client) => ({
 				client_type: client.id,
-				installed: await isInstalled(client, this.home, this.platform),
+				installed: await isInstalled(
+					client,
+					this.home,
+					this.platform,
+					state.created?.includes(detectionTarget(client, this.home, this.platform)) ?? false,
+				),
 				registered: state.global.includes(client.id) || groupsOf(client.id, groups).length > 0,
 				supports_skills: client.skills !== undefined,
 				supports_plugins: client.supportsPlugins,
@@ -276,6 +291,7 @@ export class ClientsService {
 			}
 			if (result.text !== config.text) {
 				await this.recordManaged(target, unique([...managed, ...result.managed]));
+				await this.recordCreated(target);
 				await writeConfig(config, result.text);
 			}
 			await this.recordManaged(target, result.managed);
@@ -323,6 +339,17 @@ export class ClientsService {
 		});
 	}
 
+	/** Remembers a user-wide detection target this write is about to create (see `isInstalled`). */
+	private async recordCreated(target: Target): Promise<void> {
+		const client = clientDefinition(target.client);
+		if (target.projectRoot !== undefined || !client) return;
+		const detected = detectionTarget(client, this.home, this.platform);
+		if (await exists(detected)) return;
+		await this.state.update((state) =>
+			state.created?.includes(detected) ? [undefined, undefined] : [{ ...state, created: [...(state.created ?? []), detected] }, undefined],
+		);
+	}
+
 	/** Fails (and changes nothing) when the client's file exists but Hangar could not edit it. */
 	private async check(target: Target): Promise<void> {
 		const { text } = await readConfig(target.path, target.projectRoot);
@@ -341,7 +368,7 @@ export class ClientsService {
 
 	private client(name: string): ClientDefinition {
 		const client = clientDefinition(name);
-		if (!client) throw HangarError.badRequest(`unsupported client type: ${name}`, 'unsupported_client_type');
+		if (!client) throw HangarError.badRequest(unsupportedClientMessage(name), 'unsupported_client_type');
 		return client;
 	}
 
@@ -433,4 +460,13 @@ export function clientImplementations(clients: ClientsService): Implementation[]
 		}),
 		implement(DiscoverClients, async () => ({ clients: await clients.discover() })),
 	];
+}
+
+async function exists(path: string): Promise<boolean> {
+	try {
+		await stat(path);
+		return true;
+	} catch {
+		return false;
+	}
 }

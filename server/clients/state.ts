@@ -30,6 +30,11 @@ const ClientsState = z.object({
 	global: z.array(z.string()),
 	projects: z.array(ProjectRegistration),
 	managed: z.array(ManagedFile),
+	/**
+	 * Detection targets (toolhive-facts §4.2) that did not exist until Hangar wrote a client's
+	 * configuration there: they alone do not make the client installed.
+	 */
+	created: z.array(z.string()).optional(),
 });
 export type ClientsState = z.infer<typeof ClientsState>;
 

@@ -3,8 +3,8 @@
  * every OS, in which format and shape, how to tell it is installed, and where it reads skills
  * (§3.4). Facts only; reading and writing the files is `configFile.ts`'s job.
  */
-import { stat } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join, posix, relative, sep } from 'node:path';
 import type { ClientApp } from '../../protocol/common.js';
 
 /** Paths relative to the home directory, per OS (`/`-separated; joined natively). */
@@ -359,11 +359,48 @@ export function userConfigPath(client: ClientDefinition, home: string, platform?
 	return join(home, ...forPlatform(client.configPath, platform).split('/'));
 }
 
-/** toolhive-facts §4.2 detection, against the given home directory and platform. */
-export async function isInstalled(client: ClientDefinition, home: string, platform?: NodeJS.Platform): Promise<boolean> {
+/**
+ * Whether the client itself is installed: ToolHive's detection (toolhive-facts §4.2: its
+ * configuration folder exists, or the file itself when it sits directly in home). When Hangar
+ * created that folder or file (`createdByHangar`), it counts only once it holds more than
+ * Hangar wrote: a folder with only Hangar's configuration file (its lock and temporary files)
+ * and skills folder, or a JSON file with only the servers key, is Hangar's doing.
+ */
+export async function isInstalled(
+	client: ClientDefinition,
+	home: string,
+	platform?: NodeJS.Platform,
+	createdByHangar = false,
+): Promise<boolean> {
+	const target = detectionTarget(client, home, platform);
+	const config = userConfigPath(client, home, platform);
+	let isFolder: boolean;
 	try {
-		await stat(detectionTarget(client, home, platform));
+		isFolder = (await stat(target)).isDirectory();
+	} catch {
+		return false;
+	}
+	if (!createdByHangar) return true;
+	if (target === config) return !(await holdsOnlyServers(client, config));
+	if (!isFolder) return true;
+	const configName = basename(config);
+	const skillsFolder = client.skills ? relative(target, join(home, ...client.skills.userDir.split('/'))).split(sep)[0] : undefined;
+	const ours = (name: string) =>
+		name === configName || name.startsWith(`${configName}.`) || name.startsWith(`.${configName}.`) || name === skillsFolder;
+	try {
+		return (await readdir(target)).some((name) => !ours(name));
+	} catch {
 		return true;
+	}
+}
+
+/** A JSON configuration file with nothing but the servers key (what Hangar writes into a new file). */
+async function holdsOnlyServers(client: ClientDefinition, path: string): Promise<boolean> {
+	if (client.config.format !== 'json') return false;
+	try {
+		const content = JSON.parse(await readFile(path, 'utf8')) as unknown;
+		if (typeof content !== 'object' || content === null || Array.isArray(content)) return false;
+		return Object.keys(content).every((key) => key === client.config.serversPath[0]);
 	} catch {
 		return false;
 	}

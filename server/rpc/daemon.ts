@@ -83,6 +83,12 @@ export function startDaemon(
 		};
 	});
 	connection.onNotification('initialized', () => undefined);
+	// The progress we report is cancellable: cancelling it cancels the request it belongs to.
+	const byProgressToken = new Map<ProgressToken, AbortController>();
+	connection.onNotification('window/workDoneProgress/cancel', (params: { token?: unknown } | null) => {
+		const token = params?.token;
+		if (typeof token === 'string' || typeof token === 'number') byProgressToken.get(token)?.abort();
+	});
 	connection.onRequest('shutdown', () => {
 		state = 'shutdown';
 		return null;
@@ -97,6 +103,9 @@ export function startDaemon(
 		if (state === 'shutdown') throw new ResponseError(ErrorCodes.InvalidRequest, 'server is shutting down');
 		const controller = new AbortController();
 		const subscription = token.onCancellationRequested(() => controller.abort());
+		const progressToken = (params as { workDoneToken?: unknown } | null)?.workDoneToken;
+		const cancellable = typeof progressToken === 'string' || typeof progressToken === 'number';
+		if (cancellable) byProgressToken.set(progressToken, controller);
 		try {
 			const progress = progressFor(connection, params);
 			return await (await services()).call(method, params, contextFor(controller.signal, progress));
@@ -104,6 +113,7 @@ export function startDaemon(
 			throw toResponseError(error as HangarError);
 		} finally {
 			subscription.dispose();
+			if (cancellable && byProgressToken.get(progressToken) === controller) byProgressToken.delete(progressToken);
 		}
 	});
 

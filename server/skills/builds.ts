@@ -3,6 +3,7 @@
  * folder (`<data>/skills/builds`), each tagged by name, listed, deleted, and pushed to a
  * registry. Installs and content reads find them by tag or skill name.
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { SkillBuild } from '../../protocol/protocol.skills.js';
@@ -32,10 +33,8 @@ export class SkillBuilds {
 	/** Packs a valid skill folder and tags it (`tag`, else the skill's name); returns the tag. */
 	async build(path: string, tag?: string): Promise<string> {
 		if (tag !== undefined) checkTag(tag);
-		const check = await validateSkillFolder(path).catch((error: unknown) => {
-			if (error instanceof HangarError && error.code === 'path_not_found') throw HangarError.notFound(error.message, 'path_not_found');
-			throw error;
-		});
+		if (!(await stat(path).catch(() => undefined))) throw HangarError.notFound(`path ${path} does not exist`, 'path_not_found');
+		const check = await validateSkillFolder(path);
 		if (!check.valid) throw HangarError.badRequest(`invalid skill: ${check.errors.join('; ')}`, 'invalid_skill');
 		const fields = check.fields!;
 		const { files } = await readSkillTree(path);

@@ -3,6 +3,7 @@
  * a registry entry, a remote URL), fills what the registry entry knows, and checks every
  * field, failing with a 400 that names it. Ports are left to the service.
  */
+import { randomInt } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
@@ -16,6 +17,7 @@ import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
+import { PORT_MAX, PORT_MIN } from './portAllocator.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
 import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
 
@@ -287,7 +289,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	}
 	const security = await securityFieldsOf(request, options.previous);
 	const telemetry = telemetryOf(request, options);
-	const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || undefined;
+	// An HTTP server needs a container port to be reached on; ToolHive draws one when none is given.
+	const targetPort =
+		transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || options.previous?.target_port || randomInt(PORT_MIN, PORT_MAX + 1);
 
 	return prune({
 		name: request.name,

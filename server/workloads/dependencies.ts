@@ -28,3 +28,8 @@ export interface ClientConfigSync {
 	/** Brings every registered client up to date with the running workloads. */
 	syncWorkloads(): Promise<void>;
 }
+
+/** Tells which groups exist (the groups area). */
+export interface GroupDirectory {
+	exists(name: string): Promise<boolean>;
+}

@@ -55,7 +55,10 @@ async function openLog(path: string): Promise<FileHandle> {
 	return open(path, 'a', 0o600);
 }
 
-/** Spawns the proxy and waits until it serves (or `readyTimeoutMs` passes, or it fails). */
+/**
+ * Spawns the proxy and waits until it serves (or `readyTimeoutMs` passes, or it fails). When
+ * `signal` aborts first, the proxy is killed and the signal's reason thrown.
+ */
 export async function launchProxy(
 	store: WorkloadStore,
 	name: string,
@@ -63,7 +66,9 @@ export async function launchProxy(
 	readyTimeoutMs: number,
 	env: NodeJS.ProcessEnv = process.env,
 	entry: string = CLI_ENTRY,
+	signal?: AbortSignal,
 ): Promise<LaunchResult> {
+	signal?.throwIfAborted();
 	const logFile = store.logFile(name);
 	const log = await openLog(logFile);
 	const child = spawn(process.execPath, [entry, 'proxy', name], {
@@ -77,20 +82,27 @@ export async function launchProxy(
 	const configure: LaunchMessage = { type: 'configure', headers: secretHeaders };
 	child.send(configure);
 
-	const outcome = await new Promise<'ready' | 'timeout' | { failed: string }>((resolve) => {
+	let onAbort = () => undefined as void;
+	const outcome = await new Promise<'ready' | 'timeout' | 'aborted' | { failed: string }>((resolve) => {
 		const timer = setTimeout(() => resolve('timeout'), readyTimeoutMs);
-		child.on('message', (message: ProxyReport) => {
+		const settle = (value: 'ready' | 'timeout' | 'aborted' | { failed: string }) => {
 			clearTimeout(timer);
-			resolve(message.type === 'ready' ? 'ready' : { failed: message.message });
-		});
-		child.once('exit', (code) => {
-			clearTimeout(timer);
-			resolve({ failed: `the proxy exited with code ${code}` });
-		});
+			resolve(value);
+		};
+		child.on('message', (message: ProxyReport) => settle(message.type === 'ready' ? 'ready' : { failed: message.message }));
+		child.once('exit', (code) => settle({ failed: `the proxy exited with code ${code}` }));
+		onAbort = () => settle('aborted');
+		signal?.addEventListener('abort', onAbort, { once: true });
+		if (signal?.aborted) onAbort(); // aborted while the proxy was being spawned
 	});
+	signal?.removeEventListener('abort', onAbort);
 	child.removeAllListeners();
 	if (child.connected) child.disconnect();
 	child.unref();
+	if (outcome === 'aborted') {
+		child.kill('SIGKILL');
+		throw signal!.reason;
+	}
 	if (typeof outcome === 'object') {
 		const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' | ');
 		throw new HangarError(500, `the proxy of ${name} failed: ${outcome.failed}${tail ? ` (log: ${tail})` : ''}`, 'proxy_failed');

@@ -3,6 +3,8 @@
  * proxy, for the proxy fidelity tests: `hangar serve` in a scratch home creates the workloads,
  * and an HTTP-mode container's own published port is the direct baseline.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import Docker from 'dockerode';
 import { expect } from 'vitest';
 import { CreateWorkload, DeleteWorkloads, ListWorkloads } from '../../protocol/protocol.workloads.js';
@@ -15,8 +17,12 @@ export { EVERYTHING } from '../fixtures/workloads/helpers.js';
 /**
  * test/fixtures/mcp-2026/server.mjs on the SDK 2.x: MCP 2026-07-28 only over Streamable HTTP on
  * port 3001 by default; with `legacy-http` or `stdio` the same tools for 2025-era clients.
+ * scripts/test-services.sh tags its image by the fixture's digest.
  */
-export const MODERN = 'hangar-test/modern:1';
+export const MODERN = `hangar-test/modern:${createHash('sha256')
+	.update(readFileSync(new URL('../fixtures/mcp-2026/server.mjs', import.meta.url)))
+	.digest('hex')
+	.slice(0, 16)}`;
 
 export interface Workload {
 	readonly name: string;
@@ -63,7 +69,7 @@ export async function startHangar(): Promise<Hangar> {
 			expect(created.status, JSON.stringify(created.body)).toBe(201);
 			const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; url: string; status: string }> };
 			const listed = workloads.find((workload) => workload.name === name)!;
-			expect(listed.status).toBe('running');
+			expect(listed.status, `workload ${name}: ${JSON.stringify(listed)}`).toBe('running');
 			return { name, url: listed.url.split('#')[0]!, origin: new URL(listed.url).origin };
 		},
 		async direct(workload, port, path) {

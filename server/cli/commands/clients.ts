@@ -3,7 +3,8 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { ClientApp } from '../../../protocol/common.js';
+import { CLIENT_APPS, type ClientApp } from '../../../protocol/common.js';
+import { HangarError } from '../../../protocol/errors.js';
 import {
 	DiscoverClients,
 	ListClients,
@@ -85,6 +86,17 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 		.option('--project <dir>', 'the registration for <dir>/.vscode/mcp.json instead of the user-wide one')
 		.action(async (name: ClientApp, options: { group?: string; project?: string }) => {
 			const project = options.project === undefined ? {} : { project_root: resolve(options.project) };
+			// The API answers 204 either way, as ToolHive's does; the CLI says when nothing changed.
+			const registered = (await cli.call(ListClients, {})).find(
+				(entry) =>
+					entry.name === name &&
+					entry.project_root === project.project_root &&
+					(options.group === undefined || (entry.groups ?? []).includes(options.group)),
+			);
+			if (!registered && CLIENT_APPS.includes(name)) {
+				const where = `${options.group === undefined ? '' : ` in group '${options.group}'`}${project.project_root ? ` for project ${project.project_root}` : ''}`;
+				throw new HangarError(404, `client '${name}' is not registered${where}; see hangar client ls`, 'client_not_registered');
+			}
 			if (options.group !== undefined) await cli.call(UnregisterClientFromGroup, { name, group: options.group, ...project });
 			else await cli.call(UnregisterClient, { name, ...project });
 			process.stdout.write(`Unregistered ${name}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);

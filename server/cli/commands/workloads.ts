@@ -1,5 +1,5 @@
 /**
- * `hangar run|ls|info|export|edit|stop|restart|rm|logs`, and `hangar proxy` (the per-workload
+ * `hangar run|ls|info|export|edit|stop|restart|rm|logs|mcp`, and `hangar proxy` (the per-workload
  * proxy process the service starts by itself).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -26,8 +26,14 @@ import {
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
 import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
 
 const WAIT_MS = 120_000;
+/** Lines a logs call returns (the service's window). */
+const LOG_LINES = 1000;
+const FOLLOW_INTERVAL_MS = 1_000;
+/** Lines of an earlier read that must match to find where a later read goes on. */
+const FOLLOW_OVERLAP = 20;
 
 /** Flags shared by `run` and `edit`. */
 interface SpecOptions extends TelemetryOptions {
@@ -295,6 +301,81 @@ function describe(summary: WorkloadSummary | undefined): string {
 	return `${summary.status}${summary.status_context ? ` (${summary.status_context})` : ''}`;
 }
 
+const FAILURE_LOG_LINES = 10;
+
+/** Lines with their line ends, the last one only when complete. */
+function splitLines(text: string): string[] {
+	return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/**
+ * The lines of `current` (a later window of the same log) that `previous` did not have: those
+ * after the last place where `previous` ends. A log that was cut or rotated in between is
+ * printed whole.
+ */
+export function linesAfter(previous: readonly string[], current: readonly string[]): string[] {
+	if (!previous.length) return [...current];
+	const overlap = Math.min(FOLLOW_OVERLAP, previous.length);
+	const tail = previous.slice(-overlap);
+	for (let end = current.length; end >= overlap; end--) {
+		if (tail.every((line, index) => current[end - overlap + index] === line)) return current.slice(end);
+	}
+	return [...current];
+}
+
+/** How long ago `iso` was, as `ps` and `docker ps` say it: 45s, 12m, 3h, 2d. */
+export function ageOf(iso: string | undefined, now: number): string | undefined {
+	const since = iso ? Date.parse(iso) : NaN;
+	if (Number.isNaN(since)) return undefined;
+	const seconds = Math.max(0, Math.floor((now - since) / 1000));
+	if (seconds < 60) return `${seconds}s`;
+	if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+	if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+	return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/**
+ * What network isolation is in force for the workload's container: `network_isolation` only
+ * limits traffic when a permission profile lists what may go out.
+ */
+export function networkOf(detail: WorkloadDetail): string {
+	if (detail.url) return 'remote server (no container)';
+	const network = detail.permission_profile?.network;
+	if (network?.mode === 'none') return 'none (the container has no network)';
+	const outbound = network?.outbound;
+	if (detail.network_isolation === false) return 'open: the container reaches any address (network isolation is off)';
+	if (!outbound) return 'open: the container reaches any address (no permission profile limits outbound traffic; give --permission-profile)';
+	if (outbound.insecure_allow_all) return 'open: the container reaches any address (the permission profile allows all outbound traffic)';
+	const hosts = outbound.allow_host?.length ? outbound.allow_host.join(', ') : 'no host';
+	const ports = outbound.allow_port?.length ? ` on ports ${outbound.allow_port.join(', ')}` : '';
+	return `isolated: outbound only to ${hosts}${ports}`;
+}
+
+/** Warns about `--tools` names the running workload does not offer. */
+async function warnUnknownTools(cli: Cli, summary: WorkloadSummary, requested: readonly string[]): Promise<void> {
+	if (!requested.length || summary.status !== 'running') return;
+	const offered = await withMcpClient(summary, listTools).catch(() => undefined);
+	if (!offered) return; // e.g. the proxy asks for a token: nothing to check against
+	const names = new Set(offered.map((tool) => tool.name));
+	const unknown = requested.filter((tool) => !names.has(tool));
+	if (!unknown.length) return;
+	process.stderr.write(
+		`warning: workload ${summary.name} has no tool named ${unknown.join(', ')}; --tools keeps only ${offered.length ? offered.map((tool) => tool.name).join(', ') : 'nothing'}. ` +
+			`Fix it with hangar edit ${summary.name} --tools …\n`,
+	);
+}
+
+/** Tells why a workload that was just created or changed is not running, with its server's last lines; exit 1. */
+async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary | undefined): Promise<void> {
+	process.exitCode = 1;
+	process.stderr.write(`Workload ${name} is ${describe(summary)}\n`);
+	if (summary?.remote) return;
+	const logs = await cli.call(GetWorkloadLogs, { name }).catch(() => '');
+	const lines = logs.trimEnd().split('\n').filter(Boolean).slice(-FAILURE_LOG_LINES);
+	if (lines.length) process.stderr.write(`Last lines of its output (all of it: hangar logs ${name}):\n${lines.map((line) => `  ${line}`).join('\n')}\n`);
+	process.stderr.write(`Change it with hangar edit ${name} …, or remove it with hangar rm ${name}.\n`);
+}
+
 export function registerWorkloadCommands(program: Command, cli: Cli): void {
 	addSpecOptions(
 		program
@@ -310,8 +391,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)) };
 		const result = await cli.call(CreateWorkload, params as never);
 		const summary = await findSummary(cli, name);
-		if (options.json) return printJson({ ...result, url: summary?.url, status: summary?.status });
-		process.stdout.write(`Workload ${name} is ${describe(summary)}: ${summary?.url ?? `port ${result.port}`}\n`);
+		if (options.json) printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
+		else if (summary?.status === 'running') process.stdout.write(`Workload ${name} is running: ${summary.url}\n`);
+		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
+		await warnUnknownTools(cli, summary, (params as { tools?: string[] }).tools ?? []);
 	});
 
 	program
@@ -324,9 +407,19 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.action(async (options: { all?: boolean; group?: string; json?: boolean }) => {
 			const { workloads } = await cli.call(ListWorkloads, { all: options.all ?? false, ...(options.group ? { group: options.group } : {}) });
 			if (options.json) return printJson(workloads);
+			const now = Date.now();
 			printTable(
 				workloads,
-				{ name: (w) => w.name, package: (w) => w.package, status: (w) => w.status, url: (w) => w.url, group: (w) => w.group },
+				{
+					name: (w) => w.name,
+					package: (w) => w.package,
+					status: (w) => w.status,
+					port: (w) => w.port,
+					url: (w) => w.url,
+					group: (w) => w.group,
+					age: (w) => ageOf(w.created_at, now),
+					reason: (w) => w.status_context || undefined,
+				},
 				options.all ? 'No workloads.' : 'No running workloads (hangar ls --all shows stopped ones).',
 			);
 		});
@@ -338,7 +431,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
 			const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
-			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url });
+			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail) });
 			const lines: Array<[string, unknown]> = [
 				['name', detail.name],
 				['status', describe(summary)],
@@ -348,6 +441,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				['group', detail.group],
 				['port', detail.proxy_port],
 				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],
+				['network', networkOf(detail)],
 			];
 			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
 		});
@@ -382,9 +476,11 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		if (changes.telemetry_config) changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...(changes.telemetry_config as object) };
 		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
 		const result = await cli.call(UpdateWorkload, params as never);
-		if (options.json) return printJson(result);
 		const summary = await findSummary(cli, name);
-		process.stdout.write(`Workload ${name} updated; it is ${describe(summary)}: ${summary?.url ?? `port ${result.port}`}\n`);
+		if (options.json) printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
+		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
+		if (!options.json) process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
+		await warnUnknownTools(cli, summary, (changes.tools as string[] | undefined) ?? []);
 	});
 
 	const lifecycle = (
@@ -436,12 +532,28 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 
 	program
 		.command('logs')
-		.description('Print the last 1000 lines of a workload\'s server output (or of its proxy with --proxy)')
+		.description(`Print a workload's server output (its last ${LOG_LINES} lines), or its proxy's log with --proxy`)
 		.argument('<name>')
 		.option('--proxy', 'the proxy\'s log instead')
-		.action(async (name: string, options: { proxy?: boolean }) => {
-			process.stdout.write(await cli.call(options.proxy ? GetWorkloadProxyLogs : GetWorkloadLogs, { name }));
+		.option('-n, --tail <lines>', `only the last lines (at most ${LOG_LINES})`, integer)
+		.option('-f, --follow', 'keep printing new output until Ctrl-C')
+		.action(async (name: string, options: { proxy?: boolean; tail?: number; follow?: boolean }) => {
+			const read = async () => splitLines(await cli.call(options.proxy ? GetWorkloadProxyLogs : GetWorkloadLogs, { name }));
+			let seen = await read();
+			const first = options.tail === undefined ? seen : options.tail === 0 ? [] : seen.slice(-options.tail);
+			process.stdout.write(first.join(''));
+			if (!options.follow) return;
+			const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+			for (;;) {
+				const stop = await Promise.race([interrupted.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), FOLLOW_INTERVAL_MS))]);
+				if (stop) return;
+				const current = await read();
+				process.stdout.write(linesAfter(seen, current).join(''));
+				seen = current;
+			}
 		});
+
+	registerMcpCommands(program, cli);
 
 	program
 		.command('proxy')
