@@ -16,6 +16,7 @@ export type ErrorCode =
 	| 'method_not_allowed'
 	| 'conflict'
 	| 'payload_too_large'
+	| 'unsupported_media_type'
 	| 'unprocessable'
 	| 'rate_limited'
 	| 'internal_error'
@@ -34,6 +35,7 @@ const DEFAULT_CODES: Record<ErrorStatus, ErrorCode> = {
 	405: 'method_not_allowed',
 	409: 'conflict',
 	413: 'payload_too_large',
+	415: 'unsupported_media_type',
 	422: 'unprocessable',
 	429: 'rate_limited',
 	499: 'cancelled',

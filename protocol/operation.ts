@@ -15,7 +15,7 @@ export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'DELETE';
  * "client closed request" convention for cancelled work: over RPC it becomes JSON-RPC's
  * RequestCancelled, and over HTTP nobody is left to receive it.
  */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 429 | 499 | 500 | 501 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 499 | 500 | 501 | 502 | 503 | 504;
 
 export interface RestBinding {
 	readonly verb: HttpVerb;

@@ -49,7 +49,7 @@ describe('help', () => {
 		expect(spawned.stdout).toBe((await fullProgram()).helpInformation());
 	});
 
-	it('an area command answers --help from its own module', async () => {
+	it('an area command answers --help from its own module', { timeout: 120_000 }, async () => {
 		const result = await hangar('registry', 'servers', '--help');
 		expect(result.code).toBe(0);
 		expect(result.stdout).toMatch(/^Usage: hangar registry servers/);
@@ -77,7 +77,7 @@ describe('usage errors exit with 2, commander\'s own included', () => {
 		expect(result.stderr).not.toBe('');
 	});
 
-	it('help and version exit with 0', async () => {
+	it('help and version exit with 0', { timeout: 120_000 }, async () => {
 		expect((await hangar('--help')).code).toBe(0);
 		expect((await hangar('--version')).code).toBe(0);
 		expect((await hangar('group', '--help')).code).toBe(0);
@@ -85,7 +85,7 @@ describe('usage errors exit with 2, commander\'s own included', () => {
 });
 
 describe('closed pipes', () => {
-	it('a reader that went away ends the command quietly (hangar … | head -1)', async () => {
+	it('a reader that went away ends the command quietly (hangar … | head -1)', { timeout: 120_000 }, async () => {
 		for (const args of [['completion', 'bash'], ['registry', 'servers', '--json'], ['--help']]) {
 			const child = spawn(process.execPath, [HANGAR_BIN, ...args], { env: home.env, stdio: ['ignore', 'pipe', 'pipe'] });
 			child.stdout!.destroy(); // the reader is gone before the first write
@@ -98,7 +98,7 @@ describe('closed pipes', () => {
 });
 
 describe('completion', () => {
-	it('prints a bash script that completes commands, subcommands and options', async () => {
+	it('prints a bash script that completes commands, subcommands and options', { timeout: 120_000 }, async () => {
 		const script = await hangar('completion', 'bash');
 		expect(script.code).toBe(0);
 		const complete = async (line: string) => {
@@ -159,7 +159,8 @@ describe('errors say what was wrong and what to do next', () => {
 	it('a field is named once: invalid transport, not invalid transport: invalid transport', async () => {
 		const result = await hangar('run', 'hangar-test/everything:1', '--transport', 'bogus');
 		expect(result.code).toBe(2);
-		expect(result.stderr).toBe('hangar: invalid transport: bogus (valid transports: stdio, sse, streamable-http)\n');
+		expect(result.stderr).toMatch(/^hangar: invalid transport: .*bogus.*\(valid transports: stdio, sse, streamable-http\)\n$/);
+		expect(result.stderr.match(/invalid transport/g)).toHaveLength(1);
 	});
 
 	it('unregistering a client that is not registered says so', async () => {

@@ -29,7 +29,9 @@ afterAll(async () => {
 	await home?.dispose();
 });
 
-describe('concurrent reads while the configuration changes', () => {
+// Each test runs several `hangar` processes in turn: on a busy machine that takes far longer
+// than vitest's 30 s default, and nothing here is about speed.
+describe('concurrent reads while the configuration changes', { timeout: 240_000 }, () => {
 	it('every read succeeds with one whole state, and every process follows the changes', async () => {
 		let writing = true;
 		const seen = { rest: new Set<number>(), rpc: new Set<number>() };

@@ -514,7 +514,8 @@ describe('named registries', () => {
 		expect((await get('/api/v1beta/registry')).body.registries.map((entry: { name: string }) => entry.name)).toEqual(['team', 'default']);
 	});
 
-	it('the CLI lists, searches and manages them', async () => {
+	// A dozen `hangar` processes in turn: generous on a busy machine.
+	it('the CLI lists, searches and manages them', { timeout: 180_000 }, async () => {
 		const hangar = (...args: string[]) => runHangar(args, home.env);
 		const table = await hangar('registry', 'ls');
 		expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+TYPE\s+SOURCE\s+SERVERS/);

@@ -159,6 +159,62 @@ describe('DNS-rebinding and cross-origin defence', () => {
 	});
 });
 
+describe('cross-site requests, as a page the user visits would send them', () => {
+	const groupNames = async () => (JSON.parse((await raw('/api/v1beta/groups')).body) as { groups: { name: string }[] }).groups.map((group) => group.name);
+
+	it('refuses pages on another port or scheme of this machine: the origin is scheme, host and port', async () => {
+		const { port } = new URL(serve.url);
+		for (const origin of ['http://localhost', 'https://localhost', 'http://127.0.0.1', 'http://[::1]', `https://localhost:${port}`, `http://localhost:${Number(port) + 1}`]) {
+			const response = await raw('/api/v1beta/groups', {
+				method: 'POST',
+				headers: { Origin: origin, 'Content-Type': 'application/json' },
+				body: JSON.stringify({ name: 'from-page' }),
+			});
+			expect(response.status, origin).toBe(403);
+		}
+		expect(await groupNames()).not.toContain('from-page');
+	});
+
+	it('refuses a form-style text/plain body, which a browser sends cross-site without a preflight, with 415', async () => {
+		const response = await raw('/api/v1beta/groups', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"plain-text"}' });
+		expect(response.status).toBe(415);
+		expect(JSON.parse(response.body).message).toContain('application/json');
+		const noType = await raw('/api/v1beta/groups', { method: 'POST', body: '{"name":"no-type"}' });
+		expect(noType.status).toBe(415);
+		expect(await groupNames()).not.toContain('plain-text');
+		expect(await groupNames()).not.toContain('no-type');
+	});
+
+	it('refuses a cross-site or same-site GET that would reach the network, with or without Origin', async () => {
+		const ref = encodeURIComponent('ghcr.io/attacker/skill:latest');
+		const attempts: Record<string, string>[] = [{ 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'http://localhost' }];
+		for (const headers of attempts) {
+			const response = await raw(`/api/v1beta/skills/content?ref=${ref}`, { headers });
+			expect(response.status, JSON.stringify(headers)).toBe(403);
+		}
+	});
+
+	it('still serves the server\'s own pages, a typed URL and programs', async () => {
+		const { port } = new URL(serve.url);
+		expect((await raw('/api/v1beta/groups', { headers: { 'Sec-Fetch-Site': 'same-origin', Origin: `http://127.0.0.1:${port}` } })).status).toBe(200);
+		expect((await raw('/api/v1beta/groups', { headers: { 'Sec-Fetch-Site': 'none' } })).status).toBe(200);
+		expect((await raw('/api/v1beta/groups')).status).toBe(200);
+	});
+
+	it('allows an origin given with --allowed-origin, and only that one', async () => {
+		const listed = await startServe(home.env, ['--allowed-origin', 'https://ui.example:8443']);
+		try {
+			const call = (origin: string) =>
+				fetch(`${listed.url}/api/v1beta/groups`, { headers: { Origin: origin, 'Sec-Fetch-Site': 'cross-site' } }).then((response) => response.status);
+			expect(await call('https://ui.example:8443')).toBe(200);
+			expect(await call('https://ui.example')).toBe(403);
+			expect(await call('http://ui.example:8443')).toBe(403);
+		} finally {
+			await listed.stop();
+		}
+	});
+});
+
 describe('OpenAPI document', () => {
 	it('describes every row at its path and verb', async () => {
 		const response = await raw('/api/openapi.json');

@@ -203,6 +203,21 @@ describe('failures', () => {
 	});
 });
 
+describe('redirects', () => {
+	it('a git host that redirects the first request elsewhere is not followed there (the address check would be skipped)', async () => {
+		const redirector = await startGitServer(reposRoot, { redirectTo: server.host });
+		try {
+			const before = server.requests.length;
+			const refused = await failure(daemon.client.request(GetSkillContent, { ref: `git://${redirector.host}/org/skills#skills/alpha` }));
+			expect(refused).toMatchObject({ status: 502, code: 'git_redirect', message: expect.stringContaining(`redirected`) });
+			expect(redirector.requests.length).toBeGreaterThan(0);
+			expect(server.requests.length).toBe(before);
+		} finally {
+			await redirector.stop();
+		}
+	});
+});
+
 describe('tokens', () => {
 	const guardedRef = () => `git://${guarded.host}/org/skills@v1#skills/beta`;
 

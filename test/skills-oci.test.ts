@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HangarError } from '../protocol/index.js';
+import { RegistryAuth } from '../server/oci/auth.js';
 import { RegistryClient, sha256 } from '../server/oci/client.js';
+import { CredentialStore } from '../server/oci/credentials.js';
 import { canonicalJson, MEDIA_TYPES } from '../server/oci/media.js';
 import { parseReference } from '../server/oci/reference.js';
 import { SKILL_ARTIFACT_TYPE } from '../server/skills/artifact.js';
@@ -21,7 +23,7 @@ import { SkillBuilds } from '../server/skills/builds.js';
 import { OciSkillSource } from '../server/skills/oci-source.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { startFaultProxy } from './support/faults.js';
-import { listen, startRegistry, type Registry } from './support/registry.js';
+import { listen, startRegistry, startTokenServer, type Registry } from './support/registry.js';
 import { writeSkill } from './support/skills.js';
 
 const run = promisify(execFile);
@@ -307,5 +309,24 @@ describe('transport', () => {
 		expect(parseReference('localhost:5000/a/b@sha256:' + 'a'.repeat(64))).toEqual({ registry: 'localhost:5000', repository: 'a/b', digest: `sha256:${'a'.repeat(64)}` });
 		expect(() => parseReference('ghcr.io/Org/skill')).toThrow(/lowercase/);
 		expect(() => parseReference('ghcr.io/org/skill:bad tag')).toThrow(/invalid tag/);
+	});
+});
+
+describe('token realms go through the outbound address policy', () => {
+	it('a registry elsewhere cannot send Hangar to a token service on this machine; a registry on this machine can', async () => {
+		const tokens = await startTokenServer();
+		try {
+			const auth = new RegistryAuth(new CredentialStore({}));
+			const challenge = { scheme: 'bearer', params: { realm: tokens.realm, service: tokens.service } };
+			const signal = AbortSignal.timeout(20_000);
+			// 203.0.113.7 is a public address (documentation range): no DNS, no connection needed.
+			const refused = await auth.authorize('203.0.113.7', 'repository:x/y:pull', [challenge], signal).then(() => undefined, (error: HangarError) => error);
+			expect(refused).toMatchObject({ status: 502, message: expect.stringContaining('loopback') });
+			expect(tokens.requests).toEqual([]);
+			expect(await auth.authorize('127.0.0.1:5000', 'repository:x/y:pull', [challenge], signal)).toMatch(/^Bearer /);
+			expect(tokens.requests).toHaveLength(1);
+		} finally {
+			await tokens.stop();
+		}
 	});
 });

@@ -142,7 +142,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 	});
 
 	it('prints the server\'s output and the proxy\'s log', async () => {
-		expect((await hangar('logs', name)).stdout).toContain('serverInfo');
+		expect((await hangar('logs', name)).stdout).toContain('Starting default (STDIO) server');
 		expect((await hangar('logs', name, '--proxy')).stdout).toMatch(/proxy for .* listening on http:\/\/127\.0\.0\.1:\d+/);
 	});
 

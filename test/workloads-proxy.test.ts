@@ -141,6 +141,11 @@ describe('a stdio server in a container', { timeout: 120_000 }, () => {
 		expect(stray.status).toBe(415);
 		const foreign = await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { ...withSession, Origin: 'https://evil.example' });
 		expect(foreign.status).toBe(403);
+		// A page on another port of this machine is another origin: no portless loopback origin passes.
+		for (const origin of ['http://localhost', 'https://localhost', 'http://127.0.0.1']) {
+			expect((await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { ...withSession, Origin: origin })).status, origin).toBe(403);
+		}
+		expect((await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { ...withSession, Origin: base(endpoint) })).status).toBe(200);
 
 		expect((await fetch(endpoint, { method: 'DELETE', headers: withSession })).status).toBe(200);
 		expect((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, withSession)).status).toBe(404);

@@ -271,6 +271,8 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 		changes.length = 0;
 		expect(await rpc().request(DeleteWorkload, { name })).toBeNull();
 		await waitFor(async () => (await summary(name)) === undefined, 'deleted');
+		// The notification travels apart from the list's answer: it may come just after.
+		await waitFor(async () => changes.some((change) => change.name === name && change.status_context === 'removed'), 'didChange removed');
 		expect(changes.filter((change) => change.name === name).map((change) => `${change.status}${change.status_context === 'removed' ? ' (removed)' : ''}`)).toEqual([
 			'removing',
 			'removing (removed)',

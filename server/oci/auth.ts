@@ -6,10 +6,13 @@
  * caches it until shortly before it expires. Once a registry has challenged, later requests
  * for another repository fetch their token up front instead of taking another 401.
  */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { HangarError } from '../../protocol/errors.js';
 import type { CredentialStore, RegistryCredential } from './credentials.js';
 import { registryStatusError, registryTransportError } from './errors.js';
-import { hostName, isLoopbackHost } from './reference.js';
+import { hostName } from './reference.js';
+import { addressClass, isLoopbackHost, refusalOf, type Reach } from '../net/addresses.js';
 
 export interface Challenge {
 	/** Lower-case scheme: `bearer`, `basic`. */
@@ -115,6 +118,7 @@ export class RegistryAuth {
 		// Credentials travel to the realm only over https, or to a realm on this machine.
 		const secure = realmUrl.protocol === 'https:' || (realmUrl.protocol === 'http:' && isLoopbackHost(hostName(realmUrl.host)));
 		if (!secure) throw new HangarError(502, `registry ${registry} sent a token realm that is not https: ${realm}`, 'registry_error');
+		await checkRealmAddress(registry, realmUrl);
 
 		const request = tokenRequest(realmUrl, service, scope, credential);
 		let response: Response;
@@ -134,6 +138,30 @@ export class RegistryAuth {
 		const header = `Bearer ${token}`;
 		this.tokens.set(key, { header, expiresAt: Date.now() + seconds * 1000 - EXPIRY_MARGIN_MS });
 		return header;
+	}
+}
+
+/**
+ * The outbound policy for a token realm: it may reach only what its registry reaches, so a
+ * registry on the internet cannot send Hangar to this machine or the LAN (a realm on loopback
+ * only for a registry on loopback; on a private address only for a registry on one).
+ */
+async function checkRealmAddress(registry: string, realm: URL): Promise<void> {
+	const classes = new Set((await addressesOf(hostName(registry), registry)).map(addressClass));
+	const reach: Reach = { private: classes.has('loopback') || classes.has('private') };
+	for (const address of await addressesOf(realm.hostname, registry)) {
+		const refused = refusalOf(address, reach) ?? (addressClass(address) === 'loopback' && !classes.has('loopback') ? 'loopback' : undefined);
+		if (refused) throw new HangarError(502, `registry ${registry} sent a token realm on a ${refused} address (${address}), which it may not lead to: ${realm.origin}`, 'registry_error');
+	}
+}
+
+async function addressesOf(host: string, registry: string): Promise<string[]> {
+	const bare = host.replace(/^\[|\]$/g, '');
+	if (isIP(bare)) return [bare];
+	try {
+		return (await lookup(bare, { all: true, verbatim: true })).map((entry) => entry.address);
+	} catch (error) {
+		throw new HangarError(502, `cannot resolve ${host} for registry ${registry} (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`, 'registry_unreachable');
 	}
 }
 

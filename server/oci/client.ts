@@ -8,13 +8,15 @@
  * never travels to another host. Referrers come from the referrers API, or from the
  * `sha256-<hex>` tag schema on registries that do not have it.
  */
+import { BodyTooLarge, readCapped } from '../net/body.js';
 import { createHash } from 'node:crypto';
 import { HangarError } from '../../protocol/errors.js';
 import { parseChallenges, reasonOf, RegistryAuth, repositoryScope, type Fetch } from './auth.js';
 import { CredentialStore } from './credentials.js';
 import { integrityError, registryStatusError, registryTransportError } from './errors.js';
 import { canonicalJson, Descriptor, ImageIndex, MANIFEST_ACCEPT, MEDIA_TYPES, parseManifestDocument, type ManifestDocument } from './media.js';
-import { apiHost, hostName, isDigest, isLoopbackHost } from './reference.js';
+import { apiHost, hostName, isDigest } from './reference.js';
+import { isLoopbackHost } from '../net/addresses.js';
 
 /** A repository of a registry: `{registry: 'ghcr.io', repository: 'org/skill'}`. */
 export interface Repository {
@@ -351,15 +353,11 @@ function registryErrorDetail(body: string): string | undefined {
 async function readBody(response: Response, limit: number, deadline: Deadline, registry: string, what: string): Promise<Buffer> {
 	const declared = Number(response.headers.get('content-length'));
 	if (declared > limit) throw integrityError(registry, `${what} is larger than ${limit} bytes`);
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-		deadline.touch();
-		size += chunk.byteLength;
-		if (size > limit) throw integrityError(registry, `${what} is larger than ${limit} bytes`);
-		chunks.push(Buffer.from(chunk));
+	try {
+		return await readCapped(response.body as unknown as AsyncIterable<Uint8Array>, limit, () => deadline.touch());
+	} catch (error) {
+		throw error instanceof BodyTooLarge ? integrityError(registry, `${what} is larger than ${limit} bytes`) : error;
 	}
-	return Buffer.concat(chunks);
 }
 
 /**

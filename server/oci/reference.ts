@@ -4,7 +4,6 @@
  * `:` or is `localhost`; otherwise the registry is Docker Hub and one-component names live
  * under `library/`.
  */
-import { isIP } from 'node:net';
 
 export const DOCKER_HUB = 'docker.io';
 const DOCKER_HUB_API = 'registry-1.docker.io';
@@ -87,13 +86,4 @@ export function hostName(registry: string): string {
 	if (registry.startsWith('[')) return registry.slice(1, registry.indexOf(']'));
 	const colon = registry.lastIndexOf(':');
 	return colon > 0 ? registry.slice(0, colon) : registry;
-}
-
-/** `localhost`, 127.0.0.0/8 and ::1: spoken to over plain http, as Docker does. */
-export function isLoopbackHost(host: string): boolean {
-	const name = host.toLowerCase();
-	if (name === 'localhost' || name.endsWith('.localhost')) return true;
-	if (isIP(name) === 4) return name.startsWith('127.');
-	if (isIP(name) === 6) return name === '::1' || name === '0:0:0:0:0:0:0:1';
-	return false;
 }

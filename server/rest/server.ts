@@ -3,8 +3,11 @@
  *
  * Params come from the path, the query string (the names a row lists) and the JSON body,
  * merged and validated by the row's schema. Errors are `{code, message}` with the row's
- * status. Bodies over 1 MiB get 413. Bound to 127.0.0.1 by default, behind RequestGuard.
+ * status. Bodies must be `application/json` (415 otherwise: a browser can send `text/plain`
+ * cross-site without a preflight) and at most 1 MiB (413). Bound to 127.0.0.1 by default,
+ * behind RequestGuard (Host, Origin, Sec-Fetch-Site).
  */
+import { BodyTooLarge, readCapped } from '../net/body.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HangarError } from '../../protocol/errors.js';
 import { describeJsonError } from '../json.js';
@@ -28,6 +31,8 @@ export interface RestServerOptions {
 	readonly port: number;
 	/** A UNIX socket path; overrides host and port. */
 	readonly socket?: string;
+	/** Browser origins allowed besides the server's own. */
+	readonly allowedOrigins?: readonly string[];
 }
 
 export class RestServer {
@@ -55,12 +60,12 @@ export class RestServer {
 			else this.server.listen(options.port, options.host, resolve);
 		});
 		if (options.socket) {
-			this.guard = new RequestGuard('localhost', undefined);
+			this.guard = new RequestGuard('localhost', undefined, { allowedOrigins: options.allowedOrigins });
 			return `unix:${options.socket}`;
 		}
 		const address = this.server.address();
 		const port = typeof address === 'object' && address ? address.port : options.port;
-		this.guard = new RequestGuard(options.host, port);
+		this.guard = new RequestGuard(options.host, port, { allowedOrigins: options.allowedOrigins });
 		const host = options.host.includes(':') ? `[${options.host}]` : options.host;
 		return `http://${host}:${port}`;
 	}
@@ -160,23 +165,32 @@ function send(response: ServerResponse, status: number, json: string): void {
 	response.writeHead(status, { ...COMMON_HEADERS, 'Content-Type': 'application/json' }).end(json);
 }
 
+/** True when the request carries a body (a length above 0, or chunks). */
+function hasBody(request: IncomingMessage): boolean {
+	return Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+}
+
 async function readJsonBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+	const type = request.headers['content-type'];
+	const mediaType = type?.split(';')[0]!.trim().toLowerCase();
+	if ((type !== undefined || hasBody(request)) && mediaType !== 'application/json') {
+		request.resume();
+		throw new HangarError(415, `request bodies must be application/json${type ? `, not ${mediaType}` : '; set Content-Type'}`);
+	}
 	const declared = Number(request.headers['content-length'] ?? 0);
 	if (declared > MAX_BODY_BYTES) {
 		request.resume();
 		throw new HangarError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
 	}
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of request as AsyncIterable<Buffer>) {
-		size += chunk.length;
-		if (size > MAX_BODY_BYTES) {
-			request.resume();
-			throw new HangarError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
-		}
-		chunks.push(chunk);
+	let raw: Buffer;
+	try {
+		raw = await readCapped(request, MAX_BODY_BYTES);
+	} catch (error) {
+		if (!(error instanceof BodyTooLarge)) throw error;
+		request.resume();
+		throw new HangarError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
 	}
-	const text = Buffer.concat(chunks).toString('utf8').trim();
+	const text = raw.toString('utf8').trim();
 	if (!text) return {};
 	let body: unknown;
 	try {

@@ -167,7 +167,8 @@ export class GitSkillSource {
 		}
 		const scheme = development && privateAddress ? 'http' : 'https';
 		const url = `${scheme}://${reference.host}/${reference.repository}`;
-		const config: string[] = [];
+		// git follows a redirect of the first request by default: to a host nobody checked. None is followed.
+		const config: string[] = ['http.followRedirects=false'];
 		// Pin the address checked above, so a second DNS answer cannot point the clone elsewhere.
 		if (addresses[0] && isIP(hostname) === 0) {
 			config.push(`http.curloptResolve=${hostname}:${port ?? (scheme === 'https' ? '443' : '80')}:${addresses[0]}`);
@@ -256,6 +257,9 @@ function gitError(error: unknown, what: string, signal: AbortSignal, timedOut: b
 	}
 	if (/Authentication failed|could not read Username|terminal prompts disabled|returned error: 40[13]/i.test(message)) {
 		return new HangarError(401, `the git host refused access to ${what}; set GITHUB_TOKEN, GITLAB_TOKEN or GIT_TOKEN`, 'git_unauthorized');
+	}
+	if (/returned error: 30[1278]/i.test(message)) {
+		return new HangarError(502, `the git host redirected the request for ${what}; redirects are not followed, so use the repository's own address`, 'git_redirect');
 	}
 	if (/returned error: 429/i.test(message)) return new HangarError(429, `the git host is rate-limiting requests for ${what}; try again later`, 'git_rate_limited');
 	return new HangarError(502, `fetching ${what} failed: ${line}`, 'git_failed', { cause: error });

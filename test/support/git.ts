@@ -77,13 +77,19 @@ export interface GitServer {
 
 /**
  * Serves the bare repositories under `root` over smart HTTP. With `password`, every request
- * needs Basic credentials whose password is it (any user name), else 401.
+ * needs Basic credentials whose password is it (any user name), else 401. With `redirectTo`
+ * (`host:port`), every request is answered with a 302 to the same path there.
  */
-export async function startGitServer(root: string, options: { password?: string } = {}): Promise<GitServer> {
+export async function startGitServer(root: string, options: { password?: string; redirectTo?: string } = {}): Promise<GitServer> {
 	const requests: GitRequest[] = [];
 	const server = createServer((request, response) => {
 		const url = new URL(request.url ?? '/', 'http://localhost');
 		requests.push({ path: url.pathname + url.search, headers: request.headers });
+		if (options.redirectTo) {
+			request.resume();
+			response.writeHead(302, { Location: `http://${options.redirectTo}${url.pathname}${url.search}` }).end();
+			return;
+		}
 		if (options.password !== undefined) {
 			const header = request.headers.authorization ?? '';
 			const password = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString().split(':').slice(1).join(':') : undefined;

@@ -17,11 +17,12 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 		.option('--host <host>', 'address to bind', '127.0.0.1')
 		.option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 8080)
 		.option('--socket <path>', 'listen on a UNIX socket instead of host and port')
-		.action(async (options: { host: string; port: number; socket?: string }) => {
+		.option('--allowed-origin <origin>', 'a browser origin (scheme://host:port) allowed besides the server\'s own; repeatable', collect, [])
+		.action(async (options: { host: string; port: number; socket?: string; allowedOrigin: string[] }) => {
 			const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
 			const dispatcher = createDispatcher(cli.environment, { background: true });
 			const server = new RestServer(cli.environment, dispatcher);
-			const address = await server.listen(options);
+			const address = await server.listen({ ...options, allowedOrigins: options.allowedOrigin });
 			cli.environment.log.info(`Hangar API listening on ${address}`);
 			if (!['127.0.0.1', 'localhost', '::1'].includes(options.host) && !options.socket) {
 				cli.environment.log.warn(`bound to ${options.host}: the API is reachable from other machines`);
@@ -30,6 +31,19 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 			process.once('SIGINT', stop);
 			process.once('SIGTERM', stop);
 		});
+}
+
+function collect(value: string, previous: string[]): string[] {
+	let origin: URL;
+	try {
+		origin = new URL(value);
+	} catch {
+		throw new Error(`invalid origin ${value}: expected scheme://host[:port]`);
+	}
+	if ((origin.protocol !== 'http:' && origin.protocol !== 'https:') || origin.pathname !== '/' || origin.search || origin.hash) {
+		throw new Error(`invalid origin ${value}: expected scheme://host[:port]`);
+	}
+	return [...previous, origin.origin];
 }
 
 function parsePort(value: string): number {
