@@ -270,14 +270,14 @@ describe('the isolated session mode', { timeout: 180_000 }, () => {
 describe('request timeouts', { timeout: 180_000 }, () => {
 	let workload: { name: string; url: string };
 	beforeAll(async () => {
-		workload = await create({ name: 'timeouts', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], request_timeout: 2 });
+		workload = await create({ name: 'timeouts', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], request_timeout: 4 });
 	}, 120_000);
 
 	it('lets progress extend a call past the request timeout', async () => {
 		const client = await connect(workload.url, 'streamable-http');
 		try {
 			const progress: number[] = [];
-			const result = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 5, steps: 10 } }, undefined, { onprogress: (update) => progress.push(update.progress) });
+			const result = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 10 } }, undefined, { onprogress: (update) => progress.push(update.progress) });
 			expect(textOf(result)).toContain('completed');
 			expect(progress).toHaveLength(10);
 		} finally {
@@ -288,7 +288,7 @@ describe('request timeouts', { timeout: 180_000 }, () => {
 	it('pauses the request timeout while the user answers an elicitation', async () => {
 		const client = await connect(workload.url, 'streamable-http', { elicitation: {} });
 		client.setRequestHandler(ElicitRequestSchema, async () => {
-			await new Promise((resolve) => setTimeout(resolve, 4_000));
+			await new Promise((resolve) => setTimeout(resolve, 7_000));
 			return { action: 'decline' };
 		});
 		try {

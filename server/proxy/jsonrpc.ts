@@ -75,7 +75,6 @@ export function parseMessage(text: string): JsonRpcMessage | undefined {
 
 /** Protocol revisions the proxy speaks (the `MCP-Protocol-Version` header is checked against them). */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
-export const LATEST_PROTOCOL_VERSION = '2025-11-25';
 /** The stateless revision: no handshake, the client's claims in every request's `_meta`. */
 export const MODERN_REVISION = '2026-07-28';
 /** `_meta` keys of MCP 2026-07-28. */

@@ -69,9 +69,10 @@ export class ReplyStream {
 		private readonly response: ServerResponse,
 		private readonly headers: OutgoingHttpHeaders,
 		private readonly format: EventFormat = eventOf,
+		/** A long call switches to SSE so keep-alive comments hold the connection open; false keeps the reply JSON unless a message comes first. */
+		keepAlive = true,
 	) {
-		// A long call switches to SSE so keep-alive comments hold the connection open.
-		this.timer = setTimeout(() => this.open && this.events(), KEEP_ALIVE_MS);
+		this.timer = setTimeout(() => keepAlive && this.open && this.events(), KEEP_ALIVE_MS);
 		this.timer.unref();
 	}
 

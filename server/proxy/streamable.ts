@@ -189,7 +189,8 @@ export class StreamableHttpFront {
 
 	/** Runs one request, streaming related server messages into its reply. */
 	private async call(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest, headers: Record<string, string>): Promise<JsonRpcResponse> {
-		const reply = new ReplyStream(exchange.response, headers, session.formatFor(message.id));
+		// A handshake may wait for a server process to start; its answer stays plain JSON, as clients expect.
+		const reply = new ReplyStream(exchange.response, headers, session.formatFor(message.id), message.method !== 'initialize');
 		session.track(message.id, reply);
 		try {
 			const answer = await this.run(exchange, session, message);

@@ -388,7 +388,26 @@ export class ServerProcess {
 			}
 			return;
 		}
+		if (notification.method === 'notifications/message') {
+			// A log message while only one session has requests in flight was logged for them: it is that session's.
+			const caller = this.soleCaller();
+			if (caller) {
+				for (const session of this.state.recipientsOf(notification, new Set([caller]))) session.sink.deliver(notification, session.latestRequest());
+				return;
+			}
+		}
 		for (const session of this.state.recipientsOf(notification, this.sessions)) session.sink.deliver(notification);
+	}
+
+	/** The one session with requests in flight, if exactly one has. */
+	private soleCaller(): BridgeSession | undefined {
+		let caller: BridgeSession | undefined;
+		for (const entry of this.pending.values()) {
+			if (!entry.session) continue;
+			if (caller && caller !== entry.session) return undefined;
+			caller = entry.session;
+		}
+		return caller;
 	}
 
 	/** Sends a client request under a process-wide id; resolves with the response under the client's id. */

@@ -11,6 +11,8 @@ import { ErrorCode, errorResponse, type JsonRpcResponse } from '../jsonrpc.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_REQUEST_TIMEOUT_MAX_MS = 60 * 60_000;
+/** A handshake may start a server process (see the stdio bridge): it gets at least this long. */
+const INITIALIZE_TIMEOUT_MS = 60_000;
 
 export interface RequestTimeouts {
 	/** Silence on a call after which it fails. */
@@ -19,8 +21,11 @@ export interface RequestTimeouts {
 	readonly totalMs: number;
 }
 
-export function timeoutMiddleware({ idleMs, totalMs }: RequestTimeouts): McpMiddleware {
+export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 	return (call, next) => {
+		const handshake = call.request.method === 'initialize';
+		const idleMs = handshake ? Math.max(timeouts.idleMs, INITIALIZE_TIMEOUT_MS) : timeouts.idleMs;
+		const totalMs = handshake ? Math.max(timeouts.totalMs, INITIALIZE_TIMEOUT_MS) : timeouts.totalMs;
 		const controller = new AbortController();
 		const forward = () => controller.abort(call.signal.reason);
 		if (call.signal.aborted) controller.abort(call.signal.reason);
