@@ -200,9 +200,11 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 		expect(exported.body).toMatchObject({ schema_version: 'v0.1.0', name, image: EVERYTHING, port, transport: 'stdio', cmd_args: ['stdio'], env_vars: { GREETING: 'hello' }, group: 'default' });
 		expect(toolhiveViolations(toolhiveResponseSchema('GET', '/api/v1beta/workloads/{name}/export', 200), exported.body)).toEqual([]);
 		expect(await rpc().request(GetWorkloadStatus, { name })).toEqual({ status: 'running' });
-		const logs = await callRest(serve.url, GetWorkloadLogs, { name });
+		const logs = await waitFor(async () => {
+			const answer = await callRest(serve.url, GetWorkloadLogs, { name });
+			return String(answer.body).includes('Starting default (STDIO) server') && answer;
+		}, "the server's start-up line in its logs");
 		expect(logs.headers.get('content-type')).toBe('text/plain');
-		expect(logs.body).toContain('serverInfo');
 		expect(await rpc().request(GetWorkloadProxyLogs, { name })).toContain(`listening on http://127.0.0.1:${port}`);
 	});
 
