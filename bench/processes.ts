@@ -1,9 +1,10 @@
 /** Spawning the processes a benchmark measures, and waiting for them to be ready. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 
@@ -71,4 +72,23 @@ export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv 
 		child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
 	});
 	return { url, pid: child.pid, stop: () => child.kill() };
+}
+
+const require = createRequire(import.meta.url);
+
+/** The script of an npm package's command, run with this Node. */
+export function binOf(pkg: string): string {
+	const manifest = require.resolve(`${pkg}/package.json`);
+	const { bin } = require(manifest) as { bin: string | Record<string, string> };
+	return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0]!);
+}
+
+/** Stops a child process: SIGTERM, then SIGKILL after 8 s. */
+export function stopChild(child: ChildProcess): Promise<void> {
+	return new Promise((resolve) => {
+		if (child.exitCode !== null) return resolve();
+		child.once('exit', () => resolve());
+		child.kill('SIGTERM');
+		setTimeout(() => child.kill('SIGKILL'), 8_000).unref();
+	});
 }

@@ -7,7 +7,7 @@
  * habits the images cannot show on demand, SSE polling, the order of `initialized` and the
  * cancellation of a timed-out call over HTTP.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ import {
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CreateWorkload, DeleteWorkloads, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
-import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, startFixture, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -388,15 +388,5 @@ describe('an HTTP server with SSE polling and a slow handshake', { timeout: 120_
 });
 
 function startPollingServer(): Promise<RemoteServer> {
-	const script = fileURLToPath(new URL('./fixtures/proxy/polling-server.mjs', import.meta.url));
-	const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
-	return new Promise((resolve, reject) => {
-		let output = '';
-		child.stderr!.on('data', (chunk: Buffer) => {
-			output += chunk.toString();
-			const match = /listening on (\S+)/.exec(output);
-			if (match) resolve({ url: match[1]!, stop: () => child.kill() });
-		});
-		child.once('exit', (code) => reject(new Error(`polling fixture exited with ${code}: ${output}`)));
-	});
+	return startFixture(fileURLToPath(new URL('./fixtures/proxy/polling-server.mjs', import.meta.url)));
 }

@@ -6,7 +6,6 @@
  * client as such, with a challenge that names the proxy's own protected-resource metadata.
  * Real parts: the everything image, Cedar, the SDK server fixtures and the SDK client.
  */
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CedarAuthorizer } from '../server/proxy/security/cedarAuthorizer.js';
 import { authorizationOf, RESPONSE_CHECK, type Check } from '../server/proxy/security/methodActions.js';
 import { auditFileOf, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
-import { connect, EVERYTHING, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, startFixture, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 
@@ -68,18 +67,6 @@ async function policyFile(name: string, policies: string[]): Promise<string> {
 	return path;
 }
 
-function startFixture(script: string): Promise<RemoteServer> {
-	const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
-	return new Promise((resolve, reject) => {
-		let output = '';
-		child.stderr!.on('data', (chunk: Buffer) => {
-			output += chunk.toString();
-			const match = /listening on (\S+)/.exec(output);
-			if (match) resolve({ url: match[1]!, stop: () => child.kill() });
-		});
-		child.once('exit', (code) => reject(new Error(`fixture exited with ${code}: ${output}`)));
-	});
-}
 
 /** A legacy SSE session opened by hand: POSTs go to the endpoint its first event names. */
 async function openLegacy(base: string): Promise<{ post(message: object): Promise<Response>; close(): void }> {

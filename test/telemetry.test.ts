@@ -5,7 +5,6 @@
  * --otel-* flags and the global default fill `telemetry_config`, and a proxy without telemetry
  * loads none of OpenTelemetry.
  */
-import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, ExportWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload } from './fixtures/security/support.js';
 import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
-import { waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { startFixture, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar, startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -29,18 +28,6 @@ let upstream: RemoteServer;
 let prometheus: PrometheusServer | undefined;
 let moduleLog: string;
 
-function startFixture(script: string): Promise<RemoteServer> {
-	const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
-	return new Promise((resolve, reject) => {
-		let output = '';
-		child.stderr!.on('data', (chunk: Buffer) => {
-			output += chunk.toString();
-			const match = /listening on (\S+)/.exec(output);
-			if (match) resolve({ url: match[1]!, stop: () => child.kill() });
-		});
-		child.once('exit', (code) => reject(new Error(`fixture exited with ${code}: ${output}`)));
-	});
-}
 
 async function proxyPid(name: string): Promise<number> {
 	const record = JSON.parse(await readFile(join(home.path, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };

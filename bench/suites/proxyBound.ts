@@ -8,19 +8,18 @@
  * per call is the front process's own, from /proc (the `docker run -i` client the peers relay
  * through is not counted).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { AUDIENCE, startIssuer } from '../issuer.js';
 import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
-import { benchEnv, freePort, peer as peerScript, runHangar, spawnHttp } from '../processes.js';
+import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
@@ -47,14 +46,8 @@ interface Tally {
 	cpuSeconds: number;
 }
 
-const require = createRequire(import.meta.url);
 const run = promisify(execFile);
 
-function binOf(pkg: string): string {
-	const manifest = require.resolve(`${pkg}/package.json`);
-	const { bin } = require(manifest) as { bin: string | Record<string, string> };
-	return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0]!);
-}
 
 async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
@@ -68,14 +61,6 @@ async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> 
 	}
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
-	return new Promise((resolve) => {
-		if (child.exitCode !== null) return resolve();
-		child.once('exit', () => resolve());
-		child.kill('SIGTERM');
-		setTimeout(() => child.kill('SIGKILL'), 8_000).unref();
-	});
-}
 
 /** Hangar's proxy for a new workload of the image; `flags` add settings (security, modes). */
 async function hangar(name: string, label: string, flags: string[] = [], headers: Record<string, string> = {}): Promise<Front> {

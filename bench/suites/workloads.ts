@@ -9,17 +9,16 @@
  * client: the SDK client against a server that answers at once, over Streamable HTTP and over
  * stdio. A front can do no better than the direct client plus the difference between the two.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { benchEnv, freePort, peer as peerScript, runHangar, spawnHttp } from '../processes.js';
+import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 import { proxyBound } from './proxyBound.js';
 
@@ -53,14 +52,6 @@ interface Result {
 
 type Phase = 'sequential' | 'concurrent';
 
-const require = createRequire(import.meta.url);
-
-/** The script of an npm package's command, run with this Node. */
-function binOf(pkg: string): string {
-	const manifest = require.resolve(`${pkg}/package.json`);
-	const { bin } = require(manifest) as { bin: string | Record<string, string> };
-	return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0]!);
-}
 
 async function httpClient(url: string): Promise<Client> {
 	const client = new Client({ name: 'bench', version: '1.0.0' });
@@ -81,14 +72,6 @@ async function firstClient(url: string, timeoutMs = 60_000): Promise<Client> {
 	}
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
-	return new Promise((resolve) => {
-		if (child.exitCode !== null) return resolve();
-		child.once('exit', () => resolve());
-		child.kill('SIGTERM');
-		setTimeout(() => child.kill('SIGKILL'), 8_000).unref();
-	});
-}
 
 /**
  * Hangar's proxy in front of the image: shared sessions (the default), isolated sessions, or
