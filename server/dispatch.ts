@@ -36,6 +36,22 @@ export function invalidParams(error: z.ZodError): HangarError {
 	return new HangarError(400, `${named ? '' : `invalid ${field}: `}${message}${more}`, 'invalid_params');
 }
 
+/**
+ * Where `value` has a key named `__proto__`, as a field path. Schemas drop such a key without a
+ * word (assigning it to a plain object sets the prototype), so a user's entry would vanish:
+ * it is refused instead, whichever door the params came through.
+ */
+function prototypeKeyIn(value: unknown, path: readonly string[] = []): string | undefined {
+	if (typeof value !== 'object' || value === null) return undefined;
+	for (const key of Object.keys(value)) {
+		const at = [...path, key];
+		if (key === '__proto__') return at.join('.');
+		const found = prototypeKeyIn((value as Record<string, unknown>)[key], at);
+		if (found) return found;
+	}
+	return undefined;
+}
+
 export class Dispatcher {
 	private readonly handlers = new Map<string, Handler<OperationDefinition>>();
 	private readonly rows = new Map<string, OperationDefinition>();
@@ -60,6 +76,8 @@ export class Dispatcher {
 	async call(method: string, params: unknown, context: OperationContext): Promise<unknown> {
 		const row = this.rows.get(method);
 		if (!row) throw new HangarError(404, `unknown method ${method}`, 'unknown_method');
+		const polluted = prototypeKeyIn(params);
+		if (polluted) throw new HangarError(400, `invalid ${polluted}: the name "__proto__" is not allowed`, 'invalid_params');
 		const parsed = row.params.safeParse(params ?? {});
 		if (!parsed.success) throw invalidParams(parsed.error);
 		const handler = this.handlers.get(method);

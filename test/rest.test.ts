@@ -265,6 +265,14 @@ describe('user-chosen names that are also Object.prototype keys', () => {
 		for (const name of names) expect((await raw(`/api/v1beta/groups/${encodeURIComponent(name)}`)).status, name).toBe(200);
 	});
 
+	it('a map key named __proto__ (env vars, labels, headers) is refused with 400 naming it, never dropped', async () => {
+		// JSON.stringify of an object literal would drop the key: the body is written by hand, as an attacker would.
+		const body = '{"name":"proto-env","image":"example/server:1","env_vars":{"__proto__":"polluted","OK":"1"}}';
+		const response = await raw('/api/v1beta/workloads', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+		expect(response.status).toBe(400);
+		expect(JSON.parse(response.body).message).toMatch(/env_vars.*__proto__/);
+	});
+
 	it('registries named constructor and prototype are kept and listed', async () => {
 		const source = fileURLToPath(new URL('./fixtures/registry/team-registry.json', import.meta.url));
 		for (const name of ['constructor', 'prototype']) {

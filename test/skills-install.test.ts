@@ -135,7 +135,7 @@ describe('install into client folders', () => {
 		expect(error).toMatchObject({ status: 409, code: 'unmanaged_directory' });
 		expect(await snapshot(folder)).toEqual({ 'mine.md': 'my own work' });
 		const rest = await callRest(serve.url, InstallSkill, { name: ref('taken'), clients: ['cursor'] });
-		expect(rest).toMatchObject({ status: 409, body: { code: 'unmanaged_directory', message: expect.stringContaining('use force') } });
+		expect(rest).toMatchObject({ status: 409, body: { code: 'unmanaged_directory', message: expect.stringContaining('--force') } });
 		await call(InstallSkill, { name: ref('taken'), clients: ['cursor'], force: true });
 		expect(Object.keys(await snapshot(folder))).toEqual(['SKILL.md']);
 	});

@@ -372,11 +372,11 @@ export class SkillInstaller {
 			if (!(await exists(target.folder))) continue;
 			const known = existing?.folders.some((folder) => folder.path === target.folder);
 			if (!known) {
-				throw HangarError.conflict(`directory "${target.folder}" exists but is not managed by Hangar; use force to overwrite`, 'unmanaged_directory');
+				throw HangarError.conflict(`directory "${target.folder}" exists but is not managed by Hangar; install with force (--force) to overwrite it`, 'unmanaged_directory');
 			}
 			const foreign = (await listFiles(target.folder)).filter((file) => !existing!.files.includes(file));
 			if (foreign.length) {
-				throw HangarError.conflict(`directory "${target.folder}" holds files Hangar did not write (${foreign.slice(0, 5).join(', ')}); use force to overwrite`, 'unmanaged_files');
+				throw HangarError.conflict(`directory "${target.folder}" holds files Hangar did not write (${foreign.slice(0, 5).join(', ')}); install with force (--force) to overwrite it`, 'unmanaged_files');
 			}
 		}
 	}
