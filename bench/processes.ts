@@ -64,11 +64,16 @@ export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv 
 	const child = spawn(process.execPath, args, { env: { ...env, HANGAR_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
 	const url = await new Promise<string>((resolve, reject) => {
 		let output = '';
-		child.stderr!.on('data', (chunk: Buffer) => {
+		const read = (chunk: Buffer) => {
 			output += chunk.toString();
 			const match = /listening on (\S+)/.exec(output);
-			if (match) resolve(match[1]!);
-		});
+			if (!match) return;
+			// From here on the server's log is drained unread: the load generator must not pay for it.
+			child.stderr!.off('data', read);
+			child.stderr!.resume();
+			resolve(match[1]!);
+		};
+		child.stderr!.on('data', read);
 		child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
 	});
 	return { url, pid: child.pid, stop: () => child.kill() };
