@@ -7,7 +7,7 @@
 import type { AuditConfig } from '../../../protocol/runConfig.js';
 import { refusalOf, type HttpExchange, type HttpMiddleware, type McpCall, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
-import { auditEvent, capture, eventTypeOf, outcomeOf, targetOf, type AuditOutcome, type ClientInfo } from '../security/auditEvent.js';
+import { auditEvent, capture, eventTypeOf, outcomeOf, targetOf, type AuditOutcome, type ClientInfo, type EventFields } from '../security/auditEvent.js';
 import { DEFAULT_MAX_DATA_SIZE, type AuditLog } from '../security/auditLog.js';
 
 export class Auditor {
@@ -76,21 +76,13 @@ export class Auditor {
 		} finally {
 			const data: Record<string, unknown> = {};
 			if (this.config.includeRequestData) this.put(data, 'request', method ? ('params' in message ? message.params ?? {} : {}) : (message as JsonRpcResponse).result ?? (message as JsonRpcResponse).error ?? {});
-			this.log.write(
-				auditEvent({
-					type,
-					component: this.component,
-					request: exchange.request,
-					identity: exchange.identity,
-					client: this.clients.get(session),
-					sessionId: session.id,
-					transport: this.transportOf(exchange),
-					target: method ? targetOf(method, 'params' in message ? message.params : undefined, exchange.path) : { type: 'server', endpoint: exchange.path },
-					outcome: failed ? 'error' : refused ? outcomeOf(refusalOf(refused)?.status ?? 400) : 'success',
-					durationMs: performance.now() - started,
-					data: Object.keys(data).length ? data : undefined,
-				}),
-			);
+			this.sessionEvent(exchange, session, {
+				type,
+				target: method ? targetOf(method, 'params' in message ? message.params : undefined, exchange.path) : { type: 'server', endpoint: exchange.path },
+				outcome: failed ? 'error' : refused ? outcomeOf(refusalOf(refused)?.status ?? 400) : 'success',
+				durationMs: performance.now() - started,
+				data: Object.keys(data).length ? data : undefined,
+			});
 		}
 		return refused;
 	};
@@ -107,20 +99,27 @@ export class Auditor {
 		const extra: Record<string, unknown> = {};
 		if (this.config.includeRequestData) this.put(data, 'request', request.params ?? {});
 		if (this.config.includeResponseData && response) extra.response_size_bytes = this.put(data, 'response', response.error ?? response.result ?? {});
+		this.sessionEvent(exchange, session, {
+			type,
+			target: targetOf(request.method, request.params, exchange.path),
+			outcome,
+			durationMs,
+			extra,
+			data: Object.keys(data).length ? data : undefined,
+		});
+	}
+
+	/** Writes an event of a message in a client session: who, which session and transport come from the exchange. */
+	private sessionEvent(exchange: HttpExchange, session: McpCall['session'], fields: Pick<EventFields, 'type' | 'target' | 'outcome' | 'durationMs' | 'extra' | 'data'>): void {
 		this.log.write(
 			auditEvent({
-				type,
+				...fields,
 				component: this.component,
 				request: exchange.request,
 				identity: exchange.identity,
 				client: this.clients.get(session),
 				sessionId: session.id,
 				transport: this.transportOf(exchange),
-				target: targetOf(request.method, request.params, exchange.path),
-				outcome,
-				durationMs,
-				extra,
-				data: Object.keys(data).length ? data : undefined,
 			}),
 		);
 	}
