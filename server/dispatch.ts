@@ -41,13 +41,12 @@ export function invalidParams(error: z.ZodError): HangarError {
  * word (assigning it to a plain object sets the prototype), so a user's entry would vanish:
  * it is refused instead, whichever door the params came through.
  */
-function prototypeKeyIn(value: unknown, path: readonly string[] = []): string | undefined {
+function prototypeKeyIn(value: unknown): string | undefined {
 	if (typeof value !== 'object' || value === null) return undefined;
 	for (const key of Object.keys(value)) {
-		const at = [...path, key];
-		if (key === '__proto__') return at.join('.');
-		const found = prototypeKeyIn((value as Record<string, unknown>)[key], at);
-		if (found) return found;
+		if (key === '__proto__') return key;
+		const inner = prototypeKeyIn((value as Record<string, unknown>)[key]);
+		if (inner) return `${key}.${inner}`;
 	}
 	return undefined;
 }
