@@ -23,8 +23,8 @@ import {
 	type ClientCapabilities,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CreateWorkload, DeleteWorkloads, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
-import { connect, EVERYTHING, startFixture, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { CreateWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { connect, EVERYTHING, removeAllWorkloads, startFixture, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -42,12 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-	const { body } = await callRest(serve.url, ListWorkloads, { all: true });
-	const names = (body as { workloads: Array<{ name: string }> }).workloads.map((workload) => workload.name);
-	if (names.length) {
-		await callRest(serve.url, DeleteWorkloads, { names });
-		await waitFor(async () => ((await callRest(serve.url, ListWorkloads, { all: true })).body as { workloads: unknown[] }).workloads.length === 0, 'cleanup', 60_000);
-	}
+	await removeAllWorkloads(serve.url);
 	for (const fixture of fixtures) fixture.stop();
 	await serve?.stop();
 	await home?.dispose();

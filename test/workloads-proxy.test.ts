@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateMessageRequestSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
-import { CreateWorkload, DeleteWorkloads, GetWorkloadLogs, ListWorkloads } from '../protocol/protocol.workloads.js';
-import { connect, EVERYTHING, MEMORY, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { CreateWorkload, GetWorkloadLogs, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { connect, EVERYTHING, MEMORY, removeAllWorkloads, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -22,12 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-	const { body } = await callRest(serve.url, ListWorkloads, { all: true });
-	const names = (body as { workloads: Array<{ name: string }> }).workloads.map((workload) => workload.name);
-	if (names.length) {
-		await callRest(serve.url, DeleteWorkloads, { names });
-		await waitFor(async () => ((await callRest(serve.url, ListWorkloads, { all: true })).body as { workloads: unknown[] }).workloads.length === 0, 'cleanup', 60_000);
-	}
+	await removeAllWorkloads(serve.url);
 	for (const remote of remotes) remote.stop();
 	await serve?.stop();
 	await home?.dispose();
