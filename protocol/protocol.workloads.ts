@@ -5,7 +5,7 @@
  * poll `workloads/list`).
  */
 import { z } from 'zod';
-import { GroupName, NoResult, QueryBoolean, requiredString, StringMap, WorkloadName } from './common.js';
+import { GroupName, NoResult, QueryBoolean, QueryInteger, requiredString, StringMap, WorkloadName } from './common.js';
 import { notification, operation } from './operation.js';
 import { RegistryHeader } from './registryTypes.js';
 import {
@@ -413,6 +413,45 @@ export const GetWorkloadProxyLogs = operation({
 	result: z.string(),
 	rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/proxy-logs', status: 200, response: 'text' },
 	errors: [400, 404, 500],
+	example: { name: 'contract-missing' },
+});
+
+/** Seconds of history a proxy keeps for `workloads/stats`. */
+export const MAX_STATS_WINDOW_SECONDS = 60;
+
+/** A running workload's calls over a recent window, counted by its proxy (telemetry on or off). */
+export const WorkloadStats = z.object({
+	name: z.string(),
+	/** The seconds counted (less than asked while the proxy is younger). */
+	window_seconds: z.number().int(),
+	/** Requests answered in the window, refusals included. */
+	calls: z.number().int(),
+	/** Of those, answered with a JSON-RPC error (the server's or the proxy's). */
+	errors: z.number().int(),
+	calls_per_second: z.number(),
+	/** Latency percentiles in milliseconds (a histogram bucket's upper bound); absent without calls. */
+	p50_ms: z.number().optional(),
+	p99_ms: z.number().optional(),
+	/** Since the proxy started. */
+	total_calls: z.number().int(),
+	total_errors: z.number().int(),
+	/** When the proxy started. */
+	since: z.string(),
+	last_error: z.object({ at: z.string(), method: z.string(), code: z.number().int(), message: z.string() }).optional(),
+});
+export type WorkloadStats = z.infer<typeof WorkloadStats>;
+
+/**
+ * Returns a running workload's call rate, latency percentiles and errors over the last `window`
+ * seconds (default 10, at most 60); 409 when its proxy is not running, 503 when it does not answer.
+ */
+export const GetWorkloadStats = operation({
+	method: 'workloads/stats',
+	summary: 'Get workload call statistics',
+	params: WorkloadNameParams.extend({ window: QueryInteger.pipe(z.number().min(1).max(MAX_STATS_WINDOW_SECONDS)).optional() }),
+	result: WorkloadStats,
+	rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/stats', status: 200, query: ['window'] },
+	errors: [400, 404, 409, 500, 503],
 	example: { name: 'contract-missing' },
 });
 

@@ -9,7 +9,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload, ExportWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { CreateWorkload, ExportWorkload, GetWorkload, GetWorkloadStats, ListWorkloads, type WorkloadStats } from '../protocol/protocol.workloads.js';
+import { CallStats } from '../server/proxy/telemetry/callStats.js';
 import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload } from './fixtures/security/support.js';
 import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
 import { startFixture, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -179,5 +180,56 @@ describe('telemetry off', { timeout: 120_000 }, () => {
 		const tracedName = traced.workloads.find((item) => item.name.startsWith('traced-'))!.name;
 		expect(loaders.has(await proxyPid(tracedName))).toBe(true);
 		expect(loaders.has(serve.child.pid!)).toBe(false);
+	});
+});
+
+describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
+	it('counts calls, errors and latency per workload for workloads/stats and hangar top, to the token holder only', async () => {
+		const counted = await createWorkload(serve.url, { name: 'counted', url: upstream.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } } });
+		const session = await openSession(counted.url, {});
+		for (let id = 1; id <= 3; id++) await postMcp(counted.url, { id, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } }, { 'Mcp-Session-Id': session });
+		const failed = await postMcp(counted.url, { id: 9, method: 'no/such-method', params: {} }, { 'Mcp-Session-Id': session });
+		expect(failed.body.error.code).toBe(-32601);
+
+		const answer = await callRest(serve.url, GetWorkloadStats, { name: counted.name, window: 60 });
+		expect(answer.status).toBe(200);
+		const stats = answer.body as WorkloadStats;
+		// initialize and the four calls; the notification is no call.
+		expect(stats).toMatchObject({ name: counted.name, calls: 5, errors: 1, total_calls: 5, total_errors: 1, last_error: { method: 'no/such-method', code: -32601 } });
+		expect(stats.calls_per_second).toBeGreaterThan(0);
+		expect(stats.p50_ms).toBeGreaterThan(0);
+		expect(stats.p99_ms).toBeGreaterThanOrEqual(stats.p50_ms!);
+
+		const top = await runHangar(['top', '--once', '--json', '--window', '60'], home.env);
+		expect(top.code, top.stderr).toBe(0);
+		expect((JSON.parse(top.stdout) as WorkloadStats[]).find((item) => item.name === counted.name)).toMatchObject({ total_calls: 5, total_errors: 1 });
+		const table = await runHangar(['stats', '--no-stream'], home.env);
+		expect(table.stdout).toMatch(new RegExp(`^${counted.name}\\s+[0-9.]+\\s+\\d+ms\\s+\\d+ms`, 'm'));
+		expect(table.stdout).toContain('no/such-method');
+
+		// The proxy's endpoint wants the token from its record.
+		const origin = new URL(counted.url).origin;
+		expect((await fetch(`${origin}/hangar/stats`)).status).toBe(401);
+		expect((await fetch(`${origin}/hangar/stats`, { headers: { Authorization: 'Bearer guess' } })).status).toBe(401);
+		expect((await callRest(serve.url, GetWorkloadStats, { name: counted.name, window: 61 })).status).toBe(400);
+		const stopped = await runHangar(['stop', counted.name], home.env);
+		expect(stopped.code, stopped.stderr).toBe(0);
+		await waitFor(async () => (await callRest(serve.url, GetWorkloadStats, { name: counted.name })).status === 409 || undefined, 'a 409 once stopped', 60_000);
+	});
+
+	it('keeps a minute of per-second counts: old seconds fall out of the window, percentiles come from the buckets', () => {
+		let now = 1_000_000;
+		const stats = new CallStats(() => now);
+		for (let call = 0; call < 98; call++) stats.record(3, { jsonrpc: '2.0', id: call, result: {} }, 'tools/call');
+		stats.record(700, { jsonrpc: '2.0', id: 98, result: {} }, 'tools/call');
+		stats.record(40, { jsonrpc: '2.0', id: 99, error: { code: -32000, message: 'boom' } }, 'tools/call');
+		now += 5_000;
+		expect(stats.snapshot(10)).toMatchObject({ window_seconds: 6, calls: 100, errors: 1, p50_ms: 5, p99_ms: 50, last_error: { code: -32000, message: 'boom' } });
+		now += 10_000;
+		stats.record(12, { jsonrpc: '2.0', id: 100, result: {} }, 'ping');
+		expect(stats.snapshot(10)).toMatchObject({ window_seconds: 10, calls: 1, errors: 0, calls_per_second: 0.1, p50_ms: 12, p99_ms: 12, total_calls: 101 });
+		// Seventy seconds later the whole ring has turned.
+		now += 70_000;
+		expect(stats.snapshot(60)).toMatchObject({ window_seconds: 60, calls: 0, p50_ms: undefined, total_calls: 101, total_errors: 1 });
 	});
 });

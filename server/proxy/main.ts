@@ -8,6 +8,7 @@
  * When spawned by the service it receives secret header values over its IPC channel, says
  * `ready` (or why it failed) there, and is then left alone.
  */
+import { randomBytes } from 'node:crypto';
 import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -26,7 +27,9 @@ import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMidd
 import { toolsMiddleware } from './middleware/tools.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
+import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
+import { CallStats } from './telemetry/callStats.js';
 
 
 const CONFIGURE_WAIT_MS = 10_000;
@@ -139,7 +142,10 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
 				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
 		: undefined;
+	const stats = new CallStats();
+	const statsToken = randomBytes(24).toString('base64url');
 	const mcpMiddlewares = [
+		stats.middleware,
 		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
@@ -148,7 +154,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port);
-	const routes = new Map([...security.routes, ...(telemetry?.routes ?? [])]);
+	const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)]]);
 	const server: ProxyServer = new ProxyServer({
 		host,
 		port: workload.port,
@@ -168,7 +174,15 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	}
 	const egress = isolatesNetwork(workload) ? await startEgress(workload, runtime, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
 
-	const record: ProxyRecord = { pid: process.pid, host, port: workload.port, started_at: new Date().toISOString(), backend: backend.state, backend_detail: backend.detail };
+	const record: ProxyRecord = {
+		pid: process.pid,
+		host,
+		port: workload.port,
+		started_at: new Date().toISOString(),
+		backend: backend.state,
+		backend_detail: backend.detail,
+		stats_token: statsToken,
+	};
 	let writes = Promise.resolve();
 	const save = (state: BackendState, detail: string | undefined) => {
 		record.backend = state;

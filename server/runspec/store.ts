@@ -58,6 +58,8 @@ export const ProxyRecord = z.object({
 	started_at: z.string(),
 	backend: BackendState,
 	backend_detail: z.string().optional(),
+	/** The bearer token of the proxy's statistics (see `stats.ts`). */
+	stats_token: z.string().optional(),
 });
 export type ProxyRecord = z.infer<typeof ProxyRecord>;
 

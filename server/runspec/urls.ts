@@ -3,6 +3,7 @@
  * `http://127.0.0.1:PORT/mcp` for Streamable HTTP, `http://127.0.0.1:PORT/sse#NAME` for SSE;
  * a remote server keeps its own path. The proxy serves both protocols whatever is advertised.
  */
+import { STATS_PATH } from './stats.js';
 import type { StoredWorkload } from './store.js';
 
 export type ClientTransport = 'sse' | 'streamable-http';
@@ -23,7 +24,7 @@ export function clientUrlOf(workload: StoredWorkload): string {
 }
 
 /** Paths the proxy serves for itself. */
-const PROXY_PATHS = new Set(['/', '/mcp', '/sse', '/messages', '/health']);
+const PROXY_PATHS = new Set(['/', '/mcp', '/sse', '/messages', '/health', STATS_PATH]);
 
 /** A remote server's own path, which its proxy serves too, unless it clashes with the proxy's. */
 export function remotePathOf(workload: StoredWorkload): string | undefined {

@@ -9,6 +9,7 @@ import {
 	GetWorkload,
 	GetWorkloadLogs,
 	GetWorkloadProxyLogs,
+	GetWorkloadStats,
 	GetWorkloadStatus,
 	ListWorkloads,
 	RestartWorkload,
@@ -31,6 +32,7 @@ export function workloadImplementations(workloads: WorkloadService): Implementat
 		implement(GetWorkloadStatus, async ({ name }) => ({ status: (await workloads.status(name)).status })),
 		implement(GetWorkloadLogs, ({ name }) => workloads.logs(name)),
 		implement(GetWorkloadProxyLogs, ({ name }) => workloads.proxyLogs(name)),
+		implement(GetWorkloadStats, ({ name, window }, context) => workloads.stats(name, window, context)),
 		implement(StopWorkload, async ({ name }) => {
 			await workloads.stop(name);
 			return null;

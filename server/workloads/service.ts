@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
-import type { WorkloadDetail, WorkloadSummary } from '../../protocol/protocol.workloads.js';
+import type { WorkloadDetail, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
 import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
@@ -22,6 +22,7 @@ import { PortPolicy } from './portPolicy.js';
 import { WorkloadQueue } from './queue.js';
 import { Reconciler } from './reconcile.js';
 import { effectiveStatus, type EffectiveStatus } from './status.js';
+import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
 import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
@@ -257,6 +258,10 @@ export class WorkloadService {
 		const lines = text.split('\n');
 		if (lines.at(-1) === '') lines.pop();
 		return lines.slice(-LOG_LINES).map((line) => `${line}\n`).join('');
+	}
+
+	async stats(name: string, window?: number, context?: OperationContext): Promise<WorkloadStats> {
+		return readStats(this.store, await this.observer.require(name), window, context?.signal);
 	}
 
 	/** Running workloads as registered clients reference them (the clients area's port). */

@@ -1,5 +1,5 @@
 /**
- * `hangar run|ls|info|export|edit|stop|restart|rm|logs|mcp`, and `hangar proxy` (the per-workload
+ * `hangar run|ls|info|export|edit|stop|restart|rm|logs|mcp|top`, and `hangar proxy` (the per-workload
  * proxy process the service starts by itself).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ import {
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
 import { collect, printJson, printTable, type Cli } from '../cli.js';
 import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
+import { registerTopCommands } from './top.js';
 
 const WAIT_MS = 120_000;
 /** Lines a logs call returns (the service's window). */
@@ -554,6 +555,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		});
 
 	registerMcpCommands(program, cli);
+	registerTopCommands(program, cli);
 
 	program
 		.command('proxy')

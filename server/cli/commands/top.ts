@@ -1,0 +1,89 @@
+/**
+ * `hangar top` (alias `hangar stats`): each running workload's calls per second, latency
+ * percentiles and errors, as its proxy counts them (telemetry on or off), refreshed until
+ * Ctrl-C, or printed once with `--once`.
+ */
+import type { Command } from 'commander';
+import { HangarError } from '../../../protocol/errors.js';
+import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
+import { printJson, printTable, type Cli } from '../cli.js';
+
+const CLEAR_SCREEN = '\u001b[H\u001b[2J';
+
+interface TopOptions {
+	once?: boolean;
+	stream: boolean;
+	json?: boolean;
+	interval: number;
+	window: number;
+	group?: string;
+}
+
+function seconds(option: string, max: number) {
+	return (value: string): number => {
+		const number = Number(value);
+		if (!Number.isFinite(number) || number <= 0 || number > max) throw new HangarError(400, `${option} must be a number of seconds from 1 to ${max} (got ${value})`);
+		return number;
+	};
+}
+
+/** The stats of every running workload (one that stops meanwhile is left out). */
+async function statsOfRunning(cli: Cli, options: TopOptions): Promise<WorkloadStats[]> {
+	const { workloads } = await cli.call(ListWorkloads, { group: options.group });
+	const running = workloads.filter((workload) => workload.status === 'running');
+	const stats = await Promise.all(running.map((workload) => cli.call(GetWorkloadStats, { name: workload.name, window: Math.round(options.window) }).catch(() => undefined)));
+	return stats.filter((item): item is WorkloadStats => item !== undefined);
+}
+
+const milliseconds = (value: number | undefined) => (value === undefined ? undefined : value >= 1000 ? `${(value / 1000).toFixed(1)}s` : `${Math.round(value)}ms`);
+
+function printStats(stats: readonly WorkloadStats[]): void {
+	printTable(
+		stats,
+		{
+			name: (item) => item.name,
+			'calls/s': (item) => item.calls_per_second.toFixed(item.calls_per_second >= 10 ? 0 : 2),
+			p50: (item) => milliseconds(item.p50_ms),
+			p99: (item) => milliseconds(item.p99_ms),
+			errors: (item) => item.errors,
+			'total calls': (item) => item.total_calls,
+			'total errors': (item) => item.total_errors,
+			'last error': (item) => item.last_error && `${item.last_error.at.slice(11, 19)} ${item.last_error.method}: ${item.last_error.message}`.slice(0, 80),
+		},
+		'No running workloads.',
+	);
+}
+
+export function registerTopCommands(program: Command, cli: Cli): void {
+	program
+		.command('top')
+		.alias('stats')
+		.description('Watch calls/s, p50/p99 latency and errors of each running workload (Ctrl-C to stop)')
+		.option('--once', 'print once and exit (for scripts)')
+		.option('--no-stream', 'the same as --once (docker stats\' name)')
+		.option('--json', 'print JSON: one array with --once, else one array per line (NDJSON)')
+		.option('-i, --interval <seconds>', 'seconds between refreshes', seconds('--interval', 3600), 2)
+		.option('-w, --window <seconds>', `seconds of recent calls counted (1 to ${MAX_STATS_WINDOW_SECONDS})`, seconds('--window', MAX_STATS_WINDOW_SECONDS), 10)
+		.option('-g, --group <group>', 'only the workloads of this group')
+		.addHelpText('after', '\nThe proxy of each workload counts its calls whether or not telemetry is on; the same numbers are\nserved as workloads/stats (GET /api/v1beta/workloads/{name}/stats).\n')
+		.action(async (options: TopOptions) => {
+			const once = options.once || !options.stream;
+			if (once) {
+				const stats = await statsOfRunning(cli, options);
+				return options.json ? printJson(stats) : printStats(stats);
+			}
+			const interrupted = new Promise<true>((resolve) => process.once('SIGINT', () => resolve(true)));
+			const live = process.stdout.isTTY && !options.json;
+			for (;;) {
+				const stats = await statsOfRunning(cli, options);
+				if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
+				else {
+					if (live) process.stdout.write(`${CLEAR_SCREEN}hangar top: every ${options.interval}s, last ${options.window}s counted, Ctrl-C to stop\n\n`);
+					printStats(stats);
+					if (!live) process.stdout.write('\n');
+				}
+				const stop = await Promise.race([interrupted, new Promise<false>((resolve) => setTimeout(() => resolve(false), options.interval * 1000))]);
+				if (stop) return;
+			}
+		});
+}
