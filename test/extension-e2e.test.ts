@@ -4,7 +4,8 @@
  * built-in catalog shipped in the package; "Hangar: Install Skill…" from the command palette,
  * answered as a user does, installs a skill from a local OCI registry into each folder for the
  * editor itself (code-server reads VS Code's skills folder), preselected in the clients picker,
- * which refuses an empty selection. Screenshots go to test-results/.
+ * which refuses an empty selection. The Workloads view shows a running workload's call rate and
+ * last error. Screenshots go to test-results/.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,10 +15,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { publishSkill } from './support/publish.js';
 import { startRegistry, type Registry } from './support/registry.js';
 import { skillMd } from './support/skills.js';
 import { embeddedRegistry } from './fixtures/registry/upstream.js';
+import { connect, startRemoteServer, textOf, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { runHangar } from './support/processes.js';
 import {
 	installExtension,
 	missingCodeServer,
@@ -44,6 +48,7 @@ let root: string;
 let projects: string[];
 let workspace: string;
 let registry: Registry;
+let remote: RemoteServer | undefined;
 let reference: string;
 let options: CodeServerOptions;
 let server: CodeServer;
@@ -105,6 +110,8 @@ describe('the extension in VS Code', () => {
 		await browser?.close();
 		await server?.stop();
 		await registry?.stop();
+		if (options) await runHangar(['rm', 'e2e-remote'], options.env).catch(() => undefined);
+		remote?.stop();
 		if (root) await rm(root, { recursive: true, force: true });
 	});
 
@@ -182,4 +189,22 @@ describe('the extension in VS Code', () => {
 		await registry.locator('.monaco-list-row', { hasText: 'arXiv' }).first().waitFor({ timeout: 60_000 });
 		await screenshot('5-views');
 	}, 120_000);
+
+	it('shows a running workload\'s call rate and last error in the Workloads view', async () => {
+		remote = await startRemoteServer('streamable');
+		const created = await runHangar(['run', remote.url, '--name', 'e2e-remote', '--json'], options.env);
+		expect(created.code, created.stderr).toBe(0);
+		const client = await connect((JSON.parse(created.stdout) as { url: string }).url, 'streamable-http');
+		try {
+			for (let call = 0; call < 3; call++) expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }))).toContain('hi');
+			await expect(client.request({ method: 'no/such-method', params: {} }, z.object({}))).rejects.toThrow(/not found/i);
+		} finally {
+			await client.close();
+		}
+		await page.locator('.activitybar [aria-label="Hangar"]').first().click();
+		const workloads = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Workloads' }) });
+		const row = workloads.locator('.monaco-list-row', { hasText: 'e2e-remote' });
+		await expect.poll(async () => (await row.count()) && row.first().textContent(), { timeout: 90_000 }).toMatch(/running · \d+\.\d+ calls\/s · last error .*[Mm]ethod not found/);
+		await screenshot('6-workloads-stats');
+	}, 240_000);
 });

@@ -65,6 +65,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		vscode.workspace.registerTextDocumentContentProvider(SCHEME, hangar.documents),
 		vscode.window.registerTreeDataProvider('hangar.skills', hangar.skills),
 		vscode.window.registerTreeDataProvider('hangar.workloads', hangar.workloads),
+		hangar.workloads,
 
 		command('hangar.installSkill', (node?: RegistryNode) =>
 			installSkill(hangar, node?.kind === 'registrySkill' ? registrySkillSource(node.skill) : undefined),

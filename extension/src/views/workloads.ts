@@ -1,9 +1,10 @@
 /**
  * The Workloads view: every workload (running or not) with its status and URL, kept live by
- * the daemon's `workloads/didChange` notifications.
+ * the daemon's `workloads/didChange` notifications; a running one also shows its call rate over
+ * the last minute and its last error (`workloads/stats`), refreshed while any is running.
  */
 import * as vscode from 'vscode';
-import { ListWorkloads, type WorkloadStatus, type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
+import { GetWorkloadStats, ListWorkloads, type WorkloadStats, type WorkloadStatus, type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
 import type { DaemonSupervisor } from '../daemon.js';
 import { MessageItem } from './messages.js';
 
@@ -24,21 +25,40 @@ const STATUS_ICONS: Record<WorkloadStatus, [icon: string, color?: string]> = {
 export class WorkloadItem extends vscode.TreeItem {
 	readonly kind = 'workload';
 
-	constructor(readonly workload: WorkloadSummary) {
+	constructor(
+		readonly workload: WorkloadSummary,
+		stats?: WorkloadStats,
+	) {
 		super(workload.name, vscode.TreeItemCollapsibleState.None);
 		const status = workload.status ?? 'unknown';
-		this.description = [status, workload.url].filter(Boolean).join(' · ');
-		this.tooltip = new vscode.MarkdownString(
+		const lastError = stats?.last_error;
+		this.description = [
+			status,
+			stats && `${rate(stats.calls_per_second)} calls/s`,
+			lastError && `last error ${new Date(lastError.at).toLocaleTimeString()}: ${lastError.message}`,
+			workload.url,
+		]
+			.filter(Boolean)
+			.join(' · ');
+		const tooltip = new vscode.MarkdownString(
 			[
 				`**${workload.name}** — ${status}${workload.status_context ? ` (${workload.status_context})` : ''}`,
 				workload.package ? `Package: \`${workload.package}\`` : undefined,
 				workload.url ? `URL: ${workload.url}` : undefined,
 				workload.group ? `Group: ${workload.group}` : undefined,
 				workload.transport_type ? `Transport: ${workload.transport_type}` : undefined,
+				stats &&
+					`Last ${stats.window_seconds} s: ${stats.calls} calls, ${stats.errors} errors` +
+						(stats.p50_ms === undefined ? '' : `, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms`) +
+						` (${stats.total_calls} calls since ${stats.since})`,
+				lastError && `Last error (${lastError.at}, ${lastError.method}, code ${lastError.code}): `,
 			]
 				.filter(Boolean)
 				.join('\n\n'),
 		);
+		// The server's message is shown as text, never rendered as Markdown.
+		if (lastError) tooltip.appendText(lastError.message);
+		this.tooltip = tooltip;
 		const [icon, color] = STATUS_ICONS[status];
 		this.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
 		this.contextValue = status === 'running' ? 'workload.running' : 'workload.other';
@@ -50,16 +70,34 @@ export class WorkloadItem extends vscode.TreeItem {
 	}
 }
 
+const rate = (perSecond: number) => perSecond.toFixed(perSecond >= 10 ? 0 : 2);
+
+/** Seconds of calls the rate is counted over, and how often a view with running workloads refreshes. */
+const STATS_WINDOW_SECONDS = 60;
+const STATS_REFRESH_MS = 5_000;
+
 export type WorkloadsNode = WorkloadItem | MessageItem;
 
-export class WorkloadsView implements vscode.TreeDataProvider<WorkloadsNode> {
+export class WorkloadsView implements vscode.TreeDataProvider<WorkloadsNode>, vscode.Disposable {
 	private readonly changed = new vscode.EventEmitter<WorkloadsNode | undefined>();
 	readonly onDidChangeTreeData = this.changed.event;
+	private statsTimer: NodeJS.Timeout | undefined;
 
 	constructor(private readonly daemon: DaemonSupervisor) {}
 
 	refresh(): void {
 		this.changed.fire(undefined);
+	}
+
+	dispose(): void {
+		clearTimeout(this.statsTimer);
+		this.changed.dispose();
+	}
+
+	/** The statistics of a running workload; none when its proxy cannot tell (stopping meanwhile). */
+	private async statsOf(workload: WorkloadSummary): Promise<WorkloadStats | undefined> {
+		if (workload.status !== 'running') return undefined;
+		return this.daemon.request(GetWorkloadStats, { name: workload.name, window: STATS_WINDOW_SECONDS }).catch(() => undefined);
 	}
 
 	getTreeItem(node: WorkloadsNode): vscode.TreeItem {
@@ -70,8 +108,12 @@ export class WorkloadsView implements vscode.TreeDataProvider<WorkloadsNode> {
 		if (node) return [];
 		try {
 			const { workloads } = await this.daemon.request(ListWorkloads, { all: true });
+			const stats = await Promise.all(workloads.map((workload) => this.statsOf(workload)));
+			// The call rates move while something runs: look again in a while.
+			clearTimeout(this.statsTimer);
+			if (stats.some(Boolean)) this.statsTimer = setTimeout(() => this.refresh(), STATS_REFRESH_MS);
 			// No items lets the view's welcome content (Run MCP Server…) show.
-			return workloads.map((workload) => new WorkloadItem(workload)).sort((a, b) => a.name.localeCompare(b.name));
+			return workloads.map((workload, index) => new WorkloadItem(workload, stats[index])).sort((a, b) => a.name.localeCompare(b.name));
 		} catch (error) {
 			return [MessageItem.failure(error, 'list workloads')];
 		}
