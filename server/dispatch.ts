@@ -51,9 +51,14 @@ function prototypeKeyIn(value: unknown): string | undefined {
 	return undefined;
 }
 
+/** Runs around every call (tracing): `run` is the call, validation included. */
+export type OperationInterceptor = (method: string, run: () => Promise<unknown>) => Promise<unknown>;
+
 export class Dispatcher {
 	private readonly handlers = new Map<string, Handler<OperationDefinition>>();
 	private readonly rows = new Map<string, OperationDefinition>();
+	/** Settled before the first call runs, so that none escapes it. */
+	private interceptor: Promise<OperationInterceptor | undefined> = Promise.resolve(undefined);
 
 	constructor(
 		operations: readonly OperationDefinition[],
@@ -71,8 +76,18 @@ export class Dispatcher {
 		return this.rows.values();
 	}
 
+	/** Puts `interceptor` (once it resolves) around every call. */
+	intercept(interceptor: Promise<OperationInterceptor | undefined>): void {
+		this.interceptor = interceptor;
+	}
+
 	/** Validates `params` against the row and runs its service; throws only `HangarError`. */
 	async call(method: string, params: unknown, context: OperationContext): Promise<unknown> {
+		const around = await this.interceptor;
+		return around ? around(method, () => this.run(method, params, context)) : this.run(method, params, context);
+	}
+
+	private async run(method: string, params: unknown, context: OperationContext): Promise<unknown> {
 		const row = this.rows.get(method);
 		if (!row) throw new HangarError(404, `unknown method ${method}`, 'unknown_method');
 		const polluted = prototypeKeyIn(params);

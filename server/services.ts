@@ -14,13 +14,16 @@ import { SkillService, skillImplementations } from './skills/service.js';
 import { systemImplementations } from './system.js';
 import { workloadImplementations } from './workloads/implementations.js';
 import { WorkloadService } from './workloads/service.js';
+import { TelemetryDefault } from './workloads/telemetryDefault.js';
+import { operationTracing, type Door } from './telemetry/operations.js';
 
 export interface DispatcherOptions {
 	/**
-	 * Long-running doors (daemon, serve): repair workloads at start-up, and report status
-	 * changes other processes make.
+	 * The long-running door (daemon, serve) this is for: it repairs workloads at start-up,
+	 * reports status changes other processes make, and traces its operations when Hangar's
+	 * global telemetry default turns tracing on.
 	 */
-	readonly background?: boolean;
+	readonly door?: Door;
 }
 
 export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
@@ -40,11 +43,11 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 	});
 	clients = new ClientsService(environment, groups, { list: () => workloads.listEndpoints() });
 	const skills = new SkillService(environment, groups, registries);
-	if (options.background) {
+	if (options.door) {
 		workloads.startReconcile();
 		workloads.watchStatuses();
 	}
-	return new Dispatcher(
+	const dispatcher = new Dispatcher(
 		operations,
 		[
 			...systemImplementations(runtime),
@@ -57,4 +60,17 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 		],
 		environment.log,
 	);
+	if (options.door) {
+		const door = options.door;
+		dispatcher.intercept(
+			new TelemetryDefault(environment.paths)
+				.get()
+				.then((config) => operationTracing(config, door))
+				.catch((error: Error) => {
+					environment.log.warn(`the ${door}'s operations are not traced: ${error.message}`);
+					return undefined;
+				}),
+		);
+	}
+	return dispatcher;
 }

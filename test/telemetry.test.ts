@@ -15,7 +15,7 @@ import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload
 import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
 import { startFixture, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { runHangar, startServe, type ServeProcess } from './support/processes.js';
+import { runHangar, spawnDaemon, startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
 
 const MODULE_HOOK = fileURLToPath(new URL('./fixtures/telemetry/record-modules.mjs', import.meta.url));
@@ -231,5 +231,39 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 		// Seventy seconds later the whole ring has turned.
 		now += 70_000;
 		expect(stats.snapshot(60)).toMatchObject({ window_seconds: 60, calls: 0, p50_ms: undefined, total_calls: 101, total_errors: 1 });
+	});
+});
+
+describe('the daemon and hangar serve', { timeout: 120_000 }, () => {
+	it('trace their own operations, one span each, when the global default turns tracing on', async () => {
+		const set = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-service-name', 'hangar-doors'], home.env);
+		expect(set.code, set.stderr).toBe(0);
+		const env = { ...home.env, NODE_OPTIONS: `--import=${MODULE_HOOK}`, HANGAR_TEST_MODULE_LOG: moduleLog };
+		const traced = await startServe(env);
+		const daemon = spawnDaemon(env);
+		try {
+			expect((await callRest(traced.url, ListWorkloads, { all: true })).status).toBe(200);
+			expect((await callRest(traced.url, GetWorkload, { name: 'no-such-workload' })).status).toBe(404);
+			await daemon.client.initialize('telemetry-test');
+			await daemon.client.request(ListWorkloads, { all: true });
+			const spanOf = (door: string, name: string) => receiver.spans.find((span) => span.resource['hangar.door'] === door && span.name === name);
+			const spans = await waitFor(
+				async () => {
+					const found = [spanOf('serve', 'workloads/list'), spanOf('serve', 'workloads/get'), spanOf('daemon', 'workloads/list')];
+					return found.every(Boolean) ? found : undefined;
+				},
+				'the doors\' spans',
+				60_000,
+			);
+			expect(spans[0]).toMatchObject({ kind: 2, attributes: { 'rpc.method': 'workloads/list', 'hangar.door': 'serve' }, resource: expect.objectContaining({ 'service.name': 'hangar-doors' }) });
+			expect(spans[1]).toMatchObject({ attributes: expect.objectContaining({ 'error.type': 'workload_not_found', 'http.response.status_code': 404 }), status: { code: 2 } });
+			expect(spans[2]).toMatchObject({ attributes: { 'rpc.system': 'jsonrpc', 'rpc.method': 'workloads/list' } });
+			const loaders = new Set((await readFile(moduleLog, 'utf8')).split('\n').filter(Boolean).map((line) => Number(line.split(' ')[0])));
+			expect(loaders.has(traced.child.pid!)).toBe(true);
+		} finally {
+			await daemon.stop();
+			await traced.stop();
+			await runHangar(['telemetry', 'unset'], home.env);
+		}
 	});
 });

@@ -10,7 +10,7 @@ export function runDaemon(): void {
 	startDaemon(
 		environment,
 		readManifest(),
-		async () => (await import('../services.js')).createDispatcher(environment, { background: true }),
+		async () => (await import('../services.js')).createDispatcher(environment, { door: 'daemon' }),
 		{ input: process.stdin, output: process.stdout, onExit: (code) => process.exit(code) },
 	);
 }

@@ -20,7 +20,7 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 		.option('--allowed-origin <origin>', 'a browser origin (scheme://host:port) allowed besides the server\'s own; repeatable', collect, [])
 		.action(async (options: { host: string; port: number; socket?: string; allowedOrigin: string[] }) => {
 			const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
-			const dispatcher = createDispatcher(cli.environment, { background: true });
+			const dispatcher = createDispatcher(cli.environment, { door: 'serve' });
 			const server = new RestServer(cli.environment, dispatcher);
 			const address = await server.listen({ ...options, allowedOrigins: options.allowedOrigin });
 			cli.environment.log.info(`Hangar API listening on ${address}`);

@@ -15,23 +15,18 @@
  * upstream reconnections. By OTLP/HTTP every 10 s when an endpoint is set, and on `/metrics` in
  * Prometheus' text format when asked for.
  */
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
 import { refusalOf, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
+import { exporterOptions, resourceOf, startTracing } from '../../telemetry/otlp.js';
 
 const METRICS_INTERVAL_MS = 10_000;
 export const METRICS_PATH = '/metrics';
@@ -95,41 +90,24 @@ function statusOf(response: JsonRpcResponse): { status: string; httpStatus: numb
 }
 
 export async function startTelemetry(settings: TelemetrySettings, options: ProxyTelemetryOptions): Promise<ProxyTelemetry> {
-	const resource = resourceFromAttributes({
-		'service.name': settings.serviceName,
-		...(settings.serviceVersion ? { 'service.version': settings.serviceVersion } : {}),
-		'hangar.workload': options.workload,
-		...settings.attributes,
-	});
-	const exporterOptions = (signal: 'traces' | 'metrics') => ({
-		url: new URL(`v1/${signal}`, settings.endpoint!.href.endsWith('/') ? settings.endpoint! : `${settings.endpoint!.href}/`).href,
-		headers: { ...settings.headers },
-		...(settings.caCertPath ? { httpAgentOptions: { ca: readFileSync(settings.caCertPath) } } : {}),
-	});
+	const resource = resourceOf(settings, { 'hangar.workload': options.workload });
 	const closers: Array<() => Promise<void>> = [];
 	const routes = new Map<string, HttpHandler>();
 
 	let tracer: Tracer | undefined;
 	if (settings.tracing) {
-		const contextManager = new AsyncLocalStorageContextManager().enable();
-		context.setGlobalContextManager(contextManager);
-		propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-		const provider = new BasicTracerProvider({
-			resource,
-			sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) }),
-			spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions('traces')))],
-		});
-		tracer = provider.getTracer('hangar-proxy');
+		const tracing = startTracing(settings, resource, 'hangar-proxy');
+		tracer = tracing.tracer;
 		outboundContext.headers = () => {
 			const headers: Record<string, string> = {};
 			propagation.inject(context.active(), headers);
 			return headers.traceparent ? headers : undefined;
 		};
-		closers.push(() => provider.shutdown());
+		closers.push(tracing.shutdown);
 	}
 
 	const readers: MetricReader[] = [];
-	if (settings.metrics) readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(exporterOptions('metrics')), exportIntervalMillis: METRICS_INTERVAL_MS }));
+	if (settings.metrics) readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(exporterOptions(settings, 'metrics')), exportIntervalMillis: METRICS_INTERVAL_MS }));
 	if (settings.prometheus) {
 		const exporter = new PrometheusExporter({ preventServerStart: true });
 		readers.push(exporter);

@@ -1,0 +1,30 @@
+/**
+ * One SERVER span per management operation, named by its method (`workloads/create`), with the
+ * door, and on failure the error's code and HTTP status; sent by OTLP/HTTP like the proxies'.
+ */
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { HangarError } from '../../protocol/errors.js';
+import type { OperationInterceptor } from '../dispatch.js';
+import type { TelemetrySettings } from '../runspec/telemetryConfig.js';
+import { resourceOf, startTracing } from './otlp.js';
+import type { Door } from './operations.js';
+
+export function traceOperations(settings: TelemetrySettings, door: Door): OperationInterceptor {
+	const { tracer } = startTracing(settings, resourceOf(settings, { 'hangar.door': door }), `hangar-${door}`);
+	return async (method, run) => {
+		const span = tracer.startSpan(method, {
+			kind: SpanKind.SERVER,
+			attributes: { 'rpc.system': door === 'daemon' ? 'jsonrpc' : 'http', 'rpc.method': method, 'hangar.door': door },
+		});
+		try {
+			return await run();
+		} catch (error) {
+			const failure = error instanceof HangarError ? error : undefined;
+			span.setAttributes({ 'error.type': failure?.code ?? 'internal_error', 'http.response.status_code': failure?.status ?? 500 });
+			span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+			throw error;
+		} finally {
+			span.end();
+		}
+	};
+}
