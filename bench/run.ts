@@ -11,9 +11,10 @@ import { registry } from './suites/registry.js';
 import { secrets } from './suites/secrets.js';
 import { security } from './suites/security.js';
 import { skills } from './suites/skills.js';
+import { telemetryCost } from './suites/telemetryCost.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, security };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, security, telemetry: telemetryCost };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -26,13 +26,13 @@ const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
 const WARM_UP = 500;
 const ROUNDS = 4;
-const PHASES = [
+export const PHASES = [
 	{ label: 'sequential', connections: 1, calls: 2_000 },
 	{ label: '16 connections', connections: 16, calls: 1_600 },
 	{ label: '64 connections', connections: 64, calls: 2_560 },
 ] as const;
 
-interface Front {
+export interface Front {
 	readonly name: string;
 	/** The process whose CPU is the front's, if it is a process of its own. */
 	readonly pid: number | undefined;
@@ -40,7 +40,7 @@ interface Front {
 	stop(): Promise<void>;
 }
 
-interface Tally {
+export interface Tally {
 	latencies: number[];
 	milliseconds: number;
 	cpuSeconds: number;
@@ -63,7 +63,7 @@ async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> 
 
 
 /** Hangar's proxy for a new workload of the image; `flags` add settings (security, modes). */
-async function hangar(name: string, label: string, flags: string[] = [], headers: Record<string, string> = {}): Promise<Front> {
+export async function hangar(name: string, label: string, flags: string[] = [], headers: Record<string, string> = {}): Promise<Front> {
 	const env = benchEnv();
 	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', name, '--transport', 'stdio', '--json', ...flags, '--', 'stdio'], env)) as { url: string };
 	const record = JSON.parse(await readFile(join(env.HANGAR_HOME!, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };
@@ -148,7 +148,7 @@ async function instantServer(): Promise<Front> {
 	return { name: 'node:http answering at once (no container)', pid: server.pid, session: await openSession(server.url), stop: async () => server.stop() };
 }
 
-async function calls(session: LeanSession, connections: number, total: number, tally?: Tally): Promise<void> {
+export async function calls(session: LeanSession, connections: number, total: number, tally?: Tally): Promise<void> {
 	const perConnection = Math.ceil(total / connections);
 	await Promise.all(
 		Array.from({ length: connections }, async () => {
@@ -162,7 +162,7 @@ async function calls(session: LeanSession, connections: number, total: number, t
 }
 
 /** An OTLP/HTTP collector on loopback that accepts and drops everything. */
-async function startCollector(): Promise<{ url: string; close(): void }> {
+export async function startCollector(): Promise<{ url: string; close(): void }> {
 	const server = createServer((request, response) => {
 		request.resume();
 		request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));

@@ -4,9 +4,7 @@
  * provider with the configured sampling. Imported only once telemetry is on.
  */
 import { readFileSync } from 'node:fs';
-import { context, propagation, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
@@ -31,14 +29,16 @@ export function exporterOptions(settings: TelemetrySettings, signal: 'traces' | 
 	};
 }
 
-/** A tracer sending batches by OTLP/HTTP, with W3C trace context as the process's propagator. */
+/**
+ * A tracer sending batches by OTLP/HTTP. No context manager is installed (an AsyncLocalStorage
+ * one taxes every promise of the process): callers pass parents explicitly.
+ */
 export function startTracing(settings: TelemetrySettings, resource: Resource, name: string): { tracer: Tracer; shutdown: () => Promise<void> } {
-	context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-	propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 	const provider = new BasicTracerProvider({
 		resource,
 		sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) }),
-		spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions(settings, 'traces')))],
+		// A queue of a few thousand calls (the default 2,048 spans drops a busy proxy's).
+		spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions(settings, 'traces')), { maxQueueSize: 8_192 })],
 	});
 	return { tracer: provider.getTracer(name), shutdown: () => provider.shutdown() };
 }

@@ -115,7 +115,7 @@ export class HttpBackend implements Backend {
 			const request = (https ? httpsRequest : httpRequest)(url, {
 				method,
 				agent: https ? this.httpsAgent : this.httpAgent,
-				headers: { ...this.options.headers, ...outboundContext.headers?.(), ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
+				headers: { ...this.options.headers, ...outboundContext.headers?.(signal), ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
 				signal,
 			});
 			request.once('response', resolve);

@@ -16,19 +16,23 @@
  * Prometheus' text format when asked for.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
-import { refusalOf, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
-import type { JsonRpcResponse } from '../jsonrpc.js';
+import { refusalOf, type HttpExchange, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
+import type { JsonRpcResponse, RequestId } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
 import { exporterOptions, resourceOf, startTracing } from '../../telemetry/otlp.js';
 
 const METRICS_INTERVAL_MS = 10_000;
+/** Series of the request metrics kept at most (tool names come from clients); the rest share one. */
+const MAX_SERIES = 2_000;
+const OVERFLOW = '';
 export const METRICS_PATH = '/metrics';
 
 export interface ProxyTelemetryOptions {
@@ -53,6 +57,14 @@ export interface ProxyTelemetry {
 	close(): Promise<void>;
 }
 
+const propagator = new W3CTraceContextPropagator();
+
+const headerSetter = {
+	set: (carrier: Record<string, string>, key: string, value: string) => {
+		carrier[key] = value;
+	},
+};
+
 const headerGetter = {
 	get: (carrier: Record<string, unknown>, key: string) => {
 		const value = carrier[key];
@@ -63,6 +75,7 @@ const headerGetter = {
 
 /** What a request acts on, by the MCP semantic conventions' attribute names. */
 function targetAttributes(method: string, params: Record<string, unknown>): { target: string | undefined; attributes: Attributes } {
+	// A fresh object each time: the caller adds to it.
 	const name = typeof params.name === 'string' ? params.name : undefined;
 	const uri = typeof params.uri === 'string' ? params.uri : undefined;
 	if (method === 'tools/call') return { target: name, attributes: { 'gen_ai.tool.name': name, 'gen_ai.operation.name': 'execute_tool' } };
@@ -95,13 +108,24 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	const routes = new Map<string, HttpHandler>();
 
 	let tracer: Tracer | undefined;
+	// No context manager: an AsyncLocalStorage one taxes every promise of the process. The
+	// request's span reaches the upstream middleware through `calls`, keyed by the exchange and
+	// the request id (middleware in between may replace the call, its request and its signal);
+	// the upstream span reaches the HTTP backend (its `traceparent` header) through `upstreams`,
+	// keyed by the signal it is handed.
+	const calls = new WeakMap<HttpExchange, Map<RequestId, Context>>();
+	const upstreams = new WeakMap<AbortSignal, Context>();
+	const headersOf = (active: Context) => {
+		const carrier: Record<string, string> = {};
+		propagator.inject(active, carrier, headerSetter);
+		return carrier;
+	};
 	if (settings.tracing) {
 		const tracing = startTracing(settings, resource, 'hangar-proxy');
 		tracer = tracing.tracer;
-		outboundContext.headers = () => {
-			const headers: Record<string, string> = {};
-			propagation.inject(context.active(), headers);
-			return headers.traceparent ? headers : undefined;
+		outboundContext.headers = (signal) => {
+			const active = upstreams.get(signal);
+			return active && headersOf(active);
 		};
 		closers.push(tracing.shutdown);
 	}
@@ -125,18 +149,37 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		const meterProvider = new MeterProvider({ resource, readers });
 		const meter = meterProvider.getMeter('hangar-proxy');
 		const duration = meter.createHistogram('mcp.server.operation.duration', { unit: 's', description: 'How long the proxy took to answer an MCP request' });
-		const requests = meter.createCounter('hangar.proxy.requests', { description: 'MCP requests answered by the proxy' });
 		const denials = meter.createCounter('hangar.proxy.denials', { description: 'Requests the proxy refused (authorization, rate limit)' });
 		restarts = meter.createCounter('hangar.proxy.upstream.restarts', { description: 'Times the MCP server came back after being lost' });
 		meter.createObservableUpDownCounter('hangar.proxy.sessions.active', { description: 'Client sessions open' }).addCallback((result) => result.observe(options.sessions()));
+		// The request count is kept here and observed at export: a call then costs one map look-up
+		// instead of a second recording (each hashes its attributes), and reuses its series'
+		// attributes object.
+		const series = new Map<string, { readonly attributes: Attributes; count: number }>();
+		meter
+			.createObservableCounter('hangar.proxy.requests', { description: 'MCP requests answered by the proxy' })
+			.addCallback((result) => series.forEach(({ attributes, count }) => result.observe(count, attributes)));
 		record = (call, response, seconds) => {
-			const { status } = response ? statusOf(response) : { status: 'error' };
-			const tool = call.request.method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
-			const attributes: Attributes = { 'mcp.method.name': call.request.method, status, ...(tool !== undefined ? { 'gen_ai.tool.name': tool } : {}) };
-			if (response?.error) attributes['error.type'] = String(response.error.code);
-			duration.record(seconds, attributes);
-			requests.add(1, attributes);
-			if (status === 'denied' || status === 'rate_limited') denials.add(1, { reason: status === 'denied' ? 'authorization' : 'rate_limit', 'mcp.method.name': call.request.method });
+			const { method } = call.request;
+			const status = response ? statusOf(response).status : 'error';
+			const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
+			const errorType = response?.error ? String(response.error.code) : undefined;
+			const key = `${method}\n${status}\n${errorType ?? ''}\n${tool ?? ''}`;
+			let entry = series.get(key);
+			if (!entry) {
+				const full = series.size >= MAX_SERIES;
+				entry = full ? series.get(OVERFLOW) : undefined;
+				if (!entry) {
+					const attributes: Attributes = full ? { 'otel.metric.overflow': true } : { 'mcp.method.name': method, status };
+					if (!full && tool !== undefined) attributes['gen_ai.tool.name'] = tool;
+					if (!full && errorType !== undefined) attributes['error.type'] = errorType;
+					entry = { attributes, count: 0 };
+					series.set(full ? OVERFLOW : key, entry);
+				}
+			}
+			entry.count++;
+			duration.record(seconds, entry.attributes);
+			if (status === 'denied' || status === 'rate_limited') denials.add(1, { reason: status === 'denied' ? 'authorization' : 'rate_limit', 'mcp.method.name': method });
 		};
 		closers.push(() => meterProvider.shutdown());
 	}
@@ -146,35 +189,30 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		const { method } = call.request;
 		const params = call.request.params ?? {};
 		let span: Span | undefined;
-		let parent: Context = ROOT_CONTEXT;
+		let pending: Map<RequestId, Context> | undefined;
 		if (tracer) {
 			const meta = params._meta as Record<string, unknown> | undefined;
-			parent = propagation.extract(ROOT_CONTEXT, typeof meta?.traceparent === 'string' ? meta : call.exchange.request.headers, headerGetter);
+			const carrier = typeof meta?.traceparent === 'string' ? meta : call.exchange.request.headers.traceparent ? call.exchange.request.headers : undefined;
+			const parent = carrier ? propagator.extract(ROOT_CONTEXT, carrier, headerGetter) : ROOT_CONTEXT;
 			const { target, attributes } = targetAttributes(method, params);
+			attributes['mcp.method.name'] = method;
+			attributes['mcp.session.id'] = call.session.id;
+			attributes['jsonrpc.request.id'] = String(call.request.id);
 			const version = protocolVersionOf(call);
-			span = tracer.startSpan(
-				target ? `${method} ${target}` : method,
-				{
-					kind: SpanKind.SERVER,
-					attributes: {
-						'mcp.method.name': method,
-						'mcp.session.id': call.session.id,
-						'jsonrpc.request.id': String(call.request.id),
-						'network.protocol.name': 'http',
-						...(version ? { 'mcp.protocol.version': version } : {}),
-						...attributes,
-					},
-				},
-				parent,
-			);
+			if (version) attributes['mcp.protocol.version'] = version;
+			span = tracer.startSpan(target ? `${method} ${target}` : method, { kind: SpanKind.SERVER, attributes }, parent);
+			pending = calls.get(call.exchange);
+			if (!pending) calls.set(call.exchange, (pending = new Map()));
+			pending.set(call.request.id, trace.setSpan(parent, span));
 		}
 		let response: JsonRpcResponse | undefined;
 		try {
-			response = span ? await context.with(trace.setSpan(parent, span), () => next(call)) : await next(call);
+			response = await next(call);
 			return response;
 		} finally {
 			record?.(call, response, (performance.now() - started) / 1000);
 			if (span) {
+				pending!.delete(call.request.id);
 				if (response) {
 					const { status, httpStatus } = statusOf(response);
 					span.setAttribute('http.response.status_code', httpStatus);
@@ -194,20 +232,21 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 
 	const upstream: McpMiddleware = async (call, next) => {
 		if (!tracer) return next(call);
-		const span = tracer.startSpan(`upstream ${call.request.method}`, { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': call.request.method } });
-		const active = trace.setSpan(context.active(), span);
+		const parent = calls.get(call.exchange)?.get(call.request.id) ?? ROOT_CONTEXT;
+		const span = tracer.startSpan(`upstream ${call.request.method}`, { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': call.request.method } }, parent);
+		const active = trace.setSpan(parent, span);
+		upstreams.set(call.signal, active);
 		const meta = call.request.params?._meta as Record<string, unknown> | undefined;
 		if (typeof meta?.traceparent === 'string') {
 			// The server's own spans then hang under the proxy's.
-			const carrier: Record<string, string> = {};
-			propagation.inject(active, carrier);
-			call = { ...call, request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...carrier } } } };
+			call = { ...call, request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...headersOf(active) } } } };
 		}
 		try {
-			const response = await context.with(active, () => next(call));
+			const response = await next(call);
 			if (response.error) span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
 			return response;
 		} finally {
+			upstreams.delete(call.signal);
 			span.end();
 		}
 	};

@@ -1,0 +1,76 @@
+/**
+ * What telemetry costs the proxy: the lean client's `tools/call` (echo) rounds of `bound`
+ * against Hangar's proxy plain, with traces and metrics by OTLP (to a collector on loopback that
+ * drops them) and `/metrics`, with each alone, and with a tenth of the traces sampled; more
+ * alternating rounds than `bound` and no peers, so that the A/B settles on a quiet machine. CPU
+ * per call is the proxy process's own.
+ */
+import { cpuSecondsOf } from '../lean.js';
+import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
+import { calls, hangar, PHASES, startCollector, type Front, type Tally } from './proxyBound.js';
+
+const WARM_UP = 500;
+const ROUNDS = 8;
+
+export async function telemetryCost(): Promise<Table[]> {
+	const collector = await startCollector();
+	const starts: Array<() => Promise<Front>> = [
+		() => hangar('bench-otel-off', 'telemetry off'),
+		() => hangar('bench-otel-on', 'traces + metrics + /metrics', ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
+		() => hangar('bench-otel-traces', 'traces only', ['--otel-endpoint', collector.url, '--otel-tracing-enabled']),
+		() => hangar('bench-otel-metrics', 'metrics only (/metrics)', ['--otel-enable-prometheus-metrics-path']),
+		() => hangar('bench-otel-sampled', 'traces sampled at 0.1 + metrics', ['--otel-endpoint', collector.url, '--otel-sampling-rate', '0.1']),
+	];
+	const fronts: Front[] = [];
+	try {
+		for (const start of starts) {
+			const front = await start();
+			fronts.push(front);
+			await calls(front.session, 1, WARM_UP);
+			await calls(front.session, 16, WARM_UP);
+		}
+		const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
+		for (let round = 0; round < ROUNDS; round++) {
+			for (const [phaseIndex, phase] of PHASES.entries()) {
+				for (let offset = 0; offset < fronts.length; offset++) {
+					const index = (offset + round) % fronts.length;
+					const front = fronts[index]!;
+					const tally = tallies[index]![phaseIndex]!;
+					const cpuBefore = cpuSecondsOf(front.pid!);
+					const started = performance.now();
+					await calls(front.session, phase.connections, phase.calls / ROUNDS, tally);
+					tally.milliseconds += performance.now() - started;
+					tally.cpuSeconds += cpuSecondsOf(front.pid!) - cpuBefore;
+				}
+			}
+		}
+		const rate = (tally: Tally) => tally.latencies.length / (tally.milliseconds / 1000);
+		const cpuPerCall = (tally: Tally) => (tally.cpuSeconds * 1e6) / tally.latencies.length;
+		const rows = fronts.map((front, index) => [
+			front.name,
+			...PHASES.flatMap((_, phaseIndex) => {
+				const tally = tallies[index]![phaseIndex]!;
+				return [ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rate(tally)), `${Math.round(cpuPerCall(tally))} µs`];
+			}),
+		]);
+		const [off, on] = tallies;
+		const verdicts = PHASES.flatMap((phase, phaseIndex) => [
+			verdict(`${phase.label}: throughput with telemetry on vs off`, rate(on![phaseIndex]!) / rate(off![phaseIndex]!), 0.95, true),
+			verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCall(on![phaseIndex]!) / cpuPerCall(off![phaseIndex]!), 1.05),
+		]);
+		return [
+			{
+				title: `Telemetry's cost: tools/call (echo) from a lean client through Hangar's proxy to the same containerised stdio server, ${ROUNDS} alternating rounds of ${PHASES.map((phase) => `${phase.label} (${phase.calls.toLocaleString('en-US')} calls)`).join(', ')}; CPU is the proxy process's own per call`,
+				columns: ['proxy', ...PHASES.flatMap((phase) => [`${phase.label} p50`, 'p99', 'calls/s', 'CPU/call'])],
+				rows,
+				verdicts,
+			},
+		];
+	} finally {
+		for (const front of fronts) {
+			front.session.close();
+			await front.stop();
+		}
+		collector.close();
+	}
+}
