@@ -51,8 +51,13 @@ function prototypeKeyIn(value: unknown): string | undefined {
 	return undefined;
 }
 
-/** Runs around every call (tracing): `run` is the call, validation included. */
-export type OperationInterceptor = (method: string, run: () => Promise<unknown>) => Promise<unknown>;
+/** Runs around every call (tracing). */
+export interface OperationInterceptor {
+	/** `run` is the call, validation included. */
+	around(method: string, run: () => Promise<unknown>): Promise<unknown>;
+	/** Sends what is pending. */
+	close(): Promise<void>;
+}
 
 export class Dispatcher {
 	private readonly handlers = new Map<string, Handler<OperationDefinition>>();
@@ -83,8 +88,13 @@ export class Dispatcher {
 
 	/** Validates `params` against the row and runs its service; throws only `HangarError`. */
 	async call(method: string, params: unknown, context: OperationContext): Promise<unknown> {
-		const around = await this.interceptor;
-		return around ? around(method, () => this.run(method, params, context)) : this.run(method, params, context);
+		const interceptor = await this.interceptor;
+		return interceptor ? interceptor.around(method, () => this.run(method, params, context)) : this.run(method, params, context);
+	}
+
+	/** Before the process exits: what the interceptor holds is sent. */
+	async close(): Promise<void> {
+		await (await this.interceptor)?.close();
 	}
 
 	private async run(method: string, params: unknown, context: OperationContext): Promise<unknown> {

@@ -235,7 +235,7 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 });
 
 describe('the daemon and hangar serve', { timeout: 120_000 }, () => {
-	it('trace their own operations, one span each, when the global default turns tracing on', async () => {
+	it('trace their own operations, one span each, when the global default turns tracing on, and send them before exiting', async () => {
 		const set = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-service-name', 'hangar-doors'], home.env);
 		expect(set.code, set.stderr).toBe(0);
 		const env = { ...home.env, NODE_OPTIONS: `--import=${MODULE_HOOK}`, HANGAR_TEST_MODULE_LOG: moduleLog };
@@ -246,6 +246,10 @@ describe('the daemon and hangar serve', { timeout: 120_000 }, () => {
 			expect((await callRest(traced.url, GetWorkload, { name: 'no-such-workload' })).status).toBe(404);
 			await daemon.client.initialize('telemetry-test');
 			await daemon.client.request(ListWorkloads, { all: true });
+			// It exits at once: its span must not wait for the next batch (5 s) and be lost.
+			const exited = new Promise((resolve) => daemon.child.once('exit', resolve));
+			await daemon.client.shutdown();
+			await exited;
 			const spanOf = (door: string, name: string) => receiver.spans.find((span) => span.resource['hangar.door'] === door && span.name === name);
 			const spans = await waitFor(
 				async () => {

@@ -9,9 +9,11 @@ import type { TelemetrySettings } from '../runspec/telemetryConfig.js';
 import { resourceOf, startTracing } from './otlp.js';
 import type { Door } from './operations.js';
 
+const CLOSE_WAIT_MS = 2_000;
+
 export function traceOperations(settings: TelemetrySettings, door: Door): OperationInterceptor {
-	const { tracer } = startTracing(settings, resourceOf(settings, { 'hangar.door': door }), `hangar-${door}`);
-	return async (method, run) => {
+	const { tracer, shutdown } = startTracing(settings, resourceOf(settings, { 'hangar.door': door }), `hangar-${door}`);
+	const around: OperationInterceptor['around'] = async (method, run) => {
 		const span = tracer.startSpan(method, {
 			kind: SpanKind.SERVER,
 			attributes: { 'rpc.system': door === 'daemon' ? 'jsonrpc' : 'http', 'rpc.method': method, 'hangar.door': door },
@@ -27,4 +29,7 @@ export function traceOperations(settings: TelemetrySettings, door: Door): Operat
 			span.end();
 		}
 	};
+	// An exiting door waits for its last spans, but not for a collector that does not answer.
+	const close = () => Promise.race([shutdown(), new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+	return { around, close };
 }

@@ -27,7 +27,7 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 			if (!['127.0.0.1', 'localhost', '::1'].includes(options.host) && !options.socket) {
 				cli.environment.log.warn(`bound to ${options.host}: the API is reachable from other machines`);
 			}
-			const stop = () => void server.close().then(() => process.exit(0));
+			const stop = () => void server.close().then(() => dispatcher.close()).finally(() => process.exit(0));
 			process.once('SIGINT', stop);
 			process.once('SIGTERM', stop);
 		});
