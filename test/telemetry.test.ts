@@ -206,6 +206,9 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 		const table = await runHangar(['stats', '--no-stream'], home.env);
 		expect(table.stdout).toMatch(new RegExp(`^${counted.name}\\s+[0-9.]+\\s+\\d+ms\\s+\\d+ms`, 'm'));
 		expect(table.stdout).toContain('no/such-method');
+		const badWindow = await runHangar(['top', '--once', '--window', '61'], home.env);
+		expect(badWindow.code).not.toBe(0);
+		expect(badWindow.stderr).toMatch(/--window must be a whole number of seconds from 1 to 60/);
 
 		// The proxy's endpoint wants the token from its record.
 		const origin = new URL(counted.url).origin;

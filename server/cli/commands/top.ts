@@ -9,6 +9,7 @@ import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS, type Workloa
 import { printJson, printTable, type Cli } from '../cli.js';
 
 const CLEAR_SCREEN = '\u001b[H\u001b[2J';
+const MAX_INTERVAL_SECONDS = 3_600;
 
 interface TopOptions {
 	once?: boolean;
@@ -19,19 +20,23 @@ interface TopOptions {
 	group?: string;
 }
 
-function seconds(option: string, max: number) {
-	return (value: string): number => {
-		const number = Number(value);
-		if (!Number.isFinite(number) || number <= 0 || number > max) throw new HangarError(400, `${option} must be a number of seconds from 1 to ${max} (got ${value})`);
-		return number;
-	};
+function interval(value: string): number {
+	const seconds = Number(value);
+	if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_INTERVAL_SECONDS) throw new HangarError(400, `--interval must be a number of seconds above 0 and at most ${MAX_INTERVAL_SECONDS} (got ${value})`);
+	return seconds;
+}
+
+function window(value: string): number {
+	const seconds = Number(value);
+	if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_STATS_WINDOW_SECONDS) throw new HangarError(400, `--window must be a whole number of seconds from 1 to ${MAX_STATS_WINDOW_SECONDS} (got ${value})`);
+	return seconds;
 }
 
 /** The stats of every running workload (one that stops meanwhile is left out). */
 async function statsOfRunning(cli: Cli, options: TopOptions): Promise<WorkloadStats[]> {
 	const { workloads } = await cli.call(ListWorkloads, { group: options.group });
 	const running = workloads.filter((workload) => workload.status === 'running');
-	const stats = await Promise.all(running.map((workload) => cli.call(GetWorkloadStats, { name: workload.name, window: Math.round(options.window) }).catch(() => undefined)));
+	const stats = await Promise.all(running.map((workload) => cli.call(GetWorkloadStats, { name: workload.name, window: options.window }).catch(() => undefined)));
 	return stats.filter((item): item is WorkloadStats => item !== undefined);
 }
 
@@ -62,8 +67,8 @@ export function registerTopCommands(program: Command, cli: Cli): void {
 		.option('--once', 'print once and exit (for scripts)')
 		.option('--no-stream', 'the same as --once (docker stats\' name)')
 		.option('--json', 'print JSON: one array with --once, else one array per line (NDJSON)')
-		.option('-i, --interval <seconds>', 'seconds between refreshes', seconds('--interval', 3600), 2)
-		.option('-w, --window <seconds>', `seconds of recent calls counted (1 to ${MAX_STATS_WINDOW_SECONDS})`, seconds('--window', MAX_STATS_WINDOW_SECONDS), 10)
+		.option('-i, --interval <seconds>', 'seconds between refreshes', interval, 2)
+		.option('-w, --window <seconds>', `seconds of recent calls counted (1 to ${MAX_STATS_WINDOW_SECONDS})`, window, 10)
 		.option('-g, --group <group>', 'only the workloads of this group')
 		.addHelpText('after', '\nThe proxy of each workload counts its calls whether or not telemetry is on; the same numbers are\nserved as workloads/stats (GET /api/v1beta/workloads/{name}/stats).\n')
 		.action(async (options: TopOptions) => {
