@@ -5,6 +5,7 @@
  * --otel-* flags and the global default fill `telemetry_config`, and a proxy without telemetry
  * loads none of OpenTelemetry.
  */
+import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,7 @@ import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload
 import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
 import { startFixture, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { runHangar, spawnDaemon, startServe, type ServeProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
 
 const MODULE_HOOK = fileURLToPath(new URL('./fixtures/telemetry/record-modules.mjs', import.meta.url));
@@ -206,6 +207,15 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 		const table = await runHangar(['stats', '--no-stream'], home.env);
 		expect(table.stdout).toMatch(new RegExp(`^${counted.name}\\s+[0-9.]+\\s+\\d+ms\\s+\\d+ms`, 'm'));
 		expect(table.stdout).toContain('no/such-method');
+		// Live, it prints a line of JSON per refresh until Ctrl-C.
+		const live = spawn(process.execPath, [HANGAR_BIN, 'top', '--json', '--interval', '0.2'], { env: home.env, stdio: ['ignore', 'pipe', 'pipe'] });
+		let streamed = '';
+		live.stdout!.on('data', (chunk: Buffer) => (streamed += chunk.toString()));
+		await waitFor(async () => streamed.split('\n').filter(Boolean).length >= 2 || undefined, 'two refreshes', 60_000);
+		const ended = new Promise<number | null>((resolve) => live.once('close', resolve));
+		live.kill('SIGINT');
+		expect(await ended).toBe(0);
+		for (const line of streamed.split('\n').filter(Boolean)) expect((JSON.parse(line) as WorkloadStats[]).map((item) => item.name)).toContain(counted.name);
 		const badWindow = await runHangar(['top', '--once', '--window', '61'], home.env);
 		expect(badWindow.code).not.toBe(0);
 		expect(badWindow.stderr).toMatch(/--window must be a whole number of seconds from 1 to 60/);
