@@ -32,11 +32,18 @@ function window(value: string): number {
 	return seconds;
 }
 
-/** The stats of every running workload (one that stops meanwhile is left out). */
+/** The stats of every running workload (one that stops meanwhile, or whose proxy does not answer now, is left out). */
 async function statsOfRunning(cli: Cli, options: TopOptions): Promise<WorkloadStats[]> {
 	const { workloads } = await cli.call(ListWorkloads, { group: options.group });
 	const running = workloads.filter((workload) => workload.status === 'running');
-	const stats = await Promise.all(running.map((workload) => cli.call(GetWorkloadStats, { name: workload.name, window: options.window }).catch(() => undefined)));
+	const stats = await Promise.all(
+		running.map((workload) =>
+			cli.call(GetWorkloadStats, { name: workload.name, window: options.window }).catch((error: unknown) => {
+				if (error instanceof HangarError && (error.status === 409 || error.status === 503)) return undefined;
+				throw error;
+			}),
+		),
+	);
 	return stats.filter((item): item is WorkloadStats => item !== undefined);
 }
 
