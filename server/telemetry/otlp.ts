@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { TelemetrySettings } from '../runspec/telemetryConfig.js';
 
 export function resourceOf(settings: TelemetrySettings, attributes: Readonly<Record<string, string>>): Resource {
@@ -36,7 +36,7 @@ export function exporterOptions(settings: TelemetrySettings, signal: 'traces' | 
 export function startTracing(settings: TelemetrySettings, resource: Resource, name: string): { tracer: Tracer; shutdown: () => Promise<void> } {
 	const provider = new BasicTracerProvider({
 		resource,
-		sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) }),
+		sampler: new ParentBasedSampler({ root: settings.samplingRate >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(settings.samplingRate) }),
 		// A queue of a few thousand calls (the default 2,048 spans drops a busy proxy's).
 		spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions(settings, 'traces')), { maxQueueSize: 8_192 })],
 	});
