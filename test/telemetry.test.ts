@@ -244,6 +244,13 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 		// Seventy seconds later the whole ring has turned.
 		now += 70_000;
 		expect(stats.snapshot(60)).toMatchObject({ window_seconds: 60, calls: 0, p50_ms: undefined, total_calls: 101, total_errors: 1 });
+		// A clock set back: the calls still count, in the newest second.
+		now -= 30_000;
+		stats.record(2, { jsonrpc: '2.0', id: 101, result: {} }, 'ping');
+		expect(stats.snapshot(1)).toMatchObject({ window_seconds: 1, calls: 1, total_calls: 102 });
+		const early = new CallStats(() => now);
+		now -= 5_000;
+		expect(early.snapshot(10)).toMatchObject({ window_seconds: 1, calls: 0 });
 	});
 });
 

@@ -73,7 +73,7 @@ export class CallStats {
 		const newest = this.advance();
 		// The seconds begun since the proxy started, the current one included.
 		const lived = this.second - Math.floor(this.startedAt / 1000) + 1;
-		const window = Math.min(windowSeconds, SLOTS, lived);
+		const window = Math.max(1, Math.min(windowSeconds, SLOTS, lived));
 		const histogram = new Array<number>(BUCKETS).fill(0);
 		let calls = 0;
 		let errors = 0;
@@ -113,7 +113,8 @@ export class CallStats {
 	/** The slot of the current second, after clearing the seconds that passed without calls. */
 	private advance(): number {
 		const second = Math.floor(this.now() / 1000);
-		if (second !== this.second) {
+		// (A clock set back keeps counting into the newest second until it catches up.)
+		if (second > this.second) {
 			const passed = Math.min(second - this.second, SLOTS);
 			for (let step = 1; step <= passed; step++) {
 				const slot = (this.second + step) % SLOTS;
@@ -124,7 +125,7 @@ export class CallStats {
 			}
 			this.second = second;
 		}
-		return second % SLOTS;
+		return this.second % SLOTS;
 	}
 
 	/** `GET STATS_PATH?window=N` with `Authorization: Bearer <token>`. */
