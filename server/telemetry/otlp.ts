@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { TelemetrySettings } from '../runspec/telemetryConfig.js';

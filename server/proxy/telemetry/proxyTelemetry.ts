@@ -8,7 +8,7 @@
  * child, a CLIENT span `upstream <method>`, times the server's part. A client's W3C
  * `traceparent` (HTTP header, or `params._meta` as 2026-07-28 carries it) is the parent; the
  * upstream span's context goes to HTTP servers as `traceparent` and replaces a `_meta`
- * `traceparent` the client sent. Spans go by OTLP/HTTP (JSON) in batches.
+ * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf) in batches.
  *
  * Metrics: `mcp.server.operation.duration` (histogram, seconds) and `hangar.proxy.requests`
  * (counter) by method, tool and status; `hangar.proxy.denials` by reason; the active sessions;
