@@ -86,9 +86,10 @@ describe('a workload with telemetry', { timeout: 120_000 }, () => {
 
 		const spans = await waitFor(async () => {
 			const server = receiver.spans.find((span) => span.traceId === TRACE_ID && span.name === 'tools/call traceparent');
-			// (Authorization's fetch of the tool annotations is an upstream tools/list under it too.)
 			const child = server && receiver.spans.find((span) => span.parentSpanId === server.spanId && span.name === 'upstream tools/call');
-			return server && child ? { server, child } : undefined;
+			// Authorization's fetch of the tool annotations, a request of the proxy's own, hangs under it too.
+			const annotations = server && receiver.spans.find((span) => span.parentSpanId === server.spanId && span.name === 'upstream tools/list');
+			return server && child && annotations ? { server, child } : undefined;
 		}, 'the spans at the OTLP receiver', 60_000);
 		expect(spans.server).toMatchObject({
 			parentSpanId: CLIENT_SPAN,

@@ -232,7 +232,10 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 
 	const upstream: McpMiddleware = async (call, next) => {
 		if (!tracer) return next(call);
-		const parent = calls.get(call.exchange)?.get(call.request.id) ?? ROOT_CONTEXT;
+		const pending = calls.get(call.exchange);
+		// A request the proxy sends on a call's behalf (authorization's tools/list) has an id of its
+		// own: it hangs under the exchange's call when there is one only.
+		const parent = pending?.get(call.request.id) ?? (pending?.size === 1 ? pending.values().next().value : undefined) ?? ROOT_CONTEXT;
 		const span = tracer.startSpan(`upstream ${call.request.method}`, { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': call.request.method } }, parent);
 		const active = trace.setSpan(parent, span);
 		upstreams.set(call.signal, active);
