@@ -162,6 +162,39 @@ export async function calls(session: LeanSession, connections: number, total: nu
 }
 
 /** An OTLP/HTTP collector on loopback that accepts and drops everything. */
+/** Starts each front and warms it up, adding it to `fronts` once started (the caller stops them). */
+export async function startWarm(starts: ReadonlyArray<() => Promise<Front>>, fronts: Front[]): Promise<void> {
+	for (const start of starts) {
+		const front = await start();
+		fronts.push(front);
+		await calls(front.session, 1, WARM_UP);
+		await calls(front.session, 16, WARM_UP);
+	}
+}
+
+/**
+ * Every phase over every front, in `rounds` rounds whose order rotates so that no front always
+ * follows the same one; one tally per front and phase, CPU from the front's own process.
+ */
+export async function alternatingRounds(fronts: readonly Front[], rounds: number): Promise<Tally[][]> {
+	const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
+	for (let round = 0; round < rounds; round++) {
+		for (const [phaseIndex, phase] of PHASES.entries()) {
+			for (let offset = 0; offset < fronts.length; offset++) {
+				const index = (offset + round) % fronts.length;
+				const front = fronts[index]!;
+				const tally = tallies[index]![phaseIndex]!;
+				const cpuBefore = front.pid ? cpuSecondsOf(front.pid) : 0;
+				const started = performance.now();
+				await calls(front.session, phase.connections, phase.calls / rounds, tally);
+				tally.milliseconds += performance.now() - started;
+				if (front.pid) tally.cpuSeconds += cpuSecondsOf(front.pid) - cpuBefore;
+			}
+		}
+	}
+	return tallies;
+}
+
 export async function startCollector(): Promise<{ url: string; close(): void }> {
 	const server = createServer((request, response) => {
 		request.resume();
@@ -191,27 +224,8 @@ export async function proxyBound(): Promise<Table[]> {
 	];
 	const fronts: Front[] = [];
 	try {
-		for (const start of starts) {
-			const front = await start();
-			fronts.push(front);
-			await calls(front.session, 1, WARM_UP);
-			await calls(front.session, 16, WARM_UP);
-		}
-		const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
-		for (let round = 0; round < ROUNDS; round++) {
-			for (const [phaseIndex, phase] of PHASES.entries()) {
-				for (let offset = 0; offset < fronts.length; offset++) {
-					const index = (offset + round) % fronts.length;
-					const front = fronts[index]!;
-					const tally = tallies[index]![phaseIndex]!;
-					const cpuBefore = front.pid ? cpuSecondsOf(front.pid) : 0;
-					const started = performance.now();
-					await calls(front.session, phase.connections, phase.calls / ROUNDS, tally);
-					tally.milliseconds += performance.now() - started;
-					if (front.pid) tally.cpuSeconds += cpuSecondsOf(front.pid) - cpuBefore;
-				}
-			}
-		}
+		await startWarm(starts, fronts);
+		const tallies = await alternatingRounds(fronts, ROUNDS);
 		const rate = (tally: Tally) => tally.latencies.length / (tally.milliseconds / 1000);
 		const cpuPerCall = (front: Front, tally: Tally) => (front.pid ? (tally.cpuSeconds * 1e6) / tally.latencies.length : Number.NaN);
 		const us = (value: number) => (Number.isNaN(value) ? '—' : `${Math.round(value)} µs`);

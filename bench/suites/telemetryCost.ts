@@ -5,11 +5,9 @@
  * alternating rounds than `bound` and no peers, so that the A/B settles on a quiet machine. CPU
  * per call is the proxy process's own.
  */
-import { cpuSecondsOf } from '../lean.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
-import { calls, hangar, PHASES, startCollector, type Front, type Tally } from './proxyBound.js';
+import { alternatingRounds, hangar, PHASES, startCollector, startWarm, type Front, type Tally } from './proxyBound.js';
 
-const WARM_UP = 500;
 const ROUNDS = 8;
 
 export async function telemetryCost(): Promise<Table[]> {
@@ -23,27 +21,8 @@ export async function telemetryCost(): Promise<Table[]> {
 	];
 	const fronts: Front[] = [];
 	try {
-		for (const start of starts) {
-			const front = await start();
-			fronts.push(front);
-			await calls(front.session, 1, WARM_UP);
-			await calls(front.session, 16, WARM_UP);
-		}
-		const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
-		for (let round = 0; round < ROUNDS; round++) {
-			for (const [phaseIndex, phase] of PHASES.entries()) {
-				for (let offset = 0; offset < fronts.length; offset++) {
-					const index = (offset + round) % fronts.length;
-					const front = fronts[index]!;
-					const tally = tallies[index]![phaseIndex]!;
-					const cpuBefore = cpuSecondsOf(front.pid!);
-					const started = performance.now();
-					await calls(front.session, phase.connections, phase.calls / ROUNDS, tally);
-					tally.milliseconds += performance.now() - started;
-					tally.cpuSeconds += cpuSecondsOf(front.pid!) - cpuBefore;
-				}
-			}
-		}
+		await startWarm(starts, fronts);
+		const tallies = await alternatingRounds(fronts, ROUNDS);
 		const rate = (tally: Tally) => tally.latencies.length / (tally.milliseconds / 1000);
 		const cpuPerCall = (tally: Tally) => (tally.cpuSeconds * 1e6) / tally.latencies.length;
 		const rows = fronts.map((front, index) => [
