@@ -145,6 +145,32 @@ describe('a workload with telemetry', { timeout: 120_000 }, () => {
 	});
 });
 
+describe('sampling', { timeout: 120_000 }, () => {
+	it('follows a client\'s sampled flag, else the rate: at 0, only the client\'s sampled trace is sent; the others still propagate, unsampled', async () => {
+		const workload = await createWorkload(serve.url, {
+			name: 'sampled',
+			url: upstream.url,
+			header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } },
+			telemetry_config: { endpoint: receiver.url, tracingEnabled: true, samplingRate: '0' },
+		});
+		const session = await openSession(workload.url, {});
+		const call = (id: number, headers: Record<string, string> = {}) =>
+			postMcp(workload.url, { id, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session, ...headers });
+
+		const unsampled = (await call(1)).body.result.content[0].text as string;
+		const [, unsampledTrace, , unsampledFlags] = unsampled.split('-');
+		expect(unsampledFlags).toBe('00');
+		const declined = (await call(2, { traceparent: `00-${'a'.repeat(32)}-${CLIENT_SPAN}-00` })).body.result.content[0].text as string;
+		expect(declined).toMatch(new RegExp(`^00-${'a'.repeat(32)}-[0-9a-f]{16}-00$`));
+		const sampledTrace = 'b'.repeat(32);
+		expect((await call(3, { traceparent: `00-${sampledTrace}-${CLIENT_SPAN}-01` })).body.result.content[0].text).toMatch(/-01$/);
+
+		await waitFor(async () => receiver.spans.some((span) => span.traceId === sampledTrace && span.name === 'upstream tools/call'), 'the sampled trace', 60_000);
+		// The proxy's spans go out in order, so the unsampled ones would have arrived by now.
+		expect(receiver.spans.filter((span) => span.traceId === unsampledTrace || span.traceId === 'a'.repeat(32))).toEqual([]);
+	});
+});
+
 describe('the doors', { timeout: 120_000 }, () => {
 	it('fills telemetry_config from --otel-* flags, and new workloads inherit the global default', async () => {
 		const run = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-sampling-rate', '0.5', '--otel-custom-attributes', 'env=test,tier=1'], home.env);

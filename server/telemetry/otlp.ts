@@ -29,6 +29,11 @@ export function exporterOptions(settings: TelemetrySettings, signal: 'traces' | 
 	};
 }
 
+/** The OTLP/HTTP (protobuf) span exporter to the configured endpoint. */
+export function traceExporter(settings: TelemetrySettings): OTLPTraceExporter {
+	return new OTLPTraceExporter(exporterOptions(settings, 'traces'));
+}
+
 /**
  * A tracer sending batches by OTLP/HTTP. No context manager is installed (an AsyncLocalStorage
  * one taxes every promise of the process): callers pass parents explicitly.
@@ -37,8 +42,7 @@ export function startTracing(settings: TelemetrySettings, resource: Resource, na
 	const provider = new BasicTracerProvider({
 		resource,
 		sampler: new ParentBasedSampler({ root: settings.samplingRate >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(settings.samplingRate) }),
-		// A queue of a few thousand calls (the default 2,048 spans drops a busy proxy's).
-		spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(exporterOptions(settings, 'traces')), { maxQueueSize: 8_192 })],
+		spanProcessors: [new BatchSpanProcessor(traceExporter(settings))],
 	});
 	return { tracer: provider.getTracer(name), shutdown: () => provider.shutdown() };
 }

@@ -16,7 +16,7 @@
  * Prometheus' text format when asked for.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -27,7 +27,8 @@ import { refusalOf, type HttpExchange, type HttpHandler, type McpCall, type McpM
 import type { JsonRpcResponse, RequestId } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
-import { exporterOptions, resourceOf, startTracing } from '../../telemetry/otlp.js';
+import { exporterOptions, resourceOf, traceExporter } from '../../telemetry/otlp.js';
+import { SpanRecorder, type RecordedSpan } from './spanRecorder.js';
 
 const METRICS_INTERVAL_MS = 10_000;
 /** Series of the request metrics kept at most (tool names come from clients); the rest share one. */
@@ -59,12 +60,6 @@ export interface ProxyTelemetry {
 
 const propagator = new W3CTraceContextPropagator();
 
-const headerSetter = {
-	set: (carrier: Record<string, string>, key: string, value: string) => {
-		carrier[key] = value;
-	},
-};
-
 const headerGetter = {
 	get: (carrier: Record<string, unknown>, key: string) => {
 		const value = carrier[key];
@@ -72,6 +67,11 @@ const headerGetter = {
 	},
 	keys: (carrier: Record<string, unknown>) => Object.keys(carrier),
 };
+
+/** The span a client's W3C `traceparent` (and `tracestate`) names, if valid. */
+function clientSpanOf(carrier: Record<string, unknown>): SpanContext | undefined {
+	return trace.getSpanContext(propagator.extract(ROOT_CONTEXT, carrier, headerGetter));
+}
 
 /** What a request acts on, by the MCP semantic conventions' attribute names. */
 function targetAttributes(method: string, params: Record<string, unknown>): { target: string | undefined; attributes: Attributes } {
@@ -107,27 +107,18 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	const closers: Array<() => Promise<void>> = [];
 	const routes = new Map<string, HttpHandler>();
 
-	let tracer: Tracer | undefined;
+	let spans: SpanRecorder | undefined;
 	// No context manager: an AsyncLocalStorage one taxes every promise of the process. The
 	// request's span reaches the upstream middleware through `calls`, keyed by the exchange and
 	// the request id (middleware in between may replace the call, its request and its signal);
 	// the upstream span reaches the HTTP backend (its `traceparent` header) through `upstreams`,
 	// keyed by the signal it is handed.
-	const calls = new WeakMap<HttpExchange, Map<RequestId, Context>>();
-	const upstreams = new WeakMap<AbortSignal, Context>();
-	const headersOf = (active: Context) => {
-		const carrier: Record<string, string> = {};
-		propagator.inject(active, carrier, headerSetter);
-		return carrier;
-	};
+	const calls = new WeakMap<HttpExchange, Map<RequestId, RecordedSpan>>();
+	const upstreams = new WeakMap<AbortSignal, RecordedSpan>();
 	if (settings.tracing) {
-		const tracing = startTracing(settings, resource, 'hangar-proxy');
-		tracer = tracing.tracer;
-		outboundContext.headers = (signal) => {
-			const active = upstreams.get(signal);
-			return active && headersOf(active);
-		};
-		closers.push(tracing.shutdown);
+		const recorder = (spans = new SpanRecorder(traceExporter(settings), resource, settings.samplingRate, options.log));
+		outboundContext.headers = (signal) => upstreams.get(signal)?.headers;
+		closers.push(() => recorder.shutdown());
 	}
 
 	const readers: MetricReader[] = [];
@@ -188,22 +179,21 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		const started = performance.now();
 		const { method } = call.request;
 		const params = call.request.params ?? {};
-		let span: Span | undefined;
-		let pending: Map<RequestId, Context> | undefined;
-		if (tracer) {
+		let span: RecordedSpan | undefined;
+		let pending: Map<RequestId, RecordedSpan> | undefined;
+		if (spans) {
 			const meta = params._meta as Record<string, unknown> | undefined;
 			const carrier = typeof meta?.traceparent === 'string' ? meta : call.exchange.request.headers.traceparent ? call.exchange.request.headers : undefined;
-			const parent = carrier ? propagator.extract(ROOT_CONTEXT, carrier, headerGetter) : ROOT_CONTEXT;
 			const { target, attributes } = targetAttributes(method, params);
 			attributes['mcp.method.name'] = method;
 			attributes['mcp.session.id'] = call.session.id;
 			attributes['jsonrpc.request.id'] = String(call.request.id);
 			const version = protocolVersionOf(call);
 			if (version) attributes['mcp.protocol.version'] = version;
-			span = tracer.startSpan(target ? `${method} ${target}` : method, { kind: SpanKind.SERVER, attributes }, parent);
+			span = spans.start(target ? `${method} ${target}` : method, SpanKind.SERVER, attributes, carrier && clientSpanOf(carrier));
 			pending = calls.get(call.exchange);
 			if (!pending) calls.set(call.exchange, (pending = new Map()));
-			pending.set(call.request.id, trace.setSpan(parent, span));
+			pending.set(call.request.id, span);
 		}
 		let response: JsonRpcResponse | undefined;
 		try {
@@ -215,15 +205,15 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 				pending!.delete(call.request.id);
 				if (response) {
 					const { status, httpStatus } = statusOf(response);
-					span.setAttribute('http.response.status_code', httpStatus);
-					if (options.authorizes) span.setAttribute('hangar.authz.decision', status === 'denied' ? 'deny' : 'allow');
+					span.attributes['http.response.status_code'] = httpStatus;
+					if (options.authorizes) span.attributes['hangar.authz.decision'] = status === 'denied' ? 'deny' : 'allow';
 					if (response.error) {
-						span.setAttribute('rpc.jsonrpc.error_code', response.error.code);
-						span.setAttribute('error.type', String(response.error.code));
-						span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+						span.attributes['rpc.jsonrpc.error_code'] = response.error.code;
+						span.attributes['error.type'] = String(response.error.code);
+						span.fail(response.error.message);
 					}
 				} else {
-					span.setStatus({ code: SpanStatusCode.ERROR, message: 'the proxy failed' });
+					span.fail('the proxy failed');
 				}
 				span.end();
 			}
@@ -231,22 +221,23 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	};
 
 	const upstream: McpMiddleware = async (call, next) => {
-		if (!tracer) return next(call);
+		if (!spans) return next(call);
 		const pending = calls.get(call.exchange);
 		// A request the proxy sends on a call's behalf (authorization's tools/list) has an id of its
 		// own: it hangs under the exchange's call when there is one only.
-		const parent = pending?.get(call.request.id) ?? (pending?.size === 1 ? pending.values().next().value : undefined) ?? ROOT_CONTEXT;
-		const span = tracer.startSpan(`upstream ${call.request.method}`, { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': call.request.method } }, parent);
-		const active = trace.setSpan(parent, span);
-		upstreams.set(call.signal, active);
+		const parent = pending?.get(call.request.id) ?? (pending?.size === 1 ? pending.values().next().value : undefined);
+		const name = `upstream ${call.request.method}`;
+		const attributes = { 'mcp.method.name': call.request.method };
+		const span = parent ? parent.child(name, SpanKind.CLIENT, attributes) : spans.start(name, SpanKind.CLIENT, attributes);
+		upstreams.set(call.signal, span);
 		const meta = call.request.params?._meta as Record<string, unknown> | undefined;
 		if (typeof meta?.traceparent === 'string') {
 			// The server's own spans then hang under the proxy's.
-			call = { ...call, request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...headersOf(active) } } } };
+			call = { ...call, request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...span.headers } } } };
 		}
 		try {
 			const response = await next(call);
-			if (response.error) span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+			if (response.error) span.fail(response.error.message);
 			return response;
 		} finally {
 			upstreams.delete(call.signal);
