@@ -17,25 +17,6 @@ import { SDK2_LEGACY_SERVERS, SERVERS, startHangar, type Hangar } from './suppor
 
 const REQUIREMENT_SETS: RequirementSet[] = ['2025-11-25', '2026-07-28'];
 
-/**
- * Scenarios the 2026-07-28 server passes directly that still fail through Hangar (docs/proxy.md,
- * "Known gaps"): a 2026-07-28 client in front of a 2026-07-28 server goes through the proxy's
- * 2025-era session, which loses the client's capabilities, input-required round trips, progress
- * and the Mcp-Name check on the way.
- */
-const KNOWN_GAPS_2026 = new Set([
-	'http-header-validation',
-	'input-required-result-basic-elicitation',
-	'input-required-result-basic-list-roots',
-	'input-required-result-basic-sampling',
-	'input-required-result-multi-round',
-	'input-required-result-multiple-input-requests',
-	'input-required-result-non-tool-request',
-	'input-required-result-request-state',
-	'input-required-result-result-type',
-	'tools-call-with-progress',
-]);
-
 let hangar: Hangar;
 /** Per target, its runs of each requirement set, started together in beforeAll. */
 const runs = new Map<string, Map<RequirementSet, Promise<ConformanceReport>>>();
@@ -119,12 +100,9 @@ describe('conformance of a 2026-07-28-only server, requirement set 2026-07-28', 
 		expect(passing(await reportOf('2026-07-28 server directly', '2026-07-28')).length).toBeGreaterThan(0);
 	});
 
-	it('every scenario it passes directly passes through Hangar, but for the known gaps', async () => {
+	it('every scenario it passes directly passes through Hangar', async () => {
 		const baseline = await reportOf('2026-07-28 server directly', '2026-07-28');
 		const through = await reportOf('2026-07-28 server through Hangar', '2026-07-28');
-		const found = regressions(baseline, through);
-		expect(Object.fromEntries(Object.entries(found).filter(([scenario]) => !KNOWN_GAPS_2026.has(scenario)))).toEqual({});
-		// A gap that closes must leave this list, so that it is guarded from then on.
-		expect(Object.keys(found).filter((scenario) => KNOWN_GAPS_2026.has(scenario)).sort()).toEqual([...KNOWN_GAPS_2026].sort());
+		expect(regressions(baseline, through)).toEqual({});
 	});
 });

@@ -25,6 +25,8 @@ export interface BackendSession {
 	 */
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	close(): void;
+	/** The server speaks MCP 2026-07-28: a 2026-07-28 client's requests reach it as they are. */
+	readonly speaksModern?: boolean;
 }
 
 export interface Backend {

@@ -37,6 +37,8 @@ export const ErrorCode = {
 	RequestTimeout: -32001,
 	/** The server behind the proxy cannot be reached. */
 	ConnectionClosed: -32000,
+	/** 2026-07-28: a request's `Mcp-Method`/`Mcp-Name`/`MCP-Protocol-Version` header disagrees with its body. */
+	HeaderMismatch: -32020,
 } as const;
 
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {
@@ -85,6 +87,39 @@ export const MODERN_META = {
 	serverInfo: 'io.modelcontextprotocol/serverInfo',
 	logLevel: 'io.modelcontextprotocol/logLevel',
 } as const;
+
+/** 2026-07-28: the body field each method's `Mcp-Name` header mirrors. */
+const MCP_NAME_FIELDS: Readonly<Record<string, string>> = {
+	'tools/call': 'name',
+	'prompts/get': 'name',
+	'resources/read': 'uri',
+	'tasks/get': 'taskId',
+	'tasks/update': 'taskId',
+	'tasks/cancel': 'taskId',
+};
+
+/** The value a 2026-07-28 request's `Mcp-Name` header must carry, when its method has one. */
+export function mcpNameOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
+	const field = Object.hasOwn(MCP_NAME_FIELDS, method) ? MCP_NAME_FIELDS[method]! : undefined;
+	const value = field === undefined ? undefined : params?.[field];
+	return typeof value === 'string' ? value : undefined;
+}
+
+const BASE64_VALUE = /^=\?base64\?(.*)\?=$/;
+
+/** An `Mcp-*` header value as 2026-07-28 writes it: plain printable ASCII, else `=?base64?…?=` of its UTF-8. */
+export function encodeHeaderValue(value: string): string {
+	return /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) ? value : `=?base64?${Buffer.from(value).toString('base64')}?=`;
+}
+
+/** What an `Mcp-*` header value says, without the whitespace around it; undefined when its base64 is malformed. */
+export function decodeHeaderValue(raw: string): string | undefined {
+	const value = raw.trim();
+	const encoded = BASE64_VALUE.exec(value)?.[1];
+	if (encoded === undefined) return value;
+	if (encoded.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(encoded)) return undefined;
+	return Buffer.from(encoded, 'base64').toString('utf8');
+}
 
 /** JSON with object keys sorted, so that equal capability sets compare equal. */
 export function canonicalJson(value: unknown): string {

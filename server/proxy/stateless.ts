@@ -5,15 +5,20 @@
  * the server, and every result says `resultType`.
  *
  * The proxy keeps, per caller and capability set, one legacy session it opened itself with a
- * 2025-11-25 `initialize` (through the MCP middleware chain, like any client's), answers
- * `server/discover` from that handshake, forwards each request without the 2026 `_meta` keys,
- * and stamps the results. Server-initiated requests (sampling, elicitation, roots) cannot reach
- * a stateless client, so those capabilities are not declared to the server: it behaves as it
- * does for a client without them.
+ * 2025-11-25 `initialize` (through the MCP middleware chain, like any client's) and answers
+ * `server/discover` from that handshake. When the server turned out to speak 2026-07-28 itself,
+ * each request reaches it as the client sent it (its claims, its input rounds, its result);
+ * otherwise it goes without the 2026 `_meta` keys and its result is stamped. Either way the
+ * server's messages about the request (progress, logs) stream into its reply. Server-initiated
+ * requests (sampling, elicitation, roots) cannot reach a stateless client, so those
+ * capabilities are not declared to a legacy server: it behaves as it does for a client without
+ * them.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { HttpExchange, McpHandler, NoticeHandler } from './chain.js';
-import { canonicalJson, ErrorCode, errorResponse, MODERN_META, MODERN_REVISION, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
+import { canonicalJson, decodeHeaderValue, ErrorCode, errorResponse, mcpNameOf, MODERN_META, MODERN_REVISION, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
+import type { ReplyStream } from './sse.js';
 
 const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = MODERN_META;
 /** Results a 2026-07-28 client may cache: they carry `ttlMs` and `cacheScope`. */
@@ -25,6 +30,25 @@ const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 export function isModernRequest(request: JsonRpcRequest): boolean {
 	const meta = request.params?._meta as Record<string, unknown> | undefined;
 	return meta?.[PROTOCOL_VERSION_KEY] === MODERN_REVISION;
+}
+
+/**
+ * Why a 2026-07-28 request's standard headers disagree with its body, which the revision
+ * requires a server to refuse (HTTP 400, `HeaderMismatch`); undefined when they agree.
+ */
+export function headerMismatch(headers: IncomingHttpHeaders, request: JsonRpcRequest): string | undefined {
+	const version = headers['mcp-protocol-version'];
+	if (version === undefined) return 'the MCP-Protocol-Version header is required';
+	if (typeof version !== 'string' || version.trim() !== MODERN_REVISION) return `the MCP-Protocol-Version header does not match the request's revision ${MODERN_REVISION}`;
+	const method = headers['mcp-method'];
+	if (typeof method !== 'string') return 'the Mcp-Method header is required';
+	if (method.trim() !== request.method) return `the Mcp-Method header does not match the method ${request.method}`;
+	const name = mcpNameOf(request.method, request.params);
+	if (name === undefined) return undefined;
+	const header = headers['mcp-name'];
+	if (typeof header !== 'string') return `the Mcp-Name header is required for ${request.method}`;
+	if (decodeHeaderValue(header) !== name) return `the Mcp-Name header does not match the request's ${request.method === 'resources/read' ? 'uri' : 'name'}`;
+	return undefined;
 }
 
 interface LegacySession {
@@ -43,8 +67,8 @@ export class StatelessBridge {
 		private readonly notify: NoticeHandler,
 	) {}
 
-	/** Answers one 2026-07-28 request. */
-	async answer(exchange: HttpExchange, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+	/** Answers one 2026-07-28 request; the server's messages about it go to `reply` first. */
+	async answer(exchange: HttpExchange, request: JsonRpcRequest, reply: ReplyStream): Promise<JsonRpcResponse> {
 		const meta = (request.params?._meta ?? {}) as Record<string, unknown>;
 		const capabilities = meta[CLIENT_CAPABILITIES_KEY];
 		if (typeof capabilities !== 'object' || capabilities === null) {
@@ -56,11 +80,15 @@ export class StatelessBridge {
 
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
-		const { [PROTOCOL_VERSION_KEY]: _version, [CLIENT_CAPABILITIES_KEY]: _capabilities, [CLIENT_INFO_KEY]: _info, ...rest } = meta;
-		const { _meta: _claims, ...params } = request.params ?? {};
-		if (Object.keys(rest).length > 0) params._meta = rest;
-		const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session: legacy.session, signal: legacy.session.signal, exchange });
-		return this.stamped(request, { ...response, id: request.id }, legacy.handshake);
+		const { session } = legacy;
+		const params = session.backend.speaksModern ? request.params : withoutClaims(request.params ?? {}, meta);
+		session.track(id, reply);
+		try {
+			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal: session.signal, exchange });
+			return this.stamped(request, { ...response, id: request.id }, legacy.handshake);
+		} finally {
+			session.untrack(id);
+		}
 	}
 
 	private sessionFor(exchange: HttpExchange, declared: Record<string, unknown>, clientInfo: unknown): Promise<LegacySession | JsonRpcResponse> {
@@ -112,10 +140,11 @@ export class StatelessBridge {
 		return this.stamped(request, { jsonrpc: '2.0', id: request.id, result }, handshake);
 	}
 
-	/** A legacy result as 2026-07-28 has it: `resultType`, cache fields where required, the server's identity in `_meta`. */
+	/** A result as 2026-07-28 has it: `resultType`, cache fields where required, the server's identity in `_meta`. */
 	private stamped(request: JsonRpcRequest, response: JsonRpcResponse, handshake: Record<string, unknown>): JsonRpcResponse {
 		if (!response.result) return response;
-		const result: Record<string, unknown> = { ...response.result, resultType: 'complete' };
+		const result: Record<string, unknown> = { ...response.result };
+		result.resultType ??= 'complete';
 		if (CACHEABLE.has(request.method)) {
 			result.ttlMs ??= 0;
 			result.cacheScope ??= 'private';
@@ -123,4 +152,12 @@ export class StatelessBridge {
 		if (handshake.serverInfo) result._meta = { ...(result._meta as Record<string, unknown> | undefined), [SERVER_INFO_KEY]: handshake.serverInfo };
 		return { ...response, result };
 	}
+}
+
+/** A 2026-07-28 request's params for a legacy server: without the revision's claims in `_meta`. */
+function withoutClaims(all: Record<string, unknown>, meta: Record<string, unknown>): Record<string, unknown> {
+	const { [PROTOCOL_VERSION_KEY]: _version, [CLIENT_CAPABILITIES_KEY]: _capabilities, [CLIENT_INFO_KEY]: _info, ...rest } = meta;
+	const { _meta: _claims, ...params } = all;
+	if (Object.keys(rest).length > 0) params._meta = rest;
+	return params;
 }

@@ -25,7 +25,7 @@ import {
 } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
 import { EventStream, ReplyStream, type EventFormat } from './sse.js';
-import { isModernRequest, StatelessBridge } from './stateless.js';
+import { headerMismatch, isModernRequest, StatelessBridge } from './stateless.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -178,13 +178,12 @@ export class StreamableHttpFront {
 	}
 
 	private async answerStateless(exchange: HttpExchange, message: JsonRpcRequest): Promise<void> {
-		const answer = await this.stateless.answer(exchange, message);
+		const mismatch = headerMismatch(exchange.request.headers, message);
+		if (mismatch) return sendRefusal(exchange.response, errorResponse(message.id, ErrorCode.HeaderMismatch, `Bad Request: ${mismatch}`), 400);
+		const reply = new ReplyStream(exchange.response, {});
+		const answer = await this.stateless.answer(exchange, message, reply);
 		const refusal = refusalOf(answer);
-		const body = JSON.stringify(answer);
-		if (exchange.response.destroyed) return;
-		exchange.response
-			.writeHead(refusal?.status ?? 200, { ...refusal?.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
-			.end(body);
+		reply.finish(answer, refusal?.status, refusal?.headers);
 	}
 
 	/** Runs one request, streaming related server messages into its reply. */

@@ -17,6 +17,8 @@ import {
 	isResponse,
 	MODERN_META,
 	MODERN_REVISION,
+	encodeHeaderValue,
+	mcpNameOf,
 	parseMessage,
 	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcMessage,
@@ -232,6 +234,10 @@ class StreamableUpstreamSession implements BackendSession {
 		private readonly sink: SessionSink,
 	) {}
 
+	get speaksModern(): boolean {
+		return this.modern !== undefined;
+	}
+
 	private headers(kind: 'post' | 'get' | 'delete'): OutgoingHttpHeaders {
 		const headers: Record<string, string> = {};
 		if (kind === 'post') {
@@ -287,8 +293,8 @@ class StreamableUpstreamSession implements BackendSession {
 
 	private modernHeaders(method: string, params: Record<string, unknown> | undefined): Record<string, string> {
 		const headers: Record<string, string> = { 'Mcp-Protocol-Version': MODERN_REVISION, 'Mcp-Method': method };
-		const name = method === 'resources/read' ? params?.uri : method === 'tools/call' || method === 'prompts/get' ? params?.name : undefined;
-		if (typeof name === 'string') headers['Mcp-Name'] = /^[\x20-\x7e]*$/.test(name) ? name : `=?base64?${Buffer.from(name).toString('base64')}?=`;
+		const name = mcpNameOf(method, params);
+		if (name !== undefined) headers['Mcp-Name'] = encodeHeaderValue(name);
 		return headers;
 	}
 
@@ -299,6 +305,10 @@ class StreamableUpstreamSession implements BackendSession {
 	 * server with the retried request.
 	 */
 	private async modernRequest(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if ((message.params?._meta as Record<string, unknown> | undefined)?.[MODERN_META.protocolVersion] === MODERN_REVISION) {
+			// A 2026-07-28 client's own request (see stateless.ts): its claims, its input rounds and its result stay its own.
+			return this.exchange(message, signal, this.modernHeaders(message.method, message.params));
+		}
 		if (message.method === 'ping') return { jsonrpc: '2.0', id: message.id, result: {} };
 		if (message.method === 'logging/setLevel') {
 			this.modern![MODERN_META.logLevel] = message.params?.level;
