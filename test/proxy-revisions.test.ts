@@ -175,6 +175,44 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 	});
 });
 
+describe('the standard headers of a 2026-07-28 request, checked by the proxy in front of a stdio server', { timeout: 60_000 }, () => {
+	const read = (headers: Record<string, string>) =>
+		fetch(workloads.get('stdio image')!.url, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+			body: JSON.stringify({
+				jsonrpc: '2.0',
+				id: 1,
+				method: 'resources/read',
+				params: { uri: 'demo://resource/dynamic/text/1', _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+			}),
+		});
+	const standard = { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'resources/read' };
+	const encoded = `=?base64?${Buffer.from('demo://resource/dynamic/text/1').toString('base64')}?=`;
+
+	it('accepts an Mcp-Name in base64, and one with whitespace around it', async () => {
+		for (const name of [encoded, '  demo://resource/dynamic/text/1 ']) {
+			const answer = await read({ ...standard, 'Mcp-Name': name });
+			expect(answer.status, name).toBe(200);
+			expect(((await answer.json()) as { result: { contents: unknown[] } }).result.contents).toHaveLength(1);
+		}
+	});
+
+	it.each([
+		['no Mcp-Name', standard, /Mcp-Name header is required/],
+		['malformed base64', { ...standard, 'Mcp-Name': '=?base64?ZGVtbw?=' }, /Mcp-Name header does not match/],
+		['another URI', { ...standard, 'Mcp-Name': 'demo://other' }, /Mcp-Name header does not match the request's uri/],
+		['another method', { ...standard, 'Mcp-Method': 'tools/call', 'Mcp-Name': encoded }, /Mcp-Method header does not match/],
+		['no MCP-Protocol-Version', { 'Mcp-Method': 'resources/read', 'Mcp-Name': encoded }, /MCP-Protocol-Version header is required/],
+	])('refuses %s with 400 and HeaderMismatch', async (_case, headers, message) => {
+		const answer = await read(headers as Record<string, string>);
+		expect(answer.status).toBe(400);
+		const body = (await answer.json()) as { id: number; error: { code: number; message: string } };
+		expect(body).toMatchObject({ id: 1, error: { code: -32020 } });
+		expect(body.error.message).toMatch(message);
+	});
+});
+
 // server-everything registers some tools only for clients that declared the capability the
 // tool needs, so its tool list shows which capabilities the server was told about.
 const CAPABILITY_SETS = {
@@ -229,7 +267,7 @@ async function settle(observed: Observed): Promise<void> {
 	await new Promise((resolve) => setTimeout(resolve, 1_000));
 }
 
-const RESOURCE = 'demo://resource/static/document/architecture.md';
+const RESOURCE = 'demo://resource/dynamic/text/1';
 
 // The same rules against server-everything spoken to directly over Streamable HTTP, where each
 // client has a server session of its own, show that the assertions hold for a server that
