@@ -22,7 +22,19 @@ interface Answer {
 	readonly body: string;
 }
 
+/**
+ * One POST. A front may close an idle keep-alive connection just as a request goes out on it
+ * (the alternating rounds leave each front idle for a while): that request is sent again on a
+ * new connection, as Node's documentation advises.
+ */
 function post(agent: Agent, url: URL, headers: Record<string, string>, payload: string): Promise<Answer> {
+	return postOnce(agent, url, headers, payload).catch((error: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
+		if (error.reusedSocket && error.code === 'ECONNRESET') return postOnce(agent, url, headers, payload);
+		throw error;
+	});
+}
+
+function postOnce(agent: Agent, url: URL, headers: Record<string, string>, payload: string): Promise<Answer> {
 	return new Promise((resolve, reject) => {
 		const outgoing = request(
 			url,
@@ -40,7 +52,7 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, payload: 
 				response.on('error', reject);
 			},
 		);
-		outgoing.on('error', reject);
+		outgoing.on('error', (error) => reject(Object.assign(error, { reusedSocket: outgoing.reusedSocket })));
 		outgoing.end(payload);
 	});
 }

@@ -135,8 +135,8 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 			expect(client.getServerVersion()?.name).toBe('mcp-servers/everything');
 			const names = (await client.listTools()).tools.map((tool) => tool.name);
 			expect(names).toContain('echo');
-			// Server requests cannot reach a stateless client: the server is not told it could sample.
-			expect(names).not.toContain('trigger-sampling-request');
+			// The server is told the client can sample: its requests reach the client in input rounds.
+			expect(names).toContain('trigger-sampling-request');
 			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'stateless' } }))).toBe('Echo: stateless');
 		} finally {
 			await client.close();

@@ -133,8 +133,7 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 		}
 	});
 
-	// Known gap (docs/proxy.md): not translated yet.
-	it.skip('a 2025-11-25 client gets the log messages and resource updates of a 2026-07-28 server', async () => {
+	it('a 2025-11-25 client gets the log messages and resource updates of a 2026-07-28 server', async () => {
 		const { client } = await connectLegacy(workloads.get('2026-07-28 image')!.url, { revision: '2025-11-25', transport: 'streamable-http' });
 		const logs: string[] = [];
 		const updates: string[] = [];
@@ -162,16 +161,48 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 		}
 	});
 
-	// Known gap (docs/proxy.md): not translated yet.
-	it.skip('a 2026-07-28 client answers the sampling a 2025-era server requests', async () => {
-		const client = await connectModern(workloads.get('stdio image')!.url, { sampling: {} });
+});
+
+describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 client in front of a 2025-era server (the %s) that asks it things', { timeout: 120_000 }, (kind) => {
+	const sample = async (): Promise<CreateMessageResult> => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled text' } });
+
+	it('answers the server\'s sampling and elicitation requests in input rounds, for concurrent calls', async () => {
+		const client = await connectModern(workloads.get(kind)!.url, { sampling: {}, elicitation: { form: {} } });
 		try {
-			client.setRequestHandler('sampling/createMessage', answers.sample);
-			const result = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } });
-			expect(JSON.stringify(result)).toContain('sampled text');
+			let asked = 0;
+			client.setRequestHandler('sampling/createMessage', async () => {
+				asked++;
+				return sample();
+			});
+			client.setRequestHandler('elicitation/create', async () => ({ action: 'accept' as const, content: { color: 'blue', number: 7, pets: 'dogs' } }));
+			const [sampled, elicited, plain] = await Promise.all([
+				client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } }),
+				client.callTool({ name: 'trigger-elicitation-request', arguments: {} }),
+				client.callTool({ name: 'echo', arguments: { message: 'meanwhile' } }),
+			]);
+			expect(JSON.stringify(sampled)).toContain('sampled text');
+			expect(JSON.stringify(elicited)).toContain('blue');
+			expect(textOf(plain)).toBe('Echo: meanwhile');
+			expect(asked).toBe(1);
 		} finally {
 			await client.close();
 		}
+	});
+
+	it('refuses a requestState that names no held call', async () => {
+		const answer = await fetch(workloads.get(kind)!.url, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' },
+			body: JSON.stringify({
+				jsonrpc: '2.0',
+				id: 3,
+				method: 'tools/call',
+				params: { name: 'echo', arguments: { message: 'x' }, requestState: 'hangar-held:nothing', inputResponses: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } } },
+			}),
+		});
+		const body = (await answer.json()) as { error?: { code: number; message: string } };
+		expect(body.error).toMatchObject({ code: -32602 });
+		expect(body.error!.message).toMatch(/requestState/);
 	});
 });
 

@@ -34,11 +34,19 @@ interface ReplayEntry {
 	readonly last: boolean;
 }
 
+/** Where the server's messages about a request in flight go, when not to the client's HTTP reply itself. */
+export interface CallReply {
+	readonly open: boolean;
+	send(message: JsonRpcMessage): void;
+	/** The session closed. */
+	cancel(): void;
+}
+
 export class ClientSession implements SessionSink {
 	readonly id = randomUUID();
 	readonly backend: BackendSession;
 	private lastSeen = Date.now();
-	private readonly replies = new Map<RequestId, ReplyStream | EventStream>();
+	private readonly replies = new Map<RequestId, ReplyStream | EventStream | CallReply>();
 	private stream: EventStream | undefined;
 	private backlog: JsonRpcMessage[] = [];
 	private closed = false;
@@ -92,7 +100,7 @@ export class ClientSession implements SessionSink {
 	}
 
 	/** The reply of a request in flight, where the server's related messages go. */
-	track(id: RequestId, reply: ReplyStream): void {
+	track(id: RequestId, reply: ReplyStream | CallReply): void {
 		this.replies.set(id, reply);
 	}
 

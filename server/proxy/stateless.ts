@@ -9,22 +9,44 @@
  * `server/discover` from that handshake. When the server turned out to speak 2026-07-28 itself,
  * each request reaches it as the client sent it (its claims, its input rounds, its result);
  * otherwise it goes without the 2026 `_meta` keys and its result is stamped. Either way the
- * server's messages about the request (progress, logs) stream into its reply. Server-initiated
- * requests (sampling, elicitation, roots) cannot reach a stateless client, so those
- * capabilities are not declared to a legacy server: it behaves as it does for a client without
- * them.
+ * server's messages about the request (progress, logs) stream into its reply.
+ *
+ * A legacy server asks its client things by sending it requests (sampling, elicitation, roots);
+ * 2026-07-28 asks by answering with an input-required result instead. For a client that
+ * declared those capabilities, each call gets a legacy session of its own (pooled), so that
+ * every request the server sends on it is about that call; the call is then held, the
+ * server's requests go to the client as `inputRequests` with a `requestState` naming the held
+ * call, and the client's retry with `inputResponses` answers them and resumes the call.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HttpExchange, McpHandler, NoticeHandler } from './chain.js';
-import { canonicalJson, decodeHeaderValue, ErrorCode, errorResponse, mcpNameOf, MODERN_META, MODERN_REVISION, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
-import type { ClientSession, SessionRegistry } from './session.js';
+import {
+	canonicalJson,
+	decodeHeaderValue,
+	ErrorCode,
+	errorResponse,
+	isRequest,
+	mcpNameOf,
+	MODERN_META,
+	MODERN_REVISION,
+	SUPPORTED_PROTOCOL_VERSIONS,
+	type JsonRpcMessage,
+	type JsonRpcRequest,
+	type JsonRpcResponse,
+	type RequestId,
+} from './jsonrpc.js';
+import type { CallReply, ClientSession, SessionRegistry } from './session.js';
 import type { ReplyStream } from './sse.js';
 
 const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = MODERN_META;
 /** Results a 2026-07-28 client may cache: they carry `ttlMs` and `cacheScope`. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
-/** Capabilities that let a server send requests to the client, which a stateless client cannot receive. */
+/** Capabilities that let a legacy server send requests to the client, answered in input rounds. */
 const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
+/** How long a held call waits for its client to come back with the input asked for. */
+const HELD_CALL_TTL_MS = 10 * 60_000;
+const REQUEST_STATE_PREFIX = 'hangar-held:';
 
 /** The 2026-07-28 revision a request claims in its `_meta`, if it claims one. */
 export function isModernRequest(request: JsonRpcRequest): boolean {
@@ -56,9 +78,62 @@ interface LegacySession {
 	readonly handshake: Record<string, unknown>;
 }
 
+/**
+ * A call on a legacy session of its own, whose server may ask the client things: the server's
+ * requests about the call are collected here (the session routes the call's messages here)
+ * until the proxy hands them to the client; its other messages go to the current HTTP reply.
+ */
+class HeldCall implements CallReply {
+	readonly open = true;
+	/** Input key → the id of the server request it answers. */
+	readonly asked = new Map<string, RequestId>();
+	outcome!: Promise<JsonRpcResponse>;
+	expiry: NodeJS.Timeout | undefined;
+	private reply: ReplyStream | undefined;
+	private queue: JsonRpcRequest[] = [];
+	private wake: (() => void) | undefined;
+
+	constructor(
+		readonly legacy: LegacySession,
+		readonly owner: string,
+		readonly done: () => void,
+	) {}
+
+	send(message: JsonRpcMessage): void {
+		if (isRequest(message)) {
+			this.queue.push(message);
+			this.wake?.();
+		} else if (this.reply?.open) {
+			this.reply.send(message);
+		}
+	}
+
+	cancel(): void {
+		this.wake?.();
+	}
+
+	/** The call's response, or the requests the server has sent about it, whichever comes first. */
+	async next(reply: ReplyStream): Promise<JsonRpcResponse | JsonRpcRequest[]> {
+		this.reply = reply;
+		if (!this.queue.length) {
+			const asked = new Promise<void>((resolve) => (this.wake = resolve));
+			const response = await Promise.race([this.outcome, asked]);
+			this.wake = undefined;
+			if (response) return response;
+		}
+		const requests = this.queue;
+		this.queue = [];
+		return requests.length ? requests : this.outcome;
+	}
+}
+
 export class StatelessBridge {
 	/** Legacy sessions by caller and declared capabilities. */
 	private readonly legacy = new Map<string, Promise<LegacySession | JsonRpcResponse>>();
+	/** Idle sessions of their own for calls that may be asked things, by the same key. */
+	private readonly idle = new Map<string, LegacySession[]>();
+	/** Calls waiting for their client's input, by request state. */
+	private readonly held = new Map<string, HeldCall>();
 	private nextId = 1;
 
 	constructor(
@@ -74,14 +149,28 @@ export class StatelessBridge {
 		if (typeof capabilities !== 'object' || capabilities === null) {
 			return errorResponse(request.id, ErrorCode.InvalidParams, `Invalid params: _meta["${CLIENT_CAPABILITIES_KEY}"] is required on protocol revision ${MODERN_REVISION}`);
 		}
-		const legacy = await this.sessionFor(exchange, capabilities as Record<string, unknown>, meta[CLIENT_INFO_KEY]);
+		const declared = capabilities as Record<string, unknown>;
+		const owner = exchange.identity?.subject ?? '';
+		const key = `${owner}\n${canonicalJson(declared)}`;
+		const legacy = await this.sessionFor(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in legacy)) return { ...legacy, id: request.id };
 		if (request.method === 'server/discover') return this.discovered(request, legacy.handshake);
+		if (legacy.session.backend.speaksModern) return this.forward(exchange, request, request.params, legacy, reply);
 
+		const params = withoutClaims(request.params ?? {}, meta);
+		if (!SERVER_REQUEST_CAPABILITIES.some((name) => declared[name] !== undefined)) return this.forward(exchange, request, params, legacy, reply);
+		const { requestState, inputResponses, ...call } = params;
+		if (typeof requestState === 'string' && requestState.startsWith(REQUEST_STATE_PREFIX)) return this.resume(exchange, request, requestState, inputResponses, owner, reply);
+		const own = await this.checkOut(key, exchange, declared, meta[CLIENT_INFO_KEY]);
+		if (!('session' in own)) return { ...own, id: request.id };
+		return this.hold(exchange, request, call, own, owner, key, reply);
+	}
+
+	/** Forwards a request on a shared legacy session; the server's messages about it go to `reply`. */
+	private async forward(exchange: HttpExchange, request: JsonRpcRequest, params: Record<string, unknown> | undefined, legacy: LegacySession, reply: ReplyStream): Promise<JsonRpcResponse> {
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
 		const { session } = legacy;
-		const params = session.backend.speaksModern ? request.params : withoutClaims(request.params ?? {}, meta);
 		session.track(id, reply);
 		try {
 			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal: session.signal, exchange });
@@ -91,9 +180,72 @@ export class StatelessBridge {
 		}
 	}
 
-	private sessionFor(exchange: HttpExchange, declared: Record<string, unknown>, clientInfo: unknown): Promise<LegacySession | JsonRpcResponse> {
-		const capabilities = Object.fromEntries(Object.entries(declared).filter(([name]) => !SERVER_REQUEST_CAPABILITIES.includes(name)));
-		const key = `${exchange.identity?.subject ?? ''}\n${canonicalJson(capabilities)}`;
+	/** Starts a call that the server may ask the client about, on a session of its own. */
+	private hold(exchange: HttpExchange, request: JsonRpcRequest, params: Record<string, unknown>, own: LegacySession, owner: string, key: string, reply: ReplyStream): Promise<JsonRpcResponse> {
+		const id = `hangar-${this.nextId++}`;
+		const call = new HeldCall(own, owner, () => {
+			own.session.untrack(id);
+			if (own.session.signal.aborted) return;
+			const idle = this.idle.get(key) ?? [];
+			idle.push(own);
+			this.idle.set(key, idle);
+		});
+		own.session.track(id, call);
+		call.outcome = this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session: own.session, signal: own.session.signal, exchange });
+		return this.settle(request, call, reply);
+	}
+
+	/** A client's retry with the input its held call asked for: the answers go to the server, and the call goes on. */
+	private async resume(exchange: HttpExchange, request: JsonRpcRequest, requestState: string, inputResponses: unknown, owner: string, reply: ReplyStream): Promise<JsonRpcResponse> {
+		const call = this.held.get(requestState);
+		if (!call || call.owner !== owner) return errorResponse(request.id, ErrorCode.InvalidParams, 'Invalid params: requestState names no call waiting for input (it may have expired)');
+		this.held.delete(requestState);
+		clearTimeout(call.expiry);
+		const responses = typeof inputResponses === 'object' && inputResponses !== null ? (inputResponses as Record<string, unknown>) : {};
+		for (const [key, result] of Object.entries(responses)) {
+			const serverRequest = call.asked.get(key);
+			if (serverRequest === undefined) continue;
+			call.asked.delete(key);
+			const refused = await this.notify({ message: { jsonrpc: '2.0', id: serverRequest, result: result as Record<string, unknown> }, session: call.legacy.session, exchange });
+			if (refused) return { ...refused, id: request.id };
+		}
+		return this.settle(request, call, reply);
+	}
+
+	/** The held call's response, or an input-required result with what the server asked, held again. */
+	private async settle(request: JsonRpcRequest, call: HeldCall, reply: ReplyStream): Promise<JsonRpcResponse> {
+		const next = await call.next(reply);
+		if (!Array.isArray(next)) {
+			call.done();
+			return this.stamped(request, { ...next, id: request.id }, call.legacy.handshake);
+		}
+		const inputRequests: Record<string, unknown> = {};
+		for (const asked of next) {
+			const key = `${typeof asked.id}:${asked.id}`;
+			call.asked.set(key, asked.id);
+			inputRequests[key] = asked.params === undefined ? { method: asked.method } : { method: asked.method, params: asked.params };
+		}
+		const requestState = `${REQUEST_STATE_PREFIX}${randomUUID()}`;
+		this.held.set(requestState, call);
+		// A client that never comes back: the call is given up, with its session.
+		call.expiry = setTimeout(() => {
+			this.held.delete(requestState);
+			call.legacy.session.close();
+		}, HELD_CALL_TTL_MS).unref();
+		return { jsonrpc: '2.0', id: request.id, result: { resultType: 'input_required', inputRequests, requestState } };
+	}
+
+	/** An idle session of its own for a call, or a new one. */
+	private checkOut(key: string, exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<LegacySession | JsonRpcResponse> {
+		const idle = this.idle.get(key);
+		while (idle?.length) {
+			const legacy = idle.pop()!;
+			if (!legacy.session.signal.aborted) return Promise.resolve(legacy);
+		}
+		return this.open(exchange, capabilities, clientInfo);
+	}
+
+	private sessionFor(key: string, exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<LegacySession | JsonRpcResponse> {
 		let opened = this.legacy.get(key);
 		if (!opened) {
 			opened = this.open(exchange, capabilities, clientInfo);

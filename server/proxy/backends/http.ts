@@ -228,6 +228,9 @@ class StreamableUpstreamSession implements BackendSession {
 	/** The client's answers to input requests of a 2026-07-28 server, awaited by id. */
 	private readonly inputs = new Map<RequestId, (response: JsonRpcResponse) => void>();
 	private nextInputId = 1;
+	/** The resources a legacy client subscribed to on a 2026-07-28 server, and the `subscriptions/listen` that carries them. */
+	private readonly subscriptions = new Set<string>();
+	private listening: AbortController | undefined;
 
 	constructor(
 		private readonly backend: HttpBackend,
@@ -314,6 +317,14 @@ class StreamableUpstreamSession implements BackendSession {
 			this.modern![MODERN_META.logLevel] = message.params?.level;
 			return { jsonrpc: '2.0', id: message.id, result: {} };
 		}
+		if (message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') {
+			const uri = message.params?.uri;
+			if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'Invalid params: uri must be a string');
+			if (message.method === 'resources/subscribe') this.subscriptions.add(uri);
+			else this.subscriptions.delete(uri);
+			const refused = await this.listenForSubscriptions();
+			return refused ? { ...refused, id: message.id } : { jsonrpc: '2.0', id: message.id, result: {} };
+		}
 		let params = message.params;
 		for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
 			const answer = await this.exchange(this.modernMessage({ ...message, params }), signal, this.modernHeaders(message.method, params));
@@ -330,6 +341,54 @@ class StreamableUpstreamSession implements BackendSession {
 			params = { ...message.params, inputResponses: responses, ...(typeof requestState === 'string' ? { requestState } : {}) };
 		}
 		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server asked for input more than ${MAX_INPUT_ROUNDS} times`);
+	}
+
+	/**
+	 * 2026-07-28 replaced `resources/subscribe` with `subscriptions/listen`: one long-lived request
+	 * whose stream carries the updates of the resources it names. It is reopened with the new set
+	 * whenever a legacy client subscribes or unsubscribes (and after the server drops it); the
+	 * updates go to the client as the unsolicited notifications of its own revision. Resolves once
+	 * the server acknowledged it, or with the server's refusal.
+	 */
+	private async listenForSubscriptions(): Promise<JsonRpcResponse | undefined> {
+		this.listening?.abort();
+		this.listening = undefined;
+		if (this.subscriptions.size === 0) return undefined;
+		const listening = (this.listening = new AbortController());
+		const signal = AbortSignal.any([this.controller.signal, listening.signal]);
+		const filter = { resourceSubscriptions: [...this.subscriptions] };
+		const message = this.modernMessage({ jsonrpc: '2.0', id: `hangar-listen-${this.nextInputId++}`, method: 'subscriptions/listen', params: { notifications: filter } });
+		let response: IncomingMessage;
+		try {
+			response = await this.backend.send('POST', await this.backend.url(), { ...this.headers('post'), ...this.modernHeaders(message.method, message.params) }, JSON.stringify(message), signal);
+		} catch (error) {
+			return signal.aborted ? undefined : connectionError(this.backend, message.id, error as Error);
+		}
+		if (!String(response.headers['content-type'] ?? '').includes('text/event-stream')) {
+			const text = await readText(response).catch(() => '');
+			const received = parseMessage(text);
+			return received && isResponse(received) && received.error ? received : httpError(message.id, response, text);
+		}
+		return new Promise((resolve) => {
+			const ended = errorResponse(message.id, ErrorCode.InternalError, 'the MCP server ended the subscription before acknowledging it');
+			void (async () => {
+				try {
+					for await (const event of sseEvents(response)) {
+						const received = parseMessage(event.data);
+						if (!received) continue;
+						if (isResponse(received)) break; // the server ended the subscription
+						if ('method' in received && received.method === 'notifications/subscriptions/acknowledged') resolve(undefined);
+						else this.sink.deliver(received);
+					}
+				} catch {
+					// dropped: reopened below while it is still wanted
+				}
+				resolve(ended);
+				if (this.listening !== listening || signal.aborted) return;
+				await new Promise((wait) => setTimeout(wait, RECONNECT_DELAY_MS));
+				if (this.listening === listening && !signal.aborted) void this.listenForSubscriptions();
+			})();
+		});
 	}
 
 	/** Sends a server's input request to the client, as a server request related to `call`; resolves with its answer. */
