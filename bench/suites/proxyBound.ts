@@ -161,7 +161,6 @@ export async function calls(session: LeanSession, connections: number, total: nu
 	);
 }
 
-/** An OTLP/HTTP collector on loopback that accepts and drops everything. */
 /** Starts each front and warms it up, adding it to `fronts` once started (the caller stops them). */
 export async function startWarm(starts: ReadonlyArray<() => Promise<Front>>, fronts: Front[]): Promise<void> {
 	for (const start of starts) {
@@ -195,6 +194,7 @@ export async function alternatingRounds(fronts: readonly Front[], rounds: number
 	return tallies;
 }
 
+/** An OTLP/HTTP collector on loopback that accepts and drops everything. */
 export async function startCollector(): Promise<{ url: string; close(): void }> {
 	const server = createServer((request, response) => {
 		request.resume();
