@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExportWorkload, GetWorkload, UpdateWorkload } from '../protocol/protocol.workloads.js';
 import { AUDIENCE, OpenIdProvider, OTHER_AUDIENCE, PROXY_CLIENT } from './fixtures/security/openIdProvider.js';
 import { auditFileOf, bearer, createWorkload, deleteAllWorkloads, INITIALIZE, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
-import { connect, startRemoteServer, textOf, uniqueName, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar, startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -54,8 +54,9 @@ describe('opaque tokens', { timeout: 60_000 }, () => {
 		} finally {
 			await client.close();
 		}
-		const { events } = await readAudit(auditFileOf(home.path, workload.name));
-		expect(events.find((event) => event.type === 'mcp_tool_call')?.subjects).toMatchObject({ user_id: 'agent' });
+		// The audit log is written after the answer: wait for the call's event.
+		const call = await waitFor(async () => (await readAudit(auditFileOf(home.path, workload.name))).events.find((event) => event.type === 'mcp_tool_call'), 'the tool call in the audit log');
+		expect(call.subjects).toMatchObject({ user_id: 'agent' });
 	});
 
 	it('are refused with a 401 saying why when the provider does not vouch for them', async () => {
