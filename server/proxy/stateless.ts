@@ -207,7 +207,11 @@ export class StatelessBridge {
 			if (serverRequest === undefined) continue;
 			call.asked.delete(key);
 			const refused = await this.notify({ message: { jsonrpc: '2.0', id: serverRequest, result: result as Record<string, unknown> }, session: call.legacy.session, exchange });
-			if (refused) return { ...refused, id: request.id };
+			if (refused) {
+				// The call cannot go on without that answer: it is given up, with its session.
+				call.legacy.session.close();
+				return { ...refused, id: request.id };
+			}
 		}
 		return this.settle(request, call, reply);
 	}

@@ -376,7 +376,11 @@ class StreamableUpstreamSession implements BackendSession {
 					for await (const event of sseEvents(response)) {
 						const received = parseMessage(event.data);
 						if (!received) continue;
-						if (isResponse(received)) break; // the server ended the subscription
+						if (isResponse(received)) {
+							// The server ended the subscription: a refusal before the acknowledgement is the answer.
+							if (received.error) resolve({ ...received, id: message.id });
+							break;
+						}
 						if ('method' in received && received.method === 'notifications/subscriptions/acknowledged') resolve(undefined);
 						else this.sink.deliver(received);
 					}
