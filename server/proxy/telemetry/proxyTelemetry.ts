@@ -184,13 +184,16 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		if (spans) {
 			const meta = params._meta as Record<string, unknown> | undefined;
 			const carrier = typeof meta?.traceparent === 'string' ? meta : call.exchange.request.headers.traceparent ? call.exchange.request.headers : undefined;
-			const { target, attributes } = targetAttributes(method, params);
-			attributes['mcp.method.name'] = method;
-			attributes['mcp.session.id'] = call.session.id;
-			attributes['jsonrpc.request.id'] = String(call.request.id);
-			const version = protocolVersionOf(call);
-			if (version) attributes['mcp.protocol.version'] = version;
-			span = spans.start(target ? `${method} ${target}` : method, SpanKind.SERVER, attributes, carrier && clientSpanOf(carrier));
+			const describe = () => {
+				const { target, attributes } = targetAttributes(method, params);
+				attributes['mcp.method.name'] = method;
+				attributes['mcp.session.id'] = call.session.id;
+				attributes['jsonrpc.request.id'] = String(call.request.id);
+				const version = protocolVersionOf(call);
+				if (version) attributes['mcp.protocol.version'] = version;
+				return { name: target ? `${method} ${target}` : method, attributes };
+			};
+			span = spans.start(SpanKind.SERVER, describe, carrier && clientSpanOf(carrier));
 			pending = calls.get(call.exchange);
 			if (!pending) calls.set(call.exchange, (pending = new Map()));
 			pending.set(call.request.id, span);
@@ -201,8 +204,8 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 			return response;
 		} finally {
 			record?.(call, response, (performance.now() - started) / 1000);
-			if (span) {
-				pending!.delete(call.request.id);
+			if (span) pending!.delete(call.request.id);
+			if (span?.sampled) {
 				if (response) {
 					const { status, httpStatus } = statusOf(response);
 					span.attributes['http.response.status_code'] = httpStatus;
@@ -226,9 +229,8 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		// A request the proxy sends on a call's behalf (authorization's tools/list) has an id of its
 		// own: it hangs under the exchange's call when there is one only.
 		const parent = pending?.get(call.request.id) ?? (pending?.size === 1 ? pending.values().next().value : undefined);
-		const name = `upstream ${call.request.method}`;
-		const attributes = { 'mcp.method.name': call.request.method };
-		const span = parent ? parent.child(name, SpanKind.CLIENT, attributes) : spans.start(name, SpanKind.CLIENT, attributes);
+		const describe = () => ({ name: `upstream ${call.request.method}`, attributes: { 'mcp.method.name': call.request.method } });
+		const span = parent ? parent.child(SpanKind.CLIENT, describe) : spans.start(SpanKind.CLIENT, describe);
 		upstreams.set(call.signal, span);
 		const meta = call.request.params?._meta as Record<string, unknown> | undefined;
 		if (typeof meta?.traceparent === 'string') {

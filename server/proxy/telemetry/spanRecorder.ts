@@ -43,22 +43,29 @@ function hrTime(milliseconds: number): HrTime {
 	return [seconds, Math.min(999_999_999, Math.round((milliseconds - seconds * 1_000) * 1e6))];
 }
 
+/** What a sampled span is called and says; asked only when the span is sampled. */
+export type SpanDescription = () => { readonly name: string; readonly attributes: Attributes };
+
+const UNSAMPLED = (): { name: string; attributes: Attributes } => ({ name: '', attributes: {} });
+
 export class RecordedSpan {
 	readonly context: SpanContext;
+	readonly name: string;
+	readonly attributes: Attributes;
 	readonly #recorder: SpanRecorder;
 	readonly #startedAt = performance.now();
 	#status: SpanStatus = { code: SpanStatusCode.UNSET };
 
 	constructor(
 		recorder: SpanRecorder,
-		readonly name: string,
 		readonly kind: SpanKind,
-		readonly attributes: Attributes,
+		describe: SpanDescription,
 		readonly parent: SpanContext | undefined,
 		sampled: boolean,
 	) {
 		this.#recorder = recorder;
 		this.context = { traceId: parent?.traceId ?? randomId(16), spanId: randomId(8), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: parent?.traceState };
+		({ name: this.name, attributes: this.attributes } = (sampled ? describe : UNSAMPLED)());
 	}
 
 	get sampled(): boolean {
@@ -74,8 +81,8 @@ export class RecordedSpan {
 	}
 
 	/** A child of this span, sampled as this one is. */
-	child(name: string, kind: SpanKind, attributes: Attributes): RecordedSpan {
-		return new RecordedSpan(this.#recorder, name, kind, attributes, this.context, this.sampled);
+	child(kind: SpanKind, describe: SpanDescription): RecordedSpan {
+		return new RecordedSpan(this.#recorder, kind, describe, this.context, this.sampled);
 	}
 
 	fail(message: string): void {
@@ -123,9 +130,9 @@ export class SpanRecorder {
 	) {}
 
 	/** A span starting now: under a client's span when it sent one, else the root of a new trace. */
-	start(name: string, kind: SpanKind, attributes: Attributes, parent?: SpanContext): RecordedSpan {
+	start(kind: SpanKind, describe: SpanDescription, parent?: SpanContext): RecordedSpan {
 		const sampled = parent ? (parent.traceFlags & TraceFlags.SAMPLED) !== 0 : this.samplingRate >= 1 || Math.random() < this.samplingRate;
-		return new RecordedSpan(this, name, kind, attributes, parent, sampled);
+		return new RecordedSpan(this, kind, describe, parent, sampled);
 	}
 
 	add(span: ReadableSpan): void {
