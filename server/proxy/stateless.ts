@@ -47,6 +47,8 @@ const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 /** How long a held call waits for its client to come back with the input asked for. */
 const HELD_CALL_TTL_MS = 10 * 60_000;
 const REQUEST_STATE_PREFIX = 'hangar-held:';
+/** Where a 2026-07-28 server names the `subscriptions/listen` request a notification belongs to. */
+const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 /** The 2026-07-28 revision a request claims in its `_meta`, if it claims one. */
 export function isModernRequest(request: JsonRpcRequest): boolean {
@@ -127,6 +129,39 @@ class HeldCall implements CallReply {
 	}
 }
 
+/**
+ * A 2026-07-28 server names the listen request its notifications belong to by that request's
+ * id, which the proxy replaced with its own: the client gets its own id back.
+ */
+class RenamingReply implements CallReply {
+	constructor(
+		private readonly reply: ReplyStream,
+		private readonly forwarded: RequestId,
+		private readonly original: RequestId,
+	) {}
+
+	get open(): boolean {
+		return this.reply.open;
+	}
+
+	send(message: JsonRpcMessage): void {
+		this.reply.send(withSubscriptionId(message, this.forwarded, this.original));
+	}
+
+	cancel(): void {
+		this.reply.cancel();
+	}
+}
+
+/** `message` with the subscription id `from` in its `_meta` (params or result) replaced by `to`. */
+function withSubscriptionId<T extends JsonRpcMessage>(message: T, from: RequestId, to: RequestId): T {
+	const holder = 'result' in message ? 'result' : 'params';
+	const body = (message as unknown as Record<string, unknown>)[holder] as Record<string, unknown> | undefined;
+	const meta = body?._meta as Record<string, unknown> | undefined;
+	if (meta?.[SUBSCRIPTION_ID_KEY] !== from) return message;
+	return { ...message, [holder]: { ...body, _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: to } } };
+}
+
 export class StatelessBridge {
 	/** Legacy sessions by caller and declared capabilities. */
 	private readonly legacy = new Map<string, Promise<LegacySession | JsonRpcResponse>>();
@@ -171,10 +206,10 @@ export class StatelessBridge {
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
 		const { session } = legacy;
-		session.track(id, reply);
+		session.track(id, session.backend.speaksModern ? new RenamingReply(reply, id, request.id) : reply);
 		try {
 			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal: session.signal, exchange });
-			return this.stamped(request, { ...response, id: request.id }, legacy.handshake);
+			return this.stamped(request, withSubscriptionId({ ...response, id: request.id }, id, request.id), legacy.handshake);
 		} finally {
 			session.untrack(id);
 		}
