@@ -206,11 +206,18 @@ export class StatelessBridge {
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
 		const { session } = legacy;
+		// Without a session there is nothing to resume: a client that hangs up has given the call up
+		// (a `subscriptions/listen` ends that way).
+		const hungUp = new AbortController();
+		const onClose = () => exchange.response.writableFinished || hungUp.abort('the client hung up');
+		exchange.response.once('close', onClose);
 		session.track(id, session.backend.speaksModern ? new RenamingReply(reply, id, request.id) : reply);
 		try {
-			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal: session.signal, exchange });
+			const signal = AbortSignal.any([session.signal, hungUp.signal]);
+			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal, exchange });
 			return this.stamped(request, withSubscriptionId({ ...response, id: request.id }, id, request.id), legacy.handshake);
 		} finally {
+			exchange.response.off('close', onClose);
 			session.untrack(id);
 		}
 	}
