@@ -82,8 +82,10 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 		sample: async (): Promise<CreateMessageResult> => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled text' } }),
 	};
 
-	it('(baseline) the 2026-07-28 server, spoken to directly, asks for input, logs at the requested level and announces updates', async () => {
-		const client = await connectModern(await hangar.direct(workloads.get('2026-07-28 image')!, 3001, '/mcp'), { elicitation: { form: {} }, sampling: {} });
+	// Directly, the baseline; through Hangar, the same client reaches the server as it is.
+	it.each(['directly', 'through Hangar'])('a 2026-07-28 client of the 2026-07-28 server, %s, answers input requests, gets logs at its level and resource updates', async (route) => {
+		const modern = workloads.get('2026-07-28 image')!;
+		const client = await connectModern(route === 'directly' ? await hangar.direct(modern, 3001, '/mcp') : modern.url, { elicitation: { form: {} }, sampling: {} });
 		const logs: string[] = [];
 		const updates: string[] = [];
 		client.setRequestHandler('elicitation/create', answers.elicit);

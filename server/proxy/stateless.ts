@@ -39,7 +39,7 @@ import {
 import type { CallReply, ClientSession, SessionRegistry } from './session.js';
 import type { ReplyStream } from './sse.js';
 
-const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = MODERN_META;
+const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY, subscriptionId: SUBSCRIPTION_ID_KEY } = MODERN_META;
 /** Results a 2026-07-28 client may cache: they carry `ttlMs` and `cacheScope`. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 /** Capabilities that let a legacy server send requests to the client, answered in input rounds. */
@@ -171,10 +171,10 @@ export class StatelessBridge {
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
 		const { session } = legacy;
-		session.track(id, reply);
+		session.track(id, request.method === 'subscriptions/listen' ? listenReply(reply, id, request.id) : reply);
 		try {
 			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal: session.signal, exchange });
-			return this.stamped(request, { ...response, id: request.id }, legacy.handshake);
+			return this.stamped(request, { ...response, id: request.id, ...(response.result ? { result: withSubscriptionId(response.result, id, request.id) } : {}) }, legacy.handshake);
 		} finally {
 			session.untrack(id);
 		}
@@ -316,4 +316,23 @@ function withoutClaims(all: Record<string, unknown>, meta: Record<string, unknow
 	const { _meta: _claims, ...params } = all;
 	if (Object.keys(rest).length > 0) params._meta = rest;
 	return params;
+}
+
+/**
+ * A 2026-07-28 server stamps a `subscriptions/listen` stream's notifications and result with
+ * the listen's request id, which the client matches against its own: the proxy's id is put back.
+ */
+function listenReply(reply: ReplyStream, forwardedId: RequestId, clientId: RequestId): CallReply {
+	return {
+		get open() {
+			return reply.open;
+		},
+		send: (message) => reply.send(isRequest(message) || !('params' in message) || !message.params ? message : { ...message, params: withSubscriptionId(message.params, forwardedId, clientId) }),
+		cancel: () => reply.cancel(),
+	};
+}
+
+function withSubscriptionId<T extends Record<string, unknown>>(body: T, forwardedId: RequestId, clientId: RequestId): T {
+	const meta = body._meta as Record<string, unknown> | undefined;
+	return meta?.[SUBSCRIPTION_ID_KEY] === forwardedId ? { ...body, _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: clientId } } : body;
 }
