@@ -171,9 +171,12 @@ export class StatelessBridge {
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
 		const { session } = legacy;
-		session.track(id, request.method === 'subscriptions/listen' ? listenReply(reply, id, request.id) : reply);
+		const listen = request.method === 'subscriptions/listen';
+		session.track(id, listen ? listenReply(reply, id, request.id) : reply);
+		// A listen lasts as long as the client's stream: closing it is how a client ends it.
+		const signal = listen ? AbortSignal.any([session.signal, closedSignal(exchange)]) : session.signal;
 		try {
-			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal: session.signal, exchange });
+			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal, exchange });
 			return this.stamped(request, { ...response, id: request.id, ...(response.result ? { result: withSubscriptionId(response.result, id, request.id) } : {}) }, legacy.handshake);
 		} finally {
 			session.untrack(id);
@@ -330,6 +333,12 @@ function listenReply(reply: ReplyStream, forwardedId: RequestId, clientId: Reque
 		send: (message) => reply.send(isRequest(message) || !('params' in message) || !message.params ? message : { ...message, params: withSubscriptionId(message.params, forwardedId, clientId) }),
 		cancel: () => reply.cancel(),
 	};
+}
+
+function closedSignal(exchange: HttpExchange): AbortSignal {
+	const closed = new AbortController();
+	exchange.response.once('close', () => closed.abort(new Error('the client closed its subscriptions/listen stream')));
+	return closed.signal;
 }
 
 function withSubscriptionId<T extends Record<string, unknown>>(body: T, forwardedId: RequestId, clientId: RequestId): T {
