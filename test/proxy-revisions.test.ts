@@ -82,7 +82,7 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 		sample: async (): Promise<CreateMessageResult> => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled text' } }),
 	};
 
-	// Directly, the baseline; through Hangar, the same client reaches the server as it is.
+	// Directly, the baseline; through Hangar, the 2026-07-28 client's requests pass through natively.
 	it.each(['directly', 'through Hangar'])('a 2026-07-28 client of the 2026-07-28 server, %s, answers input requests, gets logs at its level and resource updates', async (route) => {
 		const modern = workloads.get('2026-07-28 image')!;
 		const client = await connectModern(route === 'directly' ? await hangar.direct(modern, 3001, '/mcp') : modern.url, { elicitation: { form: {} }, sampling: {} });
@@ -111,6 +111,28 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 					},
 					'an update of the subscribed resource',
 				);
+			} finally {
+				await subscription.close();
+			}
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('a 2026-07-28 client\'s listen through Hangar outlives the request timeout', async () => {
+		const impatient = await hangar.create({ name: 'rev-listen', ...SERVERS['2026-07-28 image'], request_timeout: 1 });
+		const client = await connectModern(impatient.url, {});
+		const updates: string[] = [];
+		client.setNotificationHandler('notifications/resources/updated', (notification) => {
+			updates.push(notification.params.uri);
+		});
+		try {
+			const subscription = await client.listen({ resourceSubscriptions: ['fixture://counter'] });
+			try {
+				// Silent for longer than the one-second timeout of a call.
+				await new Promise((resolve) => setTimeout(resolve, 2_500));
+				await client.callTool({ name: 'bump', arguments: {} });
+				await waitFor(async () => updates.includes('fixture://counter'), 'an update on the listen stream');
 			} finally {
 				await subscription.close();
 			}

@@ -86,8 +86,6 @@ export const MODERN_META = {
 	clientInfo: 'io.modelcontextprotocol/clientInfo',
 	serverInfo: 'io.modelcontextprotocol/serverInfo',
 	logLevel: 'io.modelcontextprotocol/logLevel',
-	/** The `subscriptions/listen` request a notification was delivered for. */
-	subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
 /** 2026-07-28: the body field each method's `Mcp-Name` header mirrors. */

@@ -39,7 +39,7 @@ import {
 import type { CallReply, ClientSession, SessionRegistry } from './session.js';
 import type { ReplyStream } from './sse.js';
 
-const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY, subscriptionId: SUBSCRIPTION_ID_KEY } = MODERN_META;
+const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = MODERN_META;
 /** Results a 2026-07-28 client may cache: they carry `ttlMs` and `cacheScope`. */
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 /** Capabilities that let a legacy server send requests to the client, answered in input rounds. */
@@ -47,6 +47,8 @@ const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 /** How long a held call waits for its client to come back with the input asked for. */
 const HELD_CALL_TTL_MS = 10 * 60_000;
 const REQUEST_STATE_PREFIX = 'hangar-held:';
+/** Where a 2026-07-28 server names the `subscriptions/listen` request a notification belongs to. */
+const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 /** The 2026-07-28 revision a request claims in its `_meta`, if it claims one. */
 export function isModernRequest(request: JsonRpcRequest): boolean {
@@ -127,6 +129,46 @@ class HeldCall implements CallReply {
 	}
 }
 
+/**
+ * A 2026-07-28 server names the listen request its notifications belong to by that request's
+ * id, which the proxy replaced with its own: the client gets its own id back.
+ */
+class RenamingReply implements CallReply {
+	constructor(
+		private readonly reply: ReplyStream,
+		private readonly forwarded: RequestId,
+		private readonly original: RequestId,
+	) {}
+
+	get open(): boolean {
+		return this.reply.open;
+	}
+
+	send(message: JsonRpcMessage): void {
+		this.reply.send(withSubscriptionId(message, this.forwarded, this.original));
+	}
+
+	cancel(): void {
+		this.reply.cancel();
+	}
+}
+
+/** Aborted when the client closes the connection of `exchange`. */
+function closedSignal(exchange: HttpExchange): AbortSignal {
+	const closed = new AbortController();
+	exchange.response.once('close', () => closed.abort(new Error('the client closed its subscriptions/listen stream')));
+	return closed.signal;
+}
+
+/** `message` with the subscription id `from` in its `_meta` (params or result) replaced by `to`. */
+function withSubscriptionId<T extends JsonRpcMessage>(message: T, from: RequestId, to: RequestId): T {
+	const holder = 'result' in message ? 'result' : 'params';
+	const body = (message as unknown as Record<string, unknown>)[holder] as Record<string, unknown> | undefined;
+	const meta = body?._meta as Record<string, unknown> | undefined;
+	if (meta?.[SUBSCRIPTION_ID_KEY] !== from) return message;
+	return { ...message, [holder]: { ...body, _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: to } } };
+}
+
 export class StatelessBridge {
 	/** Legacy sessions by caller and declared capabilities. */
 	private readonly legacy = new Map<string, Promise<LegacySession | JsonRpcResponse>>();
@@ -171,13 +213,12 @@ export class StatelessBridge {
 		// Another stateless caller may use the same id on the same legacy session: forwarded under one of the proxy's.
 		const id = `hangar-${this.nextId++}`;
 		const { session } = legacy;
-		const listen = request.method === 'subscriptions/listen';
-		session.track(id, listen ? listenReply(reply, id, request.id) : reply);
+		session.track(id, session.backend.speaksModern ? new RenamingReply(reply, id, request.id) : reply);
 		// A listen lasts as long as the client's stream: closing it is how a client ends it.
-		const signal = listen ? AbortSignal.any([session.signal, closedSignal(exchange)]) : session.signal;
+		const signal = request.method === 'subscriptions/listen' ? AbortSignal.any([session.signal, closedSignal(exchange)]) : session.signal;
 		try {
 			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal, exchange });
-			return this.stamped(request, { ...response, id: request.id, ...(response.result ? { result: withSubscriptionId(response.result, id, request.id) } : {}) }, legacy.handshake);
+			return this.stamped(request, withSubscriptionId({ ...response, id: request.id }, id, request.id), legacy.handshake);
 		} finally {
 			session.untrack(id);
 		}
@@ -319,29 +360,4 @@ function withoutClaims(all: Record<string, unknown>, meta: Record<string, unknow
 	const { _meta: _claims, ...params } = all;
 	if (Object.keys(rest).length > 0) params._meta = rest;
 	return params;
-}
-
-/**
- * A 2026-07-28 server stamps a `subscriptions/listen` stream's notifications and result with
- * the listen's request id, which the client matches against its own: the proxy's id is put back.
- */
-function listenReply(reply: ReplyStream, forwardedId: RequestId, clientId: RequestId): CallReply {
-	return {
-		get open() {
-			return reply.open;
-		},
-		send: (message) => reply.send(isRequest(message) || !('params' in message) || !message.params ? message : { ...message, params: withSubscriptionId(message.params, forwardedId, clientId) }),
-		cancel: () => reply.cancel(),
-	};
-}
-
-function closedSignal(exchange: HttpExchange): AbortSignal {
-	const closed = new AbortController();
-	exchange.response.once('close', () => closed.abort(new Error('the client closed its subscriptions/listen stream')));
-	return closed.signal;
-}
-
-function withSubscriptionId<T extends Record<string, unknown>>(body: T, forwardedId: RequestId, clientId: RequestId): T {
-	const meta = body._meta as Record<string, unknown> | undefined;
-	return meta?.[SUBSCRIPTION_ID_KEY] === forwardedId ? { ...body, _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: clientId } } : body;
 }
