@@ -4,9 +4,11 @@
  * and legacy SSE, against a stdio server, an HTTP server and a server that speaks only
  * 2026-07-28; and two clients sharing one stdio server, kept apart.
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -139,6 +141,20 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 		} finally {
 			await client.close();
 		}
+	});
+
+	it('a 2026-07-28 client that closes its subscriptions/listen through Hangar ends the listen upstream', async () => {
+		const modern = workloads.get('2026-07-28 image')!;
+		const client = await connectModern(modern.url, {});
+		try {
+			const subscription = await client.listen({ resourceSubscriptions: ['fixture://counter'] });
+			expect(await serverConnections(modern.name)).toBeGreaterThan(0);
+			await subscription.close();
+		} finally {
+			await client.close();
+		}
+		// Idle kept-alive connections are closed by the server after a few seconds; an open listen never is.
+		await waitFor(async () => (await serverConnections(modern.name)) === 0, 'the upstream listen to end', 45_000);
 	});
 
 	it('a 2025-11-25 client answers the elicitation and sampling a 2026-07-28 server asks for in input-required results', async () => {
@@ -441,3 +457,17 @@ describe.each(Object.keys(ISOLATION_TARGETS) as Array<keyof typeof ISOLATION_TAR
 		expect(asked.B.every((text) => /B-\d/.test(text) && !/A-\d/.test(text))).toBe(true);
 	});
 });
+
+/** Established TCP connections to port 3001 inside the workload's container, from /proc. */
+async function serverConnections(workload: string): Promise<number> {
+	const exec = promisify(execFile);
+	const { stdout: names } = await exec('docker', ['ps', '--filter', `name=hangar-${workload}-`, '--format', '{{.Names}}']);
+	const container = names.trim().split('\n')[0]!;
+	// Node is what the image surely has; /proc/net/tcp6 is missing where IPv6 is off.
+	const read = "const fs = require('fs'); for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) if (fs.existsSync(f)) process.stdout.write(fs.readFileSync(f, 'utf8'))";
+	const { stdout } = await exec('docker', ['exec', container, 'node', '-e', read]);
+	return stdout.split('\n').filter((line) => {
+		const [, local, , state] = line.trim().split(/\s+/);
+		return local?.endsWith(':0BB9') && state === '01';
+	}).length;
+}
