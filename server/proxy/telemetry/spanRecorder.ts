@@ -1,10 +1,10 @@
 /**
  * The proxy's spans, recorded without the SDK's span objects. A call's spans are a few strings
  * and a start time until they end; only the sampled ones then become the plain records that the
- * official OTLP exporter serialises, sent in batches. Measured on the lean bench, the SDK's
- * tracer (a context and a span object per span, attribute sanitising, span processors, its own
- * metrics) cost the proxy 40–90 µs of CPU per call, most of what tracing cost; the daemon's few
- * spans keep the SDK.
+ * official OTLP exporter serialises, sent in batches. The SDK's tracer (a context and a span
+ * object per span, attribute sanitising, span processors, its own metrics) made traces cost the
+ * proxy 35–55 µs of CPU per call on the lean bench, 16–42 µs without it (docs/benchmarks.md);
+ * the daemon's few spans keep the SDK.
  *
  * Sampling is parent-based like the SDK's default: a client's `traceparent` decides, else the
  * configured rate.
