@@ -19,6 +19,7 @@ import {
 	ResourceUpdatedNotificationSchema,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { postMcp } from './fixtures/security/support.js';
 import { textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { connectAt, connectLegacy, connectModern, inspect, MODERN_REVISION, REVISIONS, type ClientTransport, type Revision } from './support/mcpClients.js';
 import { SERVERS, startHangar, type Hangar, type ServerKind, type Workload } from './support/proxyTargets.js';
@@ -230,17 +231,17 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 	});
 
 	it('refuses a requestState that names no held call', async () => {
-		const answer = await fetch(workloads.get(kind)!.url, {
-			method: 'POST',
-			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' },
-			body: JSON.stringify({
-				jsonrpc: '2.0',
+		// The first call of a capability set may start a server process: the reply can turn into an event stream meanwhile.
+		const answer = await postMcp(
+			workloads.get(kind)!.url,
+			{
 				id: 3,
 				method: 'tools/call',
 				params: { name: 'echo', arguments: { message: 'x' }, requestState: 'hangar-held:nothing', inputResponses: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } } },
-			}),
-		});
-		const body = (await answer.json()) as { error?: { code: number; message: string } };
+			},
+			{ 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' },
+		);
+		const body = answer.body as { error?: { code: number; message: string } };
 		expect(body.error).toMatchObject({ code: -32602 });
 		expect(body.error!.message).toMatch(/requestState/);
 	});
@@ -248,16 +249,11 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 
 describe('the standard headers of a 2026-07-28 request, checked by the proxy in front of a stdio server', { timeout: 60_000 }, () => {
 	const read = (headers: Record<string, string>) =>
-		fetch(workloads.get('stdio image')!.url, {
-			method: 'POST',
-			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
-			body: JSON.stringify({
-				jsonrpc: '2.0',
-				id: 1,
-				method: 'resources/read',
-				params: { uri: 'demo://resource/dynamic/text/1', _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {} } },
-			}),
-		});
+		postMcp(
+			workloads.get('stdio image')!.url,
+			{ id: 1, method: 'resources/read', params: { uri: 'demo://resource/dynamic/text/1', _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {} } } },
+			headers,
+		);
 	const standard = { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'resources/read' };
 	const encoded = `=?base64?${Buffer.from('demo://resource/dynamic/text/1').toString('base64')}?=`;
 
@@ -265,7 +261,7 @@ describe('the standard headers of a 2026-07-28 request, checked by the proxy in 
 		for (const name of [encoded, '  demo://resource/dynamic/text/1 ']) {
 			const answer = await read({ ...standard, 'Mcp-Name': name });
 			expect(answer.status, name).toBe(200);
-			expect(((await answer.json()) as { result: { contents: unknown[] } }).result.contents).toHaveLength(1);
+			expect((answer.body as { result: { contents: unknown[] } }).result.contents).toHaveLength(1);
 		}
 	});
 
@@ -278,7 +274,7 @@ describe('the standard headers of a 2026-07-28 request, checked by the proxy in 
 	])('refuses %s with 400 and HeaderMismatch', async (_case, headers, message) => {
 		const answer = await read(headers as Record<string, string>);
 		expect(answer.status).toBe(400);
-		const body = (await answer.json()) as { id: number; error: { code: number; message: string } };
+		const body = answer.body as { id: number; error: { code: number; message: string } };
 		expect(body).toMatchObject({ id: 1, error: { code: -32020 } });
 		expect(body.error.message).toMatch(message);
 	});

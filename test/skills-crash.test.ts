@@ -4,8 +4,8 @@
  * new one in every client folder (never a mix), and, once any Hangar command has looked,
  * never a record without its files nor files without their record.
  */
-import { spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
@@ -107,6 +107,21 @@ describe('killed during a first install and during an uninstall', () => {
 			expect(await install(world, '1', 'prepared')).toBe(-1);
 			expect(await settled(world)).toEqual({ record: 'none', folders: ['absent', 'absent', 'absent'] });
 			expect(await install(world, '1', 'committed')).toBe(-1);
+			expect(await settled(world)).toEqual({ record: '1', folders: ['1', '1', '1'] });
+			await expectNoLeftovers(world);
+		} finally {
+			await world.dispose();
+		}
+	});
+
+	it('a journal write killed before its rename leaves a temporary file that the next command removes', async () => {
+		const world = await createSkillsWorld();
+		try {
+			expect(await install(world, '1')).toBe(0);
+			const journal = join(world.env.HANGAR_HOME!, 'state', 'skills', 'journal');
+			const gone = spawnSync(process.execPath, ['-e', '']).pid;
+			await mkdir(journal, { recursive: true });
+			await writeFile(join(journal, `.tx.json.${gone}.0a1b2c3d.tmp`), '{"id":');
 			expect(await settled(world)).toEqual({ record: '1', folders: ['1', '1', '1'] });
 			await expectNoLeftovers(world);
 		} finally {

@@ -278,9 +278,10 @@ export class SkillInstaller {
 
 	/**
 	 * Finishes or undoes what crashed processes left: journals whose skill lock is free, and
-	 * staging folders of processes that are gone.
+	 * staging folders and half-written journals of processes that are gone.
 	 */
 	async recover(): Promise<void> {
+		await this.journals.sweep();
 		for (const id of await this.journals.ids()) {
 			const journal = await this.journals.read(id);
 			if (!journal) continue;

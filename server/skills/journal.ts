@@ -7,6 +7,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../store/atomic.js';
+import { isAlive } from '../store/lock.js';
 import { SkillRecord } from './store.js';
 
 export const Journal = z.object({
@@ -63,5 +64,13 @@ export class Journals {
 
 	async delete(id: string): Promise<void> {
 		await rm(this.pathOf(id), { force: true });
+	}
+
+	/** Removes the temporary files of journal writes whose process died before the rename. */
+	async sweep(): Promise<void> {
+		for (const name of await readdir(this.folder).catch(() => [] as string[])) {
+			const writer = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name)?.[1];
+			if (writer !== undefined && !isAlive(Number(writer))) await rm(join(this.folder, name), { force: true });
+		}
 	}
 }
