@@ -12,11 +12,13 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+	CallToolResultSchema,
 	CreateMessageRequestSchema,
 	CreateTaskResultSchema,
 	ElicitRequestSchema,
 	LoggingMessageNotificationSchema,
 	ResourceUpdatedNotificationSchema,
+	ToolListChangedNotificationSchema,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { postMcp } from './fixtures/security/support.js';
@@ -202,6 +204,92 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 		}
 	});
 
+});
+
+describe('a 2025-11-25 client of a 2026-07-28 server, through Hangar', { timeout: 60_000 }, () => {
+	const connect = (capabilities = {}) => connectLegacy(workloads.get('2026-07-28 image')!.url, { revision: '2025-11-25', transport: 'streamable-http', capabilities });
+
+	it('is told when the tool list changes, and sees the new tool', async () => {
+		const { client } = await connect();
+		let changes = 0;
+		client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+			changes += 1;
+		});
+		try {
+			// The list changes arrive through a subscriptions/listen the proxy opens after the handshake.
+			await waitFor(
+				async () => {
+					await client.callTool({ name: 'grow', arguments: {} });
+					return changes > 0;
+				},
+				'notifications/tools/list_changed',
+			);
+			expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('grown');
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('runs tasks on the server\'s Tasks extension: created, polled, answered, listed, cancelled, and its own', async () => {
+		const { client } = await connect({ elicitation: { form: {} } });
+		const { client: other } = await connect();
+		client.setRequestHandler(ElicitRequestSchema, async (request) => {
+			expect(request.params._meta?.['io.modelcontextprotocol/related-task']).toBeDefined();
+			return { action: 'accept', content: { approve: true } };
+		});
+		const run = async (name: string, args: Record<string, unknown>) => {
+			const seen: string[] = [];
+			let taskId: string | undefined;
+			let outcome: unknown;
+			for await (const message of client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: { ttl: 60_000 } })) {
+				seen.push(message.type);
+				if (message.type === 'taskCreated') taskId = message.task.taskId;
+				if (message.type === 'result') outcome = message.result;
+				if (message.type === 'error') throw message.error;
+			}
+			return { seen, taskId: taskId!, outcome };
+		};
+		try {
+			expect(client.getServerCapabilities()?.tasks?.requests?.tools?.call).toBeDefined();
+
+			const slow = await run('slow-task', { ms: 300 });
+			expect(slow.seen[0]).toBe('taskCreated');
+			expect(slow.seen).toContain('taskStatus');
+			expect(textOf(slow.outcome)).toBe('done after 300 ms');
+			// Server-directed: a call that asks for no task is answered in the call.
+			expect(textOf(await client.callTool({ name: 'slow-task', arguments: { ms: 10 } }))).toBe('done after 10 ms');
+
+			// The server's question reaches the client on its tasks/result stream; the answer goes back with tasks/update.
+			const approved = await run('approve-task', {});
+			expect(textOf(approved.outcome)).toBe('approved: true');
+
+			// A server that answers at once gives no task: the proxy holds the result as a completed one.
+			const held = await run('echo', { message: 'held' });
+			expect(held.taskId).toMatch(/^hangar-task-/);
+			expect(textOf(held.outcome)).toBe('Echo: held');
+
+			const long = await client.request({ method: 'tools/call', params: { name: 'slow-task', arguments: { ms: 30_000 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+			const cancelled = await client.experimental.tasks.cancelTask(long.task.taskId);
+			expect(cancelled.status).toBe('cancelled');
+			expect((await client.experimental.tasks.getTask(long.task.taskId)).status).toBe('cancelled');
+
+			const listed = (await client.experimental.tasks.listTasks()).tasks.map((task) => [task.taskId, task.status]);
+			expect(listed).toEqual(
+				expect.arrayContaining([
+					[slow.taskId, 'completed'],
+					[approved.taskId, 'completed'],
+					[held.taskId, 'completed'],
+					[long.task.taskId, 'cancelled'],
+				]),
+			);
+			// Another client's session knows none of them.
+			expect((await other.experimental.tasks.listTasks()).tasks).toEqual([]);
+			await expect(other.experimental.tasks.getTask(slow.taskId)).rejects.toThrow(/no task/);
+		} finally {
+			await client.close();
+			await other.close();
+		}
+	});
 });
 
 describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 client in front of a 2025-era server (the %s) that asks it things', { timeout: 120_000 }, (kind) => {

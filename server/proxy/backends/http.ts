@@ -15,12 +15,7 @@ import {
 	ErrorCode,
 	errorResponse,
 	isResponse,
-	MODERN_META,
-	MODERN_REVISION,
-	encodeHeaderValue,
-	mcpNameOf,
 	parseMessage,
-	SUPPORTED_PROTOCOL_VERSIONS,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
@@ -28,15 +23,13 @@ import {
 	type RequestId,
 } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
+import { ModernDialect, type ModernWire } from './modern.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
 const RECONNECT_DELAY_MS = 1_000;
 /** The longest `retry:` the proxy honours before resuming an upstream stream. */
 const MAX_RETRY_MS = 30_000;
-/** Input-required rounds one call may take with a 2026-07-28 server. */
-const MAX_INPUT_ROUNDS = 10;
-
 
 export interface HttpBackendOptions {
 	readonly transport: 'sse' | 'streamable-http';
@@ -208,6 +201,14 @@ export async function* sseEvents(response: IncomingMessage): AsyncGenerator<SseE
 	}
 }
 
+/** The messages of an event stream. */
+async function* messagesOf(response: IncomingMessage): AsyncGenerator<JsonRpcMessage> {
+	for await (const event of sseEvents(response)) {
+		const received = parseMessage(event.data);
+		if (received) yield received;
+	}
+}
+
 /** What tells the server a call was given up (on a timeout, or the client session ended). */
 function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNotification {
 	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
@@ -219,18 +220,12 @@ function connectionError(backend: HttpBackend, id: RequestId, error: Error): Jso
 }
 
 /** An upstream Streamable HTTP session: POST per message, plus a GET stream for server messages. */
-class StreamableUpstreamSession implements BackendSession {
+class StreamableUpstreamSession implements BackendSession, ModernWire {
 	private sessionId: string | undefined;
 	private protocolVersion: string | undefined;
 	private readonly controller = new AbortController();
-	/** Set when the server speaks only MCP 2026-07-28: the claims every request carries in its `_meta`. */
-	private modern: Record<string, unknown> | undefined;
-	/** The client's answers to input requests of a 2026-07-28 server, awaited by id. */
-	private readonly inputs = new Map<RequestId, (response: JsonRpcResponse) => void>();
-	private nextInputId = 1;
-	/** The resources a legacy client subscribed to on a 2026-07-28 server, and the `subscriptions/listen` that carries them. */
-	private readonly subscriptions = new Set<string>();
-	private listening: AbortController | undefined;
+	/** Set when the server speaks only MCP 2026-07-28. */
+	private dialect: ModernDialect | undefined;
 
 	constructor(
 		private readonly backend: HttpBackend,
@@ -238,7 +233,7 @@ class StreamableUpstreamSession implements BackendSession {
 	) {}
 
 	get speaksModern(): boolean {
-		return this.modern !== undefined;
+		return this.dialect !== undefined;
 	}
 
 	private headers(kind: 'post' | 'get' | 'delete'): OutgoingHttpHeaders {
@@ -255,7 +250,7 @@ class StreamableUpstreamSession implements BackendSession {
 	}
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		if (this.modern) return this.modernRequest(message, signal);
+		if (this.dialect) return this.dialect.request(message, signal);
 		const cancel = () => void this.post(cancellationOf(message, signal));
 		signal.addEventListener('abort', cancel, { once: true });
 		try {
@@ -267,152 +262,30 @@ class StreamableUpstreamSession implements BackendSession {
 		}
 	}
 
-	/**
-	 * A server that refused `initialize` may speak only MCP 2026-07-28: asked with
-	 * `server/discover`, it is then spoken to in that revision for this client (see
-	 * `modernRequest`), and the client's handshake is answered from the discovery.
-	 */
+	/** The server may speak only MCP 2026-07-28: then this client's session is carried in that revision. */
 	private async discover(initialize: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
-		const params = initialize.params ?? {};
-		this.modern = { [MODERN_META.protocolVersion]: MODERN_REVISION, [MODERN_META.clientCapabilities]: params.capabilities ?? {} };
-		if (params.clientInfo) this.modern[MODERN_META.clientInfo] = params.clientInfo;
-		const discovered = await this.exchange(this.modernMessage({ jsonrpc: '2.0', id: initialize.id, method: 'server/discover' }), signal, this.modernHeaders('server/discover', undefined));
-		const result = discovered.result;
-		if (!result || !Array.isArray(result.supportedVersions) || !result.supportedVersions.includes(MODERN_REVISION)) {
-			this.modern = undefined;
-			return undefined;
-		}
-		const requested = typeof params.protocolVersion === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion) ? params.protocolVersion : SUPPORTED_PROTOCOL_VERSIONS.at(-1);
-		const serverInfo = (result._meta as Record<string, unknown> | undefined)?.[MODERN_META.serverInfo] ?? { name: 'mcp-server', version: '0' };
-		const answer: Record<string, unknown> = { protocolVersion: requested, capabilities: result.capabilities ?? {}, serverInfo };
-		if (typeof result.instructions === 'string') answer.instructions = result.instructions;
-		return { jsonrpc: '2.0', id: initialize.id, result: answer };
+		const discovered = await ModernDialect.discover(this, this.sink, initialize, signal);
+		this.dialect = discovered?.dialect;
+		return discovered?.answer;
 	}
 
-	private modernMessage(message: JsonRpcRequest): JsonRpcRequest {
-		const meta = message.params?._meta as Record<string, unknown> | undefined;
-		return { ...message, params: { ...message.params, _meta: { ...meta, ...this.modern } } };
-	}
-
-	private modernHeaders(method: string, params: Record<string, unknown> | undefined): Record<string, string> {
-		const headers: Record<string, string> = { 'Mcp-Protocol-Version': MODERN_REVISION, 'Mcp-Method': method };
-		const name = mcpNameOf(method, params);
-		if (name !== undefined) headers['Mcp-Name'] = encodeHeaderValue(name);
-		return headers;
-	}
-
-	/**
-	 * A legacy client's request to a 2026-07-28 server: the client's claims in `_meta`, the
-	 * revision's headers, and its results made legacy again. An input-required result becomes
-	 * requests to the client (elicitation, sampling, roots), whose answers go back to the
-	 * server with the retried request.
-	 */
-	private async modernRequest(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		if ((message.params?._meta as Record<string, unknown> | undefined)?.[MODERN_META.protocolVersion] === MODERN_REVISION) {
-			// A 2026-07-28 client's own request (see stateless.ts): its claims, its input rounds and its result stay its own.
-			return this.exchange(message, signal, this.modernHeaders(message.method, message.params));
-		}
-		if (message.method === 'ping') return { jsonrpc: '2.0', id: message.id, result: {} };
-		if (message.method === 'logging/setLevel') {
-			this.modern![MODERN_META.logLevel] = message.params?.level;
-			return { jsonrpc: '2.0', id: message.id, result: {} };
-		}
-		if (message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') {
-			const uri = message.params?.uri;
-			if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'Invalid params: uri must be a string');
-			if (message.method === 'resources/subscribe') this.subscriptions.add(uri);
-			else this.subscriptions.delete(uri);
-			const refused = await this.listenForSubscriptions();
-			return refused ? { ...refused, id: message.id } : { jsonrpc: '2.0', id: message.id, result: {} };
-		}
-		let params = message.params;
-		for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
-			const answer = await this.exchange(this.modernMessage({ ...message, params }), signal, this.modernHeaders(message.method, params));
-			const result = answer.result;
-			if (!result) return answer;
-			const { resultType, inputRequests, requestState, ttlMs: _ttl, cacheScope: _scope, ...legacy } = result;
-			if (resultType !== 'input_required') return { ...answer, result: legacy };
-			const responses: Record<string, unknown> = {};
-			for (const [key, input] of Object.entries((inputRequests ?? {}) as Record<string, { method: string; params?: Record<string, unknown> }>)) {
-				const response = await this.askClient(message.id, input, signal);
-				if (response.error) return errorResponse(message.id, response.error.code, response.error.message, response.error.data);
-				responses[key] = response.result;
-			}
-			params = { ...message.params, inputResponses: responses, ...(typeof requestState === 'string' ? { requestState } : {}) };
-		}
-		return errorResponse(message.id, ErrorCode.InternalError, `the MCP server asked for input more than ${MAX_INPUT_ROUNDS} times`);
-	}
-
-	/**
-	 * 2026-07-28 replaced `resources/subscribe` with `subscriptions/listen`: one long-lived request
-	 * whose stream carries the updates of the resources it names. It is reopened with the new set
-	 * whenever a legacy client subscribes or unsubscribes (and after the server drops it); the
-	 * updates go to the client as the unsolicited notifications of its own revision. Resolves once
-	 * the server acknowledged it, or with the server's refusal.
-	 */
-	private async listenForSubscriptions(): Promise<JsonRpcResponse | undefined> {
-		this.listening?.abort();
-		this.listening = undefined;
-		if (this.subscriptions.size === 0) return undefined;
-		const listening = (this.listening = new AbortController());
-		const signal = AbortSignal.any([this.controller.signal, listening.signal]);
-		const filter = { resourceSubscriptions: [...this.subscriptions] };
-		const message = this.modernMessage({ jsonrpc: '2.0', id: `hangar-listen-${this.nextInputId++}`, method: 'subscriptions/listen', params: { notifications: filter } });
+	/** A request answered by a stream of messages (`subscriptions/listen`), or the server's refusal of it. */
+	async open(message: JsonRpcRequest, signal: AbortSignal, headers: Record<string, string>): Promise<AsyncIterable<JsonRpcMessage> | JsonRpcResponse> {
 		let response: IncomingMessage;
 		try {
-			response = await this.backend.send('POST', await this.backend.url(), { ...this.headers('post'), ...this.modernHeaders(message.method, message.params) }, JSON.stringify(message), signal);
+			response = await this.backend.send('POST', await this.backend.url(), { ...this.headers('post'), ...headers }, JSON.stringify(message), signal);
 		} catch (error) {
-			return signal.aborted ? undefined : connectionError(this.backend, message.id, error as Error);
+			return signal.aborted ? errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled') : connectionError(this.backend, message.id, error as Error);
 		}
 		if (!String(response.headers['content-type'] ?? '').includes('text/event-stream')) {
 			const text = await readText(response).catch(() => '');
 			const received = parseMessage(text);
 			return received && isResponse(received) && received.error ? received : httpError(message.id, response, text);
 		}
-		return new Promise((resolve) => {
-			const ended = errorResponse(message.id, ErrorCode.InternalError, 'the MCP server ended the subscription before acknowledging it');
-			void (async () => {
-				try {
-					for await (const event of sseEvents(response)) {
-						const received = parseMessage(event.data);
-						if (!received) continue;
-						if (isResponse(received)) {
-							// The server ended the subscription: a refusal before the acknowledgement is the answer.
-							if (received.error) resolve({ ...received, id: message.id });
-							break;
-						}
-						if ('method' in received && received.method === 'notifications/subscriptions/acknowledged') resolve(undefined);
-						else this.sink.deliver(received);
-					}
-				} catch {
-					// dropped: reopened below while it is still wanted
-				}
-				resolve(ended);
-				if (this.listening !== listening || signal.aborted) return;
-				await new Promise((wait) => setTimeout(wait, RECONNECT_DELAY_MS));
-				if (this.listening === listening && !signal.aborted) void this.listenForSubscriptions();
-			})();
-		});
+		return messagesOf(response);
 	}
 
-	/** Sends a server's input request to the client, as a server request related to `call`; resolves with its answer. */
-	private askClient(call: RequestId, input: { method: string; params?: Record<string, unknown> }, signal: AbortSignal): Promise<JsonRpcResponse> {
-		const id = `hangar-input-${this.nextInputId++}`;
-		return new Promise((resolve) => {
-			const onAbort = () => {
-				this.inputs.delete(id);
-				resolve(errorResponse(id, ErrorCode.RequestTimeout, 'request cancelled'));
-			};
-			signal.addEventListener('abort', onAbort, { once: true });
-			this.inputs.set(id, (response) => {
-				signal.removeEventListener('abort', onAbort);
-				resolve(response);
-			});
-			this.sink.deliver({ jsonrpc: '2.0', id, method: input.method, params: input.params }, call);
-		});
-	}
-
-	private async exchange(message: JsonRpcRequest, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<JsonRpcResponse> {
+	async exchange(message: JsonRpcRequest, signal: AbortSignal, extraHeaders?: Record<string, string>): Promise<JsonRpcResponse> {
 		let response: IncomingMessage;
 		try {
 			const headers = extraHeaders ? { ...this.headers('post'), ...extraHeaders } : this.headers('post');
@@ -482,9 +355,8 @@ class StreamableUpstreamSession implements BackendSession {
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
-		if (this.modern) {
-			// 2026-07-28 has no session for notifications to belong to; the client's answers to input requests are awaited here.
-			if (isResponse(message) && message.id !== null) this.inputs.get(message.id)?.(message);
+		if (this.dialect) {
+			this.dialect.send(message);
 			return Promise.resolve();
 		}
 		return this.post(message);
@@ -522,6 +394,7 @@ class StreamableUpstreamSession implements BackendSession {
 
 	close(): void {
 		this.controller.abort();
+		this.dialect?.close();
 		if (!this.sessionId) return;
 		const headers = this.headers('delete');
 		void this.backend
