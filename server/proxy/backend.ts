@@ -25,6 +25,11 @@ export interface BackendSession {
 	 */
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	close(): void;
+	/**
+	 * The client has (or no longer has) a stream open for the server's unrequested messages:
+	 * what only such a stream can carry need not be followed upstream while it has none.
+	 */
+	streaming?(open: boolean): void;
 	/** The server speaks MCP 2026-07-28: a 2026-07-28 client's requests reach it as they are. */
 	readonly speaksModern?: boolean;
 }

@@ -57,6 +57,7 @@ export class ClientSession implements SessionSink {
 	private readonly asked = new Map<RequestId, RequestId>();
 	private nextEventId = 1;
 	private readonly replay: ReplayEntry[] = [];
+	private claimant: ((message: JsonRpcMessage) => boolean) | undefined;
 
 	constructor(
 		backend: Backend,
@@ -119,10 +120,13 @@ export class ClientSession implements SessionSink {
 		const waiting = this.backlog;
 		this.backlog = [];
 		for (const message of waiting) stream.send(message);
+		this.backend.streaming?.(true);
 	}
 
 	detachStream(stream: EventStream): void {
-		if (this.stream === stream) this.stream = undefined;
+		if (this.stream !== stream) return;
+		this.stream = undefined;
+		if (!this.closed) this.backend.streaming?.(false);
 	}
 
 	/**
@@ -156,7 +160,16 @@ export class ClientSession implements SessionSink {
 		return this.backend.send(message);
 	}
 
+	/**
+	 * Server messages `take` accepts are its own and go nowhere else, whichever call they came
+	 * with: the stateless bridge hears the requests of its tasks so.
+	 */
+	claim(take: (message: JsonRpcMessage) => boolean): void {
+		this.claimant = take;
+	}
+
 	deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
+		if (this.claimant?.(message)) return;
 		if (relatedTo !== undefined) {
 			const watcher = this.watchers.get(relatedTo);
 			if (watcher) {

@@ -226,6 +226,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 	private readonly controller = new AbortController();
 	/** Set when the server speaks only MCP 2026-07-28. */
 	private dialect: ModernDialect | undefined;
+	private clientStreaming = false;
 
 	constructor(
 		private readonly backend: HttpBackend,
@@ -266,6 +267,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 	private async discover(initialize: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
 		const discovered = await ModernDialect.discover(this, this.sink, initialize, signal);
 		this.dialect = discovered?.dialect;
+		this.dialect?.streaming(this.clientStreaming);
 		return discovered?.answer;
 	}
 
@@ -390,6 +392,11 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 			}
 			await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
 		}
+	}
+
+	streaming(open: boolean): void {
+		this.clientStreaming = open;
+		this.dialect?.streaming(open);
 	}
 
 	close(): void {

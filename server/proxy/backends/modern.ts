@@ -42,7 +42,10 @@ export class ModernDialect {
 	private nextId = 1;
 	/** The resources the client subscribed to, carried by the open listen with the list changes it wants. */
 	private readonly subscriptions = new Set<string>();
+	/** The list changes the server announces, followed once the handshake is done and while the client has a stream to hear them on. */
 	private listChanges: Partial<Record<keyof typeof LIST_CHANGES, true>> = {};
+	private initialized = false;
+	private clientStreaming = false;
 	private listening: AbortController | undefined;
 	private readonly closed = new AbortController();
 	private readonly tasks: TaskBridge;
@@ -137,17 +140,35 @@ export class ModernDialect {
 	send(message: JsonRpcMessage): void {
 		if ('method' in message) {
 			// The handshake is done: the list changes the server can announce start flowing.
-			if (message.method === 'notifications/initialized') this.followListChanges();
+			if (message.method === 'notifications/initialized') {
+				this.initialized = true;
+				this.followListChanges();
+			}
 			return;
 		}
 		if (message.id !== null) this.inputs.get(message.id)?.(message as JsonRpcResponse);
 	}
 
+	/**
+	 * The client opened or closed the stream unrequested notifications reach it on. Only then
+	 * are list changes followed: a session nobody listens to (an abandoned one, or the proxy's
+	 * own for stateless clients) holds no listen upstream for them.
+	 */
+	streaming(open: boolean): void {
+		if (this.clientStreaming === open) return;
+		this.clientStreaming = open;
+		this.followListChanges();
+	}
+
 	private followListChanges(): void {
-		for (const [field, capability] of Object.entries(LIST_CHANGES) as Array<[keyof typeof LIST_CHANGES, string]>) {
-			if ((this.capabilities[capability] as { listChanged?: boolean } | undefined)?.listChanged) this.listChanges[field] = true;
+		const following = Object.keys(this.listChanges).length > 0;
+		this.listChanges = {};
+		if (this.initialized && this.clientStreaming) {
+			for (const [field, capability] of Object.entries(LIST_CHANGES) as Array<[keyof typeof LIST_CHANGES, string]>) {
+				if ((this.capabilities[capability] as { listChanged?: boolean } | undefined)?.listChanged) this.listChanges[field] = true;
+			}
 		}
-		if (Object.keys(this.listChanges).length) void this.listen();
+		if (following !== Object.keys(this.listChanges).length > 0) void this.listen();
 	}
 
 	/**
