@@ -147,7 +147,8 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 	});
 
 	it('a 2026-07-28 client that closes its subscriptions/listen through Hangar ends the listen upstream', async () => {
-		const modern = workloads.get('2026-07-28 image')!;
+		// A workload of its own: the sessions of other tests' 2025 clients follow list changes with listens of theirs.
+		const modern = await hangar.create({ name: 'rev-listen-end', ...SERVERS['2026-07-28 image'] });
 		const client = await connectModern(modern.url, {});
 		try {
 			const subscription = await client.listen({ resourceSubscriptions: ['fixture://counter'] });
@@ -332,6 +333,67 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 		const body = answer.body as { error?: { code: number; message: string } };
 		expect(body.error).toMatchObject({ code: -32602 });
 		expect(body.error!.message).toMatch(/requestState/);
+	});
+});
+
+describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 client of the tasks of a 2025-11-25 server (the %s), through Hangar', { timeout: 120_000 }, (kind) => {
+	const TASKS = 'io.modelcontextprotocol/tasks';
+	/** One 2026-07-28 request, as raw JSON-RPC, from a client that declared `capabilities`. */
+	const ask = async (method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>) => {
+		const name = (params.name ?? params.taskId) as string | undefined;
+		const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' } };
+		const headers: Record<string, string> = { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}) };
+		const answer = await postMcp(workloads.get(kind)!.url, { id: 1, method, params: { ...params, _meta: meta } }, headers);
+		return answer.body as { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+	};
+	const withTasks = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
+	const poll = async (taskId: string, until: (result: Record<string, any>) => boolean) => {
+		let last: Record<string, any> | undefined;
+		await waitFor(async () => {
+			const got = await ask('tasks/get', { taskId }, withTasks);
+			last = got.result;
+			if (!last) throw new Error(JSON.stringify(got));
+			return until(last);
+		}, 'the task to change', 60_000);
+		return last!;
+	};
+
+	it('discovers the Tasks extension, runs a task that asks for input, and answers it with tasks/update', async () => {
+		const discovered = await ask('server/discover', {}, withTasks);
+		expect(discovered.result?.capabilities.extensions).toHaveProperty([TASKS]);
+		expect(discovered.result?.capabilities).not.toHaveProperty('tasks');
+
+		const created = await ask('tools/call', { name: 'simulate-research-query', arguments: { topic: 'python', ambiguous: true } }, withTasks);
+		expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+		const taskId = created.result!.taskId as string;
+		expect(created.result!.ttlMs).toBeGreaterThan(0);
+
+		const asking = await poll(taskId, (task) => task.status !== 'working');
+		expect(asking).toMatchObject({ resultType: 'complete', status: 'input_required' });
+		const [key, request] = Object.entries(asking.inputRequests as Record<string, { method: string; params: Record<string, unknown> }>)[0]!;
+		expect(request.method).toBe('elicitation/create');
+		expect(request.params._meta ?? {}).not.toHaveProperty(['io.modelcontextprotocol/related-task']);
+
+		// Following a task takes the extension.
+		expect((await ask('tasks/get', { taskId }, { elicitation: { form: {} } })).error).toMatchObject({ code: -32021 });
+
+		expect((await ask('tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { interpretation: 'programming' } } } }, withTasks)).result).toMatchObject({ resultType: 'complete' });
+		const done = await poll(taskId, (task) => ['completed', 'failed', 'cancelled'].includes(task.status));
+		expect(done.status).toBe('completed');
+		expect(JSON.stringify(done.result)).toContain('Research Report: python (programming)');
+	});
+
+	it('cancels a task; refuses a task-only tool to a client without the extension, and an unknown task', async () => {
+		const created = await ask('tools/call', { name: 'simulate-research-query', arguments: { topic: 'rust' } }, withTasks);
+		const taskId = created.result!.taskId as string;
+		expect((await ask('tasks/cancel', { taskId }, withTasks)).result).toMatchObject({ resultType: 'complete' });
+		expect((await poll(taskId, (task) => task.status !== 'working')).status).toBe('cancelled');
+
+		const refused = await ask('tools/call', { name: 'simulate-research-query', arguments: { topic: 'go' } }, {});
+		expect(refused.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } });
+		expect((await ask('tasks/get', { taskId: 'no-such-task' }, withTasks)).error).toMatchObject({ code: -32602 });
+		// A tool that takes no task is called as before.
+		expect(textOf((await ask('tools/call', { name: 'echo', arguments: { message: 'plain' } }, withTasks)).result)).toBe('Echo: plain');
 	});
 });
 
