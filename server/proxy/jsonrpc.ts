@@ -88,6 +88,11 @@ export const MODERN_META = {
 	logLevel: 'io.modelcontextprotocol/logLevel',
 } as const;
 
+/** The Tasks extension of 2026-07-28, as declared among capabilities' `extensions`. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** Where a message about a task names it, in `_meta` (2025-11-25). */
+export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
 /** 2026-07-28: the body field each method's `Mcp-Name` header mirrors. */
 const MCP_NAME_FIELDS: Readonly<Record<string, string>> = {
 	'tools/call': 'name',

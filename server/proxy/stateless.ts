@@ -17,6 +17,7 @@
  * every request the server sends on it is about that call; the call is then held, the
  * server's requests go to the client as `inputRequests` with a `requestState` naming the held
  * call, and the client's retry with `inputResponses` answers them and resumes the call.
+ * Tasks go their own way (statelessTasks.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -38,6 +39,7 @@ import {
 } from './jsonrpc.js';
 import type { CallReply, ClientSession, SessionRegistry } from './session.js';
 import type { ReplyStream } from './sse.js';
+import { StatelessTasks } from './statelessTasks.js';
 
 const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = MODERN_META;
 /** Results a 2026-07-28 client may cache: they carry `ttlMs` and `cacheScope`. */
@@ -169,13 +171,16 @@ export class StatelessBridge {
 	private readonly idle = new Map<string, LegacySession[]>();
 	/** Calls waiting for their client's input, by request state. */
 	private readonly held = new Map<string, HeldCall>();
+	private readonly tasks: StatelessTasks;
 	private nextId = 1;
 
 	constructor(
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
 		private readonly notify: NoticeHandler,
-	) {}
+	) {
+		this.tasks = new StatelessTasks(handle, notify);
+	}
 
 	/** Answers one 2026-07-28 request; the server's messages about it go to `reply` first. */
 	async answer(exchange: HttpExchange, request: JsonRpcRequest, reply: ReplyStream): Promise<JsonRpcResponse> {
@@ -193,9 +198,11 @@ export class StatelessBridge {
 		if (legacy.session.backend.speaksModern) return this.forward(exchange, request, request.params, legacy, reply);
 
 		const params = withoutClaims(request.params ?? {}, meta);
-		if (!SERVER_REQUEST_CAPABILITIES.some((name) => declared[name] !== undefined)) return this.forward(exchange, request, params, legacy, reply);
 		const { requestState, inputResponses, ...call } = params;
 		if (typeof requestState === 'string' && requestState.startsWith(REQUEST_STATE_PREFIX)) return this.resume(exchange, request, requestState, inputResponses, owner, reply);
+		const tasked = await this.tasks.answer({ exchange, request, params, session: legacy.session, handshake: legacy.handshake, owner, declared });
+		if (tasked) return this.stamped(request, tasked, legacy.handshake);
+		if (!SERVER_REQUEST_CAPABILITIES.some((name) => declared[name] !== undefined)) return this.forward(exchange, request, params, legacy, reply);
 		const own = await this.checkOut(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in own)) return { ...own, id: request.id };
 		return this.hold(exchange, request, call, own, owner, key, reply);
@@ -331,8 +338,7 @@ export class StatelessBridge {
 	}
 
 	private discovered(request: JsonRpcRequest, handshake: Record<string, unknown>): JsonRpcResponse {
-		// Tasks are an extension in 2026-07-28, negotiated otherwise: the legacy declaration is not carried over.
-		const { tasks: _tasks, ...capabilities } = (handshake.capabilities ?? {}) as Record<string, unknown>;
+		const capabilities = StatelessTasks.offered((handshake.capabilities ?? {}) as Record<string, unknown>);
 		const result: Record<string, unknown> = { supportedVersions: [MODERN_REVISION], capabilities };
 		if (typeof handshake.instructions === 'string') result.instructions = handshake.instructions;
 		return this.stamped(request, { jsonrpc: '2.0', id: request.id, result }, handshake);

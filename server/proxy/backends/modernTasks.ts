@@ -7,11 +7,9 @@
  * answered with `tasks/update`, and no `tasks/list`, so the list is the session's own record.
  */
 import { randomUUID } from 'node:crypto';
-import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../jsonrpc.js';
+import { ErrorCode, errorResponse, MODERN_META, RELATED_TASK, TASKS_EXTENSION, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../jsonrpc.js';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
-const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const CLIENT_CAPABILITIES = MODERN_META.clientCapabilities;
 /** Tasks one session keeps track of; the oldest is forgotten past this. */
 const MAX_TASKS = 256;
 /** How long a task the proxy holds itself (see `held`) is kept when the client named no TTL. */

@@ -3,11 +3,10 @@
  * each session's log level, resource subscriptions (counted, so that one client's
  * unsubscribe does not stop another's updates) and the tasks each session created.
  */
-import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.js';
+import { ErrorCode, errorResponse, RELATED_TASK, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc.js';
 
 /** Log levels from the most verbose (RFC 5424 severities, as MCP names them). */
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** Either an answer made here, or the request to send in place of the client's. */
 export interface LocalAnswer {

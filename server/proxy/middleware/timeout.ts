@@ -23,8 +23,9 @@ export interface RequestTimeouts {
 
 export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 	return (call, next) => {
-		// A 2026-07-28 `subscriptions/listen` is a stream of notifications that lasts as long as the client wants.
-		if (call.request.method === 'subscriptions/listen') return next(call);
+		// A 2026-07-28 `subscriptions/listen` is a stream of notifications that lasts as long as the
+		// client wants; a `tasks/result` waits, by design, as long as its task runs.
+		if (call.request.method === 'subscriptions/listen' || call.request.method === 'tasks/result') return next(call);
 		const handshake = call.request.method === 'initialize';
 		const idleMs = handshake ? Math.max(timeouts.idleMs, INITIALIZE_TIMEOUT_MS) : timeouts.idleMs;
 		const totalMs = handshake ? Math.max(timeouts.totalMs, INITIALIZE_TIMEOUT_MS) : timeouts.totalMs;
