@@ -26,6 +26,7 @@ import {
 import { CreateWorkload, GetWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { connect, EVERYTHING, removeAllWorkloads, startFixture, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
+import { MODERN } from './support/proxyTargets.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -313,7 +314,7 @@ describe('a 2025 HTTP server and a 2026-07-28 client', { timeout: 60_000 }, () =
 describe('a server that speaks only 2026-07-28', { timeout: 120_000 }, () => {
 	let workload: { name: string; url: string };
 	beforeAll(async () => {
-		workload = await create({ name: 'modern', image: 'hangar-test/modern:1', transport: 'streamable-http', target_port: 3001 });
+		workload = await create({ name: 'modern', image: MODERN, transport: 'streamable-http', target_port: 3001 });
 	}, 120_000);
 
 	it.each(['2024-11-05', '2025-11-25'])('serves a %s client, translating the handshake, results and input requests', async (revision) => {
