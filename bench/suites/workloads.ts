@@ -15,6 +15,7 @@ import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -31,10 +32,15 @@ const SEQUENTIAL = 3_000;
 const CLIENTS = 16;
 const PER_CLIENT = 300;
 
+/** What the benchmark asks of a client, whichever SDK and revision it is. */
+interface CallingClient {
+	callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+}
+
 interface Target {
 	readonly name: string;
 	/** A new client (or, over stdio, the one client every caller shares). */
-	client(): Promise<Client>;
+	client(): Promise<CallingClient>;
 	stop(): Promise<void>;
 }
 
@@ -73,18 +79,27 @@ async function firstClient(url: string, timeoutMs = 60_000): Promise<Client> {
 }
 
 
+/** The SDK 2.x client pinned to MCP 2026-07-28: stateless, no handshake. */
+async function modernClient(url: string): Promise<CallingClient> {
+	const client = new ModernClient({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+	await client.connect(new ModernHttpTransport(new URL(url)));
+	return client;
+}
+
 /**
  * Hangar's proxy in front of the image: shared sessions (the default), isolated sessions, or
- * another build of Hangar (`HANGAR_BENCH_BASELINE`: a checkout with `dist/` built) for an A/B.
+ * another build of Hangar (`HANGAR_BENCH_BASELINE`: a checkout with `dist/` built) for an A/B;
+ * its clients are the SDK 1.x client, or `connect` (the 2026-07-28 client).
  */
-function hangar(name: string, options: { flags?: readonly string[]; cli?: string } = {}): () => Promise<Target> {
+function hangar(name: string, options: { flags?: readonly string[]; cli?: string; connect?: (url: string) => Promise<CallingClient> } = {}): () => Promise<Target> {
 	return async () => {
 		const env = benchEnv();
 		const args = ['run', IMAGE, '--name', 'bench', '--transport', 'stdio', ...(options.flags ?? []), '--json', '--', 'stdio'];
 		const created = JSON.parse(await runHangar(args, env, options.cli)) as { url: string };
+		const connect = options.connect ?? httpClient;
 		return {
 			name,
-			client: () => httpClient(created.url),
+			client: () => connect(created.url),
 			stop: async () => {
 				await runHangar(['rm', 'bench'], env, options.cli);
 				await rm(env.HANGAR_HOME!, { recursive: true, force: true });
@@ -155,7 +170,7 @@ async function instantStdio(): Promise<Target> {
 	return { name: 'floor: SDK client over stdio, answered at once (no container)', client: async () => client, stop: () => client.close() };
 }
 
-const echo = (client: Client) => client.callTool({ name: 'echo', arguments: { message: 'hello from the benchmark' } });
+const echo = (client: CallingClient) => client.callTool({ name: 'echo', arguments: { message: 'hello from the benchmark' } });
 
 /** A front under measurement: its clients, and the latencies and time spent on it so far. */
 class Subject {
@@ -164,8 +179,8 @@ class Subject {
 
 	private constructor(
 		readonly target: Target,
-		private readonly single: Client,
-		private readonly many: readonly Client[],
+		private readonly single: CallingClient,
+		private readonly many: readonly CallingClient[],
 	) {}
 
 	static async start(start: () => Promise<Target>): Promise<Subject> {
@@ -242,9 +257,10 @@ export async function workloads(): Promise<Table[]> {
 		instantStdio,
 		hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated'] }),
 		hangarTraced,
+		hangar("Hangar's proxy, MCP 2026-07-28 clients (SDK 2.x, stateless) of the same server", { connect: modernClient }),
 		...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: join(BASELINE, 'dist', 'server', 'cli', 'main.js') })] : []),
 	]);
-	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , traced, baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result, Result | undefined];
+	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , traced, , baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result, Result, Result | undefined];
 	const fasterPeer = (phase: Phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);
 	// The best any HTTP front could do: the direct client, with the SDK's stdio transport swapped
 	// for its HTTP transport. Time per call adds up the same way whether it is spent waiting
