@@ -165,6 +165,8 @@ export const WorkloadSpecFields = {
 	/** Apply the permission profile's network rules. Omitted means true. */
 	network_isolation: z.boolean().optional(),
 	trust_proxy_headers: z.boolean().optional(),
+	/** Browser origins (`scheme://host[:port]`) the proxy accepts besides its own, e.g. a web client's. */
+	allowed_origins: z.array(z.string()).optional(),
 	allow_docker_gateway: z.boolean().optional(),
 	/** Only these tools are exposed. */
 	tools: z.array(z.string()).optional(),

@@ -190,6 +190,25 @@ describe('remote servers', { timeout: 60_000 }, () => {
 		}
 	});
 
+	it('accepts a browser origin listed in allowed_origins, and still refuses the others; refuses a malformed origin by its field', async () => {
+		const remote = await startRemoteServer('streamable');
+		remotes.push(remote);
+		const workload = await create({ name: 'origins', url: remote.url, allowed_origins: ['http://localhost:6274'] });
+		const ping = (origin: string) =>
+			fetch(workload.url, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Origin: origin },
+				body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'web', version: '1' } } }),
+			});
+		expect((await ping('http://localhost:6274')).status).toBe(200);
+		expect((await ping('http://localhost:6275')).status).toBe(403);
+		expect((await ping('https://evil.example')).status).toBe(403);
+
+		const refused = await callRest(serve.url, CreateWorkload, { name: uniqueName('origins-bad'), url: remote.url, allowed_origins: ['http://localhost:6274/app'] });
+		expect(refused.status).toBe(400);
+		expect(JSON.stringify(refused.body)).toContain('allowed_origins[0]');
+	});
+
 	it('proxies a remote legacy SSE server', async () => {
 		const remote = await startRemoteServer('sse');
 		remotes.push(remote);

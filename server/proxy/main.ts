@@ -153,7 +153,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
-	const guard = guardMiddleware(host, workload.port);
+	const guard = guardMiddleware(host, workload.port, { allowedOrigins: workload.allowed_origins });
 	const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)]]);
 	const server: ProxyServer = new ProxyServer({
 		host,

@@ -125,6 +125,20 @@ export function checkRemoteUrl(raw: string, field: string): string {
 	return url.toString();
 }
 
+/** A browser origin, exactly `scheme://host[:port]` (http or https), as the proxy's guard compares it. */
+function checkOrigin(raw: string, field: string): string {
+	let url: URL | undefined;
+	try {
+		url = new URL(raw);
+	} catch {
+		// reported below
+	}
+	if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== raw.replace(/\/$/, '').toLowerCase()) {
+		throw invalid(field, `${JSON.stringify(raw)} is not an origin: expected scheme://host[:port], as a browser sends it in the Origin header`);
+	}
+	return url.origin;
+}
+
 /** `host:container[:ro|rw]` with absolute paths and an existing host path. */
 async function parseVolume(spec: string, field: string): Promise<string> {
 	const parts = spec.split(':');
@@ -314,6 +328,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		isolate_network: request.network_isolation ?? true,
 		allow_docker_gateway: request.allow_docker_gateway,
 		trust_proxy_headers: request.trust_proxy_headers,
+		allowed_origins: request.allowed_origins?.length ? request.allowed_origins.map((origin, index) => checkOrigin(origin, `allowed_origins[${index}]`)) : undefined,
 		permission_profile: permissionProfile,
 		tools_filter: request.tools?.length ? request.tools : undefined,
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
@@ -370,6 +385,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		permission_profile: stored.permission_profile,
 		network_isolation: stored.isolate_network ?? true,
 		trust_proxy_headers: stored.trust_proxy_headers ?? false,
+		allowed_origins: stored.allowed_origins,
 		allow_docker_gateway: stored.allow_docker_gateway,
 		tools: stored.tools_filter ?? [],
 		tools_override: stored.tools_override,

@@ -44,6 +44,7 @@ interface SpecOptions extends TelemetryOptions {
 	proxyPort?: number;
 	targetPort?: number;
 	host?: string;
+	allowedOrigins: string[];
 	env: string[];
 	secret: string[];
 	volume: string[];
@@ -116,6 +117,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', integer)
 		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', integer)
 		.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
+		.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
 		.option('-e, --env <KEY=VALUE>', 'environment variable of the server (repeatable)', collect, [])
 		.option('--secret <NAME,target=ENV>', 'secret passed as an environment variable (repeatable)', collect, [])
 		.option('-v, --volume <host:container[:ro]>', 'mount a host path (repeatable)', collect, [])
@@ -216,6 +218,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('proxy_port', options.proxyPort);
 	set('target_port', options.targetPort);
 	set('host', options.host);
+	if (options.allowedOrigins.length) spec.allowed_origins = options.allowedOrigins.flatMap((value) => value.split(',')).filter(Boolean);
 	if (options.env.length) spec.env_vars = pairs(options.env, '=', 'environment variable');
 	if (options.secret.length) {
 		spec.secrets = options.secret.map((value) => {

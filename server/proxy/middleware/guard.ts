@@ -1,12 +1,13 @@
 /**
  * DNS-rebinding and cross-origin defence (the MCP transport rules): the Host header must name
- * the proxy's bound address, and a browser's Origin must be such an address too; else 403.
+ * the proxy's bound address, and a browser's Origin must be such an address too, or one of the
+ * workload's `allowed_origins`; else 403.
  */
-import { RequestGuard } from '../../net/guard.js';
+import { RequestGuard, type GuardOptions } from '../../net/guard.js';
 import type { HttpMiddleware } from '../chain.js';
 
-export function guardMiddleware(host: string, port: number): HttpMiddleware {
-	const guard = new RequestGuard(host, port);
+export function guardMiddleware(host: string, port: number, options: GuardOptions = {}): HttpMiddleware {
+	const guard = new RequestGuard(host, port, options);
 	return async (exchange, next) => {
 		const refusal = guard.check(exchange.request);
 		if (!refusal) return next(exchange);
