@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
@@ -250,12 +251,12 @@ export class DockerRuntime implements Runtime {
 	async attach(id: string): Promise<Attachment> {
 		const socket = (await this.call(`attach to container ${id}`, (docker) =>
 			docker.getContainer(id).attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
-		)) as NodeJS.ReadWriteStream & { destroy(): void };
+		)) as Duplex;
 		return this.streamAttachment(socket);
 	}
 
 	/** An attachment over a hijacked engine connection carrying multiplexed stdout/stderr. */
-	private streamAttachment(socket: NodeJS.ReadWriteStream & { destroy(): void }): Attachment {
+	private streamAttachment(socket: Duplex): Attachment {
 		let deliver: ((chunk: Buffer) => void) | undefined;
 		const early: Buffer[] = [];
 		const demux = demultiplexer((stream, payload) => {
@@ -288,7 +289,7 @@ export class DockerRuntime implements Runtime {
 			if (command.length === 0) throw new HangarError(409, `container ${id} has no command to run again`, 'conflict');
 			const exec = await container.exec({ Cmd: command, AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
 			return exec.start({ hijack: true, stdin: true });
-		})) as NodeJS.ReadWriteStream & { destroy(): void; end(): void };
+		})) as Duplex;
 		const attachment = this.streamAttachment(socket);
 		return {
 			...attachment,

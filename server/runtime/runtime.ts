@@ -3,6 +3,7 @@
  * runtime (Kubernetes, Podman's API) can be added without touching them. Errors are
  * `HangarError`s: 503 when no engine answers, 404 for a missing image or container.
  */
+import type { Writable } from 'node:stream';
 import type { Progress } from '../context.js';
 
 export type RestartPolicy = 'no' | 'on-failure' | 'unless-stopped' | 'always';
@@ -56,7 +57,7 @@ export interface Endpoint {
 
 /** A live connection to a container's stdio. */
 export interface Attachment {
-	readonly stdin: NodeJS.WritableStream;
+	readonly stdin: Writable;
 	/**
 	 * Sets where the server's stdout (not its stderr) goes, chunk by chunk, in order; what
 	 * arrived before is delivered first. A plain callback rather than a stream: this is the

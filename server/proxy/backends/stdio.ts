@@ -318,7 +318,14 @@ export class ServerProcess {
 	}
 
 	private write(message: JsonRpcMessage): void {
-		this.attachment?.stdin.write(`${JSON.stringify(message)}\n`);
+		const stdin = this.attachment?.stdin;
+		if (!stdin) return;
+		// The messages of one tick leave in one system call, not one each.
+		if (!stdin.writableCorked) {
+			stdin.cork();
+			process.nextTick(() => stdin.uncork());
+		}
+		stdin.write(`${JSON.stringify(message)}\n`);
 	}
 
 	private onLine(line: string): void {
