@@ -3,7 +3,8 @@
  * against Hangar's proxy plain, with traces and metrics by OTLP (to a collector on loopback that
  * drops them) and `/metrics`, with each alone, and with a tenth of the traces sampled; more
  * alternating rounds than `bound` and no peers, so that the A/B settles on a quiet machine. CPU
- * per call is the proxy process's own.
+ * per call is the proxy process's own. A second plain proxy shows how far two identical fronts
+ * drift apart in the same run: a difference within that spread is not telemetry's.
  */
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 import { alternatingRounds, hangar, PHASES, startCollector, startWarm, type Front, type Tally } from './proxyBound.js';
@@ -18,6 +19,8 @@ export async function telemetryCost(): Promise<Table[]> {
 		() => hangar('bench-otel-traces', 'traces only', ['--otel-endpoint', collector.url, '--otel-tracing-enabled']),
 		() => hangar('bench-otel-metrics', 'metrics only (/metrics)', ['--otel-enable-prometheus-metrics-path']),
 		() => hangar('bench-otel-sampled', 'traces sampled at 0.1 + metrics', ['--otel-endpoint', collector.url, '--otel-sampling-rate', '0.1']),
+		// The same plain proxy again: how far two identical fronts drift apart in this run.
+		() => hangar('bench-otel-off-again', 'telemetry off, a second proxy (the spread)'),
 	];
 	const fronts: Front[] = [];
 	try {
@@ -33,9 +36,11 @@ export async function telemetryCost(): Promise<Table[]> {
 			}),
 		]);
 		const [off, on] = tallies;
+		const offAgain = tallies.at(-1)!;
 		const verdicts = PHASES.flatMap((phase, phaseIndex) => [
 			verdict(`${phase.label}: throughput with telemetry on vs off`, rate(on![phaseIndex]!) / rate(off![phaseIndex]!), 0.95, true),
 			verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCall(on![phaseIndex]!) / cpuPerCall(off![phaseIndex]!), 1.05),
+			`${phase.label}: the spread, two plain proxies: throughput ${(rate(offAgain[phaseIndex]!) / rate(off![phaseIndex]!)).toFixed(2)}×, CPU per call ${(cpuPerCall(offAgain[phaseIndex]!) / cpuPerCall(off![phaseIndex]!)).toFixed(2)}×`,
 		]);
 		return [
 			{
