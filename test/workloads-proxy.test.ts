@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateMessageRequestSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
-import { CreateWorkload, GetWorkloadLogs, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { CreateWorkload, GetWorkloadLogs, GetWorkloadProxyLogs, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { connect, EVERYTHING, MEMORY, removeAllWorkloads, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -76,6 +76,9 @@ describe('a stdio server in a container', { timeout: 120_000 }, () => {
 		}
 		const logs = (await callRest(serve.url, GetWorkloadLogs, { name: workload.name })).body as string;
 		expect(logs.match(/"serverInfo"/g)).toHaveLength(1);
+		// Twenty calls in flight on one session are no listener leak.
+		const proxyLogs = (await callRest(serve.url, GetWorkloadProxyLogs, { name: workload.name })).body as string;
+		expect(proxyLogs).not.toContain('MaxListenersExceededWarning');
 	});
 
 	it('routes a server request to the client whose call caused it', async () => {

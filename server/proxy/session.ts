@@ -11,6 +11,7 @@
  * (a plain JSON reply), goes to the session's GET stream.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Backend, BackendSession, SessionSink } from './backend.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from './jsonrpc.js';
 import type { EventFormat, EventStream, ReplyStream } from './sse.js';
@@ -67,6 +68,8 @@ export class ClientSession implements SessionSink {
 		private readonly onClose: (session: ClientSession) => void,
 	) {
 		this.backend = backend.open(this);
+		// Every call in flight listens to the session's end: any number of them is no leak.
+		setMaxListeners(0, this.controller.signal);
 	}
 
 	get signal(): AbortSignal {

@@ -320,10 +320,11 @@ export class ServerProcess {
 	private write(message: JsonRpcMessage): void {
 		const stdin = this.attachment?.stdin;
 		if (!stdin) return;
-		// The messages of one tick leave in one system call, not one each.
+		// The messages of one turn of the event loop (the requests read from every connection that
+		// had one) leave in one system call, not one each.
 		if (!stdin.writableCorked) {
 			stdin.cork();
-			process.nextTick(() => stdin.uncork());
+			setImmediate(() => stdin.uncork());
 		}
 		stdin.write(`${JSON.stringify(message)}\n`);
 	}
