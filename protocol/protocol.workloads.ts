@@ -457,6 +457,38 @@ export const GetWorkloadStats = operation({
 	example: { name: 'contract-missing' },
 });
 
+/** Where a remote workload's sign-in to its server stands (`workloads/signIn`). */
+export const WorkloadSignInResult = z.object({
+	name: z.string(),
+	/** `signed_in`: the proxy holds a token; `pending`: open `authorization_url` or enter `user_code` at `verification_uri`. */
+	status: z.enum(['signed_in', 'pending', 'failed']),
+	authorization_url: z.string().optional(),
+	verification_uri: z.string().optional(),
+	user_code: z.string().optional(),
+	message: z.string().optional(),
+});
+export type WorkloadSignInResult = z.infer<typeof WorkloadSignInResult>;
+
+/**
+ * Signs a remote workload's proxy in to its OAuth-protected server: starts (or returns the
+ * pending) authorization code flow, whose URL the caller opens, or with `device` a device
+ * authorization (RFC 8628). With `wait` (seconds) it answers once signed in or when the wait
+ * ends. 409 when the workload is not remote or its proxy is not running.
+ */
+export const SignInWorkload = operation({
+	method: 'workloads/signIn',
+	summary: "Sign a remote workload in to its server",
+	params: WorkloadNameParams.extend({
+		device: z.boolean().optional(),
+		/** Seconds to wait for the sign-in to complete (0: answer at once). */
+		wait: z.number().int().min(0).max(3600).optional(),
+	}),
+	result: WorkloadSignInResult,
+	rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/signin', status: 200 },
+	errors: [400, 404, 409, 500, 503],
+	example: { name: 'contract-missing' },
+});
+
 /** Returns the full run configuration of a workload (spec 2.17). */
 export const ExportWorkload = operation({
 	method: 'workloads/export',

@@ -190,6 +190,8 @@ export const RemoteAuthConfig = z.object({
 	cached_token_auth_method: z.string().optional(),
 	cached_secret_expiry: z.string().optional(),
 	cached_token_expiry: z.string().optional(),
+	/** Hangar: the issuer the cached client was registered with (a client of another issuer is not reused). */
+	cached_issuer: z.string().optional(),
 });
 export type RemoteAuthConfig = z.infer<typeof RemoteAuthConfig>;
 

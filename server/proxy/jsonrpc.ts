@@ -39,6 +39,8 @@ export const ErrorCode = {
 	ConnectionClosed: -32000,
 	/** 2026-07-28: a request's `Mcp-Method`/`Mcp-Name`/`MCP-Protocol-Version` header disagrees with its body. */
 	HeaderMismatch: -32020,
+	/** Hangar: the proxy cannot authenticate to its remote server; the workload needs a sign-in (`hangar signin`). */
+	Unauthenticated: -32041,
 } as const;
 
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {

@@ -30,6 +30,13 @@ import { ProxyServer } from './server.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 import { CallStats } from './telemetry/callStats.js';
+import { SecretsService } from '../secrets/service.js';
+import { UpstreamAuthenticator } from './upstreamAuth/authenticator.js';
+import { accessFor, policyFetch } from './upstreamAuth/fetch.js';
+import { signInRoute } from './upstreamAuth/route.js';
+import { TokenStore } from './upstreamAuth/tokenStore.js';
+import { SIGNIN_PATH } from '../runspec/signin.js';
+import type { Environment } from '../environment.js';
 
 
 const CONFIGURE_WAIT_MS = 10_000;
@@ -50,7 +57,27 @@ function receiveHeaders(): Promise<Record<string, string>> {
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Record<string, string>, log: Logger): Backend {
+/**
+ * The OAuth client of a remote server, unless its configuration gives a static bearer token
+ * (then the service passed that token as the `Authorization` header).
+ */
+function authenticatorOf(workload: StoredWorkload, secretHeaders: Record<string, string>, environment: Environment, store: WorkloadStore): UpstreamAuthenticator | undefined {
+	if (!workload.remote_url || Object.keys(secretHeaders).some((header) => header.toLowerCase() === 'authorization')) return undefined;
+	const serverUrl = new URL(workload.remote_url);
+	const secrets = new SecretsService(environment);
+	return new UpstreamAuthenticator({
+		name: workload.name,
+		serverUrl,
+		config: workload.remote_auth_config ?? {},
+		tokens: new TokenStore(workload.name, store, secrets, environment.log),
+		fetch: policyFetch(accessFor(serverUrl)),
+		resolveSecret: (name) => secrets.resolve(name),
+		log: environment.log,
+	});
+}
+
+function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined): Backend {
+	// A header forwarded under the name Authorization would carry a credential past the OAuth client: only the bearer token may.
 	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
@@ -61,6 +88,7 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Re
 			guardAddresses: true,
 			probe: false,
 			log,
+			auth,
 		});
 	}
 	const container = workload.container_name!;
@@ -82,6 +110,20 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Re
 		probe: true,
 		log,
 	});
+}
+
+/**
+ * A sign-in state change becomes the workload's recorded status too (the services announce it
+ * as `workloads/didChange`), while the workload is one the proxy serves: not while it is being
+ * started, stopped or removed.
+ */
+async function recordAuthStatus(store: WorkloadStore, name: string, state: BackendState, detail: string | undefined): Promise<void> {
+	const recorded = await store.statuses.get(name);
+	if (!recorded || !['running', 'unhealthy', 'unauthenticated', 'auth_retrying'].includes(recorded.status)) return;
+	const status = state === 'unauthenticated' || state === 'auth_retrying' ? state : recorded.status === 'unauthenticated' || recorded.status === 'auth_retrying' ? 'running' : undefined;
+	if (!status || (status === recorded.status && detail === recorded.status_context)) return;
+	const context = status === 'running' ? 'signed in' : detail;
+	await store.statuses.put(name, { ...recorded, status, status_context: context, updated_at: new Date().toISOString() });
 }
 
 /** A remote server's own path, served too so its URL works through the proxy unchanged. */
@@ -134,7 +176,8 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
-	const backend = backendOf(workload, runtime, secretHeaders, log);
+	const auth = authenticatorOf(workload, secretHeaders, environment, store);
+	const backend = backendOf(workload, runtime, secretHeaders, log, auth);
 	// OpenTelemetry is loaded only for a workload that turns it on.
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings
@@ -154,7 +197,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
 	const guard = guardMiddleware(host, workload.port, { allowedOrigins: workload.allowed_origins });
-	const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)]]);
+	const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)], ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])]);
 	const server: ProxyServer = new ProxyServer({
 		host,
 		port: workload.port,
@@ -194,6 +237,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
 		telemetry?.backendState(state);
 		save(state, detail);
+		if (auth) writes = writes.then(() => recordAuthStatus(store, name, state, detail)).catch((error: Error) => log.warn(`cannot record the status: ${error.message}`));
 	};
 	save(backend.state, backend.detail);
 	log.info(`proxy for ${name} listening on http://${host}:${workload.port} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''})`);
@@ -217,6 +261,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	process.on('disconnect', () => undefined);
 
 	void backend.start().then(async () => {
+		await auth?.start().catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
 		await writes;
 		report({ type: 'ready', port: workload.port! });
 	});

@@ -48,7 +48,8 @@ export const StoredStatus = z.object({
 });
 export type StoredStatus = z.infer<typeof StoredStatus>;
 
-export const BackendState = z.enum(['connecting', 'connected', 'disconnected']);
+/** `unauthenticated` and `auth_retrying`: a remote server behind OAuth the proxy cannot get a token for (upstreamAuth/). */
+export const BackendState = z.enum(['connecting', 'connected', 'disconnected', 'unauthenticated', 'auth_retrying']);
 export type BackendState = z.infer<typeof BackendState>;
 
 export const ProxyRecord = z.object({

@@ -125,6 +125,15 @@ export class SecretsService {
 		return { key, message: 'Secret updated successfully' };
 	}
 
+	/** Creates or replaces `key` (the proxy's cached OAuth credentials). */
+	async put(key: string, value: string): Promise<void> {
+		await this.requireCapability('can_write', 'storing secrets');
+		await this.store.update((secrets) => {
+			secrets.set(key, value);
+		});
+		this.log.debug(`secret "${key}" stored`);
+	}
+
 	async delete(key: string): Promise<void> {
 		await this.requireCapability('can_delete', 'deleting secrets');
 		await this.store.update((secrets) => {

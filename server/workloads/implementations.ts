@@ -14,6 +14,7 @@ import {
 	ListWorkloads,
 	RestartWorkload,
 	RestartWorkloads,
+	SignInWorkload,
 	StopWorkload,
 	StopWorkloads,
 	UpdateWorkload,
@@ -33,6 +34,7 @@ export function workloadImplementations(workloads: WorkloadService): Implementat
 		implement(GetWorkloadLogs, ({ name }) => workloads.logs(name)),
 		implement(GetWorkloadProxyLogs, ({ name }) => workloads.proxyLogs(name)),
 		implement(GetWorkloadStats, ({ name, window }, context) => workloads.stats(name, window, context)),
+		implement(SignInWorkload, ({ name, device, wait }, context) => workloads.signIn(name, { device, wait }, context)),
 		implement(StopWorkload, async ({ name }) => {
 			await workloads.stop(name);
 			return null;

@@ -212,7 +212,12 @@ export class WorkloadLifecycle {
 			const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry, watch.signal);
 			const exited = started && (await this.exitOf(config, started));
 			if (exited) throw exited;
-			if (launched.ready) await this.statuses.set(config.name, 'running', running(moved));
+			if (launched.ready) {
+				// A remote server behind OAuth may need a sign-in first: its proxy serves, and says so.
+				const proxy = config.remote_url ? await this.store.proxies.get(config.name).catch(() => undefined) : undefined;
+				if (proxy?.backend === 'unauthenticated' || proxy?.backend === 'auth_retrying') await this.statuses.set(config.name, proxy.backend, proxy.backend_detail);
+				else await this.statuses.set(config.name, 'running', running(moved));
+			}
 			else await this.statuses.set(config.name, 'unhealthy', this.silenceReason(config));
 			return {};
 		} catch (error) {

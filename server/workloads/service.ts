@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
-import type { WorkloadDetail, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
+import type { WorkloadDetail, WorkloadSignInResult, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
 import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
@@ -22,6 +22,7 @@ import { PortPolicy } from './portPolicy.js';
 import { WorkloadQueue } from './queue.js';
 import { Reconciler } from './reconcile.js';
 import { effectiveStatus, type EffectiveStatus } from './status.js';
+import { signIn } from './signIn.js';
 import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
 import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
@@ -260,6 +261,10 @@ export class WorkloadService {
 		return lines.slice(-LOG_LINES).map((line) => `${line}\n`).join('');
 	}
 
+	async signIn(name: string, params: { device?: boolean; wait?: number }, context?: OperationContext): Promise<WorkloadSignInResult> {
+		return signIn(this.store, await this.observer.require(name), params, context?.signal);
+	}
+
 	async stats(name: string, window?: number, context?: OperationContext): Promise<WorkloadStats> {
 		return readStats(this.store, await this.observer.require(name), window, context?.signal);
 	}
@@ -268,7 +273,7 @@ export class WorkloadService {
 	async listEndpoints(): Promise<WorkloadEndpoint[]> {
 		const listed = await this.observer.listed({ all: false });
 		return listed
-			.filter(({ summary }) => summary.status === 'running')
+			.filter(({ summary }) => summary.status === 'running' || summary.status === 'unauthenticated' || summary.status === 'auth_retrying')
 			.map(({ config, summary }) => ({ name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config) }));
 	}
 

@@ -24,6 +24,8 @@ import {
 } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import { ModernDialect, type ModernWire } from './modern.js';
+import type { UpstreamAuthenticator } from '../upstreamAuth/authenticator.js';
+import { UpstreamAuthError } from '../upstreamAuth/errors.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -42,6 +44,8 @@ export interface HttpBackendOptions {
 	/** Wait until the server accepts connections before calling the backend ready. */
 	readonly probe: boolean;
 	readonly log: Logger;
+	/** The OAuth client of a remote server (upstreamAuth/): its token on every request, its answer to a 401 or 403. */
+	readonly auth?: UpstreamAuthenticator;
 }
 
 export class HttpBackend implements Backend {
@@ -59,9 +63,20 @@ export class HttpBackend implements Backend {
 		const agentOptions = { keepAlive: true, maxSockets: 256, ...(options.guardAddresses ? { lookup: metadataGuardedLookup as never } : {}) };
 		this.httpAgent = new HttpAgent(agentOptions);
 		this.httpsAgent = new HttpsAgent(agentOptions);
+		if (options.auth) options.auth.onStateChange = () => this.setState(this.connection, this.connectionDetail);
 	}
 
-	private setState(state: BackendState, detail?: string): void {
+	/** The state of the connection alone; `state` is the authenticator's while it cannot authenticate. */
+	private connection: BackendState = 'connecting';
+	private connectionDetail: string | undefined = 'locating the server';
+
+	private setState(connection: BackendState, connectionDetail?: string): void {
+		this.connection = connection;
+		this.connectionDetail = connectionDetail;
+		const auth = this.options.auth;
+		const signIn = auth && (auth.state === 'unauthenticated' || auth.state === 'auth_retrying');
+		const state = signIn ? auth.state as BackendState : connection;
+		const detail = signIn ? auth.detail : connectionDetail;
 		if (this.state === state && this.detail === detail) return;
 		this.state = state;
 		this.detail = detail;
@@ -97,14 +112,38 @@ export class HttpBackend implements Backend {
 	}
 
 	succeeded(): void {
-		if (this.state !== 'connected') this.setState('connected');
+		if (this.connection !== 'connected') this.setState('connected');
 	}
 
 	/**
-	 * Sends one HTTP request upstream, with the configured headers. A kept-alive connection the
-	 * server closed just as it was reused fails before anything reached the server: retried once.
+	 * Sends one HTTP request upstream with the configured headers and, for a server behind OAuth,
+	 * the proxy's access token. A 401 or 403 the authenticator can cure (a refreshed token) is
+	 * retried once; one it cannot is an UpstreamAuthError (the workload needs a sign-in).
 	 */
-	async send(method: string, url: URL, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal, retried = false): Promise<IncomingMessage> {
+	async send(method: string, url: URL, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+		const auth = this.options.auth;
+		if (!auth) return this.transmit(method, url, headers, body, signal);
+		for (let attempt = 0; ; attempt++) {
+			const authorization = await auth.authorization();
+			const response = await this.transmit(method, url, authorization ? { ...headers, Authorization: authorization } : headers, body, signal);
+			const status = response.statusCode;
+			if (status !== 401 && status !== 403) return response;
+			const challenge = response.headers['www-authenticate'];
+			const retry = await auth.denied(status, Array.isArray(challenge) ? challenge.join(', ') : challenge, authorization);
+			if (retry && attempt === 0) {
+				response.resume();
+				continue;
+			}
+			if (auth.state === 'unauthenticated' || auth.state === 'auth_retrying') {
+				response.resume();
+				throw new UpstreamAuthError(auth.refusal());
+			}
+			return response;
+		}
+	}
+
+	/** One HTTP request. A kept-alive connection the server closed just as it was reused fails before anything reached the server: retried once. */
+	private async transmit(method: string, url: URL, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal, retried = false): Promise<IncomingMessage> {
 		const https = url.protocol === 'https:';
 		return new Promise((resolve, reject) => {
 			const request = (https ? httpsRequest : httpRequest)(url, {
@@ -116,7 +155,7 @@ export class HttpBackend implements Backend {
 			request.once('response', resolve);
 			request.once('error', (error: NodeJS.ErrnoException) => {
 				if (!retried && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) {
-					resolve(this.send(method, url, headers, body, signal, true));
+					resolve(this.transmit(method, url, headers, body, signal, true));
 				} else {
 					reject(error);
 				}
@@ -131,6 +170,7 @@ export class HttpBackend implements Backend {
 
 	async close(): Promise<void> {
 		this.closed = true;
+		this.options.auth?.close();
 		this.httpAgent.destroy();
 		this.httpsAgent.destroy();
 	}
@@ -215,6 +255,7 @@ function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNo
 }
 
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
+	if (error instanceof UpstreamAuthError) return errorResponse(id, ErrorCode.Unauthenticated, error.message);
 	backend.failed(error);
 	return errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
 }
@@ -461,7 +502,7 @@ class SseUpstreamSession implements BackendSession {
 				} catch (error) {
 					if (!announced) reject(error);
 					if (this.controller.signal.aborted) return;
-					if (!announced) this.backend.failed(error as Error);
+					if (!announced && !(error instanceof UpstreamAuthError)) this.backend.failed(error as Error);
 					for (const [id, waiting] of this.pending) waiting(errorResponse(id, ErrorCode.ConnectionClosed, (error as Error).message));
 					this.pending.clear();
 					this.sink.ended((error as Error).message);

@@ -1,0 +1,195 @@
+/**
+ * Remote MCP servers behind OAuth, through the workload's proxy, against real parts: an
+ * authorization server on loopback (`oidc-provider`: registration, PKCE, refresh, resource
+ * indicators) and a protected MCP server (the official SDK) that checks the JWTs it gets
+ * (signed by that server, audience = its URL) and answers 401 with RFC 9728 metadata. The
+ * browser step fills the provider's own login and consent forms over HTTP.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateWorkload, DeleteWorkloads, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
+import { SetupSecrets } from '../protocol/protocol.secrets.js';
+import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/authorizationServer.js';
+import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
+import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { listen } from './support/registry.js';
+
+let home: TestHome;
+let daemon: DaemonProcess;
+let as: AuthorizationServer;
+let remote: ProtectedServer;
+const servers: Server[] = [];
+const notified: Array<{ name: string; status: string; status_context?: string }> = [];
+/** Every answer a door gave in this file, searched for tokens at the end. */
+const answers: unknown[] = [];
+
+async function status(name: string): Promise<{ status: string; status_context?: string }> {
+	const { workloads } = await daemon.client.request(ListWorkloads, { all: true });
+	const found = workloads.find((workload) => workload.name === name)!;
+	answers.push(found);
+	return { status: found.status!, status_context: found.status_context };
+}
+
+async function signIn(name: string): Promise<void> {
+	const started = await daemon.client.request(SignInWorkload, { name });
+	answers.push(started);
+	expect(started).toMatchObject({ name, status: 'pending', authorization_url: expect.stringContaining(`${as.issuer}/auth?`) });
+	const url = new URL(started.authorization_url!);
+	expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+	expect(url.searchParams.get('resource')).toBe(remote.url);
+	expect(new URL(url.searchParams.get('redirect_uri')!).hostname).toBe('127.0.0.1');
+	const callback = await completeSignIn(started.authorization_url!);
+	expect(callback.status).toBe(200);
+	const done = await daemon.client.request(SignInWorkload, { name, wait: 30 });
+	answers.push(done);
+	expect(done.status).toBe('signed_in');
+	await waitFor(async () => (await status(name)).status === 'running', `${name} running after the sign-in`);
+}
+
+async function echo(port: number, message: string): Promise<string> {
+	const client = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
+	try {
+		const tools = await client.listTools();
+		expect(tools.tools.map((tool) => tool.name).sort()).toEqual(['echo', 'write']);
+		return textOf(await client.callTool({ name: 'echo', arguments: { message } }));
+	} finally {
+		await client.close();
+	}
+}
+
+beforeAll(async () => {
+	home = await createTestHome();
+	home.env.HANGAR_SECRETS_KEYRING = 'off';
+	home.env.HANGAR_SECRETS_PASSWORD = 'remote-oauth-test-password';
+	as = await AuthorizationServer.start();
+	remote = await ProtectedServer.start({ authorizationServer: as.issuer, issuer: as.issuer, jwksUrl: as.jwksUrl() });
+	daemon = spawnDaemon(home.env);
+	await daemon.client.initialize('remote-oauth-test');
+	daemon.client.onNotification(WorkloadsDidChange, (params) => notified.push(params));
+	await daemon.client.request(SetupSecrets, { provider_type: 'encrypted' });
+}, 60_000);
+
+afterAll(async () => {
+	const { workloads } = await daemon.client.request(ListWorkloads, { all: true });
+	if (process.env.DEBUG_OAUTH) for (const workload of workloads) console.log(await daemon.client.request(GetWorkloadProxyLogs, { name: workload.name }));
+	if (workloads.length) await daemon.client.request(DeleteWorkloads, { names: workloads.map((workload) => workload.name) });
+	await daemon?.stop();
+	for (const server of servers) server.close();
+	await remote?.stop();
+	await as?.stop();
+	await home?.dispose();
+}, 60_000);
+
+describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
+	let name: string;
+	let port: number;
+
+	it('is discovered from its 401, registered with, and signed in to; then an MCP session works through the proxy', async () => {
+		name = uniqueName('oauth');
+		({ port } = await daemon.client.request(CreateWorkload, { name, url: remote.url }));
+		// The first call meets the 401: the workload needs a sign-in, and the caller is told so.
+		await expect(echo(port, 'before')).rejects.toThrow(/sign/i);
+		const needed = await waitFor(async () => {
+			const current = await status(name);
+			return current.status === 'unauthenticated' && current;
+		}, 'unauthenticated');
+		expect(needed.status_context).toContain(`${as.issuer}/auth?`);
+		await waitFor(async () => notified.some((change) => change.name === name && change.status === 'unauthenticated'), 'a didChange for unauthenticated');
+		await signIn(name);
+		expect(await echo(port, 'hello')).toBe('protected echo: hello');
+		expect(remote.authorizations.every((header) => header.startsWith('Bearer ey'))).toBe(true);
+	});
+
+	it('refreshes a refused access token without the user', async () => {
+		const refreshes = as.refreshes;
+		remote.expireTokens();
+		expect(await echo(port, 'again')).toBe('protected echo: again');
+		expect(as.refreshes).toBeGreaterThan(refreshes);
+		expect((await status(name)).status).toBe('running');
+	});
+
+	it('asks for a sign-in with more scope when the server says insufficient_scope, and the call then works', async () => {
+		const client = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
+		try {
+			const refused = await client.callTool({ name: 'write', arguments: {} }).then(
+				(result) => JSON.stringify(result),
+				(error: Error) => error.message,
+			);
+			expect(refused).toMatch(/scope/);
+		} finally {
+			await client.close();
+		}
+		const needed = await waitFor(async () => {
+			const current = await status(name);
+			return current.status === 'unauthenticated' && current;
+		}, 'unauthenticated for the step-up');
+		expect(decodeURIComponent(needed.status_context!.replace(/\+/g, ' '))).toContain('mcp:write');
+		await signIn(name);
+		const after = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
+		try {
+			expect(textOf(await after.callTool({ name: 'write', arguments: {} }))).toBe('written');
+		} finally {
+			await after.close();
+		}
+	});
+
+	it('a revoked refresh token leads to unauthenticated, calls get a clear error, and a new sign-in resumes it', async () => {
+		await as.revokeRefreshTokens();
+		remote.expireTokens();
+		await expect(echo(port, 'revoked')).rejects.toThrow(/sign/i);
+		const needed = await status(name);
+		expect(needed.status).toBe('unauthenticated');
+		expect(needed.status_context).toMatch(/refresh token/);
+		await signIn(name);
+		expect(await echo(port, 'back')).toBe('protected echo: back');
+	});
+
+	it('keeps every token out of state files, logs, exports and answers', async () => {
+		const exported = await daemon.client.request(ExportWorkload, { name });
+		const detail = await daemon.client.request(GetWorkload, { name });
+		const logs = await daemon.client.request(GetWorkloadProxyLogs, { name });
+		answers.push(exported, detail, logs);
+		const auth = (exported as { remote_auth_config?: Record<string, unknown> }).remote_auth_config;
+		expect(auth).toMatchObject({ cached_refresh_token_ref: `oauth/${name}/refresh_token`, cached_client_id: expect.any(String), cached_issuer: as.issuer });
+		const tokens = [...remote.tokensSeen, ...as.refreshTokens];
+		expect(tokens.length).toBeGreaterThan(3);
+		const files: string[] = [];
+		for (const entry of await readdir(home.path, { recursive: true, withFileTypes: true })) {
+			if (entry.isFile()) files.push(await readFile(join(entry.parentPath, entry.name), 'latin1'));
+		}
+		const everything = [...files, ...answers.map((answer) => JSON.stringify(answer))].join('\n');
+		for (const token of tokens) expect(everything.includes(token), 'a token was written somewhere').toBe(false);
+	});
+});
+
+describe('refusals', { timeout: 60_000 }, () => {
+	it('refuses authorization server metadata that names another issuer', async () => {
+		// A metadata server that claims to be the real authorization server.
+		const impostor = createServer((request, response) => {
+			if (request.url?.includes('/.well-known/')) {
+				response.writeHead(200, { 'Content-Type': 'application/json' }).end(
+					JSON.stringify({ issuer: as.issuer, authorization_endpoint: `${as.issuer}/auth`, token_endpoint: `${as.issuer}/token`, registration_endpoint: `${as.issuer}/reg`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] }),
+				);
+			} else response.writeHead(404).end();
+		});
+		servers.push(impostor);
+		const impostorUrl = `http://127.0.0.1:${await listen(impostor)}`;
+		const lured = await ProtectedServer.start({ authorizationServer: impostorUrl, issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('impostor');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer.status).toBe('failed');
+			expect(answer.message).toContain('names another issuer');
+			const current = await status(name);
+			expect(current.status).toBe('unauthenticated');
+			expect(current.status_context).toContain('names another issuer');
+		} finally {
+			await lured.stop();
+		}
+	});
+});
