@@ -15,7 +15,8 @@ import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/autho
 import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { spawn } from 'node:child_process';
+import { HANGAR_BIN, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
 import { listen } from './support/registry.js';
 
 let home: TestHome;
@@ -163,6 +164,77 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		}
 		const everything = [...files, ...answers.map((answer) => JSON.stringify(answer))].join('\n');
 		for (const token of tokens) expect(everything.includes(token), 'a token was written somewhere').toBe(false);
+	});
+});
+
+/** Runs `hangar ARGS…`, signing in at the URL it prints on stderr, the way a user would. */
+function runSigningIn(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(process.execPath, [HANGAR_BIN, ...args], { env: home.env, stdio: ['ignore', 'pipe', 'pipe'] });
+		let stdout = '';
+		let stderr = '';
+		let signing: Promise<unknown> | undefined;
+		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+		child.stderr!.on('data', (chunk: Buffer) => {
+			stderr += chunk.toString();
+			const url = /^\s+(http\S+\/auth\?\S+)$/m.exec(stderr)?.[1];
+			if (url && !signing) signing = completeSignIn(url).catch(reject);
+		});
+		child.once('error', reject);
+		child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+	});
+}
+
+describe('the sign-in doors', { timeout: 120_000 }, () => {
+	it('hangar run URL --remote-auth prints the URL (--remote-auth-skip-browser), waits for the sign-in, and the workload runs', async () => {
+		const name = uniqueName('cli-run');
+		const result = await runSigningIn(['run', remote.url, '--name', name, '--remote-auth', '--remote-auth-skip-browser', '--remote-auth-scopes', 'mcp:read', '--remote-auth-timeout', '1m']);
+		expect(result.stderr).toContain('Open this URL to sign in');
+		expect(result.stdout).toContain(`Workload ${name} is signed in to its server`);
+		expect(result.stdout).toContain(`Workload ${name} is running`);
+		expect(result.code).toBe(0);
+		const { workloads } = await daemon.client.request(ListWorkloads, {});
+		const port = workloads.find((workload) => workload.name === name)!.port!;
+		expect(await echo(port, 'cli')).toBe('protected echo: cli');
+		const detail = await daemon.client.request(GetWorkload, { name });
+		expect(detail.oauth_config).toMatchObject({ scopes: ['mcp:read'], skip_browser: true, timeout: '1m' });
+	});
+
+	it('hangar signin NAME signs an unauthenticated workload in', async () => {
+		const name = uniqueName('cli-signin');
+		const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		expect((await status(name)).status).toBe('unauthenticated');
+		const result = await runSigningIn(['signin', name, '--skip-browser', '--timeout', '60s']);
+		expect(result.stdout).toContain(`Workload ${name} is signed in to its server`);
+		expect(result.code).toBe(0);
+		expect(await echo(port, 'signin')).toBe('protected echo: signin');
+	});
+
+	it('POST /api/v1beta/workloads/{name}/signin answers the URL, then (with wait) the outcome', async () => {
+		const serve = await startServe(home.env);
+		try {
+			const name = uniqueName('rest-signin');
+			const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+			const post = async (body: unknown) => {
+				const response = await fetch(`${serve.url}/api/v1beta/workloads/${name}/signin`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+				const json = (await response.json()) as { status: string; authorization_url?: string };
+				answers.push(json);
+				return { status: response.status, json };
+			};
+			const started = await post({});
+			expect(started).toMatchObject({ status: 200, json: { name, status: 'pending', authorization_url: expect.stringContaining(as.issuer) } });
+			expect((await completeSignIn(started.json.authorization_url!)).status).toBe(200);
+			expect(await post({ wait: 30 })).toMatchObject({ status: 200, json: { name, status: 'signed_in' } });
+			expect(await echo(port, 'rest')).toBe('protected echo: rest');
+		} finally {
+			await serve.stop();
+		}
+	});
+
+	it('answers 409 for a workload that is not a remote server behind OAuth', async () => {
+		const name = uniqueName('static');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer static' } } });
+		await expect(daemon.client.request(SignInWorkload, { name })).rejects.toThrow(/OAuth|static/);
 	});
 });
 

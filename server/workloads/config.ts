@@ -196,6 +196,9 @@ function remoteAuthOf(request: Request, entry: RemoteServer | undefined): Remote
 	const oauth = request.oauth_config;
 	if (oauth) {
 		if (oauth.resource) checkRemoteUrl(oauth.resource, 'oauth_config.resource');
+		for (const field of ['client_secret_file', 'bearer_token_file'] as const) {
+			if (oauth[field] !== undefined && !isAbsolute(oauth[field])) throw invalid(`oauth_config.${field}`, 'must be an absolute path');
+		}
 		if (oauth.callback_port !== undefined && oauth.callback_port !== 0 && (oauth.callback_port < 1024 || oauth.callback_port > 65535)) {
 			throw invalid('oauth_config.callback_port', 'must be between 1024 and 65535');
 		}
@@ -388,6 +391,9 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 					callback_port: auth.callback_port,
 					skip_browser: auth.skip_browser,
 					resource: auth.resource,
+					client_secret_file: auth.client_secret_file,
+					bearer_token_file: auth.bearer_token_file,
+					timeout: auth.timeout,
 				})
 			: undefined,
 		headers: stored.headers,

@@ -3,6 +3,7 @@
  * (container, then proxy, waiting until the server answers or fails), stop, restart, delete,
  * and putting a workload back after a failed update. Every step records its status.
  */
+import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
@@ -153,6 +154,13 @@ export class WorkloadLifecycle {
 		}
 		const bearer = config.remote_auth_config?.bearer_token;
 		if (bearer) headers.Authorization = `Bearer ${await this.options.secrets.resolve(decodeSecret(bearer).name)}`;
+		const bearerFile = config.remote_auth_config?.bearer_token_file;
+		if (bearerFile && !bearer) {
+			const token = (await readFile(bearerFile, 'utf8').catch((error: Error) => {
+				throw HangarError.badRequest(`cannot read the bearer token file ${bearerFile}: ${error.message}`);
+			})).trim();
+			headers.Authorization = `Bearer ${token}`;
+		}
 		return headers;
 	}
 
