@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload, DeleteWorkloads, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
+import { CreateWorkload, DeleteWorkloads, RestartWorkload, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
 import { SetupSecrets } from '../protocol/protocol.secrets.js';
 import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/authorizationServer.js';
 import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
@@ -149,6 +149,14 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		expect(await echo(port, 'back')).toBe('protected echo: back');
 	});
 
+	it('a restarted proxy picks the sign-in up from the secrets provider, without the user', async () => {
+		const refreshes = as.refreshes;
+		await daemon.client.request(RestartWorkload, { name });
+		await waitFor(async () => (await status(name)).status === 'running', `${name} running after the restart`);
+		expect(await echo(port, 'restarted')).toBe('protected echo: restarted');
+		expect(as.refreshes).toBeGreaterThan(refreshes);
+	});
+
 	it('keeps every token out of state files, logs, exports and answers', async () => {
 		const exported = await daemon.client.request(ExportWorkload, { name });
 		const detail = await daemon.client.request(GetWorkload, { name });
@@ -235,6 +243,44 @@ describe('the sign-in doors', { timeout: 120_000 }, () => {
 		const name = uniqueName('static');
 		await daemon.client.request(CreateWorkload, { name, url: remote.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer static' } } });
 		await expect(daemon.client.request(SignInWorkload, { name })).rejects.toThrow(/OAuth|static/);
+	});
+});
+
+describe('device authorization and refresh ahead of expiry', { timeout: 120_000 }, () => {
+	it('signs in with a device code (RFC 8628) entered on another device', async () => {
+		const name = uniqueName('device');
+		const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const started = await daemon.client.request(SignInWorkload, { name, device: true });
+		answers.push(started);
+		expect(started).toMatchObject({ status: 'pending', user_code: expect.any(String), verification_uri: expect.stringContaining(`${as.issuer}/device`) });
+		expect((await status(name)).status_context).toContain(started.user_code);
+		const page = await completeSignIn(started.verification_uri!);
+		expect(page.status).toBe(200);
+		expect(await daemon.client.request(SignInWorkload, { name, device: true, wait: 60 })).toMatchObject({ status: 'signed_in' });
+		expect(await echo(port, 'device')).toBe('protected echo: device');
+	});
+
+	it('refreshes a token 60 s before it expires, with no call and no user', async () => {
+		const shortLived = await AuthorizationServer.start({ accessTokenTTL: 62 });
+		const server = await ProtectedServer.start({ authorizationServer: shortLived.issuer, issuer: shortLived.issuer, jwksUrl: shortLived.jwksUrl() });
+		try {
+			const name = uniqueName('short');
+			const { port } = await daemon.client.request(CreateWorkload, { name, url: server.url, oauth_config: { use_pkce: true } });
+			const started = await daemon.client.request(SignInWorkload, { name });
+			expect((await completeSignIn(started.authorization_url!)).status).toBe(200);
+			expect(await daemon.client.request(SignInWorkload, { name, wait: 30 })).toMatchObject({ status: 'signed_in' });
+			await waitFor(async () => shortLived.refreshes > 0, 'a refresh ahead of expiry');
+			const client = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
+			try {
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'fresh' } }))).toBe('protected echo: fresh');
+			} finally {
+				await client.close();
+			}
+			await daemon.client.request(DeleteWorkloads, { names: [name] });
+		} finally {
+			await server.stop();
+			await shortLived.stop();
+		}
 	});
 });
 
