@@ -142,8 +142,10 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		await as.revokeRefreshTokens();
 		remote.expireTokens();
 		await expect(echo(port, 'revoked')).rejects.toThrow(/sign/i);
-		const needed = await status(name);
-		expect(needed.status).toBe('unauthenticated');
+		const needed = await waitFor(async () => {
+			const current = await status(name);
+			return current.status === 'unauthenticated' && current;
+		}, 'unauthenticated after the refused refresh');
 		expect(needed.status_context).toMatch(/refresh token/);
 		await signIn(name);
 		expect(await echo(port, 'back')).toBe('protected echo: back');
@@ -253,7 +255,7 @@ describe('device authorization and refresh ahead of expiry', { timeout: 120_000 
 		const started = await daemon.client.request(SignInWorkload, { name, device: true });
 		answers.push(started);
 		expect(started).toMatchObject({ status: 'pending', user_code: expect.any(String), verification_uri: expect.stringContaining(`${as.issuer}/device`) });
-		expect((await status(name)).status_context).toContain(started.user_code);
+		await waitFor(async () => (await status(name)).status_context?.includes(started.user_code!), 'the device code in the status');
 		const page = await completeSignIn(started.verification_uri!);
 		expect(page.status).toBe(200);
 		expect(await daemon.client.request(SignInWorkload, { name, device: true, wait: 60 })).toMatchObject({ status: 'signed_in' });
@@ -303,9 +305,11 @@ describe('refusals', { timeout: 60_000 }, () => {
 			const answer = await daemon.client.request(SignInWorkload, { name });
 			expect(answer.status).toBe('failed');
 			expect(answer.message).toContain('names another issuer');
-			const current = await status(name);
+			const current = await waitFor(async () => {
+				const found = await status(name);
+				return found.status_context?.includes('names another issuer') && found;
+			}, 'the refusal in the status');
 			expect(current.status).toBe('unauthenticated');
-			expect(current.status_context).toContain('names another issuer');
 		} finally {
 			await lured.stop();
 		}
