@@ -9,8 +9,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload, DeleteWorkloads, RestartWorkload, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
-import { SetupSecrets } from '../protocol/protocol.secrets.js';
+import { CreateWorkload, DeleteWorkload, DeleteWorkloads, RestartWorkload, UpdateWorkload, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
+import { ListSecretKeys, SetupSecrets } from '../protocol/protocol.secrets.js';
 import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/authorizationServer.js';
 import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
@@ -159,6 +159,12 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		expect(as.refreshes).toBeGreaterThan(refreshes);
 	});
 
+	it('an update that keeps the URL keeps the sign-in', async () => {
+		await daemon.client.request(UpdateWorkload, { name, url: remote.url, tools: ['echo', 'write'] });
+		await waitFor(async () => (await status(name)).status === 'running', `${name} running after the update`);
+		expect(await echo(port, 'updated')).toBe('protected echo: updated');
+	});
+
 	it('keeps every token out of state files, logs, exports and answers', async () => {
 		const exported = await daemon.client.request(ExportWorkload, { name });
 		const detail = await daemon.client.request(GetWorkload, { name });
@@ -218,6 +224,11 @@ describe('the sign-in doors', { timeout: 120_000 }, () => {
 		expect(result.stdout).toContain(`Workload ${name} is signed in to its server`);
 		expect(result.code).toBe(0);
 		expect(await echo(port, 'signin')).toBe('protected echo: signin');
+		// Removing the workload removes what its sign-in stored.
+		const stored = async () => (await daemon.client.request(ListSecretKeys, {})).keys.map((key) => key.key).filter((key) => key.startsWith(`oauth/${name}/`));
+		expect(await stored()).toEqual([`oauth/${name}/refresh_token`]);
+		await daemon.client.request(DeleteWorkload, { name });
+		await waitFor(async () => (await stored()).length === 0, 'its secrets gone');
 	});
 
 	it('POST /api/v1beta/workloads/{name}/signin answers the URL, then (with wait) the outcome', async () => {

@@ -412,3 +412,15 @@ function isEmpty(value: unknown): boolean {
 	if (typeof value === 'object') return Object.keys(value).length === 0;
 	return false;
 }
+
+/**
+ * What a sign-in cached in the previous configuration of a remote workload (`cached_*` of
+ * `remote_auth_config`: the registered client and the references to its secrets), kept by an
+ * update that does not change the server's URL, so the update needs no new sign-in.
+ */
+export function keepCachedAuth(previous: StoredWorkload, config: StoredWorkload): void {
+	if (!previous.remote_url || previous.remote_url !== config.remote_url || !previous.remote_auth_config) return;
+	if (config.remote_auth_config?.bearer_token || config.remote_auth_config?.bearer_token_file) return;
+	const cached = Object.fromEntries(Object.entries(previous.remote_auth_config).filter(([key]) => key.startsWith('cached_')));
+	if (Object.keys(cached).length) config.remote_auth_config = { ...(config.remote_auth_config ?? {}), ...cached };
+}
