@@ -297,6 +297,39 @@ describe('device authorization and refresh ahead of expiry', { timeout: 120_000 
 	});
 });
 
+describe('an authorization server that cannot be reached', { timeout: 60_000 }, () => {
+	it('is auth_retrying while the refresh cannot reach it; calls get a clear error and the proxy keeps serving', async () => {
+		const gone = await AuthorizationServer.start();
+		const server = await ProtectedServer.start({ authorizationServer: gone.issuer, issuer: gone.issuer, jwksUrl: gone.jwksUrl() });
+		try {
+			const name = uniqueName('retrying');
+			const { port } = await daemon.client.request(CreateWorkload, { name, url: server.url, oauth_config: { use_pkce: true } });
+			const started = await daemon.client.request(SignInWorkload, { name });
+			expect((await completeSignIn(started.authorization_url!)).status).toBe(200);
+			expect(await daemon.client.request(SignInWorkload, { name, wait: 30 })).toMatchObject({ status: 'signed_in' });
+			await gone.stop();
+			server.expireTokens();
+			const failure = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http').then(
+				async (client) => {
+					await client.close();
+					return 'connected';
+				},
+				(error: Error) => error.message,
+			);
+			expect(failure).toMatch(/sign/);
+			const retrying = await waitFor(async () => {
+				const current = await status(name);
+				return current.status === 'auth_retrying' && current;
+			}, 'auth_retrying');
+			expect(retrying.status_context).toMatch(/cannot (refresh|reach)/);
+			await waitFor(async () => notified.some((change) => change.name === name && change.status === 'auth_retrying'), 'a didChange for auth_retrying');
+			await daemon.client.request(DeleteWorkloads, { names: [name] });
+		} finally {
+			await server.stop();
+		}
+	});
+});
+
 describe('refusals', { timeout: 60_000 }, () => {
 	it('refuses authorization server metadata that names another issuer', async () => {
 		// A metadata server that claims to be the real authorization server.
