@@ -102,6 +102,16 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		await waitFor(async () => notified.some((change) => change.name === name && change.status === 'unauthenticated'), 'a didChange for unauthenticated');
 		await signIn(name);
 		expect(await echo(port, 'hello')).toBe('protected echo: hello');
+		// A client's own Authorization header stays with the proxy: the server gets the proxy's token.
+		const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+		const raw = await fetch(`http://127.0.0.1:${port}/mcp`, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer client-own-token' },
+			body: JSON.stringify(initialize),
+		});
+		expect(raw.status).toBe(200);
+		await raw.text();
+		expect(remote.authorizations.length).toBeGreaterThan(0);
 		expect(remote.authorizations.every((header) => header.startsWith('Bearer ey'))).toBe(true);
 	});
 

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
-import { SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
+import { GetWorkload, SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
 import { printJson, type Cli } from '../cli.js';
 
 export const DEFAULT_SIGNIN_TIMEOUT_S = 300;
@@ -50,7 +50,9 @@ export async function signInFlow(cli: Cli, name: string, options: SignInOptions)
 		if (started.user_code) {
 			process.stderr.write(`To sign in workload ${name}, open ${started.verification_uri} and enter the code ${started.user_code}\n`);
 		} else if (started.authorization_url) {
-			const opened = !options.skipBrowser && (await openBrowser(started.authorization_url));
+			// The workload's own `skip_browser` (--remote-auth-skip-browser) holds unless the flag says otherwise.
+			const skip = options.skipBrowser ?? (await cli.call(GetWorkload, { name }).then((detail) => detail.oauth_config?.skip_browser, () => undefined));
+			const opened = !skip && (await openBrowser(started.authorization_url));
 			process.stderr.write(`${opened ? 'Opening your browser to sign in' : 'Open this URL to sign in'} workload ${name}:\n  ${started.authorization_url}\n`);
 		}
 		process.stderr.write(`Waiting up to ${timeout} s for the sign-in…\n`);
