@@ -341,6 +341,18 @@ describe('an authorization server that cannot be reached', { timeout: 60_000 }, 
 });
 
 describe('refusals', { timeout: 60_000 }, () => {
+	it('refuses an authorization server on a link-local address (the outbound-address policy)', async () => {
+		const lured = await ProtectedServer.start({ authorizationServer: 'https://169.254.169.254', issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('metadata');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer).toMatchObject({ status: 'failed', message: expect.stringContaining('link-local') });
+		} finally {
+			await lured.stop();
+		}
+	});
+
 	it('refuses authorization server metadata that names another issuer', async () => {
 		// A metadata server that claims to be the real authorization server.
 		const impostor = createServer((request, response) => {
