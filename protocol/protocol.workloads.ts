@@ -101,6 +101,12 @@ export const RemoteOAuthConfig = z.object({
 	skip_browser: z.boolean().optional(),
 	/** RFC 8707 resource indicator (an absolute URI). */
 	resource: z.string().optional(),
+	/** Hangar: an absolute path to a file holding the client secret, read by the proxy. */
+	client_secret_file: z.string().optional(),
+	/** Hangar: an absolute path to a file holding a static bearer token, read when the workload starts. */
+	bearer_token_file: z.string().optional(),
+	/** Hangar: how long `hangar run --remote-auth` waits for the sign-in (a duration such as 5m). */
+	timeout: z.string().optional(),
 });
 
 /** A secret reference in a request: both fields are required. */

@@ -9,13 +9,14 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload, DeleteWorkloads, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
-import { SetupSecrets } from '../protocol/protocol.secrets.js';
+import { CreateWorkload, DeleteWorkload, DeleteWorkloads, RestartWorkload, UpdateWorkload, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
+import { ListSecretKeys, SetupSecrets } from '../protocol/protocol.secrets.js';
 import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/authorizationServer.js';
 import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { spawnDaemon, type DaemonProcess } from './support/processes.js';
+import { spawn } from 'node:child_process';
+import { HANGAR_BIN, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
 import { listen } from './support/registry.js';
 
 let home: TestHome;
@@ -101,6 +102,16 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		await waitFor(async () => notified.some((change) => change.name === name && change.status === 'unauthenticated'), 'a didChange for unauthenticated');
 		await signIn(name);
 		expect(await echo(port, 'hello')).toBe('protected echo: hello');
+		// A client's own Authorization header stays with the proxy: the server gets the proxy's token.
+		const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+		const raw = await fetch(`http://127.0.0.1:${port}/mcp`, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: 'Bearer client-own-token' },
+			body: JSON.stringify(initialize),
+		});
+		expect(raw.status).toBe(200);
+		await raw.text();
+		expect(remote.authorizations.length).toBeGreaterThan(0);
 		expect(remote.authorizations.every((header) => header.startsWith('Bearer ey'))).toBe(true);
 	});
 
@@ -141,11 +152,27 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		await as.revokeRefreshTokens();
 		remote.expireTokens();
 		await expect(echo(port, 'revoked')).rejects.toThrow(/sign/i);
-		const needed = await status(name);
-		expect(needed.status).toBe('unauthenticated');
+		const needed = await waitFor(async () => {
+			const current = await status(name);
+			return current.status === 'unauthenticated' && current;
+		}, 'unauthenticated after the refused refresh');
 		expect(needed.status_context).toMatch(/refresh token/);
 		await signIn(name);
 		expect(await echo(port, 'back')).toBe('protected echo: back');
+	});
+
+	it('a restarted proxy picks the sign-in up from the secrets provider, without the user', async () => {
+		const refreshes = as.refreshes;
+		await daemon.client.request(RestartWorkload, { name });
+		await waitFor(async () => (await status(name)).status === 'running', `${name} running after the restart`);
+		expect(await echo(port, 'restarted')).toBe('protected echo: restarted');
+		expect(as.refreshes).toBeGreaterThan(refreshes);
+	});
+
+	it('an update that keeps the URL keeps the sign-in', async () => {
+		await daemon.client.request(UpdateWorkload, { name, url: remote.url, tools: ['echo', 'write'] });
+		await waitFor(async () => (await status(name)).status === 'running', `${name} running after the update`);
+		expect(await echo(port, 'updated')).toBe('protected echo: updated');
 	});
 
 	it('keeps every token out of state files, logs, exports and answers', async () => {
@@ -166,7 +193,166 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 	});
 });
 
+/** Runs `hangar ARGS…`, signing in at the URL it prints on stderr, the way a user would. */
+function runSigningIn(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(process.execPath, [HANGAR_BIN, ...args], { env: home.env, stdio: ['ignore', 'pipe', 'pipe'] });
+		let stdout = '';
+		let stderr = '';
+		let signing: Promise<unknown> | undefined;
+		child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+		child.stderr!.on('data', (chunk: Buffer) => {
+			stderr += chunk.toString();
+			const url = /^\s+(http\S+\/auth\?\S+)$/m.exec(stderr)?.[1];
+			if (url && !signing) signing = completeSignIn(url).catch(reject);
+		});
+		child.once('error', reject);
+		child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+	});
+}
+
+describe('the sign-in doors', { timeout: 120_000 }, () => {
+	it('hangar run URL --remote-auth prints the URL (--remote-auth-skip-browser), waits for the sign-in, and the workload runs', async () => {
+		const name = uniqueName('cli-run');
+		const result = await runSigningIn(['run', remote.url, '--name', name, '--remote-auth', '--remote-auth-skip-browser', '--remote-auth-scopes', 'mcp:read', '--remote-auth-timeout', '1m']);
+		expect(result.stderr).toContain('Open this URL to sign in');
+		expect(result.stdout).toContain(`Workload ${name} is signed in to its server`);
+		expect(result.stdout).toContain(`Workload ${name} is running`);
+		expect(result.code).toBe(0);
+		const { workloads } = await daemon.client.request(ListWorkloads, {});
+		const port = workloads.find((workload) => workload.name === name)!.port!;
+		expect(await echo(port, 'cli')).toBe('protected echo: cli');
+		const detail = await daemon.client.request(GetWorkload, { name });
+		expect(detail.oauth_config).toMatchObject({ scopes: ['mcp:read'], skip_browser: true, timeout: '1m' });
+	});
+
+	it('hangar signin NAME signs an unauthenticated workload in', async () => {
+		const name = uniqueName('cli-signin');
+		const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		expect((await status(name)).status).toBe('unauthenticated');
+		const result = await runSigningIn(['signin', name, '--skip-browser', '--timeout', '60s']);
+		expect(result.stdout).toContain(`Workload ${name} is signed in to its server`);
+		expect(result.code).toBe(0);
+		expect(await echo(port, 'signin')).toBe('protected echo: signin');
+		// Removing the workload removes what its sign-in stored.
+		const stored = async () => (await daemon.client.request(ListSecretKeys, {})).keys.map((key) => key.key).filter((key) => key.startsWith(`oauth/${name}/`));
+		expect(await stored()).toEqual([`oauth/${name}/refresh_token`]);
+		await daemon.client.request(DeleteWorkload, { name });
+		await waitFor(async () => (await stored()).length === 0, 'its secrets gone');
+	});
+
+	it('POST /api/v1beta/workloads/{name}/signin answers the URL, then (with wait) the outcome', async () => {
+		const serve = await startServe(home.env);
+		try {
+			const name = uniqueName('rest-signin');
+			const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+			const post = async (body: unknown) => {
+				const response = await fetch(`${serve.url}/api/v1beta/workloads/${name}/signin`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+				const json = (await response.json()) as { status: string; authorization_url?: string };
+				answers.push(json);
+				return { status: response.status, json };
+			};
+			const started = await post({});
+			expect(started).toMatchObject({ status: 200, json: { name, status: 'pending', authorization_url: expect.stringContaining(as.issuer) } });
+			expect((await completeSignIn(started.json.authorization_url!)).status).toBe(200);
+			expect(await post({ wait: 30 })).toMatchObject({ status: 200, json: { name, status: 'signed_in' } });
+			expect(await echo(port, 'rest')).toBe('protected echo: rest');
+		} finally {
+			await serve.stop();
+		}
+	});
+
+	it('answers 409 for a workload that is not a remote server behind OAuth', async () => {
+		const name = uniqueName('static');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer static' } } });
+		await expect(daemon.client.request(SignInWorkload, { name })).rejects.toThrow(/OAuth|static/);
+	});
+});
+
+describe('device authorization and refresh ahead of expiry', { timeout: 120_000 }, () => {
+	it('signs in with a device code (RFC 8628) entered on another device', async () => {
+		const name = uniqueName('device');
+		const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const started = await daemon.client.request(SignInWorkload, { name, device: true });
+		answers.push(started);
+		expect(started).toMatchObject({ status: 'pending', user_code: expect.any(String), verification_uri: expect.stringContaining(`${as.issuer}/device`) });
+		await waitFor(async () => (await status(name)).status_context?.includes(started.user_code!), 'the device code in the status');
+		const page = await completeSignIn(started.verification_uri!);
+		expect(page.status).toBe(200);
+		expect(await daemon.client.request(SignInWorkload, { name, device: true, wait: 60 })).toMatchObject({ status: 'signed_in' });
+		expect(await echo(port, 'device')).toBe('protected echo: device');
+	});
+
+	it('refreshes a token 60 s before it expires, with no call and no user', async () => {
+		const shortLived = await AuthorizationServer.start({ accessTokenTTL: 62 });
+		const server = await ProtectedServer.start({ authorizationServer: shortLived.issuer, issuer: shortLived.issuer, jwksUrl: shortLived.jwksUrl() });
+		try {
+			const name = uniqueName('short');
+			const { port } = await daemon.client.request(CreateWorkload, { name, url: server.url, oauth_config: { use_pkce: true } });
+			const started = await daemon.client.request(SignInWorkload, { name });
+			expect((await completeSignIn(started.authorization_url!)).status).toBe(200);
+			expect(await daemon.client.request(SignInWorkload, { name, wait: 30 })).toMatchObject({ status: 'signed_in' });
+			await waitFor(async () => shortLived.refreshes > 0, 'a refresh ahead of expiry');
+			const client = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
+			try {
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'fresh' } }))).toBe('protected echo: fresh');
+			} finally {
+				await client.close();
+			}
+			await daemon.client.request(DeleteWorkloads, { names: [name] });
+		} finally {
+			await server.stop();
+			await shortLived.stop();
+		}
+	});
+});
+
+describe('an authorization server that cannot be reached', { timeout: 60_000 }, () => {
+	it('is auth_retrying while the refresh cannot reach it; calls get a clear error and the proxy keeps serving', async () => {
+		const gone = await AuthorizationServer.start();
+		const server = await ProtectedServer.start({ authorizationServer: gone.issuer, issuer: gone.issuer, jwksUrl: gone.jwksUrl() });
+		try {
+			const name = uniqueName('retrying');
+			const { port } = await daemon.client.request(CreateWorkload, { name, url: server.url, oauth_config: { use_pkce: true } });
+			const started = await daemon.client.request(SignInWorkload, { name });
+			expect((await completeSignIn(started.authorization_url!)).status).toBe(200);
+			expect(await daemon.client.request(SignInWorkload, { name, wait: 30 })).toMatchObject({ status: 'signed_in' });
+			await gone.stop();
+			server.expireTokens();
+			const failure = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http').then(
+				async (client) => {
+					await client.close();
+					return 'connected';
+				},
+				(error: Error) => error.message,
+			);
+			expect(failure).toMatch(/sign/);
+			const retrying = await waitFor(async () => {
+				const current = await status(name);
+				return current.status === 'auth_retrying' && current;
+			}, 'auth_retrying');
+			expect(retrying.status_context).toMatch(/cannot (refresh|reach)/);
+			await waitFor(async () => notified.some((change) => change.name === name && change.status === 'auth_retrying'), 'a didChange for auth_retrying');
+			await daemon.client.request(DeleteWorkloads, { names: [name] });
+		} finally {
+			await server.stop();
+		}
+	});
+});
+
 describe('refusals', { timeout: 60_000 }, () => {
+	it('refuses an authorization server on a link-local address (the outbound-address policy)', async () => {
+		const lured = await ProtectedServer.start({ authorizationServer: 'https://169.254.169.254', issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('metadata');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer).toMatchObject({ status: 'failed', message: expect.stringContaining('link-local') });
+		} finally {
+			await lured.stop();
+		}
+	});
+
 	it('refuses authorization server metadata that names another issuer', async () => {
 		// A metadata server that claims to be the real authorization server.
 		const impostor = createServer((request, response) => {
@@ -185,9 +371,11 @@ describe('refusals', { timeout: 60_000 }, () => {
 			const answer = await daemon.client.request(SignInWorkload, { name });
 			expect(answer.status).toBe('failed');
 			expect(answer.message).toContain('names another issuer');
-			const current = await status(name);
+			const current = await waitFor(async () => {
+				const found = await status(name);
+				return found.status_context?.includes('names another issuer') && found;
+			}, 'the refusal in the status');
 			expect(current.status).toBe('unauthenticated');
-			expect(current.status_context).toContain('names another issuer');
 		} finally {
 			await lured.stop();
 		}

@@ -9,7 +9,7 @@ import { registerClient } from './commands/clients.js';
 import { changeDefaultRegistry } from './commands/registry.js';
 import { setSecret, setupSecrets } from './commands/secrets.js';
 import { installSkill, registrySkillSource, showSkillContent, SkillValidator, syncSkills, uninstallSkill } from './commands/skills.js';
-import { removeWorkload, restartWorkload, runServer, showWorkloadLogs, stopWorkload } from './commands/workloads.js';
+import { removeWorkload, restartWorkload, runServer, showWorkloadLogs, signInWorkload, stopWorkload } from './commands/workloads.js';
 import { daemonCommand, DaemonSupervisor } from './daemon.js';
 import { ReadOnlyDocuments, SCHEME } from './documents.js';
 import type { Hangar } from './hangar.js';
@@ -79,6 +79,7 @@ export function activate(context: vscode.ExtensionContext): void {
 		command('hangar.runServer', (node?: RegistryNode) => runServer(hangar, node?.kind === 'registryServer' ? node.server : undefined)),
 		command('hangar.stopWorkload', (item?: WorkloadItem) => stopWorkload(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.restartWorkload', (item?: WorkloadItem) => restartWorkload(hangar, item?.kind === 'workload' ? item : undefined)),
+		command('hangar.signInWorkload', (item?: WorkloadItem) => signInWorkload(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.removeWorkload', (item?: WorkloadItem) => removeWorkload(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.showWorkloadLogs', (item?: WorkloadItem) => showWorkloadLogs(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.registerClient', () => registerClient(hangar)),
@@ -103,9 +104,15 @@ export function activate(context: vscode.ExtensionContext): void {
 		}),
 
 		supervisor.onNotification(SkillsDidChange, () => hangar.skills.refresh()),
-		supervisor.onNotification(WorkloadsDidChange, () => {
+		supervisor.onNotification(WorkloadsDidChange, (change) => {
 			hangar.workloads.refresh();
 			workloadsChanged.fire();
+			// A remote server behind OAuth needs the user: offer the sign-in.
+			if (change.status === 'unauthenticated') {
+				void vscode.window.showWarningMessage(`Workload ${change.name} needs a sign-in to its server.`, `Sign in to ${change.name}`).then((chosen) => {
+					if (chosen) void signInWorkload(hangar, undefined, change.name);
+				});
+			}
 		}),
 		// A fresh daemon after a crash: whatever the views show may be stale.
 		supervisor.onDidChangeState((state) => {

@@ -214,3 +214,47 @@ describe('search as you type', () => {
 		expect(await searchPick({ title: 'Fruit', placeholder: '', searchAction: 'search', search, debounceMs: 10 })).toBeUndefined();
 	});
 });
+
+describe("Sign In to Workload's Server", () => {
+	it('opens the authorization URL in the browser, then waits for the sign-in and says so', async () => {
+		const { signInWorkload } = await import('../src/commands/workloads.js');
+		const calls: unknown[] = [];
+		const hangar = {
+			workloads: { refresh() {} },
+			daemon: {
+				async request(operation: { method: string }, params: { name: string; wait?: number }) {
+					calls.push({ method: operation.method, ...params });
+					return params.wait
+						? { name: params.name, status: 'signed_in' }
+						: { name: params.name, status: 'pending', authorization_url: 'https://as.example.com/authorize?client_id=c&state=s1' };
+				},
+			},
+		};
+		await signInWorkload(hangar as never, { name: 'remote' } as never);
+		expect(calls).toEqual([
+			{ method: 'workloads/signIn', name: 'remote' },
+			{ method: 'workloads/signIn', name: 'remote', wait: 300 },
+		]);
+		expect(stub.opened).toHaveLength(1);
+		expect(stub.opened[0]).toContain('state=s1');
+		expect(stub.progress[0]).toMatchObject({ title: expect.stringContaining('Signing in remote'), done: true });
+		expect(stub.messages).toContainEqual(expect.objectContaining({ level: 'info', message: 'Workload remote is signed in to its server.' }));
+	});
+
+	it('shows the device code with a button that opens the verification page', async () => {
+		const { signInWorkload } = await import('../src/commands/workloads.js');
+		stub.answerMessage('Open');
+		const hangar = {
+			workloads: { refresh() {} },
+			daemon: {
+				async request(_operation: unknown, params: { name: string; wait?: number }) {
+					return params.wait ? { name: params.name, status: 'failed', message: 'the device code expired' } : { name: params.name, status: 'pending', user_code: 'ABCD-EFGH', verification_uri: 'https://as.example.com/device' };
+				},
+			},
+		};
+		await signInWorkload(hangar as never, { name: 'headless' } as never);
+		expect(stub.messages[0]).toMatchObject({ message: expect.stringContaining('ABCD-EFGH'), items: ['Open'] });
+		expect(stub.opened[0]).toContain('/device');
+		expect(stub.messages).toContainEqual(expect.objectContaining({ level: 'warning', message: 'Workload headless is not signed in: the device code expired' }));
+	});
+});

@@ -230,6 +230,8 @@ export const stub = {
 	shownDocuments: [] as TextDocument[],
 	output: [] as string[],
 	executed: [] as string[],
+	/** URIs the extension opened outside the editor (`vscode.env.openExternal`). */
+	opened: [] as string[],
 	/** Problems by document URI, across the extension's diagnostic collections. */
 	diagnostics(uri: Uri): Diagnostic[] {
 		return diagnosticCollections.flatMap((collection) => collection.get(uri) ?? []);
@@ -289,6 +291,7 @@ export const stub = {
 		stub.shownDocuments = [];
 		stub.output = [];
 		stub.executed = [];
+		stub.opened = [];
 		stub.appName = 'Visual Studio Code';
 		stub.mcpApi = true;
 		stub.mcpProviders.clear();
@@ -573,6 +576,10 @@ export const commands = {
 export const env = {
 	get appName(): string {
 		return stub.appName;
+	},
+	async openExternal(uri: Uri): Promise<boolean> {
+		stub.opened.push(uri.toString());
+		return true;
 	},
 };
 

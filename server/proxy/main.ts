@@ -58,11 +58,13 @@ function receiveHeaders(): Promise<Record<string, string>> {
 }
 
 /**
- * The OAuth client of a remote server, unless its configuration gives a static bearer token
- * (then the service passed that token as the `Authorization` header).
+ * The OAuth client of a remote server, unless its configuration gives a static credential: a
+ * bearer token (the service passes it as the `Authorization` header) or an `Authorization`
+ * header to forward; a refusal of that credential then reaches the client as the server's 401.
  */
 function authenticatorOf(workload: StoredWorkload, secretHeaders: Record<string, string>, environment: Environment, store: WorkloadStore): UpstreamAuthenticator | undefined {
-	if (!workload.remote_url || Object.keys(secretHeaders).some((header) => header.toLowerCase() === 'authorization')) return undefined;
+	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
+	if (!workload.remote_url || Object.keys(headers).some((header) => header.toLowerCase() === 'authorization')) return undefined;
 	const serverUrl = new URL(workload.remote_url);
 	const secrets = new SecretsService(environment);
 	return new UpstreamAuthenticator({
@@ -77,7 +79,6 @@ function authenticatorOf(workload: StoredWorkload, secretHeaders: Record<string,
 }
 
 function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined): Backend {
-	// A header forwarded under the name Authorization would carry a credential past the OAuth client: only the bearer token may.
 	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);

@@ -210,6 +210,9 @@ function remoteAuthOf(request: Request, entry: RemoteServer | undefined): Remote
 	const oauth = request.oauth_config;
 	if (oauth) {
 		if (oauth.resource) checkRemoteUrl(oauth.resource, 'oauth_config.resource');
+		for (const field of ['client_secret_file', 'bearer_token_file'] as const) {
+			if (oauth[field] !== undefined && !isAbsolute(oauth[field])) throw invalid(`oauth_config.${field}`, 'must be an absolute path');
+		}
 		if (oauth.callback_port !== undefined && oauth.callback_port !== 0 && (oauth.callback_port < 1024 || oauth.callback_port > 65535)) {
 			throw invalid('oauth_config.callback_port', 'must be between 1024 and 65535');
 		}
@@ -404,6 +407,9 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 					callback_port: auth.callback_port,
 					skip_browser: auth.skip_browser,
 					resource: auth.resource,
+					client_secret_file: auth.client_secret_file,
+					bearer_token_file: auth.bearer_token_file,
+					timeout: auth.timeout,
 				})
 			: undefined,
 		headers: stored.headers,
@@ -421,4 +427,16 @@ function isEmpty(value: unknown): boolean {
 	if (Array.isArray(value)) return value.length === 0;
 	if (typeof value === 'object') return Object.keys(value).length === 0;
 	return false;
+}
+
+/**
+ * What a sign-in cached in the previous configuration of a remote workload (`cached_*` of
+ * `remote_auth_config`: the registered client and the references to its secrets), kept by an
+ * update that does not change the server's URL, so the update needs no new sign-in.
+ */
+export function keepCachedAuth(previous: StoredWorkload, config: StoredWorkload): void {
+	if (!previous.remote_url || previous.remote_url !== config.remote_url || !previous.remote_auth_config) return;
+	if (config.remote_auth_config?.bearer_token || config.remote_auth_config?.bearer_token_file) return;
+	const cached = Object.fromEntries(Object.entries(previous.remote_auth_config).filter(([key]) => key.startsWith('cached_')));
+	if (Object.keys(cached).length) config.remote_auth_config = { ...(config.remote_auth_config ?? {}), ...cached };
 }

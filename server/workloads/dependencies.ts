@@ -21,6 +21,8 @@ export interface ServerCatalog {
 export interface SecretResolver {
 	/** The value of secret `name`; a 404 HangarError when there is none. */
 	resolve(name: string): Promise<string>;
+	/** Deletes secret `key` (a removed workload's cached OAuth credentials); absent where secrets cannot be deleted. */
+	delete?(key: string): Promise<void>;
 }
 
 /** Rewrites registered clients' configuration files (the clients area). */

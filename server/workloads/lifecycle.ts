@@ -3,6 +3,7 @@
  * (container, then proxy, waiting until the server answers or fails), stop, restart, delete,
  * and putting a workload back after a failed update. Every step records its status.
  */
+import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
@@ -153,6 +154,13 @@ export class WorkloadLifecycle {
 		}
 		const bearer = config.remote_auth_config?.bearer_token;
 		if (bearer) headers.Authorization = `Bearer ${await this.options.secrets.resolve(decodeSecret(bearer).name)}`;
+		const bearerFile = config.remote_auth_config?.bearer_token_file;
+		if (bearerFile && !bearer) {
+			const token = (await readFile(bearerFile, 'utf8').catch((error: Error) => {
+				throw HangarError.badRequest(`cannot read the bearer token file ${bearerFile}: ${error.message}`);
+			})).trim();
+			headers.Authorization = `Bearer ${token}`;
+		}
 		return headers;
 	}
 
@@ -320,6 +328,11 @@ export class WorkloadLifecycle {
 		}
 		await this.store.configs.delete(config.name);
 		await this.store.forgetRuntimeState(config.name);
+		// A remote server's sign-in (proxy/upstreamAuth/) leaves a refresh token and perhaps a client secret behind.
+		const auth = config.remote_auth_config;
+		for (const ref of [auth?.cached_refresh_token_ref, auth?.cached_client_secret_ref]) {
+			if (ref) await this.options.secrets.delete?.(ref).catch((error: Error) => this.log.warn(`cannot delete the secret ${ref}: ${error.message}`));
+		}
 	}
 
 	async relaunchProxy(config: StoredWorkload): Promise<void> {

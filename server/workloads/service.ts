@@ -14,7 +14,7 @@ import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { buildRunConfig, detailOf, exportedRunConfig, type CreateRequest, type UpdateRequest } from './config.js';
+import { buildRunConfig, detailOf, exportedRunConfig, keepCachedAuth, type CreateRequest, type UpdateRequest } from './config.js';
 import type { ClientConfigSync, GroupDirectory, SecretResolver, ServerCatalog } from './dependencies.js';
 import { checkCancelled, WorkloadLifecycle } from './lifecycle.js';
 import { WorkloadObserver } from './observer.js';
@@ -132,6 +132,7 @@ export class WorkloadService {
 	async update(request: UpdateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const previous = await this.observer.require(request.name);
 		const config = await buildRunConfig(request, this.buildOptions(previous));
+		keepCachedAuth(previous, config);
 		config.port = await this.ports.choose(config, request.proxy_port, previous);
 		const resolved = await this.lifecycle.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);

@@ -1,6 +1,6 @@
 /**
  * Workload commands: Run MCP Server… (from the registry, asking for its environment variables
- * and secrets), Stop / Restart / Remove Workload and Show Workload Logs.
+ * and secrets), Stop / Restart / Remove Workload, Sign In to Workload's Server and Show Workload Logs.
  */
 import * as vscode from 'vscode';
 import { WorkloadName } from '../../../protocol/common.js';
@@ -12,6 +12,7 @@ import {
 	GetWorkloadLogs,
 	ListWorkloads,
 	RestartWorkload,
+	SignInWorkload,
 	StopWorkload,
 } from '../../../protocol/protocol.workloads.js';
 import type { Hangar } from '../hangar.js';
@@ -178,6 +179,46 @@ export async function stopWorkload(hangar: Hangar, item?: WorkloadItem): Promise
 export async function restartWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {
 	const name = item?.name ?? (await pickWorkload(hangar, 'Restart Workload'));
 	if (name) await requestFor(hangar, name, RestartWorkload, 'Restarting', 'restart');
+}
+
+/** How long the editor waits for a sign-in the user is completing in the browser. */
+const SIGN_IN_WAIT_S = 300;
+
+/**
+ * Sign In to Workload's Server: the proxy of a remote workload prepares an OAuth sign-in; the
+ * editor opens its URL in the browser (the browser's redirect reaches the proxy's loopback
+ * callback), or shows the device code, then waits for the sign-in to complete.
+ */
+export async function signInWorkload(hangar: Hangar, item?: WorkloadItem, named?: string): Promise<void> {
+	const name = item?.name ?? named ?? (await pickWorkload(hangar, "Sign In to Workload's Server", true));
+	if (!name) return;
+	try {
+		const started = await hangar.daemon.request(SignInWorkload, { name });
+		if (started.status === 'signed_in') {
+			void vscode.window.showInformationMessage(`Workload ${name} is signed in to its server.`);
+			return;
+		}
+		if (started.status === 'failed') throw new Error(started.message ?? 'the sign-in could not start');
+		if (started.authorization_url) await vscode.env.openExternal(vscode.Uri.parse(started.authorization_url, true));
+		else if (started.user_code && started.verification_uri) {
+			const open = await vscode.window.showInformationMessage(`Sign in ${name}: enter the code ${started.user_code} at ${started.verification_uri}`, 'Open');
+			if (open) await vscode.env.openExternal(vscode.Uri.parse(started.verification_uri, true));
+		}
+		const result = await vscode.window.withProgress(
+			{ location: vscode.ProgressLocation.Notification, title: `Signing in ${name} (complete it in your browser)…`, cancellable: true },
+			(_progress, token) => {
+				const controller = new AbortController();
+				token.onCancellationRequested(() => controller.abort());
+				return hangar.daemon.request(SignInWorkload, { name, wait: SIGN_IN_WAIT_S }, { signal: controller.signal });
+			},
+		);
+		if (result.status === 'signed_in') void vscode.window.showInformationMessage(`Workload ${name} is signed in to its server.`);
+		else void vscode.window.showWarningMessage(`Workload ${name} is not signed in: ${result.message ?? 'the sign-in did not complete'}`);
+	} catch (error) {
+		await showFailure(error, `sign in workload ${name}`);
+	} finally {
+		hangar.workloads.refresh();
+	}
 }
 
 export async function removeWorkload(hangar: Hangar, item?: WorkloadItem): Promise<void> {

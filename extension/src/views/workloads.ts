@@ -61,7 +61,7 @@ export class WorkloadItem extends vscode.TreeItem {
 		this.tooltip = tooltip;
 		const [icon, color] = STATUS_ICONS[status];
 		this.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-		this.contextValue = status === 'running' ? 'workload.running' : 'workload.other';
+		this.contextValue = status === 'running' ? 'workload.running' : status === 'unauthenticated' || status === 'auth_retrying' ? 'workload.unauthenticated' : 'workload.other';
 		this.id = `workload:${workload.name}`;
 	}
 

@@ -28,6 +28,7 @@ import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../pro
 import { collect, printJson, printTable, type Cli } from '../cli.js';
 import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
 import { registerTopCommands } from './top.js';
+import { addRemoteAuthOptions, registerSignInCommand, remoteAuthOf, signInFlow, type RemoteAuthOptions } from './signin.js';
 
 const WAIT_MS = 120_000;
 /** Lines a logs call returns (the service's window). */
@@ -381,20 +382,29 @@ async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary
 }
 
 export function registerWorkloadCommands(program: Command, cli: Cli): void {
+	registerSignInCommand(program, cli);
 	addSpecOptions(
-		program
-			.command('run')
+		addRemoteAuthOptions(program
+			.command('run'))
 			.description('Run an MCP server from an image, a registry server name or a remote URL')
 			.argument('<source>', 'image reference, registry server name, or http(s) URL of a remote MCP server')
 			.argument('[args...]', 'arguments for the server (after --)')
 			.option('--name <name>', 'name of the workload (default: from the image or URL)')
 			.option('--json', 'print JSON'),
-	).action(async (source: string, args: string[], options: SpecOptions & { name?: string; json?: boolean }) => {
+	).action(async (source: string, args: string[], options: SpecOptions & RemoteAuthOptions & { name?: string; json?: boolean }) => {
 		const name = options.name ?? nameFrom(source);
 		const remote = /^https?:\/\//.test(source);
-		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)) };
+		const oauth = remoteAuthOf(options);
+		if (oauth && !remote) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
+		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)), ...(oauth ? { oauth_config: oauth } : {}) };
 		const result = await cli.call(CreateWorkload, params as never);
-		const summary = await findSummary(cli, name);
+		let summary = await findSummary(cli, name);
+		// A server behind OAuth: the sign-in is part of running it.
+		if (remote && summary?.status === 'unauthenticated' && !options.json) {
+			const signedIn = await signInFlow(cli, name, { skipBrowser: options.remoteAuthSkipBrowser, timeout: options.remoteAuthTimeout });
+			if (signedIn.status !== 'signed_in') return;
+			summary = (await waitFor(cli, [name], (found) => found?.status !== 'unauthenticated')).get(name);
+		}
 		if (options.json) printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
 		else if (summary?.status === 'running') process.stdout.write(`Workload ${name} is running: ${summary.url}\n`);
 		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);

@@ -103,7 +103,9 @@ export class UpstreamAuthenticator {
 				if (cached.client && cached.client.issuer === this.discovered.issuer) this.client = { client_id: cached.client.clientId, client_secret: cached.client.clientSecret };
 				else this.client = await this.configuredClient();
 			} catch (error) {
-				return this.retryLater(`cannot reach the authorization server: ${(error as Error).message}`);
+				// A refusal (another issuer, an address the policy forbids) is no outage: it needs the user.
+				if (error instanceof UpstreamAuthError && !/cannot read|unreachable|no answer/.test(error.message)) return this.needSignIn(error.message);
+				return this.retryLater(`cannot reach the authorization server: ${(error as Error).message}; retrying`);
 			}
 			if (this.client) {
 				await this.refresh();
