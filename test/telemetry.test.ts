@@ -175,7 +175,8 @@ describe('the doors', { timeout: 120_000 }, () => {
 	it('fills telemetry_config from --otel-* flags, and new workloads inherit the global default', async () => {
 		const run = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-sampling-rate', '0.5', '--otel-custom-attributes', 'env=test,tier=1'], home.env);
 		expect(run.code, run.stderr).toBe(0);
-		const inherited = await createWorkload(serve.url, { name: 'inherits', url: upstream.url });
+		// The upstream wants a token (without one the workload would wait for an OAuth sign-in).
+		const inherited = await createWorkload(serve.url, { name: 'inherits', url: upstream.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } } });
 		const detail = (await callRest(serve.url, GetWorkload, { name: inherited.name })).body as { telemetry_config?: object };
 		expect(detail.telemetry_config).toEqual({ endpoint: receiver.url, samplingRate: '0.5', customAttributes: { env: 'test', tier: '1' }, tracingEnabled: true, metricsEnabled: true });
 		expect((await runHangar(['telemetry', 'unset'], home.env)).code).toBe(0);

@@ -91,13 +91,12 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 
 	it('is discovered from its 401, registered with, and signed in to; then an MCP session works through the proxy', async () => {
 		name = uniqueName('oauth');
+		// Nothing says the server wants OAuth but its 401 to the proxy's first request.
 		({ port } = await daemon.client.request(CreateWorkload, { name, url: remote.url }));
-		// The first call meets the 401: the workload needs a sign-in, and the caller is told so.
+		const needed = await status(name);
+		expect(needed.status).toBe('unauthenticated');
+		// A call before the sign-in is told to sign in.
 		await expect(echo(port, 'before')).rejects.toThrow(/sign/i);
-		const needed = await waitFor(async () => {
-			const current = await status(name);
-			return current.status === 'unauthenticated' && current;
-		}, 'unauthenticated');
 		expect(needed.status_context).toContain(`${as.issuer}/auth?`);
 		await waitFor(async () => notified.some((change) => change.name === name && change.status === 'unauthenticated'), 'a didChange for unauthenticated');
 		await signIn(name);

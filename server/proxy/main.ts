@@ -62,7 +62,13 @@ function receiveHeaders(): Promise<Record<string, string>> {
  * bearer token (the service passes it as the `Authorization` header) or an `Authorization`
  * header to forward; a refusal of that credential then reaches the client as the server's 401.
  */
-function authenticatorOf(workload: StoredWorkload, secretHeaders: Record<string, string>, environment: Environment, store: WorkloadStore): UpstreamAuthenticator | undefined {
+function authenticatorOf(
+	workload: StoredWorkload,
+	secretHeaders: Record<string, string>,
+	environment: Environment,
+	store: WorkloadStore,
+	probe: NonNullable<ConstructorParameters<typeof UpstreamAuthenticator>[0]['probe']>,
+): UpstreamAuthenticator | undefined {
 	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
 	if (!workload.remote_url || Object.keys(headers).some((header) => header.toLowerCase() === 'authorization')) return undefined;
 	const serverUrl = new URL(workload.remote_url);
@@ -74,6 +80,7 @@ function authenticatorOf(workload: StoredWorkload, secretHeaders: Record<string,
 		tokens: new TokenStore(workload.name, store, secrets, environment.log),
 		fetch: policyFetch(accessFor(serverUrl)),
 		resolveSecret: (name) => secrets.resolve(name),
+		probe,
 		log: environment.log,
 	});
 }
@@ -177,8 +184,10 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
-	const auth = authenticatorOf(workload, secretHeaders, environment, store);
+	let probe: (() => ReturnType<HttpBackend['challenge']>) | undefined;
+	const auth = authenticatorOf(workload, secretHeaders, environment, store, () => probe?.() ?? Promise.resolve(undefined));
 	const backend = backendOf(workload, runtime, secretHeaders, log, auth);
+	if (backend instanceof HttpBackend) probe = () => backend.challenge();
 	// OpenTelemetry is loaded only for a workload that turns it on.
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings

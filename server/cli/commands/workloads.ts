@@ -539,7 +539,8 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		'Restart workloads',
 		RestartWorkload,
 		RestartWorkloads,
-		(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped'].includes(summary.status!),
+		// A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
+		(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status!),
 		(summary) => summary?.status === 'running',
 	).alias('start');
 	lifecycle('rm', 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary).alias('delete');

@@ -142,6 +142,21 @@ export class HttpBackend implements Backend {
 		}
 	}
 
+	/**
+	 * Whether the server wants a token before anything else: its answer to a plain GET without
+	 * credentials (a 401 with a Bearer challenge does). Undefined when it cannot be asked.
+	 */
+	async challenge(): Promise<{ status: number; challenge: string | undefined } | undefined> {
+		try {
+			const response = await this.transmit('GET', await this.url(), { Accept: 'text/event-stream' }, undefined, AbortSignal.timeout(5_000));
+			response.destroy();
+			const header = response.headers['www-authenticate'];
+			return { status: response.statusCode ?? 0, challenge: Array.isArray(header) ? header.join(', ') : header };
+		} catch {
+			return undefined;
+		}
+	}
+
 	/** One HTTP request. A kept-alive connection the server closed just as it was reused fails before anything reached the server: retried once. */
 	private async transmit(method: string, url: URL, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal, retried = false): Promise<IncomingMessage> {
 		const https = url.protocol === 'https:';

@@ -42,6 +42,8 @@ export interface AuthenticatorOptions {
 	readonly fetch: PolicyFetch;
 	/** The value of a secret named in the configuration (`client_secret`). */
 	readonly resolveSecret: (name: string) => Promise<string>;
+	/** Asks the server, without credentials, whether it wants a token (its status and challenge). */
+	readonly probe?: () => Promise<{ status: number; challenge: string | undefined } | undefined>;
 	readonly log: Logger;
 }
 
@@ -112,7 +114,13 @@ export class UpstreamAuthenticator {
 				return;
 			}
 		}
-		if (this.expected) await this.needSignIn('sign-in required');
+		if (this.expected) return this.needSignIn('sign-in required');
+		// Not configured for OAuth: the server's answer to a request without a token tells.
+		const answer = await this.options.probe?.();
+		if (answer?.status === 401 && /^\s*bearer\b/i.test(answer.challenge ?? '')) {
+			this.challenge = parseChallenge(answer.challenge);
+			await this.needSignIn('the server requires a sign-in');
+		}
 	}
 
 	/** The `Authorization` header for the next upstream request; throws while no token can be had. */
@@ -139,7 +147,7 @@ export class UpstreamAuthenticator {
 			if (challenge.error !== 'insufficient_scope') return false;
 			const wanted = new Set([...(this.access?.scope ?? this.wantedScope ?? '').split(/\s+/), ...(challenge.scope ?? '').split(/\s+/)].filter(Boolean));
 			this.wantedScope = [...wanted].join(' ');
-			await this.needSignIn(`the server needs the scope "${challenge.scope ?? '?'}" for this request; sign in again to grant it`);
+			await this.needSignIn(`the server needs the scope "${challenge.scope ?? '?'}" for this request; sign in again to grant it`, true);
 			return false;
 		}
 		if (this.access && sent !== `Bearer ${this.access.value}`) return true; // another call refreshed it already
@@ -165,13 +173,14 @@ export class UpstreamAuthenticator {
 	async waitSignedIn(timeoutMs: number): Promise<SignInAnswer> {
 		if (this.state === 'authenticated' && !this.wantedScope) return { status: 'signed_in' };
 		await new Promise<void>((resolve) => {
-			const timer = setTimeout(done, timeoutMs);
-			function done() {
+			const done = () => {
 				clearTimeout(timer);
+				this.waiters.delete(done);
 				resolve();
-			}
+			};
+			const timer = setTimeout(done, timeoutMs);
 			this.waiters.add(done);
-		}).finally(() => this.waiters.clear());
+		});
 		if (this.state === 'authenticated' && !this.wantedScope) return { status: 'signed_in' };
 		return this.pending ? { ...this.pending.answer, message: this.detail } : { status: 'failed', message: this.detail };
 	}
@@ -183,15 +192,11 @@ export class UpstreamAuthenticator {
 		this.pending = undefined;
 	}
 
-	private async needSignIn(reason: string): Promise<void> {
+	/** The workload needs the user; a sign-in is made ready (a new one when `fresh`: a step-up needs its URL with the new scopes). */
+	private async needSignIn(reason: string, fresh = false): Promise<void> {
 		this.setState('unauthenticated', reason);
-		if (this.pending && !this.pending.device) {
-			// A step-up needs a URL with the new scopes.
-			this.pending.abort.abort();
-			this.pending = undefined;
-		}
 		try {
-			await this.prepare(false);
+			await this.prepare(false, fresh);
 		} catch (error) {
 			this.setState('unauthenticated', `${reason}; ${(error as Error).message}`);
 		}
@@ -242,8 +247,20 @@ export class UpstreamAuthenticator {
 		return { client_id: registered.client_id, client_secret: registered.client_secret };
 	}
 
-	/** Makes a pending sign-in ready (replacing one of the other kind). */
-	private async prepare(device: boolean): Promise<void> {
+	/**
+	 * Makes a pending sign-in ready, one preparation at a time (calls refused together share
+	 * one): the pending one of the same kind is kept unless `fresh`; one of the other kind is replaced.
+	 */
+	private prepare(device: boolean, fresh = false): Promise<void> {
+		const run = this.preparing.then(() => this.doPrepare(device, fresh));
+		this.preparing = run.catch(() => undefined);
+		return run;
+	}
+
+	private preparing: Promise<void> = Promise.resolve();
+
+	private async doPrepare(device: boolean, fresh: boolean): Promise<void> {
+		if (!fresh && this.pending && this.pending.device === device) return;
 		this.pending?.abort.abort();
 		this.pending = undefined;
 		const discovered = await this.ensureDiscovered();
