@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkload, SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
-import { printJson, type Cli } from '../cli.js';
+import { collect, printJson, type Cli } from '../cli.js';
 
 export const DEFAULT_SIGNIN_TIMEOUT_S = 300;
 
@@ -97,10 +97,6 @@ export interface RemoteAuthOptions {
 	remoteAuthResource?: string;
 	remoteAuthBearerToken?: string;
 	remoteAuthBearerTokenFile?: string;
-}
-
-function collect(value: string, previous: string[]): string[] {
-	return [...previous, value];
 }
 
 function port(value: string): number {
