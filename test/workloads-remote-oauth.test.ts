@@ -331,6 +331,15 @@ describe('an authorization server that cannot be reached', { timeout: 60_000 }, 
 				return current.status === 'auth_retrying' && current;
 			}, 'auth_retrying');
 			expect(retrying.status_context).toMatch(/cannot (refresh|reach)/);
+			// Meanwhile a call is told to come back when the proxy tries again: 503 with Retry-After.
+			const busy = await fetch(`http://127.0.0.1:${port}/mcp`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+				body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+			});
+			expect(busy.status).toBe(503);
+			expect(Number(busy.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+			expect(await busy.text()).toContain('hangar signin');
 			await waitFor(async () => notified.some((change) => change.name === name && change.status === 'auth_retrying'), 'a didChange for auth_retrying');
 			await daemon.client.request(DeleteWorkloads, { names: [name] });
 		} finally {

@@ -270,7 +270,9 @@ function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNo
 }
 
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
-	if (error instanceof UpstreamAuthError) return errorResponse(id, ErrorCode.Unauthenticated, error.message);
+	if (error instanceof UpstreamAuthError) {
+		return errorResponse(id, ErrorCode.Unauthenticated, error.message, error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds });
+	}
 	backend.failed(error);
 	return errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
 }

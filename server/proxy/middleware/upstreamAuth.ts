@@ -4,10 +4,12 @@
  * 200, with a `WWW-Authenticate` challenge that points at the proxy's own protected-resource
  * metadata (RFC 9728), never at the server's (the client talks to the proxy, whose URL is the
  * resource). The server's `error` and `scope` parameters are kept; its other text is not.
+ * While the proxy's own OAuth client retries an unreachable authorization server
+ * (`auth_retrying`), calls are answered 503 with `Retry-After`, as ToolHive does.
  */
 import { upstreamDenialOf } from '../backend.js';
 import { refuse, type McpMiddleware } from '../chain.js';
-import { errorResponse } from '../jsonrpc.js';
+import { ErrorCode, errorResponse } from '../jsonrpc.js';
 import { metadataUrlOf } from '../security/protectedResource.js';
 
 /** RFC 6750 parameters passed on, with values limited to what those parameters may hold. */
@@ -16,6 +18,11 @@ const KEPT_PARAMETERS = /\b(error|scope)="([\x20\x21\x23-\x5B\x5D-\x7E]*)"/g;
 export function upstreamAuthMiddleware(resourceUrl: string | undefined): McpMiddleware {
 	return async (call, next) => {
 		const response = await next(call);
+		const retryAfter = (response.error?.data as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+		if (response.error?.code === ErrorCode.Unauthenticated && typeof retryAfter === 'number') {
+			// The proxy cannot get a token for now and tries again on its own: come back then.
+			return refuse(response, { status: 503, headers: { 'Retry-After': String(retryAfter) } });
+		}
 		const denial = upstreamDenialOf(response);
 		if (!denial) return response;
 		const kept = [...(denial.challenge ?? '').matchAll(KEPT_PARAMETERS)].map(([, name, value]) => `, ${name}="${value}"`).join('');

@@ -76,6 +76,8 @@ export class UpstreamAuthenticator {
 	private refreshing: Promise<boolean> | undefined;
 	private timer: NodeJS.Timeout | undefined;
 	private retryMs = RETRY_MIN_MS;
+	/** When the next attempt of `auth_retrying` is due (epoch ms). */
+	private retryAt = 0;
 	private closed = false;
 	private readonly waiters = new Set<() => void>();
 
@@ -127,7 +129,8 @@ export class UpstreamAuthenticator {
 	async authorization(): Promise<string | undefined> {
 		if (this.refreshing) await this.refreshing;
 		if (this.access) return `Bearer ${this.access.value}`;
-		if (this.state === 'unauthenticated' || this.state === 'auth_retrying') throw new UpstreamAuthError(this.refusal());
+		if (this.state === 'auth_retrying') throw new UpstreamAuthError(this.refusal(), Math.max(1, Math.ceil((this.retryAt - Date.now()) / 1000)));
+		if (this.state === 'unauthenticated') throw new UpstreamAuthError(this.refusal());
 		return undefined;
 	}
 
@@ -368,6 +371,7 @@ export class UpstreamAuthenticator {
 		this.setState('auth_retrying', reason);
 		clearTimeout(this.timer);
 		this.timer = setTimeout(() => void this.start().catch(() => undefined), this.retryMs);
+		this.retryAt = Date.now() + this.retryMs;
 		this.timer.unref();
 		this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
 	}
