@@ -225,6 +225,19 @@ describe('the sign-in doors', { timeout: 120_000 }, () => {
 		expect(detail.oauth_config).toMatchObject({ scopes: ['mcp:read'], skip_browser: true, timeout: '1m' });
 	});
 
+	it('hangar edit NAME --remote-auth-scopes changes the sign-in settings, and signs in again when the server wants it', async () => {
+		const name = uniqueName('cli-edit');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const result = await runSigningIn(['edit', name, '--remote-auth-skip-browser', '--remote-auth-scopes', 'mcp:read', '--remote-auth-timeout', '1m']);
+		expect(result.stdout).toContain(`Workload ${name} is signed in to its server`);
+		expect(result.code).toBe(0);
+		const detail = await daemon.client.request(GetWorkload, { name });
+		expect(detail.oauth_config).toMatchObject({ use_pkce: true, scopes: ['mcp:read'], skip_browser: true });
+		const { workloads } = await daemon.client.request(ListWorkloads, {});
+		expect(await echo(workloads.find((workload) => workload.name === name)!.port!, 'edited')).toBe('protected echo: edited');
+		await daemon.client.request(DeleteWorkload, { name });
+	});
+
 	it('hangar signin NAME signs an unauthenticated workload in', async () => {
 		const name = uniqueName('cli-signin');
 		const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });

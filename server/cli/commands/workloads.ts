@@ -473,24 +473,34 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 			else process.stdout.write(text);
 		});
 
-	addSpecOptions(
-		program
-			.command('edit')
-			.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
-			.argument('<name>')
-			.option('--image <image>', 'new image')
-			.option('--url <url>', 'new remote URL')
-			.option('--json', 'print JSON'),
-	).action(async (name: string, options: SpecOptions & { image?: string; url?: string; json?: boolean }) => {
+	addRemoteAuthOptions(
+		addSpecOptions(
+			program
+				.command('edit')
+				.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
+				.argument('<name>')
+				.option('--image <image>', 'new image')
+				.option('--url <url>', 'new remote URL')
+				.option('--json', 'print JSON'),
+		),
+	).action(async (name: string, options: SpecOptions & RemoteAuthOptions & { image?: string; url?: string; json?: boolean }) => {
 		const current: WorkloadDetail = await cli.call(GetWorkload, { name });
 		const { registry: _registry, server: _server, ...editable } = current;
 		const changes = await specOf(options);
 		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
 		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
 		if (changes.telemetry_config) changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...(changes.telemetry_config as object) };
+		const oauth = remoteAuthOf(options);
+		if (oauth && !(options.url ?? current.url)) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
+		if (oauth) changes.oauth_config = { ...(current.oauth_config ?? {}), ...oauth };
 		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
 		const result = await cli.call(UpdateWorkload, params as never);
-		const summary = await findSummary(cli, name);
+		let summary = await findSummary(cli, name);
+		if (summary?.status === 'unauthenticated' && !options.json) {
+			const signedIn = await signInFlow(cli, name, { skipBrowser: options.remoteAuthSkipBrowser, timeout: options.remoteAuthTimeout });
+			if (signedIn.status !== 'signed_in') return;
+			summary = (await waitFor(cli, [name], (found) => found?.status !== 'unauthenticated')).get(name);
+		}
 		if (options.json) printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
 		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
 		if (!options.json) process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
