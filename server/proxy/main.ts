@@ -126,12 +126,14 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Re
  * started, stopped or removed.
  */
 async function recordAuthStatus(store: WorkloadStore, name: string, state: BackendState, detail: string | undefined): Promise<void> {
-	const recorded = await store.statuses.get(name);
-	if (!recorded || !['running', 'unhealthy', 'unauthenticated', 'auth_retrying'].includes(recorded.status)) return;
-	const status = state === 'unauthenticated' || state === 'auth_retrying' ? state : recorded.status === 'unauthenticated' || recorded.status === 'auth_retrying' ? 'running' : undefined;
-	if (!status || (status === recorded.status && detail === recorded.status_context)) return;
-	const context = status === 'running' ? 'signed in' : detail;
-	await store.statuses.put(name, { ...recorded, status, status_context: context, updated_at: new Date().toISOString() });
+	// Read and written under the record's lock: a service stopping the workload meanwhile wins.
+	await store.statuses.update(name, (recorded) => {
+		if (!['running', 'unhealthy', 'unauthenticated', 'auth_retrying'].includes(recorded.status)) return recorded;
+		const status = state === 'unauthenticated' || state === 'auth_retrying' ? state : recorded.status === 'unauthenticated' || recorded.status === 'auth_retrying' ? 'running' : undefined;
+		if (!status || (status === recorded.status && detail === recorded.status_context)) return recorded;
+		const context = status === 'running' ? 'signed in' : detail;
+		return { ...recorded, status, status_context: context, updated_at: new Date().toISOString() };
+	});
 }
 
 /** A remote server's own path, served too so its URL works through the proxy unchanged. */

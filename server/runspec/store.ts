@@ -83,6 +83,11 @@ class RecordFolder<T> {
 		}
 	}
 
+	/** Changes an existing record under its lock (a `change` that returns it as it is leaves it so). */
+	async update(name: string, change: (current: T) => T): Promise<void> {
+		await this.collection.update(name, change);
+	}
+
 	async remove(name: string): Promise<void> {
 		await this.collection.delete(name);
 	}

@@ -344,10 +344,13 @@ export class UpstreamAuthenticator {
 
 	private async accept(tokens: OAuthTokens, client: OAuthClientInformation, abort?: AbortController): Promise<void> {
 		if (abort?.signal.aborted || this.closed) return;
+		const expiresAt = tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined;
+		// Stored before anyone is told: a restart right after the sign-in keeps it.
+		await this.options.tokens.saveTokens(tokens.refresh_token, expiresAt ? new Date(expiresAt) : undefined).catch((error: Error) => this.options.log.warn(`cannot record the sign-in: ${error.message}`));
+		if (abort?.signal.aborted || this.closed) return;
 		this.client = client;
 		if (this.pending?.abort === abort) this.pending = undefined;
 		abort?.abort();
-		const expiresAt = tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined;
 		this.access = { value: tokens.access_token, expiresAt, scope: tokens.scope ?? this.wantedScope };
 		if (this.wantedScope && this.access.scope && this.wantedScope.split(' ').every((scope) => this.access!.scope!.split(' ').includes(scope))) this.wantedScope = undefined;
 		else if (this.wantedScope && !tokens.scope) this.wantedScope = undefined;
@@ -356,7 +359,6 @@ export class UpstreamAuthenticator {
 		this.options.log.info(`signed in to the MCP server (scope: ${this.access.scope ?? 'unspecified'})`);
 		this.setState('authenticated');
 		this.schedule();
-		await this.options.tokens.saveTokens(tokens.refresh_token, expiresAt ? new Date(expiresAt) : undefined).catch((error: Error) => this.options.log.warn(`cannot record the sign-in: ${error.message}`));
 	}
 
 	private schedule(): void {
