@@ -3,10 +3,10 @@
  * side, whatever the server is: a container's stdio, an HTTP server in a container, or a
  * remote URL. Each client session opens its own backend session.
  */
-import type { BackendState } from '../runspec/store.js';
+import { isSignInState, type BackendState } from '../runspec/store.js';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from './jsonrpc.js';
 
-export type { BackendState };
+export { isSignInState, type BackendState };
 
 /** Where a backend delivers server messages for one client session. */
 export interface SessionSink {

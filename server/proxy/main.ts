@@ -13,7 +13,7 @@ import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { VERSION } from '../version.js';
-import { WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
+import { isServing, isSignInState, WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
 import { remotePathOf } from '../runspec/urls.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
@@ -57,19 +57,17 @@ function receiveHeaders(): Promise<Record<string, string>> {
 	});
 }
 
+/** The headers every request to an HTTP server carries: the configured ones, and those made of secrets. */
+function upstreamHeadersOf(workload: StoredWorkload, secretHeaders: Record<string, string>): Record<string, string> {
+	return { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
+}
+
 /**
  * The OAuth client of a remote server, unless its configuration gives a static credential: a
  * bearer token (the service passes it as the `Authorization` header) or an `Authorization`
  * header to forward; a refusal of that credential then reaches the client as the server's 401.
  */
-function authenticatorOf(
-	workload: StoredWorkload,
-	secretHeaders: Record<string, string>,
-	environment: Environment,
-	store: WorkloadStore,
-	probe: NonNullable<ConstructorParameters<typeof UpstreamAuthenticator>[0]['probe']>,
-): UpstreamAuthenticator | undefined {
-	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
+function authenticatorOf(workload: StoredWorkload, headers: Record<string, string>, environment: Environment, store: WorkloadStore): UpstreamAuthenticator | undefined {
 	if (!workload.remote_url || Object.keys(headers).some((header) => header.toLowerCase() === 'authorization')) return undefined;
 	const serverUrl = new URL(workload.remote_url);
 	const secrets = new SecretsService(environment);
@@ -80,13 +78,11 @@ function authenticatorOf(
 		tokens: new TokenStore(workload.name, store, secrets, environment.log),
 		fetch: policyFetch(accessFor(serverUrl)),
 		resolveSecret: (name) => secrets.resolve(name),
-		probe,
 		log: environment.log,
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined): Backend {
-	const headers = { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
+function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined): Backend {
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
 		return new HttpBackend({
@@ -128,8 +124,8 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, secretHeaders: Re
 async function recordAuthStatus(store: WorkloadStore, name: string, state: BackendState, detail: string | undefined): Promise<void> {
 	// Read and written under the record's lock: a service stopping the workload meanwhile wins.
 	await store.statuses.update(name, (recorded) => {
-		if (!['running', 'unhealthy', 'unauthenticated', 'auth_retrying'].includes(recorded.status)) return recorded;
-		const status = state === 'unauthenticated' || state === 'auth_retrying' ? state : recorded.status === 'unauthenticated' || recorded.status === 'auth_retrying' ? 'running' : undefined;
+		if (!isServing(recorded.status)) return recorded;
+		const status = isSignInState(state) ? state : isSignInState(recorded.status) ? 'running' : undefined;
 		if (!status || (status === recorded.status && detail === recorded.status_context)) return recorded;
 		const context = status === 'running' ? 'signed in' : detail;
 		return { ...recorded, status, status_context: context, updated_at: new Date().toISOString() };
@@ -186,10 +182,9 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
-	let probe: (() => ReturnType<HttpBackend['challenge']>) | undefined;
-	const auth = authenticatorOf(workload, secretHeaders, environment, store, () => probe?.() ?? Promise.resolve(undefined));
-	const backend = backendOf(workload, runtime, secretHeaders, log, auth);
-	if (backend instanceof HttpBackend) probe = () => backend.challenge();
+	const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
+	const auth = authenticatorOf(workload, upstreamHeaders, environment, store);
+	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth);
 	// OpenTelemetry is loaded only for a workload that turns it on.
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings
@@ -273,7 +268,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	process.on('disconnect', () => undefined);
 
 	void backend.start().then(async () => {
-		await auth?.start().catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
+		await auth?.start(backend instanceof HttpBackend ? () => backend.challenge() : undefined).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
 		await writes;
 		report({ type: 'ready', port: workload.port! });
 	});

@@ -52,6 +52,16 @@ export type StoredStatus = z.infer<typeof StoredStatus>;
 export const BackendState = z.enum(['connecting', 'connected', 'disconnected', 'unauthenticated', 'auth_retrying']);
 export type BackendState = z.infer<typeof BackendState>;
 
+/** The proxy serves but cannot get a token for its server: a backend state, and the workload status the proxy records. */
+export function isSignInState(state: string | undefined): state is 'unauthenticated' | 'auth_retrying' {
+	return state === 'unauthenticated' || state === 'auth_retrying';
+}
+
+/** A workload whose proxy serves (a sign-in away from working, perhaps): checked against the proxy, its endpoint listed. */
+export function isServing(status: WorkloadStatus): boolean {
+	return status === 'running' || status === 'unhealthy' || isSignInState(status);
+}
+
 export const ProxyRecord = z.object({
 	pid: z.number().int(),
 	host: z.string(),

@@ -18,7 +18,7 @@ import { launchProxy, stopProxy } from './proxyProcess.js';
 import type { WorkloadQueue } from './queue.js';
 import { unreachableReason } from './reachability.js';
 import type { StatusFeed } from './statusFeed.js';
-import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
+import { isSignInState, type StoredWorkload, type WorkloadStore } from '../runspec/store.js';
 
 const STOP_GRACE_SECONDS = 10;
 /** A server that failed to start has nothing to finish. */
@@ -223,7 +223,7 @@ export class WorkloadLifecycle {
 			if (launched.ready) {
 				// A remote server behind OAuth may need a sign-in first: its proxy serves, and says so.
 				const proxy = config.remote_url ? await this.store.proxies.get(config.name).catch(() => undefined) : undefined;
-				if (proxy?.backend === 'unauthenticated' || proxy?.backend === 'auth_retrying') await this.statuses.set(config.name, proxy.backend, proxy.backend_detail);
+				if (isSignInState(proxy?.backend)) await this.statuses.set(config.name, proxy.backend, proxy.backend_detail);
 				else await this.statuses.set(config.name, 'running', running(moved));
 			}
 			else await this.statuses.set(config.name, 'unhealthy', this.silenceReason(config));

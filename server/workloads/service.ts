@@ -25,7 +25,7 @@ import { effectiveStatus, type EffectiveStatus } from './status.js';
 import { signIn } from './signIn.js';
 import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
-import { WorkloadStore, type StoredWorkload } from '../runspec/store.js';
+import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
 
@@ -274,7 +274,7 @@ export class WorkloadService {
 	async listEndpoints(): Promise<WorkloadEndpoint[]> {
 		const listed = await this.observer.listed({ all: false });
 		return listed
-			.filter(({ summary }) => summary.status === 'running' || summary.status === 'unauthenticated' || summary.status === 'auth_retrying')
+			.filter(({ summary }) => summary.status === 'running' || isSignInState(summary.status))
 			.map(({ config, summary }) => ({ name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config) }));
 	}
 

@@ -6,7 +6,7 @@
  */
 import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { ContainerInfo } from '../runtime/runtime.js';
-import type { ProxyRecord, StoredStatus, StoredWorkload } from '../runspec/store.js';
+import { isServing, isSignInState, type ProxyRecord, type StoredStatus, type StoredWorkload } from '../runspec/store.js';
 
 /** Why a workload whose container vanished is in error. */
 export const CONTAINER_GONE = 'the container is gone (removed outside Hangar)';
@@ -27,7 +27,7 @@ export interface Observed {
 export function effectiveStatus(workload: StoredWorkload, observed: Observed): EffectiveStatus {
 	const { recorded, container, proxy } = observed;
 	if (!recorded) return { status: 'unknown', context: 'no status recorded' };
-	if (!SERVING.has(recorded.status)) {
+	if (!isServing(recorded.status)) {
 		return { status: recorded.status, context: recorded.status_context };
 	}
 	if (!workload.remote_url) {
@@ -39,25 +39,14 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 		}
 	}
 	if (!proxy) return { status: 'unhealthy', context: 'the proxy is not running' };
-	if (proxy.backend === 'unauthenticated' || proxy.backend === 'auth_retrying') return { status: proxy.backend, context: proxy.backend_detail };
+	if (isSignInState(proxy.backend)) return { status: proxy.backend, context: proxy.backend_detail };
 	if (proxy.backend !== 'connected') {
 		return { status: 'unhealthy', context: `the proxy cannot reach the server${proxy.backend_detail ? `: ${proxy.backend_detail}` : ''}` };
 	}
 	return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
 }
 
-/**
- * Recorded statuses checked against the proxy: a running workload, and a remote one whose proxy
- * serves but needs a sign-in to its server (`unauthenticated`, `auth_retrying`, recorded by the proxy).
- */
-const SERVING = new Set<WorkloadStatus>(['running', 'unhealthy', 'unauthenticated', 'auth_retrying']);
-
-/** A workload whose proxy serves (a sign-in away from working, perhaps): its endpoint stays listed. */
-export function isServing(status: WorkloadStatus): boolean {
-	return SERVING.has(status);
-}
-
 /** Statuses listed without `all`: workloads that are up, or on their way up. */
 export function isActive(status: WorkloadStatus): boolean {
-	return SERVING.has(status) || status === 'starting';
+	return isServing(status) || status === 'starting';
 }

@@ -10,7 +10,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { metadataGuardedLookup } from '../../net/addresses.js';
-import { deniedUpstream, type Backend, type BackendSession, type BackendState, type SessionSink } from '../backend.js';
+import { deniedUpstream, isSignInState, type Backend, type BackendSession, type BackendState, type SessionSink } from '../backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -74,9 +74,7 @@ export class HttpBackend implements Backend {
 		this.connection = connection;
 		this.connectionDetail = connectionDetail;
 		const auth = this.options.auth;
-		const signIn = auth && (auth.state === 'unauthenticated' || auth.state === 'auth_retrying');
-		const state = signIn ? auth.state as BackendState : connection;
-		const detail = signIn ? auth.detail : connectionDetail;
+		const [state, detail] = auth && isSignInState(auth.state) ? [auth.state, auth.detail] : [connection, connectionDetail];
 		if (this.state === state && this.detail === detail) return;
 		this.state = state;
 		this.detail = detail;
@@ -134,7 +132,7 @@ export class HttpBackend implements Backend {
 				response.resume();
 				continue;
 			}
-			if (auth.state === 'unauthenticated' || auth.state === 'auth_retrying') {
+			if (isSignInState(auth.state)) {
 				response.resume();
 				throw new UpstreamAuthError(auth.refusal());
 			}

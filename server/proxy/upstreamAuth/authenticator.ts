@@ -21,6 +21,7 @@ import type { OAuthClientInformation, OAuthTokens } from '@modelcontextprotocol/
 import type { RemoteAuthConfig } from '../../../protocol/runConfig.js';
 import type { Logger } from '../../log.js';
 import type { SignInAnswer } from '../../runspec/signin.js';
+import { isSignInState } from '../../runspec/store.js';
 import { CallbackListener } from './callback.js';
 import { deviceEndpointOf, DEVICE_GRANT, pollDeviceToken, startDeviceAuthorization } from './device.js';
 import { discover, parseChallenge, scopesFor, type Challenge, type Discovered } from './discovery.js';
@@ -42,10 +43,11 @@ export interface AuthenticatorOptions {
 	readonly fetch: PolicyFetch;
 	/** The value of a secret named in the configuration (`client_secret`). */
 	readonly resolveSecret: (name: string) => Promise<string>;
-	/** Asks the server, without credentials, whether it wants a token (its status and challenge). */
-	readonly probe?: () => Promise<{ status: number; challenge: string | undefined } | undefined>;
 	readonly log: Logger;
 }
+
+/** The server's answer to a request without credentials: its status and challenge; undefined when it cannot be asked. */
+export type Probe = () => Promise<{ status: number; challenge: string | undefined } | undefined>;
 
 interface AccessToken {
 	readonly value: string;
@@ -78,6 +80,7 @@ export class UpstreamAuthenticator {
 	private retryMs = RETRY_MIN_MS;
 	/** When the next attempt of `auth_retrying` is due (epoch ms). */
 	private retryAt = 0;
+	private probe: Probe | undefined;
 	private closed = false;
 	private readonly waiters = new Set<() => void>();
 
@@ -97,8 +100,12 @@ export class UpstreamAuthenticator {
 		if (state === 'authenticated') for (const wake of this.waiters) wake();
 	}
 
-	/** Picks up where the last proxy left: a cached refresh token is used at once. */
-	async start(): Promise<void> {
+	/**
+	 * Picks up where the last proxy left: a cached refresh token is used at once. Else `probe`
+	 * (kept for the retries) asks the server, without credentials, whether it wants a token.
+	 */
+	async start(probe: Probe | undefined = this.probe): Promise<void> {
+		this.probe = probe;
 		const cached = await this.options.tokens.load();
 		this.refreshToken = cached.refreshToken;
 		if (this.refreshToken) {
@@ -108,7 +115,7 @@ export class UpstreamAuthenticator {
 				else this.client = await this.configuredClient();
 			} catch (error) {
 				// A refusal (another issuer, an address the policy forbids) is no outage: it needs the user.
-				if (error instanceof UpstreamAuthError && !/cannot read|unreachable|no answer/.test(error.message)) return this.needSignIn(error.message);
+				if (error instanceof UpstreamAuthError && !error.unreachable) return this.needSignIn(error.message);
 				return this.retryLater(`cannot reach the authorization server: ${(error as Error).message}; retrying`);
 			}
 			if (this.client) {
@@ -118,7 +125,7 @@ export class UpstreamAuthenticator {
 		}
 		if (this.expected) return this.needSignIn('sign-in required');
 		// Not configured for OAuth: the server's answer to a request without a token tells.
-		const answer = await this.options.probe?.();
+		const answer = await this.probe?.();
 		if (answer?.status === 401 && /^\s*bearer\b/i.test(answer.challenge ?? '')) {
 			this.challenge = parseChallenge(answer.challenge);
 			await this.needSignIn('the server requires a sign-in');
@@ -129,7 +136,7 @@ export class UpstreamAuthenticator {
 	async authorization(): Promise<string | undefined> {
 		if (this.refreshing) await this.refreshing;
 		if (this.access) return `Bearer ${this.access.value}`;
-		if (this.state === 'auth_retrying') throw new UpstreamAuthError(this.refusal(), Math.max(1, Math.ceil((this.retryAt - Date.now()) / 1000)));
+		if (this.state === 'auth_retrying') throw new UpstreamAuthError(this.refusal(), { retryAfterSeconds: Math.max(1, Math.ceil((this.retryAt - Date.now()) / 1000)) });
 		if (this.state === 'unauthenticated') throw new UpstreamAuthError(this.refusal());
 		return undefined;
 	}
@@ -156,7 +163,7 @@ export class UpstreamAuthenticator {
 		if (this.access && sent !== `Bearer ${this.access.value}`) return true; // another call refreshed it already
 		this.access = undefined;
 		if (this.refreshToken && (await this.refresh())) return true;
-		if (this.state !== 'unauthenticated' && this.state !== 'auth_retrying') await this.needSignIn(this.refreshToken ? 'the access token was refused' : 'the server requires a sign-in');
+		if (!isSignInState(this.state)) await this.needSignIn(this.refreshToken ? 'the access token was refused' : 'the server requires a sign-in');
 		return false;
 	}
 

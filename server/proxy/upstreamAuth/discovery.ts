@@ -41,7 +41,7 @@ export async function discover(serverUrl: URL, config: RemoteAuthConfig, challen
 	try {
 		resourceMetadata = await discoverOAuthProtectedResourceMetadata(serverUrl, challenge.resourceMetadata ? { resourceMetadataUrl: challenge.resourceMetadata } : undefined, fetchFn);
 	} catch (error) {
-		if (!/does not implement/.test((error as Error).message)) throw new UpstreamAuthError(`cannot read the server's protected-resource metadata: ${(error as Error).message}`);
+		if (!/does not implement/.test((error as Error).message)) throw new UpstreamAuthError(`cannot read the server's protected-resource metadata: ${(error as Error).message}`, { unreachable: true });
 	}
 	if (resourceMetadata && !checkResourceAllowed({ requestedResource: serverUrl, configuredResource: resourceMetadata.resource })) {
 		throw new UpstreamAuthError(`the protected-resource metadata is for ${resourceMetadata.resource}, not for ${serverUrl.href}; refused`);
@@ -62,7 +62,7 @@ export async function discover(serverUrl: URL, config: RemoteAuthConfig, challen
 	try {
 		metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
 	} catch (error) {
-		throw new UpstreamAuthError(`cannot read the metadata of the authorization server ${issuer}: ${(error as Error).message}`);
+		throw new UpstreamAuthError(`cannot read the metadata of the authorization server ${issuer}: ${(error as Error).message}`, { unreachable: true });
 	}
 	if (!metadata) throw new UpstreamAuthError(`the authorization server ${issuer} publishes no metadata (RFC 8414 or OpenID discovery); set --remote-auth-authorize-url and --remote-auth-token-url`);
 	if (metadata.issuer !== issuer) {
