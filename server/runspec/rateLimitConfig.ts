@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { RateLimitBucket, RateLimitConfig } from '../../protocol/runConfig.js';
+import { parseDuration } from './duration.js';
 
 export interface BucketSpec {
 	readonly capacity: number;
@@ -16,17 +17,6 @@ export interface RateLimits {
 	readonly shared?: BucketSpec;
 	readonly perUser?: BucketSpec;
 	readonly tools: ReadonlyMap<string, { readonly shared?: BucketSpec; readonly perUser?: BucketSpec }>;
-}
-
-const UNITS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/;
-
-/** Milliseconds of a Go duration string, or undefined when it is not one. */
-export function parseDuration(text: string): number | undefined {
-	if (!DURATION.test(text)) return undefined;
-	let total = 0;
-	for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(amount) * UNITS[unit!]!;
-	return total;
 }
 
 export class RateLimitConfigError extends Error {

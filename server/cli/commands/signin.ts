@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkload, SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
+import { parseDuration } from '../../runspec/duration.js';
 import { collect, printJson, type Cli } from '../cli.js';
 
 export const DEFAULT_SIGNIN_TIMEOUT_S = 300;
@@ -21,13 +22,12 @@ export interface SignInOptions {
 	json?: boolean;
 }
 
-/** A Go-style duration (`90s`, `5m`, `1h30m`) or plain seconds, in seconds. */
+/** A Go duration (`90s`, `5m`, `1h30m`) or plain seconds, in seconds. */
 export function durationSeconds(value: string): number {
 	if (/^\d+$/.test(value)) return Number(value);
-	const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(h|m|s|ms)/g)];
-	if (!parts.length || parts.map((part) => part[0]).join('') !== value) throw new HangarError(400, `invalid duration ${JSON.stringify(value)}: expected for example 90s, 5m or 1h`);
-	const unit = { h: 3600, m: 60, s: 1, ms: 0.001 } as const;
-	return Math.ceil(parts.reduce((sum, [, amount, suffix]) => sum + Number(amount) * unit[suffix as keyof typeof unit], 0));
+	const ms = parseDuration(value);
+	if (ms === undefined) throw new HangarError(400, `invalid duration ${JSON.stringify(value)}: expected for example 90s, 5m or 1h`);
+	return Math.ceil(ms / 1000);
 }
 
 /** Opens `url` in the user's browser; false when no opener could be started. */
