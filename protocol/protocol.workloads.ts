@@ -163,7 +163,10 @@ export const WorkloadSpecFields = {
 	audit_config: AuditConfig.optional(),
 	/** Token buckets limiting tool calls. */
 	rate_limit_config: RateLimitConfig.optional(),
-	/** `session_redis.address` shares the rate-limit buckets with other proxies through Redis. */
+	/**
+	 * `replicas` proxy processes behind a load balancer, `backend_replicas` server instances, and
+	 * `session_redis` where the replicas keep sessions and rate-limit buckets.
+	 */
 	scaling_config: ScalingConfig.optional(),
 	/** OpenTelemetry traces and metrics of the workload's proxy (OTLP/HTTP, Prometheus `/metrics`). */
 	telemetry_config: TelemetryConfig.optional(),

@@ -282,11 +282,15 @@ export const SessionRedisConfig = z.object({
 	key_prefix: z.string().optional(),
 });
 
-/** `scaling_config` (`runner.ScalingConfig`). */
+/** `scaling_config` (`runner.ScalingConfig`), with Hangar's `replicas`. */
 export const ScalingConfig = z.object({
+	/** Proxy processes behind a load balancer on the workload's port (Hangar's; the operator's `spec.replicas`). */
+	replicas: z.number().int().optional(),
+	/** Server instances the proxies spread sessions across (`backendReplicas` in the operator's CRD). */
 	backend_replicas: z.number().int().optional(),
 	session_redis: SessionRedisConfig.optional(),
 });
+export type ScalingConfig = z.infer<typeof ScalingConfig>;
 
 // --- embedded_auth_server_config (`authserver.RunConfig`) ---------------------------------------
 

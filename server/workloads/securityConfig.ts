@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { WorkloadDetail } from '../../protocol/protocol.workloads.js';
-import type { TokenValidatorConfig } from '../../protocol/runConfig.js';
+import type { ScalingConfig, TokenValidatorConfig } from '../../protocol/runConfig.js';
 import { auditConfigProblem } from '../runspec/auditConfig.js';
 import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../runspec/authzConfig.js';
 import { checkProviderUrl, ProviderError } from '../net/providerUrl.js';
@@ -16,6 +16,9 @@ import { parseAddress } from '../runspec/redisAddress.js';
 import type { CreateRequest, UpdateRequest } from './config.js';
 import { invalid, prune } from './fields.js';
 import type { StoredWorkload } from '../runspec/store.js';
+
+/** More would only queue on this machine's cores; a team past this needs a cluster (`hangar export`). */
+const MAX_REPLICAS = 16;
 
 type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'authz_config_path' | 'audit_config' | 'rate_limit_config' | 'scaling_config'>;
 
@@ -95,6 +98,10 @@ export async function securityFieldsOf(request: CreateRequest | UpdateRequest, p
 			throw error;
 		}
 	}
+	for (const field of ['replicas', 'backend_replicas'] as const) {
+		const count = request.scaling_config?.[field];
+		if (count !== undefined && (count < 1 || count > MAX_REPLICAS)) throw invalid(`scaling_config.${field}`, `must be between 1 and ${MAX_REPLICAS}`);
+	}
 	const redis = request.scaling_config?.session_redis;
 	if (redis?.address) {
 		try {
@@ -108,8 +115,19 @@ export async function securityFieldsOf(request: CreateRequest | UpdateRequest, p
 		...(await authzOf(request.authz_config)),
 		audit_config: audit,
 		rate_limit_config: request.rate_limit_config,
-		scaling_config: request.scaling_config?.session_redis?.address || request.scaling_config?.backend_replicas ? request.scaling_config : undefined,
+		scaling_config: scalingOf(request.scaling_config),
 	});
+}
+
+/** The scaling settings worth keeping: one replica of each, without Redis, is no scaling at all. */
+function scalingOf(scaling: ScalingConfig | undefined): ScalingConfig | undefined {
+	if (!scaling) return undefined;
+	const kept = prune({
+		replicas: scaling.replicas && scaling.replicas > 1 ? scaling.replicas : undefined,
+		backend_replicas: scaling.backend_replicas && scaling.backend_replicas > 1 ? scaling.backend_replicas : undefined,
+		session_redis: scaling.session_redis?.address ? scaling.session_redis : undefined,
+	});
+	return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
 /** The detail's view of the security settings (spec 2.16 plus Hangar's own fields). */

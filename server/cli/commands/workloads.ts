@@ -73,6 +73,8 @@ interface SpecOptions extends TelemetryOptions {
 	enableAudit?: boolean;
 	rateLimitConfig?: string;
 	sessionRedis?: string;
+	replicas?: number;
+	backendReplicas?: number;
 }
 
 /** The `--otel-*` flags. */
@@ -146,7 +148,9 @@ function addSpecOptions(command: Command): Command {
 		.option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
 		.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
 		.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
-		.option('--session-redis <host:port>', 'share rate-limit buckets with other proxies through this Redis');
+		.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
+		.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', integer)
+		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across', integer);
 }
 
 function pairs(values: string[], separator: string, what: string): Record<string, string> {
@@ -261,7 +265,9 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	if (options.auditConfig) spec.audit_config = { enabled: true, ...((await readConfigFile(options.auditConfig, 'audit configuration')) as object) };
 	else if (options.enableAudit) spec.audit_config = { enabled: true };
 	if (options.rateLimitConfig) spec.rate_limit_config = await readConfigFile(options.rateLimitConfig, 'rate limit configuration');
-	if (options.sessionRedis) spec.scaling_config = { session_redis: { address: options.sessionRedis } };
+	if (options.replicas || options.backendReplicas || options.sessionRedis) {
+		spec.scaling_config = JSON.parse(JSON.stringify({ replicas: options.replicas, backend_replicas: options.backendReplicas, session_redis: options.sessionRedis && { address: options.sessionRedis } }));
+	}
 	const telemetry = telemetryOf(options);
 	if (telemetry) spec.telemetry_config = telemetry;
 	return spec;
