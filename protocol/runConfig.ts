@@ -281,6 +281,7 @@ export const SessionRedisConfig = z.object({
 	db: z.number().int().optional(),
 	key_prefix: z.string().optional(),
 });
+export type SessionRedisConfig = z.infer<typeof SessionRedisConfig>;
 
 /** `scaling_config` (`runner.ScalingConfig`), with Hangar's `replicas`. */
 export const ScalingConfig = z.object({

@@ -26,6 +26,16 @@ export interface BackendSession {
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	close(): void;
 	/**
+	 * This replica stops serving the session, which lives on upstream for the replicas that
+	 * still serve it (see sessionStore.ts); without it, `close`.
+	 */
+	release?(): void;
+	/**
+	 * What another replica needs to take this session over upstream (`OpenOptions.adopt`),
+	 * once initialised; undefined when it cannot, and must initialise a session of its own.
+	 */
+	snapshot?(): unknown;
+	/**
 	 * The client has (or no longer has) a stream open for the server's unrequested messages:
 	 * what only such a stream can carry need not be followed upstream while it has none.
 	 */
@@ -34,13 +44,23 @@ export interface BackendSession {
 	readonly speaksModern?: boolean;
 }
 
+export interface OpenOptions {
+	/**
+	 * Other replicas may serve the session too: the server's own stream is followed only while
+	 * this replica's client has a stream to hear it on.
+	 */
+	readonly replicated?: boolean;
+	/** A snapshot another replica took (`BackendSession.snapshot`): the upstream session to take over. */
+	readonly adopt?: unknown;
+}
+
 export interface Backend {
 	readonly state: BackendState;
 	/** Why the backend is not connected, when it is not. */
 	readonly detail: string | undefined;
 	/** Connects; resolves once the server answers (or rejects when it cannot be reached at all). */
 	start(): Promise<void>;
-	open(sink: SessionSink): BackendSession;
+	open(sink: SessionSink, options?: OpenOptions): BackendSession;
 	close(): Promise<void>;
 	/** Called on every change of `state`. */
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;

@@ -48,6 +48,8 @@ export interface McpCall {
 	readonly session: {
 		readonly id: string;
 		readonly backend: BackendSession;
+		/** The client's `initialize` parameters, once known (a session another replica opened brings them). */
+		readonly handshake?: Record<string, unknown>;
 		/** Tells `listener` of the server's progress on call `id`, its requests to the client and their answers. */
 		watch?(id: RequestId, listener: (activity: 'progress' | 'asked' | 'answered') => void): () => void;
 		/** Sends a notification or response to the server, noting answers to its requests (see `watch`). */

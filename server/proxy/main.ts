@@ -36,6 +36,8 @@ import { accessFor, policyFetch } from './upstreamAuth/fetch.js';
 import { signInRoute } from './upstreamAuth/route.js';
 import { TokenStore } from './upstreamAuth/tokenStore.js';
 import { SIGNIN_PATH } from '../runspec/signin.js';
+import { RedisSessionStore } from './sessionStore.js';
+import { replicaPrefix } from './haproxy.js';
 import type { Environment } from '../environment.js';
 
 
@@ -45,16 +47,24 @@ function report(message: ProxyReport): void {
 	if (process.connected) process.send?.(message, undefined, undefined, () => undefined);
 }
 
-/** Secret header values from the service, when it spawned this process. */
-function receiveHeaders(): Promise<Record<string, string>> {
-	if (!process.connected) return Promise.resolve({});
+/** Secret header values from the service (or the replicas' supervisor), when it spawned this process. */
+function receiveConfiguration(): Promise<Omit<LaunchMessage, 'type'>> {
+	if (!process.connected) return Promise.resolve({ headers: {} });
 	return new Promise((resolve) => {
-		const timer = setTimeout(() => resolve({}), CONFIGURE_WAIT_MS);
+		const timer = setTimeout(() => resolve({ headers: {} }), CONFIGURE_WAIT_MS);
 		process.once('message', (message: LaunchMessage) => {
 			clearTimeout(timer);
-			resolve(message?.type === 'configure' ? message.headers : {});
+			resolve(message?.type === 'configure' ? message : { headers: {} });
 		});
 	});
+}
+
+/** One of the proxy processes of a replicated workload, behind its load balancer (replicas.ts). */
+export interface ReplicaRole {
+	/** From 1. */
+	readonly index: number;
+	/** The loopback port it serves on. */
+	readonly port: number;
 }
 
 /** The headers every request to an HTTP server carries: the configured ones, and those made of secrets. */
@@ -82,7 +92,7 @@ function authenticatorOf(workload: StoredWorkload, headers: Record<string, strin
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined): Backend {
+function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined, replica: ReplicaRole | undefined): Backend {
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
 		return new HttpBackend({
@@ -97,7 +107,8 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<s
 	}
 	const container = workload.container_name!;
 	if (workload.transport === 'stdio') {
-		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode });
+		const execMain = replica !== undefined && replica.index > 1;
+		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain });
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
 	return new HttpBackend({
@@ -157,9 +168,12 @@ async function startEgress(workload: StoredWorkload, runtime: Runtime, log: Logg
 	return egress;
 }
 
-/** Runs the proxy of workload `name`, reaching its container through `runtime`. */
-export async function runProxy(name: string, runtime: Runtime): Promise<void> {
-	const environment = createEnvironment(`proxy ${name}`);
+/**
+ * Runs the proxy of workload `name`, reaching its container through `runtime`: for a
+ * workload with replicas, their supervisor, unless this is one of them (`replica`).
+ */
+export async function runProxy(name: string, runtime: Runtime, replica?: ReplicaRole): Promise<void> {
+	const environment = createEnvironment(replica ? `proxy ${name}#${replica.index}` : `proxy ${name}`);
 	const { log } = environment;
 	const store = new WorkloadStore(environment.paths);
 	const fail = (message: string): never => {
@@ -171,7 +185,12 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	const workload = await store.configs.get(name).catch((error: Error) => fail(`cannot read the run configuration: ${error.message}`));
 	if (!workload) return fail(`no workload named ${name}`);
 	if (!workload.port) return fail(`workload ${name} has no port`);
-	const secretHeaders = await receiveHeaders();
+	if (!replica && (workload.scaling_config?.replicas ?? 1) > 1) {
+		const { superviseReplicas } = await import('./replicas.js');
+		return superviseReplicas(workload, environment, store, await receiveConfiguration());
+	}
+	const configuration = await receiveConfiguration();
+	const secretHeaders = configuration.headers;
 
 	const paths = remotePaths(workload);
 	const endpoints = {
@@ -184,7 +203,9 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	);
 	const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
 	const auth = authenticatorOf(workload, upstreamHeaders, environment, store);
-	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth);
+	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica);
+	const sessionRedis = replica && workload.scaling_config?.session_redis;
+	const sessionStore = sessionRedis?.address ? await RedisSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
 	// OpenTelemetry is loaded only for a workload that turns it on.
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings
@@ -193,7 +214,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
 		: undefined;
 	const stats = new CallStats();
-	const statsToken = randomBytes(24).toString('base64url');
+	const statsToken = configuration.statsToken ?? randomBytes(24).toString('base64url');
 	const mcpMiddlewares = [
 		stats.middleware,
 		telemetry?.request,
@@ -203,11 +224,13 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
 	const host = workload.host ?? '127.0.0.1';
+	// Clients name the workload's own address, which a replica's load balancer listens on.
 	const guard = guardMiddleware(host, workload.port, { allowedOrigins: workload.allowed_origins });
 	const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)], ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])]);
 	const server: ProxyServer = new ProxyServer({
-		host,
-		port: workload.port,
+		host: replica ? '127.0.0.1' : host,
+		port: replica?.port ?? workload.port,
+		sessions: replica && { idPrefix: replicaPrefix(replica.index), store: sessionStore },
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
@@ -220,9 +243,10 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	try {
 		await server.listen();
 	} catch (error) {
-		fail(`cannot listen on ${host}:${workload.port}: ${(error as Error).message}`);
+		fail(`cannot listen on ${replica ? `127.0.0.1:${replica.port}` : `${host}:${workload.port}`}: ${(error as Error).message}`);
 	}
-	const egress = isolatesNetwork(workload) ? await startEgress(workload, runtime, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
+	// One egress proxy per workload: the first replica runs it.
+	const egress = isolatesNetwork(workload) && (replica?.index ?? 1) === 1 ? await startEgress(workload, runtime, log).catch((error: Error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
 
 	const record: ProxyRecord = {
 		pid: process.pid,
@@ -235,6 +259,7 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	};
 	let writes = Promise.resolve();
 	const save = (state: BackendState, detail: string | undefined) => {
+		if (replica) return report({ type: 'state', state, detail }); // the supervisor keeps the record
 		record.backend = state;
 		record.backend_detail = detail;
 		const snapshot = { ...record };
@@ -247,7 +272,8 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		if (auth) writes = writes.then(() => recordAuthStatus(store, name, state, detail)).catch((error: Error) => log.warn(`cannot record the status: ${error.message}`));
 	};
 	save(backend.state, backend.detail);
-	log.info(`proxy for ${name} listening on http://${host}:${workload.port} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''})`);
+	const address = replica ? `127.0.0.1:${replica.port}, replica ${replica.index}` : `${host}:${workload.port}`;
+	log.info(`proxy for ${name} listening on http://${address} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''})`);
 
 	let stopping = false;
 	const stop = async () => {
@@ -255,9 +281,9 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
-		await Promise.allSettled([security.close(), telemetry?.close()]);
+		await Promise.allSettled([security.close(), telemetry?.close(), sessionStore?.close()]);
 		await writes;
-		const current = await store.proxies.get(name).catch(() => undefined);
+		const current = replica ? undefined : await store.proxies.get(name).catch(() => undefined);
 		if (current?.pid === process.pid) await store.proxies.remove(name).catch(() => undefined);
 		process.exit(0);
 	};
@@ -265,7 +291,8 @@ export async function runProxy(name: string, runtime: Runtime): Promise<void> {
 	process.on('unhandledRejection', (reason) => log.error(`unhandled: ${(reason as Error)?.stack ?? reason}`));
 	process.on('SIGTERM', () => void stop());
 	process.on('SIGINT', () => void stop());
-	process.on('disconnect', () => undefined);
+	// A replica ends with its supervisor; a proxy the service spawned is let go once ready.
+	process.on('disconnect', () => (replica ? void stop() : undefined));
 
 	void backend.start().then(async () => {
 		await auth?.start(backend instanceof HttpBackend ? () => backend.challenge() : undefined).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));

@@ -19,7 +19,7 @@ import {
 	type NoticeMiddleware,
 } from './chain.js';
 import { LegacySseFront } from './legacySse.js';
-import { SessionRegistry } from './session.js';
+import { SessionRegistry, type SessionRegistryOptions } from './session.js';
 import { StreamableHttpFront } from './streamable.js';
 
 export interface ProxyServerOptions {
@@ -34,6 +34,8 @@ export interface ProxyServerOptions {
 	readonly streamablePaths?: readonly string[];
 	/** Paths served as legacy SSE streams besides `/sse`. */
 	readonly ssePaths?: readonly string[];
+	/** How a replica names and shares its sessions. */
+	readonly sessions?: SessionRegistryOptions;
 	/** Other routes (protected-resource metadata…), served as given, outside the middleware chain. */
 	readonly routes?: ReadonlyMap<string, HttpHandler>;
 	readonly log: Logger;
@@ -45,7 +47,7 @@ export class ProxyServer {
 	private readonly routes = new Map<string, HttpHandler>();
 
 	constructor(private readonly options: ProxyServerOptions) {
-		this.sessions = new SessionRegistry(options.backend);
+		this.sessions = new SessionRegistry(options.backend, options.sessions);
 		const handle = composeMcp(options.mcpMiddlewares, forwardToBackend);
 		const notify = composeNotices(options.noticeMiddlewares ?? [], forwardNotice);
 		const streamable = new StreamableHttpFront(this.sessions, handle, notify);
@@ -111,7 +113,8 @@ export class ProxyServer {
 
 	private health(response: ServerResponse): void {
 		const { state, detail } = this.options.backend;
-		const body = JSON.stringify({ status: state === 'connected' ? 'ok' : 'unavailable', backend: state, detail, sessions: this.sessions.size });
+		const shared = this.sessions.shared;
+		const body = JSON.stringify({ status: state === 'connected' ? 'ok' : 'unavailable', backend: state, detail, sessions: this.sessions.size, ...(shared !== undefined && { sessions_shared: shared }) });
 		response.writeHead(state === 'connected' ? 200 : 503, { 'Content-Type': 'application/json' }).end(body);
 	}
 }

@@ -12,8 +12,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { Backend, BackendSession, SessionSink } from './backend.js';
+import type { Backend, BackendSession, OpenOptions, SessionSink } from './backend.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from './jsonrpc.js';
+import type { SessionStore } from './sessionStore.js';
 import type { EventFormat, EventStream, ReplyStream } from './sse.js';
 
 const BACKLOG_LIMIT = 100;
@@ -43,9 +44,13 @@ export interface CallReply {
 	cancel(): void;
 }
 
+/** Where a session ends: for good, or only on this replica (the others serve it on). */
+export type CloseScope = 'everywhere' | 'here';
+
 export class ClientSession implements SessionSink {
-	readonly id = randomUUID();
 	readonly backend: BackendSession;
+	/** The client's `initialize` parameters, once the session is open. */
+	handshake: Record<string, unknown> | undefined;
 	private lastSeen = Date.now();
 	private readonly replies = new Map<RequestId, ReplyStream | EventStream | CallReply>();
 	private stream: EventStream | undefined;
@@ -62,12 +67,14 @@ export class ClientSession implements SessionSink {
 
 	constructor(
 		backend: Backend,
+		readonly id: string,
 		readonly kind: 'streamable' | 'sse',
 		/** The subject of the identity that opened the session, when callers authenticate. */
 		readonly owner: string | undefined,
-		private readonly onClose: (session: ClientSession) => void,
+		private readonly onClose: (session: ClientSession, scope: CloseScope) => void,
+		open?: OpenOptions,
 	) {
-		this.backend = backend.open(this);
+		this.backend = backend.open(this, open);
 		// Every call in flight listens to the session's end: any number of them is no leak.
 		setMaxListeners(0, this.controller.signal);
 	}
@@ -212,18 +219,20 @@ export class ClientSession implements SessionSink {
 		this.close();
 	}
 
-	close(): void {
+	/** Ends the session; `here` only stops this replica serving it, upstream it lives on. */
+	close(scope: CloseScope = 'everywhere'): void {
 		if (this.closed) return;
 		this.closed = true;
 		this.controller.abort();
-		this.backend.close();
+		if (scope === 'here' && this.backend.release) this.backend.release();
+		else this.backend.close();
 		for (const reply of this.replies.values()) {
 			if ('cancel' in reply) reply.cancel();
 			else reply.end();
 		}
 		this.replies.clear();
 		this.stream?.end();
-		this.onClose(this);
+		this.onClose(this, scope);
 	}
 }
 
@@ -236,40 +245,113 @@ function requestIdOfKey(key: string): RequestId {
 	return key.startsWith('#') ? Number(key.slice(1)) : key.slice(1);
 }
 
+export interface SessionRegistryOptions {
+	/** Starts every session id: the load balancer routes a legacy SSE session's posts by it. */
+	readonly idPrefix?: string;
+	/** Where Streamable HTTP sessions are kept for the other replicas (sessionStore.ts). */
+	readonly store?: SessionStore;
+}
+
 export class SessionRegistry {
 	private readonly sessions = new Map<string, ClientSession>();
+	/** Sessions being read from the store, so concurrent requests restore one copy. */
+	private readonly restoring = new Map<string, Promise<ClientSession | undefined>>();
 	private readonly sweeper: NodeJS.Timeout;
+	private readonly idPrefix: string;
+	private readonly store: SessionStore | undefined;
 
-	constructor(private readonly backend: Backend) {
+	constructor(
+		private readonly backend: Backend,
+		options: SessionRegistryOptions = {},
+	) {
+		this.idPrefix = options.idPrefix ?? '';
+		this.store = options.store;
+		if (this.store) this.store.onRemoved = (id) => this.sessions.get(id)?.close('here');
 		this.sweeper = setInterval(() => this.sweep(), 60_000);
 		this.sweeper.unref();
 	}
 
 	create(kind: 'streamable' | 'sse', owner?: string): ClientSession {
-		const session = new ClientSession(this.backend, kind, owner, (closed) => this.sessions.delete(closed.id));
-		this.sessions.set(session.id, session);
+		return this.add(this.idPrefix + randomUUID(), kind, owner, { replicated: kind === 'streamable' && this.store !== undefined });
+	}
+
+	private add(id: string, kind: 'streamable' | 'sse', owner: string | undefined, open: OpenOptions): ClientSession {
+		const session = new ClientSession(this.backend, id, kind, owner, (closed, scope) => this.closed(closed, scope), open);
+		this.sessions.set(id, session);
 		return session;
+	}
+
+	private closed(session: ClientSession, scope: CloseScope): void {
+		if (this.sessions.get(session.id) !== session) return;
+		this.sessions.delete(session.id);
+		if (!this.store || session.kind !== 'streamable') return;
+		if (scope === 'everywhere') void this.store.remove(session.id);
+		else this.store.forget(session.id);
 	}
 
 	/** The session `id` of this kind, if the identity that opened it is `owner`: another caller's token does not reach it. */
 	find(id: string, kind: ClientSession['kind'], owner: string | undefined): ClientSession | undefined {
 		const session = this.sessions.get(id);
+		if (session) this.store?.touch(id);
 		return session?.kind === kind && session.owner === owner ? session : undefined;
+	}
+
+	/**
+	 * A Streamable HTTP session this replica does not hold, taken from the store where another
+	 * replica saved it, on the same terms as `find`.
+	 */
+	async restore(id: string, owner: string | undefined): Promise<ClientSession | undefined> {
+		if (!this.store) return undefined;
+		let restoring = this.restoring.get(id);
+		if (!restoring) {
+			restoring = this.load(id).finally(() => this.restoring.delete(id));
+			this.restoring.set(id, restoring);
+		}
+		const session = await restoring;
+		return session?.owner === owner ? session : undefined;
+	}
+
+	private async load(id: string): Promise<ClientSession | undefined> {
+		const saved = await this.store!.load(id);
+		if (!saved || saved.kind !== 'streamable') return undefined;
+		const session = this.add(id, 'streamable', saved.owner, { replicated: true, adopt: saved.upstream });
+		session.handshake = saved.handshake;
+		if (saved.upstream === undefined) {
+			// Nothing upstream to take over: this replica's server side is initialised as the client had it.
+			const answer = await session.backend.request({ jsonrpc: '2.0', id: 0, method: 'initialize', params: saved.handshake }, session.signal);
+			if (answer.error) {
+				session.close('here');
+				return undefined;
+			}
+			await session.backend.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+		}
+		return session;
+	}
+
+	/** A Streamable HTTP session's `initialize` succeeded: saved for the other replicas before the client hears of it. */
+	async opened(session: ClientSession, handshake: Record<string, unknown>): Promise<void> {
+		session.handshake = handshake;
+		if (this.store && session.kind === 'streamable') await this.store.save(session.id, { kind: 'streamable', owner: session.owner, handshake, upstream: session.backend.snapshot?.() });
 	}
 
 	get size(): number {
 		return this.sessions.size;
 	}
 
+	/** Whether the sessions of other replicas can be found (undefined without replicas). */
+	get shared(): boolean | undefined {
+		return this.store?.available;
+	}
+
 	closeAll(): void {
 		clearInterval(this.sweeper);
-		for (const session of [...this.sessions.values()]) session.close();
+		for (const session of [...this.sessions.values()]) session.close(this.store ? 'here' : 'everywhere');
 	}
 
 	private sweep(): void {
 		const now = Date.now();
 		for (const session of [...this.sessions.values()]) {
-			if (session.idleSince(now) > SESSION_TTL_MS) session.close();
+			if (session.idleSince(now) > SESSION_TTL_MS) session.close(this.store ? 'here' : 'everywhere');
 		}
 	}
 }

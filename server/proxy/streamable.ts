@@ -100,9 +100,9 @@ export class StreamableHttpFront {
 				case 'POST':
 					return await this.post(exchange);
 				case 'GET':
-					return this.get(exchange);
+					return await this.get(exchange);
 				case 'DELETE':
-					return this.delete(exchange);
+					return await this.delete(exchange);
 				default:
 					exchange.response.setHeader('Allow', 'GET, POST, DELETE');
 					throw new HttpError(405, 'Method not allowed');
@@ -113,10 +113,12 @@ export class StreamableHttpFront {
 		}
 	}
 
-	private session(exchange: HttpExchange): ClientSession {
+	/** The request's session: this replica's own, else one another replica saved. */
+	private async session(exchange: HttpExchange): Promise<ClientSession> {
 		const id = exchange.request.headers['mcp-session-id'];
 		if (typeof id !== 'string' || !id) throw new HttpError(400, 'Bad Request: Mcp-Session-Id header is required');
-		const session = this.sessions.find(id, 'streamable', exchange.identity?.subject);
+		const owner = exchange.identity?.subject;
+		const session = this.sessions.find(id, 'streamable', owner) ?? (await this.sessions.restore(id, owner));
 		if (!session) throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
 		session.touch();
 		return session;
@@ -151,7 +153,7 @@ export class StreamableHttpFront {
 			if (messages.length > 1) throw new HttpError(400, 'Invalid Request: initialize must be sent alone');
 			session = this.sessions.create('streamable', exchange.identity?.subject);
 		} else {
-			session = this.session(exchange);
+			session = await this.session(exchange);
 		}
 
 		const requests: JsonRpcRequest[] = [];
@@ -193,6 +195,7 @@ export class StreamableHttpFront {
 		session.track(message.id, reply);
 		try {
 			const answer = await this.run(exchange, session, message);
+			if (message.method === 'initialize' && answer.result) await this.sessions.opened(session, message.params ?? {});
 			const refusal = refusalOf(answer);
 			session.answer(message.id, reply, answer, refusal?.status, refusal?.headers);
 			return answer;
@@ -209,10 +212,10 @@ export class StreamableHttpFront {
 		return this.handle({ request: message, session, signal: session.signal, exchange });
 	}
 
-	private get(exchange: HttpExchange): void {
+	private async get(exchange: HttpExchange): Promise<void> {
 		const accept = exchange.request.headers.accept ?? '';
 		if (!accept.includes('text/event-stream')) throw new HttpError(406, 'Not Acceptable: the client must accept text/event-stream');
-		const session = this.session(exchange);
+		const session = await this.session(exchange);
 		const headers = { 'Mcp-Session-Id': session.id };
 		const open = (format: EventFormat | undefined) => {
 			const stream = new EventStream(exchange.response, headers, format);
@@ -225,8 +228,8 @@ export class StreamableHttpFront {
 		session.attachStream(open(session.formatFor(undefined)));
 	}
 
-	private delete(exchange: HttpExchange): void {
-		const session = this.session(exchange);
+	private async delete(exchange: HttpExchange): Promise<void> {
+		const session = await this.session(exchange);
 		session.close();
 		exchange.response.writeHead(200).end();
 	}

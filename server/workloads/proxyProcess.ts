@@ -89,7 +89,10 @@ export async function launchProxy(
 			clearTimeout(timer);
 			resolve(value);
 		};
-		child.on('message', (message: ProxyReport) => settle(message.type === 'ready' ? 'ready' : { failed: message.message }));
+		child.on('message', (message: ProxyReport) => {
+			if (message.type === 'ready') settle('ready');
+			else if (message.type === 'failed') settle({ failed: message.message });
+		});
 		child.once('exit', (code) => settle({ failed: `the proxy exited with code ${code}` }));
 		onAbort = () => settle('aborted');
 		signal?.addEventListener('abort', onAbort, { once: true });

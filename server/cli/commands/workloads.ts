@@ -591,9 +591,12 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.command('proxy')
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
-		.action(async (name: string) => {
+		.addOption(new Option('--replica <index>', 'serve as this replica, behind the workload\'s load balancer').argParser(integer).hideHelp())
+		.addOption(new Option('--replica-port <port>', 'the replica\'s loopback port').argParser(integer).hideHelp())
+		.action(async (name: string, options: { replica?: number; replicaPort?: number }) => {
 			const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../../proxy/main.js'), import('../../runtime/docker.js')]);
-			await runProxy(name, new DockerRuntime());
+			const replica = options.replica && options.replicaPort ? { index: options.replica, port: options.replicaPort } : undefined;
+			await runProxy(name, new DockerRuntime(), replica);
 		});
 }
 

@@ -10,7 +10,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { metadataGuardedLookup } from '../../net/addresses.js';
-import { deniedUpstream, isSignInState, type Backend, type BackendSession, type BackendState, type SessionSink } from '../backend.js';
+import { deniedUpstream, isSignInState, type Backend, type BackendSession, type BackendState, type OpenOptions, type SessionSink } from '../backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -177,8 +177,8 @@ export class HttpBackend implements Backend {
 		});
 	}
 
-	open(sink: SessionSink): BackendSession {
-		return this.options.transport === 'sse' ? new SseUpstreamSession(this, sink) : new StreamableUpstreamSession(this, sink);
+	open(sink: SessionSink, options: OpenOptions = {}): BackendSession {
+		return this.options.transport === 'sse' ? new SseUpstreamSession(this, sink) : new StreamableUpstreamSession(this, sink, options);
 	}
 
 	async close(): Promise<void> {
@@ -276,6 +276,16 @@ function connectionError(backend: HttpBackend, id: RequestId, error: Error): Jso
 }
 
 /** An upstream Streamable HTTP session: POST per message, plus a GET stream for server messages. */
+/** What a replica needs to take a Streamable HTTP session over (`BackendSession.snapshot`). */
+interface UpstreamSnapshot {
+	readonly sessionId: string;
+	readonly protocolVersion?: string;
+}
+
+function isUpstreamSnapshot(value: unknown): value is UpstreamSnapshot {
+	return typeof (value as UpstreamSnapshot | undefined)?.sessionId === 'string';
+}
+
 class StreamableUpstreamSession implements BackendSession, ModernWire {
 	private sessionId: string | undefined;
 	private protocolVersion: string | undefined;
@@ -283,11 +293,24 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 	/** Set when the server speaks only MCP 2026-07-28. */
 	private dialect: ModernDialect | undefined;
 	private clientStreaming = false;
+	/** Follows the server's stream while this replica's client streams, when the session is replicated. */
+	private listening: AbortController | undefined;
 
 	constructor(
 		private readonly backend: HttpBackend,
 		private readonly sink: SessionSink,
-	) {}
+		private readonly options: OpenOptions = {},
+	) {
+		if (isUpstreamSnapshot(options.adopt)) {
+			this.sessionId = options.adopt.sessionId;
+			this.protocolVersion = options.adopt.protocolVersion;
+		}
+	}
+
+	snapshot(): UpstreamSnapshot | undefined {
+		// A 2026-07-28 server has no session to hand over: a replica's own discovery is as good.
+		return this.sessionId && !this.dialect ? { sessionId: this.sessionId, protocolVersion: this.protocolVersion } : undefined;
+	}
 
 	get speaksModern(): boolean {
 		return this.dialect !== undefined;
@@ -424,17 +447,17 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 		try {
 			const response = await this.backend.send('POST', await this.backend.url(), this.headers('post'), JSON.stringify(message), this.controller.signal);
 			response.resume();
-			if ('method' in message && message.method === 'notifications/initialized') void this.listen();
+			if ('method' in message && message.method === 'notifications/initialized' && !this.options.replicated) void this.listen(this.controller.signal);
 		} catch (error) {
 			if (!this.controller.signal.aborted) this.backend.options.log.warn(`could not relay ${'method' in message ? message.method : 'a response'}: ${(error as Error).message}`);
 		}
 	}
 
-	/** The GET stream of server-initiated messages, reopened while the session lives. */
-	private async listen(): Promise<void> {
-		while (!this.controller.signal.aborted) {
+	/** The GET stream of server-initiated messages, reopened until `signal` aborts. */
+	private async listen(signal: AbortSignal): Promise<void> {
+		while (!signal.aborted) {
 			try {
-				const response = await this.backend.send('GET', await this.backend.url(), this.headers('get'), undefined, this.controller.signal);
+				const response = await this.backend.send('GET', await this.backend.url(), this.headers('get'), undefined, signal);
 				if (response.statusCode !== 200) {
 					response.resume();
 					return; // 405: the server offers no such stream
@@ -444,7 +467,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 					if (received) this.sink.deliver(received);
 				}
 			} catch {
-				if (this.controller.signal.aborted) return;
+				if (signal.aborted) return;
 			}
 			await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
 		}
@@ -453,6 +476,19 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 	streaming(open: boolean): void {
 		this.clientStreaming = open;
 		this.dialect?.streaming(open);
+		if (!this.options.replicated || this.dialect || !this.sessionId) return;
+		// One replica at a time holds the client's stream, and so the server's.
+		this.listening?.abort();
+		this.listening = undefined;
+		if (open) {
+			this.listening = new AbortController();
+			void this.listen(AbortSignal.any([this.controller.signal, this.listening.signal]));
+		}
+	}
+
+	release(): void {
+		this.controller.abort();
+		this.dialect?.close();
 	}
 
 	close(): void {

@@ -68,6 +68,11 @@ export interface StdioBridgeOptions {
 	readonly log: Logger;
 	readonly clientInfo: { name: string; version: string };
 	readonly mode?: SessionMode;
+	/**
+	 * The container's stdio is one stream that one proxy can hold: a replica other than the
+	 * first runs the server's command with `docker exec` as its main process instead.
+	 */
+	readonly execMain?: boolean;
 }
 
 /** What a client asked for in `initialize`, and the key of the processes that can serve it. */
@@ -144,7 +149,7 @@ export class StdioBridge implements Backend {
 				if (!info) throw new Error('container not found');
 				if (info.state !== 'running') throw new Error(`container is ${info.state}`);
 				this.containerId = info.id;
-				const attachment = await this.options.runtime.attach(info.id);
+				const attachment = this.options.execMain ? await this.options.runtime.execCommand(info.id) : await this.options.runtime.attach(info.id);
 				this.main.attach(attachment);
 				const lost = attachment.closed.then(() => {
 					throw new Error('the container closed its stdio');
@@ -154,7 +159,7 @@ export class StdioBridge implements Backend {
 				await Promise.race([this.main.reinitialize(), lost]);
 				backoff = 250;
 				this.setState('connected');
-				this.options.log.info(`attached to container ${info.name}`);
+				this.options.log.info(`${this.options.execMain ? 'running the server in' : 'attached to'} container ${info.name}`);
 				await lost;
 			} catch (error) {
 				this.main.detach((error as Error).message);

@@ -117,7 +117,8 @@ export class Auditor {
 				component: this.component,
 				request: exchange.request,
 				identity: exchange.identity,
-				client: this.clients.get(session),
+				// A session another replica opened brings its handshake along.
+				client: this.clients.get(session) ?? (session.handshake ? clientInfoOf(session.handshake) : undefined),
 				sessionId: session.id,
 				transport: this.transportOf(exchange),
 			}),

@@ -100,7 +100,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	if (workload.rate_limit_config) {
 		const limits = rateLimitsOf(workload.rate_limit_config);
 		const redis = workload.scaling_config?.session_redis;
-		const buckets: BucketStore = redis?.address ? await RedisBuckets.connect(redis.address, redis.db, log) : new LocalBuckets();
+		const buckets: BucketStore = redis?.address ? await RedisBuckets.connect({ ...redis, address: redis.address }, log) : new LocalBuckets();
 		// Replicas of a workload (same name and namespace, same Redis) share its buckets.
 		const prefix = `${redis?.key_prefix ?? 'hangar:'}rl:{${workload.rate_limit_namespace || 'default'}:${workload.name}}`;
 		const rateLimit = rateLimitMiddleware(limits, buckets, prefix);

@@ -6,8 +6,9 @@
  * Redis trouble never blocks calls: when it cannot answer at once (down, slow, not yet
  * connected), the call is let through (fail open) and the proxy says so in its log.
  */
+import type { SessionRedisConfig } from '../../../protocol/runConfig.js';
 import type { Logger } from '../../log.js';
-import { parseAddress } from '../../runspec/redisAddress.js';
+import { connectRedis, throttledWarning, type Redis } from '../redisClient.js';
 import type { BucketClaim, BucketStore, TakeResult } from './tokenBuckets.js';
 
 /**
@@ -43,52 +44,30 @@ end
 return {1, 0}
 `;
 
-const COMMAND_TIMEOUT_MS = 500;
-/** How long a starting proxy waits for Redis before serving (fail open) without it. */
-const CONNECT_WAIT_MS = 2_000;
-const WARN_EVERY_MS = 30_000;
 const ALLOWED: TakeResult = { allowed: true };
 
-type RedisClient = import('ioredis').Redis & {
+type RedisClient = Redis & {
 	hangarTakeTokens(keyCount: number, ...keysAndArgs: Array<string | number>): Promise<[number, number]>;
 };
 
 export class RedisBuckets implements BucketStore {
-	private lastWarning = 0;
+	private readonly warn: (message: string) => void;
 
 	private constructor(
 		private readonly redis: RedisClient,
-		private readonly log: Logger,
-	) {}
+		log: Logger,
+	) {
+		this.warn = throttledWarning(log);
+	}
 
-	/**
-	 * A client for `address` (`host:port`), connected (or not, after a short wait: then calls
-	 * pass until it is); it reconnects by itself.
-	 */
-	static async connect(address: string, db: number | undefined, log: Logger): Promise<RedisBuckets> {
-		const { Redis } = await import('ioredis');
-		const { host, port } = parseAddress(address);
-		const redis = new Redis({
-			host,
-			port,
-			db: db ?? 0,
-			enableOfflineQueue: false,
-			maxRetriesPerRequest: 0,
-			commandTimeout: COMMAND_TIMEOUT_MS,
-			connectTimeout: 2_000,
-			retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-		}) as RedisClient;
+	/** Buckets kept in the configured Redis; calls pass while it cannot answer. */
+	static async connect(config: SessionRedisConfig & { address: string }, log: Logger): Promise<RedisBuckets> {
+		const redis = (await connectRedis(config)) as RedisClient;
 		redis.defineCommand('hangarTakeTokens', { lua: TAKE_SCRIPT });
 		const buckets = new RedisBuckets(redis, log);
-		redis.on('error', (error: Error) => buckets.warn(`Redis at ${address}: ${error.message}`));
-		redis.on('ready', () => log.info(`rate limits shared through Redis at ${address}`));
-		await new Promise<void>((resolve) => {
-			const timer = setTimeout(resolve, CONNECT_WAIT_MS);
-			redis.once('ready', () => {
-				clearTimeout(timer);
-				resolve();
-			});
-		});
+		redis.on('error', (error: Error) => buckets.warn(`Redis at ${config.address}: ${error.message}`));
+		if (redis.status === 'ready') log.info(`rate limits shared through Redis at ${config.address}`);
+		else redis.once('ready', () => log.info(`rate limits shared through Redis at ${config.address}`));
 		return buckets;
 	}
 
@@ -102,13 +81,6 @@ export class RedisBuckets implements BucketStore {
 			this.warn(`rate limits not enforced, Redis did not answer: ${(error as Error).message}`);
 			return ALLOWED;
 		}
-	}
-
-	private warn(message: string): void {
-		const now = Date.now();
-		if (now - this.lastWarning < WARN_EVERY_MS) return;
-		this.lastWarning = now;
-		this.log.warn(message);
 	}
 
 	async close(): Promise<void> {
