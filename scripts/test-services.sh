@@ -229,4 +229,7 @@ fi
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
+# --- Scale-out: HAProxy in front of a workload's proxy replicas ---
+need_apt haproxy haproxy
+
 log "ready (${SECONDS} s)"

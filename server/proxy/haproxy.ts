@@ -70,8 +70,9 @@ export function renderConfig(config: BalancerConfig): string {
 
 /** The `haproxy` program: `HANGAR_HAPROXY`, else the first on the PATH; undefined when there is none. */
 export async function findHaproxy(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
-	const candidates = env.HANGAR_HAPROXY ? [env.HANGAR_HAPROXY] : (env.PATH ?? '').split(delimiter).filter(Boolean).map((folder) => join(folder, 'haproxy'));
-	for (const candidate of [...candidates, '/usr/sbin/haproxy']) {
+	// Debian puts it in /usr/sbin, which a user's PATH may lack.
+	const searched = [...(env.PATH ?? '').split(delimiter).filter(Boolean).map((folder) => join(folder, 'haproxy')), '/usr/sbin/haproxy'];
+	for (const candidate of env.HANGAR_HAPROXY ? [env.HANGAR_HAPROXY] : searched) {
 		try {
 			await access(candidate, constants.X_OK);
 			return candidate;
