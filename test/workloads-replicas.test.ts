@@ -153,6 +153,21 @@ describe('replicas sharing sessions through Redis', { timeout: 120_000 }, () => 
 		await waitFor(async () => (await healthOf(port)).backend === 'connected', 'replica 2 serving again on its port');
 		await Promise.all([modern.close(), ...legacy.map(({ client }) => client.close())]);
 	});
+
+	// Last: it stops the Redis the others share.
+	it('keep each session on its replica while Redis is down, and say so', async () => {
+		await redis.stop();
+		const ports = await replicaPorts(workload.name);
+		await waitFor(async () => (await Promise.all(ports.map(healthOf))).every((replica) => replica.sessions_shared === false), 'every replica seeing Redis gone');
+		const before = await Promise.all(ports.map(async (port) => (await healthOf(port)).sessions));
+		// HAProxy checks Redis itself; give its check a moment to fail too.
+		await new Promise((resolve) => setTimeout(resolve, 2_500));
+		const { client } = await connectLegacy(workload.url, { revision: '2025-11-25', transport: 'streamable-http' });
+		for (let call = 0; call < 6; call++) expect(textOf(await client.callTool({ name: 'echo', arguments: { message: `d${call}` } }))).toBe(`remote echo: d${call}`);
+		const after = await Promise.all(ports.map(async (port) => (await healthOf(port)).sessions));
+		expect(after.map((count, at) => count - before[at]!).sort()).toEqual([0, 0, 1]);
+		await client.close();
+	});
 });
 
 describe('replicas without Redis', { timeout: 120_000 }, () => {

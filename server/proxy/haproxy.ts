@@ -5,8 +5,9 @@
  * within a second or two, sends a request that found a replica gone (refused, or closed
  * without an answer) to another one, and answers with a JSON-RPC error when none is up.
  * A legacy SSE session's posts must reach the replica holding its stream, named by the
- * prefix of its session id; so must a Streamable HTTP session's requests when there is no
- * Redis to share sessions through (with it, requests go round-robin).
+ * prefix of its session id. So must a Streamable HTTP session's requests when there is no
+ * Redis to share sessions through; with one, they go round-robin while HAProxy's own check
+ * of Redis (PING) passes, and to the session's replica while it does not.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,8 +23,8 @@ export interface BalancerConfig {
 	readonly port: number;
 	/** The replicas' loopback ports, replica 1 first. */
 	readonly replicaPorts: readonly number[];
-	/** Sessions are shared through Redis: any replica serves any Streamable HTTP session. */
-	readonly sharedSessions: boolean;
+	/** The Redis (`host:port`) sessions are shared through: any replica serves any Streamable HTTP session. */
+	readonly sessionRedis?: { readonly host: string; readonly port: number };
 }
 
 /** The replica a session id names (see `SessionRegistryOptions.idPrefix`). */
@@ -35,6 +36,8 @@ const NO_REPLICA = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32
 
 export function renderConfig(config: BalancerConfig): string {
 	const servers = config.replicaPorts.map((port, at) => `r${at + 1}`);
+	const redis = config.sessionRedis;
+	const redisDown = redis ? '{ nbsrv(redis) eq 0 } ' : '';
 	const lines = [
 		'# Written by Hangar for the replicas of workload ' + config.name + '; rewritten at every start.',
 		'global',
@@ -62,8 +65,18 @@ export function renderConfig(config: BalancerConfig): string {
 		'\tdefault-server check inter 1s fall 2 rise 1',
 		`\thttp-error status 503 content-type application/json string '${NO_REPLICA}'`,
 		...servers.map((server, at) => `\tuse-server ${server} if { urlp(session_id) -m beg ${replicaPrefix(at + 1)} }`),
-		...(config.sharedSessions ? [] : servers.map((server, at) => `\tuse-server ${server} if { req.hdr(mcp-session-id) -m beg ${replicaPrefix(at + 1)} }`)),
+		...servers.map((server, at) => `\tuse-server ${server} if ${redisDown}{ req.hdr(mcp-session-id) -m beg ${replicaPrefix(at + 1)} }`),
 		...servers.map((server, at) => `\tserver ${server} 127.0.0.1:${config.replicaPorts[at]}`),
+		...(redis
+			? [
+					'backend redis',
+					'\tmode tcp',
+					'\toption tcp-check',
+					'\ttcp-check send PING\\r\\n',
+					'\ttcp-check expect string +PONG',
+					`\tserver redis ${redis.host.includes(':') ? `[${redis.host}]` : redis.host}:${redis.port} check inter 1s fall 1 rise 1`,
+				]
+			: []),
 	];
 	return `${lines.join('\n')}\n`;
 }

@@ -16,6 +16,7 @@ import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { BackendState, ProxyRecord, StoredWorkload, WorkloadStore } from '../runspec/store.js';
+import { parseAddress } from '../runspec/redisAddress.js';
 import { Balancer, findHaproxy } from './haproxy.js';
 
 const MAX_BACKOFF_MS = 10_000;
@@ -180,7 +181,8 @@ export async function superviseReplicas(workload: StoredWorkload, environment: E
 		});
 	};
 	try {
-		await balancer.configure({ name, host, port: workload.port!, replicaPorts: ports, sharedSessions: Boolean(workload.scaling_config?.session_redis?.address) });
+		const redis = workload.scaling_config?.session_redis?.address;
+		await balancer.configure({ name, host, port: workload.port!, replicaPorts: ports, sessionRedis: redis ? parseAddress(redis) : undefined });
 		const serving = Promise.all(replicas.map((replica) => replica.start()));
 		await Promise.race([serving, new Promise((_, reject) => setTimeout(() => reject(new Error('the replicas did not start in time')), READY_WAIT_MS))]);
 		await startBalancer();
