@@ -8,13 +8,14 @@ import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 import { proxyBound } from './suites/proxyBound.js';
 import { registry } from './suites/registry.js';
+import { scaleOut } from './suites/scaleOut.js';
 import { secrets } from './suites/secrets.js';
 import { security } from './suites/security.js';
 import { skills } from './suites/skills.js';
 import { telemetryCost } from './suites/telemetryCost.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, security, telemetry: telemetryCost };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, security, telemetry: telemetryCost, scale: scaleOut };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

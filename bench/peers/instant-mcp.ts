@@ -3,7 +3,8 @@
  * and the `echo` tool at once, with nothing behind it. Over stdio by default; with `--http`,
  * over Streamable HTTP on a free loopback port (it prints `listening on URL` to stderr).
  * The difference between the two, seen from the same SDK client, is what the HTTP transport
- * alone costs.
+ * alone costs. `--delay-ms N` makes each HTTP answer wait N ms first (a server doing work that
+ * takes no CPU, for the scale-out bench).
  */
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -24,6 +25,9 @@ function answer(message: Request): string | undefined {
 	return JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
 }
 
+const delayAt = process.argv.indexOf('--delay-ms');
+const delayMs = delayAt > 0 ? Number(process.argv[delayAt + 1]) : 0;
+
 if (process.argv.includes('--http')) {
 	const server = createServer((request, response) => {
 		if (request.method !== 'POST') return void response.writeHead(405).end();
@@ -33,7 +37,9 @@ if (process.argv.includes('--http')) {
 			const body = answer(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request);
 			const headers = { 'Mcp-Session-Id': 'instant' };
 			if (body === undefined) return void response.writeHead(202, headers).end();
-			response.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+			const send = () => response.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+			if (delayMs > 0) setTimeout(send, delayMs);
+			else send();
 		});
 	});
 	server.listen(0, '127.0.0.1', () => {
