@@ -8,7 +8,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload } from '../protocol/protocol.workloads.js';
+import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { startRedis, type RedisServer } from './fixtures/security/redis.js';
 import { createWorkload, deleteAllWorkloads, postMcp, type Workload } from './fixtures/security/support.js';
 import { EVERYTHING, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -159,6 +159,12 @@ describe('replicas sharing sessions through Redis', { timeout: 120_000 }, () => 
 		await redis.stop();
 		const ports = await replicaPorts(workload.name);
 		await waitFor(async () => (await Promise.all(ports.map(healthOf))).every((replica) => replica.sessions_shared === false), 'every replica seeing Redis gone');
+		const listed = await waitFor(async () => {
+			const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; status: string; status_context?: string }> };
+			const found = workloads.find((candidate) => candidate.name === workload.name);
+			return found?.status_context?.includes('Redis') ? found : undefined;
+		}, 'the workload saying its replicas cannot reach Redis');
+		expect(listed.status).toBe('running');
 		const before = await Promise.all(ports.map(async (port) => (await healthOf(port)).sessions));
 		// HAProxy checks Redis itself; give its check a moment to fail too.
 		await new Promise((resolve) => setTimeout(resolve, 2_500));

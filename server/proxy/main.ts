@@ -206,6 +206,10 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica);
 	const sessionRedis = replica && workload.scaling_config?.session_redis;
 	const sessionStore = sessionRedis?.address ? await RedisSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
+	if (sessionStore) {
+		report({ type: 'sessions', shared: sessionStore.available });
+		sessionStore.onAvailability = (shared) => report({ type: 'sessions', shared });
+	}
 	// OpenTelemetry is loaded only for a workload that turns it on.
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings

@@ -62,6 +62,8 @@ async function listening(host: string, port: number, timeoutMs: number): Promise
 class Replica {
 	state: BackendState = 'connecting';
 	detail: string | undefined;
+	/** Whether it reaches the Redis sessions are shared through (undefined without one). */
+	sessionsShared: boolean | undefined;
 	private child: ChildProcess | undefined;
 	private stopped = false;
 	private backoffMs = 250;
@@ -85,7 +87,10 @@ class Replica {
 			child.on('message', (message: ProxyReport) => {
 				if (message.type === 'ready') resolve();
 				else if (message.type === 'failed') reject(new Error(`replica ${this.index}: ${message.message}`));
-				else this.update(message.state, message.detail);
+				else if (message.type === 'sessions') {
+					this.sessionsShared = message.shared;
+					this.changed();
+				} else this.update(message.state, message.detail);
 			});
 			child.once('exit', (code, signal) => {
 				reject(new Error(`replica ${this.index} exited (${signal ?? `code ${code}`})`));
@@ -146,9 +151,12 @@ export async function superviseReplicas(workload: StoredWorkload, environment: E
 	const save = () => {
 		const best = replicas.map((replica) => replica.state).sort((a, b) => STATE_ORDER.indexOf(a) - STATE_ORDER.indexOf(b))[0]!;
 		const detail = best === 'connected' ? undefined : replicas.find((replica) => replica.state === best)?.detail;
-		if (best === record.backend && detail === record.backend_detail) return;
+		const reports = replicas.map((replica) => replica.sessionsShared).filter((shared) => shared !== undefined);
+		const shared = reports.length > 0 ? reports.every(Boolean) : undefined;
+		if (best === record.backend && detail === record.backend_detail && shared === record.sessions_shared) return;
 		record.backend = best;
 		record.backend_detail = detail;
+		record.sessions_shared = shared;
 		const snapshot = { ...record };
 		writes = writes.then(() => store.proxies.put(name, snapshot)).catch((error: Error) => log.warn(`cannot record the proxy state: ${error.message}`));
 	};

@@ -40,6 +40,8 @@ export interface SessionStore {
 	onRemoved: ((id: string) => void) | undefined;
 	/** Whether the store answers now (shown by the proxy's health). */
 	readonly available: boolean;
+	/** Called when `available` changes. */
+	onAvailability: ((available: boolean) => void) | undefined;
 	close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ const TOUCH_EVERY_MS = 5 * 60_000;
 
 export class RedisSessionStore implements SessionStore {
 	onRemoved: ((id: string) => void) | undefined;
+	onAvailability: ((available: boolean) => void) | undefined;
 	private readonly touched = new Map<string, number>();
 	private readonly warn: (message: string) => void;
 
@@ -68,6 +71,8 @@ export class RedisSessionStore implements SessionStore {
 		// The braces keep one workload's keys in one slot of a Redis cluster.
 		const store = new RedisSessionStore(redis, subscriber, `${config.key_prefix ?? 'hangar:'}sessions:{${workload}}:`, log);
 		for (const client of [redis, subscriber]) client.on('error', (error: Error) => store.warn(`sessions not shared, Redis at ${config.address}: ${error.message}`));
+		redis.on('ready', () => store.onAvailability?.(true));
+		redis.on('close', () => store.onAvailability?.(false));
 		// Subscribing again after a reconnection is ioredis's own (autoResubscribe).
 		subscriber.on('message', (_channel: string, id: string) => store.onRemoved?.(id));
 		await subscriber.subscribe(store.channel).catch((error: Error) => store.warn(`cannot hear ended sessions: ${error.message}`));

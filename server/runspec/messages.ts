@@ -11,4 +11,9 @@ export type LaunchMessage = {
 	/** A replica serves the statistics with its supervisor's token, whichever replica is asked. */
 	statsToken?: string;
 };
-export type ProxyReport = { type: 'ready'; port: number } | { type: 'failed'; message: string } | { type: 'state'; state: BackendState; detail?: string };
+export type ProxyReport =
+	| { type: 'ready'; port: number }
+	| { type: 'failed'; message: string }
+	| { type: 'state'; state: BackendState; detail?: string }
+	/** A replica can (or can no longer) reach the Redis its sessions are shared through. */
+	| { type: 'sessions'; shared: boolean };

@@ -71,6 +71,8 @@ export const ProxyRecord = z.object({
 	backend_detail: z.string().optional(),
 	/** The bearer token of the proxy's statistics (see `stats.ts`). */
 	stats_token: z.string().optional(),
+	/** Replicas with `session_redis`: false while Redis does not answer (sessions stay on their replica). */
+	sessions_shared: z.boolean().optional(),
 });
 export type ProxyRecord = z.infer<typeof ProxyRecord>;
 

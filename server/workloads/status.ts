@@ -24,6 +24,8 @@ export interface Observed {
 	readonly proxy: ProxyRecord | undefined;
 }
 
+const SESSIONS_NOT_SHARED = 'the replicas cannot reach Redis (scaling_config.session_redis): each session stays on the replica that opened it, and ends with it';
+
 export function effectiveStatus(workload: StoredWorkload, observed: Observed): EffectiveStatus {
 	const { recorded, container, proxy } = observed;
 	if (!recorded) return { status: 'unknown', context: 'no status recorded' };
@@ -43,6 +45,7 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 	if (proxy.backend !== 'connected') {
 		return { status: 'unhealthy', context: `the proxy cannot reach the server${proxy.backend_detail ? `: ${proxy.backend_detail}` : ''}` };
 	}
+	if (proxy.sessions_shared === false) return { status: 'running', context: SESSIONS_NOT_SHARED };
 	return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
 }
 
