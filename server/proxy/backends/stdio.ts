@@ -424,17 +424,27 @@ export class ServerProcess {
 	}
 
 	/** Sends a client request under a process-wide id; resolves with the response under the client's id. */
-	async forward(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	forward(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		const local = this.state.answerLocally(session, request);
-		if (local) return local.response ?? (await this.send(session, local.forward ?? request, signal));
-		return this.send(session, request, signal);
+		if (local?.response) return Promise.resolve(local.response);
+		return this.send(session, local?.forward ?? request, signal);
 	}
 
-	private async send(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	private send(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const held = this.handshake?.answersRequests === true;
+		// The usual case, connected with no turns to take, goes out without a wait.
+		const connected = this === this.bridge.main ? this.bridge.state === 'connected' : this.attachment !== undefined;
+		return connected && !held ? this.transmit(session, request, signal, false) : this.sendWhenReady(session, request, signal, held);
+	}
+
+	private async sendWhenReady(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
 		const connected = this === this.bridge.main ? await this.bridge.ready(signal) : this.attachment !== undefined;
 		if (!connected) return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
-		const held = this.handshake?.answersRequests === true;
 		if (held && !(await this.acquire(session, signal))) return errorResponse(request.id, ErrorCode.RequestTimeout, 'request cancelled');
+		return this.transmit(session, request, signal, held);
+	}
+
+	private transmit(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
 		const id = this.nextId++;
 		const meta = request.params?._meta as Record<string, unknown> | undefined;
 		const progressToken = meta?.progressToken;
@@ -566,9 +576,9 @@ export class BridgeSession implements BackendSession {
 		readonly sink: SessionSink,
 	) {}
 
-	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (message.method === 'initialize') return this.initialize(message, signal);
-		if (!this.process) return errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is not initialized (send initialize first)');
+		if (!this.process) return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is not initialized (send initialize first)'));
 		return this.process.forward(this, message, signal);
 	}
 

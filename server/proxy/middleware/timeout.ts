@@ -21,6 +21,36 @@ export interface RequestTimeouts {
 	readonly totalMs: number;
 }
 
+/**
+ * Controllers that abort with `signal`, through one listener per signal rather than one per
+ * call: a session's calls all hang on its signal, and EventTarget listeners are costly on the
+ * hot path.
+ */
+const children = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function childOf(signal: AbortSignal): AbortController {
+	const controller = new AbortController();
+	if (signal.aborted) {
+		controller.abort(signal.reason);
+		return controller;
+	}
+	let linked = children.get(signal);
+	if (!linked) {
+		const set = new Set<AbortController>();
+		signal.addEventListener('abort', () => {
+			for (const child of set) child.abort(signal.reason);
+		}, { once: true });
+		children.set(signal, set);
+		linked = set;
+	}
+	linked.add(controller);
+	return controller;
+}
+
+function release(signal: AbortSignal, controller: AbortController): void {
+	children.get(signal)?.delete(controller);
+}
+
 export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 	return (call, next) => {
 		// A 2026-07-28 `subscriptions/listen` is a stream of notifications that lasts as long as the
@@ -29,15 +59,21 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 		const handshake = call.request.method === 'initialize';
 		const idleMs = handshake ? Math.max(timeouts.idleMs, INITIALIZE_TIMEOUT_MS) : timeouts.idleMs;
 		const totalMs = handshake ? Math.max(timeouts.totalMs, INITIALIZE_TIMEOUT_MS) : timeouts.totalMs;
-		const controller = new AbortController();
-		const forward = () => controller.abort(call.signal.reason);
-		if (call.signal.aborted) controller.abort(call.signal.reason);
-		else call.signal.addEventListener('abort', forward, { once: true });
+		const controller = childOf(call.signal);
 		const deadline = performance.now() + totalMs;
-		let timer: NodeJS.Timeout | undefined;
-		let unwatch: (() => void) | undefined;
-		const expired = new Promise<JsonRpcResponse>((resolve) => {
+		return new Promise<JsonRpcResponse>((resolve, reject) => {
+			let timer: NodeJS.Timeout | undefined;
+			let unwatch: (() => void) | undefined;
+			let settled = false;
+			const settle = () => {
+				settled = true;
+				clearTimeout(timer);
+				unwatch?.();
+				release(call.signal, controller);
+			};
 			const expire = (overall: boolean) => {
+				if (settled) return;
+				settle();
 				controller.abort('request timed out');
 				const message = overall
 					? `Request timed out: the MCP server did not answer within the maximum of ${totalMs / 1000} s`
@@ -57,11 +93,18 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 				else if (activity === 'answered') waitingForClient = Math.max(0, waitingForClient - 1);
 				arm();
 			});
-		});
-		return Promise.race([next({ ...call, signal: controller.signal }), expired]).finally(() => {
-			clearTimeout(timer);
-			unwatch?.();
-			call.signal.removeEventListener('abort', forward);
+			next({ ...call, signal: controller.signal }).then(
+				(response) => {
+					if (settled) return;
+					settle();
+					resolve(response);
+				},
+				(error: unknown) => {
+					if (settled) return;
+					settle();
+					reject(error);
+				},
+			);
 		});
 	};
 }
