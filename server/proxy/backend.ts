@@ -26,6 +26,11 @@ export interface BackendSession {
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	close(): void;
 	/**
+	 * Gives up the request `id` in flight, as its signal aborting would: its caller is answered
+	 * with an error and the server told. A backend with it needs no signal of its own per call.
+	 */
+	cancel?(id: RequestId, reason: string): void;
+	/**
 	 * This replica stops serving the session, which lives on upstream for the replicas that
 	 * still serve it (see sessionStore.ts); without it, `close`.
 	 */

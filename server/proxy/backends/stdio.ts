@@ -42,6 +42,7 @@ import {
 	type JsonRpcResponse,
 	type RequestId,
 } from '../jsonrpc.js';
+import { linkedController, onAbort } from '../abort.js';
 import { SessionState } from './sessionState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
@@ -136,6 +137,7 @@ export class StdioBridge implements Backend {
 	/** Waits for the container, or gives up when `signal` aborts. */
 	async ready(signal: AbortSignal): Promise<boolean> {
 		if (this.state === 'connected') return true;
+		if (signal.aborted) return false;
 		const cancelled = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 		await Promise.race([this.connected, cancelled]);
 		return !signal.aborted;
@@ -437,10 +439,21 @@ export class ServerProcess {
 		return connected && !held ? this.transmit(session, request, signal, false) : this.sendWhenReady(session, request, signal, held);
 	}
 
+	/** A request that waits for the server, or for its session's turn, first: cancelled meanwhile, it never goes out. */
 	private async sendWhenReady(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
-		const connected = this === this.bridge.main ? await this.bridge.ready(signal) : this.attachment !== undefined;
-		if (!connected) return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
-		if (held && !(await this.acquire(session, signal))) return errorResponse(request.id, ErrorCode.RequestTimeout, 'request cancelled');
+		const { controller, unlink } = linkedController(signal);
+		const forget = session.waiting(request.id, controller);
+		try {
+			const connected = this === this.bridge.main ? await this.bridge.ready(controller.signal) : this.attachment !== undefined;
+			if (!connected) {
+				if (controller.signal.aborted) return errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(controller.signal.reason ?? 'cancelled')}`);
+				return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
+			}
+			if (held && !(await this.acquire(session, controller.signal))) return errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(controller.signal.reason ?? 'cancelled')}`);
+		} finally {
+			unlink();
+			forget();
+		}
 		return this.transmit(session, request, signal, held);
 	}
 
@@ -450,14 +463,7 @@ export class ServerProcess {
 		const progressToken = meta?.progressToken;
 		const params = progressToken === undefined ? request.params : { ...request.params, _meta: { ...meta, progressToken: id } };
 		return new Promise<JsonRpcResponse>((resolve) => {
-			const onAbort = () => {
-				if (!this.pending.delete(id)) return;
-				session.finished(request.id);
-				if (held) this.release(session);
-				this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal.reason ?? 'cancelled') } });
-				resolve(errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(signal.reason ?? 'cancelled')}`));
-			};
-			signal.addEventListener('abort', onAbort, { once: true });
+			const unhook = onAbort(signal, (reason) => this.abandon(id, `request cancelled: ${String(reason ?? 'cancelled')}`, String(reason ?? 'cancelled')));
 			this.pending.set(id, {
 				session,
 				id: request.id,
@@ -465,13 +471,24 @@ export class ServerProcess {
 				progressToken,
 				held,
 				resolve: (response) => {
-					signal.removeEventListener('abort', onAbort);
+					unhook();
 					resolve(response);
 				},
 			});
 			session.started(request.id, id);
 			this.write({ jsonrpc: '2.0', id, method: request.method, params });
 		});
+	}
+
+	/** Gives up the request in flight under `processId`: the server is told, the caller answered with `message`. */
+	abandon(processId: number, message: string, reason: string): void {
+		const entry = this.pending.get(processId);
+		if (!entry) return;
+		this.pending.delete(processId);
+		entry.session?.finished(entry.id);
+		if (entry.held && entry.session) this.release(entry.session);
+		this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: processId, reason } });
+		entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, message));
 	}
 
 	/** Waits until `session` may have requests in flight (sessions take turns). */
@@ -481,6 +498,7 @@ export class ServerProcess {
 			this.turnHeld++;
 			return Promise.resolve(true);
 		}
+		if (signal.aborted) return Promise.resolve(false);
 		return new Promise((resolve) => {
 			const waiter = {
 				session,
@@ -569,6 +587,7 @@ export class BridgeSession implements BackendSession {
 	private latest: RequestId | undefined;
 	/** Client request id → process id, for the client's cancellations. */
 	private readonly processIds = new Map<RequestId, number>();
+	private readonly waitingRequests = new Map<RequestId, AbortController>();
 	private closed = false;
 
 	constructor(
@@ -609,6 +628,18 @@ export class BridgeSession implements BackendSession {
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void {
 		this.process?.relay(this, message);
+	}
+
+	cancel(id: RequestId, reason: string): void {
+		const processId = this.processIds.get(id);
+		if (processId !== undefined) this.process?.abandon(processId, `request cancelled: ${reason}`, reason);
+		else this.waitingRequests.get(id)?.abort(reason);
+	}
+
+	/** Request `id` waits to go out; `cancel` stops it through `controller`. Returns what forgets it. */
+	waiting(id: RequestId, controller: AbortController): () => void {
+		this.waitingRequests.set(id, controller);
+		return () => this.waitingRequests.delete(id);
 	}
 
 	close(): void {

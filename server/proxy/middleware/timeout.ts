@@ -7,6 +7,7 @@
  * sse.ts).
  */
 import type { McpMiddleware } from '../chain.js';
+import { linkedController } from '../abort.js';
 import { ErrorCode, errorResponse, type JsonRpcResponse } from '../jsonrpc.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -21,36 +22,6 @@ export interface RequestTimeouts {
 	readonly totalMs: number;
 }
 
-/**
- * Controllers that abort with `signal`, through one listener per signal rather than one per
- * call: a session's calls all hang on its signal, and EventTarget listeners are costly on the
- * hot path.
- */
-const children = new WeakMap<AbortSignal, Set<AbortController>>();
-
-function childOf(signal: AbortSignal): AbortController {
-	const controller = new AbortController();
-	if (signal.aborted) {
-		controller.abort(signal.reason);
-		return controller;
-	}
-	let linked = children.get(signal);
-	if (!linked) {
-		const set = new Set<AbortController>();
-		signal.addEventListener('abort', () => {
-			for (const child of set) child.abort(signal.reason);
-		}, { once: true });
-		children.set(signal, set);
-		linked = set;
-	}
-	linked.add(controller);
-	return controller;
-}
-
-function release(signal: AbortSignal, controller: AbortController): void {
-	children.get(signal)?.delete(controller);
-}
-
 export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 	return (call, next) => {
 		// A 2026-07-28 `subscriptions/listen` is a stream of notifications that lasts as long as the
@@ -59,7 +30,9 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 		const handshake = call.request.method === 'initialize';
 		const idleMs = handshake ? Math.max(timeouts.idleMs, INITIALIZE_TIMEOUT_MS) : timeouts.idleMs;
 		const totalMs = handshake ? Math.max(timeouts.totalMs, INITIALIZE_TIMEOUT_MS) : timeouts.totalMs;
-		const controller = childOf(call.signal);
+		// A backend that can cancel one call needs no signal of its own per call (they are costly).
+		const backend = call.session.backend;
+		const linked = backend.cancel ? undefined : linkedController(call.signal);
 		const deadline = performance.now() + totalMs;
 		return new Promise<JsonRpcResponse>((resolve, reject) => {
 			let timer: NodeJS.Timeout | undefined;
@@ -69,12 +42,13 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 				settled = true;
 				clearTimeout(timer);
 				unwatch?.();
-				release(call.signal, controller);
+				linked?.unlink();
 			};
 			const expire = (overall: boolean) => {
 				if (settled) return;
 				settle();
-				controller.abort('request timed out');
+				if (linked) linked.controller.abort('request timed out');
+				else backend.cancel!(call.request.id, 'request timed out');
 				const message = overall
 					? `Request timed out: the MCP server did not answer within the maximum of ${totalMs / 1000} s`
 					: `Request timed out: the MCP server did not answer within ${idleMs / 1000} s`;
@@ -93,7 +67,7 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 				else if (activity === 'answered') waitingForClient = Math.max(0, waitingForClient - 1);
 				arm();
 			});
-			next({ ...call, signal: controller.signal }).then(
+			next(linked ? { ...call, signal: linked.controller.signal } : call).then(
 				(response) => {
 					if (settled) return;
 					settle();
