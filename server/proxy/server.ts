@@ -14,10 +14,12 @@ import {
 	forwardToBackend,
 	type HttpExchange,
 	type HttpHandler,
+	type Identity,
 	type HttpMiddleware,
 	type McpMiddleware,
 	type NoticeMiddleware,
 } from './chain.js';
+import type { JsonRpcMessage } from './jsonrpc.js';
 import { LegacySseFront } from './legacySse.js';
 import { SessionRegistry, type SessionRegistryOptions } from './session.js';
 import { StreamableHttpFront } from './streamable.js';
@@ -39,6 +41,24 @@ export interface ProxyServerOptions {
 	/** Other routes (protected-resource metadata…), served as given, outside the middleware chain. */
 	readonly routes?: ReadonlyMap<string, HttpHandler>;
 	readonly log: Logger;
+}
+
+/** One HTTP request to the proxy; a class, not a literal with a getter, as it is made per request. */
+class Exchange implements HttpExchange {
+	identity?: Identity;
+	messages?: readonly JsonRpcMessage[];
+	private parsed: URL | undefined;
+
+	constructor(
+		readonly request: IncomingMessage,
+		readonly response: ServerResponse,
+		readonly path: string,
+		private readonly target: string,
+	) {}
+
+	get url(): URL {
+		return (this.parsed ??= new URL(this.target, 'http://proxy'));
+	}
 }
 
 export class ProxyServer {
@@ -92,15 +112,7 @@ export class ProxyServer {
 		const query = target.indexOf('?');
 		const path = query < 0 ? target : target.slice(0, query);
 		const route = this.routes.get(path);
-		let url: URL | undefined;
-		const exchange: HttpExchange = {
-			request,
-			response,
-			path,
-			get url() {
-				return (url ??= new URL(target, 'http://proxy'));
-			},
-		};
+		const exchange = new Exchange(request, response, path, target);
 		try {
 			if (route) await route(exchange);
 			else response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${path}` }));

@@ -39,15 +39,20 @@ export class CallStats {
 	}
 
 	/** First in the MCP chain: times every call, refusals included. */
-	readonly middleware: McpMiddleware = async (call, next) => {
+	readonly middleware: McpMiddleware = (call, next) => {
 		const started = performance.now();
-		let response: JsonRpcResponse | undefined;
-		try {
-			response = await next(call);
-			return response;
-		} finally {
-			this.record(performance.now() - started, response, call.request.method);
-		}
+		const method = call.request.method;
+		// Not an async function: one promise fewer per call on the hot path.
+		return next(call).then(
+			(response) => {
+				this.record(performance.now() - started, response, method);
+				return response;
+			},
+			(error: unknown) => {
+				this.record(performance.now() - started, undefined, method);
+				throw error;
+			},
+		);
 	};
 
 	record(ms: number, response: JsonRpcResponse | undefined, method: string): void {
