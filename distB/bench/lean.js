@@ -1,0 +1,76 @@
+/**
+ * A lean MCP load generator: raw keep-alive HTTP POSTs after one `initialize`, answers parsed
+ * just enough to find the response (JSON, or the SSE event that carries it). The SDK's client
+ * spends about a core on its own under load; this one leaves the machine to the front under
+ * measurement, so the fronts' own costs show.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+const ECHO = { name: 'echo', arguments: { message: 'hello from the benchmark' } };
+const TICKS_PER_SECOND = 100;
+/**
+ * One POST. A front may close an idle keep-alive connection just as a request goes out on it
+ * (the alternating rounds leave each front idle for a while): that request is sent again on a
+ * new connection, as Node's documentation advises.
+ */
+function post(agent, url, headers, payload) {
+    return postOnce(agent, url, headers, payload).catch((error) => {
+        if (error.reusedSocket && error.code === 'ECONNRESET')
+            return postOnce(agent, url, headers, payload);
+        throw error;
+    });
+}
+function postOnce(agent, url, headers, payload) {
+    return new Promise((resolve, reject) => {
+        const outgoing = request(url, {
+            method: 'POST',
+            agent,
+            headers: { ...headers, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(payload) },
+        }, (response) => {
+            const chunks = [];
+            response.on('data', (chunk) => chunks.push(chunk));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, sessionId: response.headers['mcp-session-id'], body: Buffer.concat(chunks).toString('utf8') }));
+            response.on('error', reject);
+        });
+        outgoing.on('error', (error) => reject(Object.assign(error, { reusedSocket: outgoing.reusedSocket })));
+        outgoing.end(payload);
+    });
+}
+/** The response to request `id` in a JSON body or an event stream: `"result"` present, or an error. */
+function checkAnswer(answer, id) {
+    if (answer.status !== 200)
+        throw new Error(`HTTP ${answer.status}: ${answer.body.slice(0, 200)}`);
+    const marker = `"id":${id}`;
+    const line = answer.body.startsWith('{') ? answer.body : answer.body.split('\n').find((candidate) => candidate.startsWith('data:') && candidate.includes(marker));
+    if (!line?.includes('"result"'))
+        throw new Error(`no result for request ${id}: ${answer.body.slice(0, 200)}`);
+}
+/**
+ * Opens one session (Streamable HTTP, 2025-06-18): `initialize`, then `notifications/initialized`.
+ * `headers` go with every request (a bearer token, say).
+ */
+export async function openSession(address, headers = {}) {
+    const url = new URL(address);
+    const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lean-bench', version: '1.0.0' } } };
+    const opened = await post(agent, url, headers, JSON.stringify(initialize));
+    checkAnswer(opened, 0);
+    const session = { ...headers, ...(opened.sessionId ? { 'Mcp-Session-Id': opened.sessionId } : {}), 'MCP-Protocol-Version': '2025-06-18' };
+    await post(agent, url, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    let nextId = 1;
+    return {
+        async call() {
+            const id = nextId++;
+            checkAnswer(await post(agent, url, session, JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: ECHO })), id);
+        },
+        close: () => agent.destroy(),
+    };
+}
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function cpuSecondsOf(pid) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+//# sourceMappingURL=lean.js.map

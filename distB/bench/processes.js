@@ -1,0 +1,87 @@
+/** Spawning the processes a benchmark measures, and waiting for them to be ready. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+export const HANGAR = fileURLToPath(new URL('../server/cli/main.js', import.meta.url));
+export const peer = (name) => fileURLToPath(new URL(`./peers/${name}.js`, import.meta.url));
+/** A loopback port nothing listens on right now. */
+export function freePort() {
+    return new Promise((resolve) => {
+        const server = createServer().listen(0, '127.0.0.1', () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+/** A fresh HANGAR_HOME so benchmarks never touch the user's state. */
+export function benchEnv() {
+    return { ...process.env, HANGAR_HOME: mkdtempSync(join(tmpdir(), 'hangar-bench-')), HANGAR_LOG: 'warn' };
+}
+/** Runs `hangar ARGS…` to completion; resolves with its stdout, rejects with its stderr. */
+export function runHangar(args, env, cli = HANGAR) {
+    return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk) => (stderr += chunk.toString()));
+        child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`hangar ${args.join(' ')}: ${stderr}`))));
+    });
+}
+export function spawnRpc(args, env = process.env) {
+    const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    connection.listen();
+    return {
+        child,
+        connection,
+        stop: async () => {
+            connection.dispose();
+            child.kill();
+            await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+        },
+    };
+}
+/** Spawns a server that prints `listening on URL` to stderr; resolves with the URL. */
+export async function spawnHttp(args, env = process.env) {
+    const child = spawn(process.execPath, args, { env: { ...env, HANGAR_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const url = await new Promise((resolve, reject) => {
+        let output = '';
+        const read = (chunk) => {
+            output += chunk.toString();
+            const match = /listening on (\S+)/.exec(output);
+            if (!match)
+                return;
+            // From here on the server's log is drained unread: the load generator must not pay for it.
+            child.stderr.off('data', read);
+            child.stderr.resume();
+            resolve(match[1]);
+        };
+        child.stderr.on('data', read);
+        child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+    });
+    return { url, pid: child.pid, stop: () => child.kill() };
+}
+const require = createRequire(import.meta.url);
+/** The script of an npm package's command, run with this Node. */
+export function binOf(pkg) {
+    const manifest = require.resolve(`${pkg}/package.json`);
+    const { bin } = require(manifest);
+    return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0]);
+}
+/** Stops a child process: SIGTERM, then SIGKILL after 8 s. */
+export function stopChild(child) {
+    return new Promise((resolve) => {
+        if (child.exitCode !== null)
+            return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 8_000).unref();
+    });
+}
+//# sourceMappingURL=processes.js.map

@@ -1,0 +1,240 @@
+/**
+ * The proxy against this machine's bound, seen by a lean client (bench/lean.ts) instead of the
+ * SDK's: `tools/call` (echo) to the same containerised stdio server through Hangar's proxy
+ * (plain, and with authentication + authorization on), supergateway, mcp-proxy and a minimal
+ * bridge of the same build as Hangar's (node:http + one engine attach); below them the engine
+ * attach with no HTTP at all, and a node:http server that answers at once (no container).
+ * Sequential, then 16 and 64 connections on one session; rounds alternate between fronts. CPU
+ * per call is the front process's own, from /proc (the `docker run -i` client the peers relay
+ * through is not counted).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import Docker from 'dockerode';
+import { AUDIENCE, startIssuer } from '../issuer.js';
+import { cpuSecondsOf, openSession } from '../lean.js';
+import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
+import { median, ms, percentile, perSecond, verdict } from '../stats.js';
+const IMAGE = 'hangar-test/everything:1';
+const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
+const WARM_UP = 500;
+const ROUNDS = 4;
+export const PHASES = [
+    { label: 'sequential', connections: 1, calls: 2_000 },
+    { label: '16 connections', connections: 16, calls: 1_600 },
+    { label: '64 connections', connections: 64, calls: 2_560 },
+];
+const run = promisify(execFile);
+async function retry(work, timeoutMs = 60_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        try {
+            return await work();
+        }
+        catch (error) {
+            if (Date.now() > deadline)
+                throw error;
+            await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+    }
+}
+/** Hangar's proxy for a new workload of the image; `flags` add settings (security, modes). */
+export async function hangar(name, label, flags = [], headers = {}) {
+    const env = benchEnv();
+    const created = JSON.parse(await runHangar(['run', IMAGE, '--name', name, '--transport', 'stdio', '--json', ...flags, '--', 'stdio'], env));
+    const record = JSON.parse(await readFile(join(env.HANGAR_HOME, 'data', 'proxies', `${name}.json`), 'utf8'));
+    return {
+        name: label,
+        pid: record.pid,
+        session: await retry(() => openSession(created.url, headers)),
+        stop: async () => {
+            await runHangar(['rm', name], env).catch(() => undefined);
+            await rm(env.HANGAR_HOME, { recursive: true, force: true });
+        },
+    };
+}
+async function npmPeer(label, pkg, args) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [binOf(pkg), ...args(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
+    return { name: label, pid: child.pid, session: await retry(() => openSession(`http://127.0.0.1:${port}/mcp`)), stop: () => stopChild(child) };
+}
+/** A detached container of the image with stdin open, for the fronts that attach through the engine. */
+async function startContainer() {
+    const { stdout } = await run('docker', ['run', '-d', '-i', '--rm', IMAGE, 'stdio']);
+    return stdout.trim();
+}
+async function minimalBridge() {
+    const container = await startContainer();
+    const server = await spawnHttp([peerScript('minimal-bridge'), container]);
+    return {
+        name: 'minimal bridge (node:http + one engine attach)',
+        pid: server.pid,
+        session: await retry(() => openSession(server.url)),
+        stop: async () => {
+            server.stop();
+            await run('docker', ['rm', '-f', container]).catch(() => undefined);
+        },
+    };
+}
+/** The engine attach alone, in this process: newline-delimited JSON-RPC with no HTTP. */
+async function engineAttach() {
+    const container = await startContainer();
+    const docker = new Docker();
+    const stream = await docker.getContainer(container).attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true });
+    const stdout = new PassThrough();
+    docker.modem.demuxStream(stream, stdout, new PassThrough().resume());
+    const waiting = new Map();
+    let buffered = '';
+    stdout.on('data', (chunk) => {
+        buffered += chunk.toString('utf8');
+        for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+            const { id } = JSON.parse(buffered.slice(0, newline));
+            buffered = buffered.slice(newline + 1);
+            if (id !== undefined)
+                waiting.get(id)?.();
+            if (id !== undefined)
+                waiting.delete(id);
+        }
+    });
+    let nextId = 0;
+    const send = (method, params) => {
+        const id = nextId++;
+        return new Promise((resolve) => {
+            waiting.set(id, resolve);
+            stream.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+        });
+    };
+    await send('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lean-bench', version: '1.0.0' } });
+    stream.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    return {
+        name: 'engine attach alone (no HTTP)',
+        pid: undefined,
+        session: { call: () => send('tools/call', { name: 'echo', arguments: { message: 'hello from the benchmark' } }), close: () => stream.end() },
+        stop: async () => {
+            stream.end();
+            await run('docker', ['rm', '-f', container]).catch(() => undefined);
+        },
+    };
+}
+async function instantServer() {
+    const server = await spawnHttp([peerScript('instant-mcp'), '--http']);
+    return { name: 'node:http answering at once (no container)', pid: server.pid, session: await openSession(server.url), stop: async () => server.stop() };
+}
+export async function calls(session, connections, total, tally) {
+    const perConnection = Math.ceil(total / connections);
+    await Promise.all(Array.from({ length: connections }, async () => {
+        for (let index = 0; index < perConnection; index++) {
+            const sent = performance.now();
+            await session.call();
+            tally?.latencies.push(performance.now() - sent);
+        }
+    }));
+}
+/** Starts each front and warms it up, adding it to `fronts` once started (the caller stops them). */
+export async function startWarm(starts, fronts) {
+    for (const start of starts) {
+        const front = await start();
+        fronts.push(front);
+        await calls(front.session, 1, WARM_UP);
+        await calls(front.session, 16, WARM_UP);
+    }
+}
+/**
+ * Every phase over every front, in `rounds` rounds whose order rotates so that no front always
+ * follows the same one; one tally per front and phase, CPU from the front's own process.
+ */
+export async function alternatingRounds(fronts, rounds) {
+    const tallies = fronts.map(() => PHASES.map(() => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
+    for (let round = 0; round < rounds; round++) {
+        for (const [phaseIndex, phase] of PHASES.entries()) {
+            for (let offset = 0; offset < fronts.length; offset++) {
+                const index = (offset + round) % fronts.length;
+                const front = fronts[index];
+                const tally = tallies[index][phaseIndex];
+                const cpuBefore = front.pid ? cpuSecondsOf(front.pid) : 0;
+                const started = performance.now();
+                await calls(front.session, phase.connections, phase.calls / rounds, tally);
+                tally.milliseconds += performance.now() - started;
+                if (front.pid)
+                    tally.cpuSeconds += cpuSecondsOf(front.pid) - cpuBefore;
+            }
+        }
+    }
+    return tallies;
+}
+/** An OTLP/HTTP collector on loopback that accepts and drops everything. */
+export async function startCollector() {
+    const server = createServer((request, response) => {
+        request.resume();
+        request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
+export async function proxyBound() {
+    const issuer = await startIssuer();
+    const folder = await mkdtemp(join(tmpdir(), 'hangar-bench-bound-'));
+    const policies = join(folder, 'authz.json');
+    await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action == Action::"call_tool", resource == Tool::"echo");'], entities_json: '[]' } }));
+    const token = await issuer.sign('RS256', 'rita');
+    const collector = await startCollector();
+    const starts = [
+        () => hangar('bench-bound', "Hangar's proxy"),
+        () => hangar('bench-bound-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
+        () => npmPeer('supergateway 4', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
+        () => npmPeer('mcp-proxy 6', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
+        minimalBridge,
+        engineAttach,
+        instantServer,
+        // Last, so the indexes above stay: traces and metrics by OTLP to a collector that drops them, and /metrics.
+        () => hangar('bench-bound-traced', "Hangar's proxy, telemetry on (traces, metrics, /metrics)", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
+    ];
+    const fronts = [];
+    try {
+        await startWarm(starts, fronts);
+        const tallies = await alternatingRounds(fronts, ROUNDS);
+        const rate = (tally) => tally.latencies.length / (tally.milliseconds / 1000);
+        const cpuPerCall = (front, tally) => (front.pid ? (tally.cpuSeconds * 1e6) / tally.latencies.length : Number.NaN);
+        const us = (value) => (Number.isNaN(value) ? '—' : `${Math.round(value)} µs`);
+        const rows = fronts.map((front, index) => [
+            front.name,
+            ...PHASES.flatMap((_, phaseIndex) => {
+                const tally = tallies[index][phaseIndex];
+                return [ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rate(tally)), us(cpuPerCall(front, tally))];
+            }),
+        ]);
+        const [ours, secure, supergateway, mcpProxy, bridge] = [0, 1, 2, 3, 4].map((index) => tallies[index]);
+        const traced = tallies[7];
+        const verdicts = PHASES.flatMap((phase, phaseIndex) => [
+            verdict(`${phase.label}: throughput vs the minimal bridge`, rate(ours[phaseIndex]) / rate(bridge[phaseIndex]), 0.9, true),
+            verdict(`${phase.label}: CPU per call vs the minimal bridge`, cpuPerCall(fronts[0], ours[phaseIndex]) / cpuPerCall(fronts[4], bridge[phaseIndex]), 1.2),
+            verdict(`${phase.label}: throughput with security on vs off`, rate(secure[phaseIndex]) / rate(ours[phaseIndex]), 0.9, true),
+            verdict(`${phase.label}: throughput with telemetry on vs off`, rate(traced[phaseIndex]) / rate(ours[phaseIndex]), 0.95, true),
+            verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCall(fronts[7], traced[phaseIndex]) / cpuPerCall(fronts[0], ours[phaseIndex]), 1.05),
+            `${phase.label}: Hangar at ${(rate(ours[phaseIndex]) / Math.max(rate(supergateway[phaseIndex]), rate(mcpProxy[phaseIndex]))).toFixed(2)}× the faster peer`,
+        ]);
+        return [
+            {
+                title: `tools/call (echo) from a lean client (raw keep-alive HTTP, one session) to the same containerised stdio server: ${PHASES.map((phase) => `${phase.label} (${phase.calls.toLocaleString('en-US')} calls)`).join(', ')}, ${ROUNDS} alternating rounds; CPU is the front process's own per call`,
+                columns: ['front', ...PHASES.flatMap((phase) => [`${phase.label} p50`, 'p99', 'calls/s', 'CPU/call'])],
+                rows,
+                verdicts,
+            },
+        ];
+    }
+    finally {
+        for (const front of fronts) {
+            front.session.close();
+            await front.stop();
+        }
+        issuer.stop();
+        collector.close();
+        await rm(folder, { recursive: true, force: true });
+    }
+}
+//# sourceMappingURL=proxyBound.js.map

@@ -1,0 +1,261 @@
+/**
+ * The workload proxy's data plane: `tools/call` (echo) through Hangar's proxy, against the same
+ * containerised stdio server (`docker run -i --rm hangar-test/everything:1 stdio`) fronted by
+ * `supergateway` and `mcp-proxy`, and an SDK stdio client talking to it directly (the limit).
+ * A second table (suites/proxyBound.ts) measures the same fronts with a lean client.
+ * Every client is the official MCP SDK's; HTTP clients use Streamable HTTP.
+ *
+ * Two floors with no container behind them bound what any HTTP front can reach with this
+ * client: the SDK client against a server that answers at once, over Streamable HTTP and over
+ * stdio. A front can do no better than the direct client plus the difference between the two.
+ */
+import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
+import { median, ms, percentile, perSecond, verdict } from '../stats.js';
+import { proxyBound } from './proxyBound.js';
+const IMAGE = 'hangar-test/everything:1';
+const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
+const WARM_UP = 1_000;
+/** Fronts are measured in alternating rounds, so that drifts in the machine's speed hit every front alike. */
+const ROUNDS = 6;
+const SEQUENTIAL = 3_000;
+const CLIENTS = 16;
+const PER_CLIENT = 300;
+async function httpClient(url) {
+    const client = new Client({ name: 'bench', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    return client;
+}
+/** Retries `connect` until the server behind `url` answers. */
+async function firstClient(url, timeoutMs = 60_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        try {
+            return await httpClient(url);
+        }
+        catch (error) {
+            if (Date.now() > deadline)
+                throw error;
+            await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+    }
+}
+/** The SDK 2.x client pinned to MCP 2026-07-28: stateless, no handshake. */
+async function modernClient(url) {
+    const client = new ModernClient({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new ModernHttpTransport(new URL(url)));
+    return client;
+}
+/**
+ * Hangar's proxy in front of the image: shared sessions (the default), isolated sessions, or
+ * another build of Hangar (`HANGAR_BENCH_BASELINE`: a checkout with `dist/` built) for an A/B;
+ * its clients are the SDK 1.x client, or `connect` (the 2026-07-28 client).
+ */
+function hangar(name, options = {}) {
+    return async () => {
+        const env = benchEnv();
+        const args = ['run', IMAGE, '--name', 'bench', '--transport', 'stdio', ...(options.flags ?? []), '--json', '--', 'stdio'];
+        const created = JSON.parse(await runHangar(args, env, options.cli));
+        const connect = options.connect ?? httpClient;
+        return {
+            name,
+            client: () => connect(created.url),
+            stop: async () => {
+                await runHangar(['rm', 'bench'], env, options.cli);
+                await rm(env.HANGAR_HOME, { recursive: true, force: true });
+            },
+        };
+    };
+}
+/**
+ * Hangar's proxy with traces and metrics on: OTLP/HTTP to a collector on loopback that accepts
+ * and drops everything, and Prometheus' /metrics (not scraped, its cost is the recording).
+ */
+async function hangarTraced() {
+    const collector = createServer((request, response) => {
+        request.resume();
+        request.once('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+    });
+    await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const { port } = collector.address();
+    const flags = ['--otel-endpoint', `http://127.0.0.1:${port}`, '--otel-enable-prometheus-metrics-path'];
+    const target = await hangar("Hangar's proxy, telemetry on (traces, metrics, /metrics)", { flags })();
+    return {
+        ...target,
+        stop: async () => {
+            await target.stop();
+            collector.close();
+        },
+    };
+}
+const BASELINE = process.env.HANGAR_BENCH_BASELINE;
+async function peer(name, pkg, args) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [binOf(pkg), ...args(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const first = await firstClient(url);
+    let handed = false;
+    return {
+        name,
+        client: async () => {
+            if (handed)
+                return httpClient(url);
+            handed = true;
+            return first;
+        },
+        stop: () => stopChild(child),
+    };
+}
+async function direct() {
+    const client = new Client({ name: 'bench', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: DOCKER_RUN[0], args: DOCKER_RUN.slice(1), stderr: 'ignore' }));
+    return { name: 'direct SDK stdio client (the limit)', client: async () => client, stop: () => client.close() };
+}
+async function instantHttp() {
+    const server = await spawnHttp([peerScript('instant-mcp'), '--http']);
+    return {
+        name: 'floor: SDK client over Streamable HTTP, answered at once (no container)',
+        client: () => httpClient(server.url),
+        stop: async () => server.stop(),
+    };
+}
+async function instantStdio() {
+    const client = new Client({ name: 'bench', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [peerScript('instant-mcp')], stderr: 'ignore' }));
+    return { name: 'floor: SDK client over stdio, answered at once (no container)', client: async () => client, stop: () => client.close() };
+}
+const echo = (client) => client.callTool({ name: 'echo', arguments: { message: 'hello from the benchmark' } });
+/** A front under measurement: its clients, and the latencies and time spent on it so far. */
+class Subject {
+    target;
+    single;
+    many;
+    sequential = { latencies: [], milliseconds: 0 };
+    concurrent = { latencies: [], milliseconds: 0 };
+    constructor(target, single, many) {
+        this.target = target;
+        this.single = single;
+        this.many = many;
+    }
+    static async start(start) {
+        const target = await start();
+        const single = await target.client();
+        const many = await Promise.all(Array.from({ length: CLIENTS }, () => target.client()));
+        for (let index = 0; index < WARM_UP; index++)
+            await echo(single);
+        await Promise.all(many.map(async (client) => {
+            for (let index = 0; index < WARM_UP / CLIENTS; index++)
+                await echo(client);
+        }));
+        return new Subject(target, single, many);
+    }
+    async sequentialRound(calls) {
+        const started = performance.now();
+        for (let index = 0; index < calls; index++) {
+            const sent = performance.now();
+            await echo(this.single);
+            this.sequential.latencies.push(performance.now() - sent);
+        }
+        this.sequential.milliseconds += performance.now() - started;
+    }
+    async concurrentRound(callsPerClient) {
+        const started = performance.now();
+        await Promise.all(this.many.map(async (client) => {
+            for (let index = 0; index < callsPerClient; index++) {
+                const sent = performance.now();
+                await echo(client);
+                this.concurrent.latencies.push(performance.now() - sent);
+            }
+        }));
+        this.concurrent.milliseconds += performance.now() - started;
+    }
+    result() {
+        const measure = ({ latencies, milliseconds }) => ({
+            p50: median(latencies),
+            p99: percentile(latencies, 99),
+            rate: latencies.length / (milliseconds / 1000),
+        });
+        return { name: this.target.name, sequential: measure(this.sequential), concurrent: measure(this.concurrent) };
+    }
+}
+/** Starts and warms every front, then measures them in rounds, each round in a new order. */
+async function measureAll(starts) {
+    const subjects = [];
+    try {
+        for (const start of starts)
+            subjects.push(await Subject.start(start));
+        for (let round = 0; round < ROUNDS; round++) {
+            const order = subjects.map((_, index) => subjects[(index + round) % subjects.length]);
+            for (const subject of order)
+                await subject.sequentialRound(SEQUENTIAL / ROUNDS);
+            for (const subject of order)
+                await subject.concurrentRound(PER_CLIENT / ROUNDS);
+        }
+        return subjects.map((subject) => subject.result());
+    }
+    finally {
+        for (const subject of subjects)
+            await subject.target.stop();
+    }
+}
+export async function workloads() {
+    // Node 20's fetch hangs an abort listener per request on the SDK transport's long-lived
+    // signal and drops it only when the request is collected: thousands pile up, by design.
+    setMaxListeners(0);
+    const results = await measureAll([
+        hangar("Hangar's proxy"),
+        () => peer('supergateway 4 (stateful Streamable HTTP)', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
+        () => peer('mcp-proxy 6 (Streamable HTTP)', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
+        direct,
+        instantHttp,
+        instantStdio,
+        hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated'] }),
+        hangarTraced,
+        hangar("Hangar's proxy, MCP 2026-07-28 clients (SDK 2.x, stateless) of the same server", { connect: modernClient }),
+        ...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: join(BASELINE, 'dist', 'server', 'cli', 'main.js') })] : []),
+    ]);
+    const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , traced, , baseline] = results;
+    const fasterPeer = (phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);
+    // The best any HTTP front could do: the direct client, with the SDK's stdio transport swapped
+    // for its HTTP transport. Time per call adds up the same way whether it is spent waiting
+    // (sequential) or on the machine's two busy cores (concurrent).
+    const bestRate = (phase) => 1 / (1 / limit[phase].rate + 1 / httpFloor[phase].rate - 1 / stdioFloor[phase].rate);
+    const leastAddedP50 = httpFloor.sequential.p50 - stdioFloor.sequential.p50;
+    const addedP50 = ours.sequential.p50 - limit.sequential.p50;
+    const ceiling = (ratio) => `any HTTP front with this client: at most ${ratio.toFixed(2)}×`;
+    return [
+        {
+            title: `The SDK client: tools/call (echo) through a proxy to \`docker run -i\` of the same stdio server: sequential (${SEQUENTIAL.toLocaleString('en-US')} calls) and ${CLIENTS} concurrent clients (${PER_CLIENT} calls each)`,
+            columns: ['front', 'sequential p50', 'sequential p99', 'sequential', `${CLIENTS} clients p50`, `${CLIENTS} clients`],
+            rows: results.map((result) => [
+                result.name,
+                ms(result.sequential.p50),
+                ms(result.sequential.p99),
+                perSecond(result.sequential.rate),
+                ms(result.concurrent.p50),
+                perSecond(result.concurrent.rate),
+            ]),
+            verdicts: [
+                verdict('sequential throughput vs the faster peer', ours.sequential.rate / fasterPeer('sequential'), 2, true, ceiling(bestRate('sequential') / fasterPeer('sequential'))),
+                verdict('sequential throughput vs direct', ours.sequential.rate / limit.sequential.rate, 0.5, true, ceiling(bestRate('sequential') / limit.sequential.rate)),
+                `p50 added over direct: ${ms(addedP50)} (target ≤ 0.300 ms; any HTTP front with this client: at least ${ms(leastAddedP50)}) — ${addedP50 <= 0.3 ? 'met' : 'MISSED'}`,
+                verdict(`${CLIENTS}-client throughput vs the faster peer`, ours.concurrent.rate / fasterPeer('concurrent'), 2, true, ceiling(bestRate('concurrent') / fasterPeer('concurrent'))),
+                verdict('sequential throughput, telemetry on vs off', traced.sequential.rate / ours.sequential.rate, 0.95, true),
+                verdict(`${CLIENTS}-client throughput, telemetry on vs off`, traced.concurrent.rate / ours.concurrent.rate, 0.95, true),
+                ...(baseline
+                    ? ['sequential', 'concurrent'].map((phase) => verdict(`${phase} throughput vs the baseline build`, ours[phase].rate / baseline[phase].rate, 0.95, true))
+                    : []),
+            ],
+        },
+        ...(await proxyBound()),
+    ];
+}
+//# sourceMappingURL=workloads.js.map

@@ -1,0 +1,34 @@
+import * as catalog from './protocol.catalog.js';
+import * as clients from './protocol.clients.js';
+import * as groups from './protocol.groups.js';
+import * as registries from './protocol.registries.js';
+import * as secrets from './protocol.secrets.js';
+import * as skills from './protocol.skills.js';
+import * as system from './protocol.system.js';
+import * as workloads from './protocol.workloads.js';
+export * from './common.js';
+export * from './errors.js';
+export * from './operation.js';
+export * from './registryTypes.js';
+export * from './runConfig.js';
+export * from './protocol.catalog.js';
+export * from './protocol.clients.js';
+export * from './protocol.groups.js';
+export * from './protocol.registries.js';
+export * from './protocol.secrets.js';
+export * from './protocol.skills.js';
+export * from './protocol.system.js';
+export * from './protocol.workloads.js';
+function rowsOf(area) {
+    return Object.values(area).filter(isOperation);
+}
+function isOperation(value) {
+    return typeof value === 'object' && value !== null && 'method' in value && 'rest' in value;
+}
+function isNotification(value) {
+    return typeof value === 'object' && value !== null && 'method' in value && !('rest' in value) && 'params' in value;
+}
+const areas = [system, groups, clients, registries, catalog, secrets, skills, workloads];
+export const operations = areas.flatMap(rowsOf);
+export const notifications = areas.flatMap((area) => Object.values(area).filter(isNotification));
+//# sourceMappingURL=index.js.map

@@ -1,0 +1,475 @@
+/**
+ * Workloads: MCP servers run from a container image or reached at a remote URL, each behind a
+ * local proxy. Create and update answer with the workload's name and proxy port; stop, restart
+ * and delete answer 202 at once and continue in the background (watch `workloads/didChange` or
+ * poll `workloads/list`).
+ */
+import { z } from 'zod';
+import { GroupName, NoResult, QueryBoolean, QueryInteger, requiredString, StringMap, WorkloadName } from './common.js';
+import { notification, operation } from './operation.js';
+import { RegistryHeader } from './registryTypes.js';
+import { AuditConfig, HeaderForwardConfig, PermissionProfile, RateLimitConfig, RunConfig, RuntimeConfig, ScalingConfig, SecretParameter, SessionMode, TelemetryConfig, ToolOverride, } from './runConfig.js';
+// ---------------------------------------------------------------------------------------------
+// Resources
+// ---------------------------------------------------------------------------------------------
+/** Status of a workload (ToolHive `WorkloadStatus`). */
+export const WorkloadStatus = z.enum([
+    'running',
+    'stopped',
+    'starting',
+    'stopping',
+    'error',
+    'unhealthy',
+    'removing',
+    'unknown',
+    'unauthenticated',
+    'auth_retrying',
+    'policy_stopped',
+]);
+/** An item of the workload list (spec 2.15; ToolHive `core.Workload`). */
+export const WorkloadSummary = z.object({
+    name: z.string(),
+    /** Image reference, or the remote URL. */
+    package: z.string().optional(),
+    /** URL clients connect to (the proxy). */
+    url: z.string().optional(),
+    /** Proxy port on 127.0.0.1. */
+    port: z.number().int().optional(),
+    transport_type: z.enum(['stdio', 'sse', 'streamable-http', 'inspector']).optional(),
+    proxy_mode: z.string().optional(),
+    status: WorkloadStatus.optional(),
+    /** Free-text detail of the status (for example a policy reason). */
+    status_context: z.string().optional(),
+    created_at: z.string().optional(),
+    started_at: z.string().optional(),
+    /** User labels (the service's own labels are left out). */
+    labels: StringMap.optional(),
+    group: z.string().optional(),
+    /** The tools filter. */
+    tools: z.array(z.string()).optional(),
+    remote: z.boolean().optional(),
+});
+/** OIDC validation of incoming requests (ToolHive `oidcOptions`). */
+export const WorkloadOidcOptions = z.object({
+    issuer: z.string().optional(),
+    audience: z.string().optional(),
+    jwks_url: z.string().optional(),
+    introspection_url: z.string().optional(),
+    client_id: z.string().optional(),
+    client_secret: z.string().optional(),
+    /** Scopes advertised in the protected-resource metadata (RFC 9728). */
+    scopes: z.array(z.string()).optional(),
+    /** Accept plain http for an issuer or JWKS not on a loopback address. */
+    insecure_allow_http: z.boolean().optional(),
+    /** Accept an issuer or JWKS on a private address. */
+    allow_private_ip: z.boolean().optional(),
+    /** The URL clients know the workload by, when not the proxy's own (RFC 9728 `resource`). */
+    resource_url: z.string().optional(),
+});
+/** OAuth towards a remote server (ToolHive `remoteOAuthConfig`); secrets are references. */
+export const RemoteOAuthConfig = z.object({
+    issuer: z.string().optional(),
+    authorize_url: z.string().optional(),
+    token_url: z.string().optional(),
+    client_id: z.string().optional(),
+    client_secret: SecretParameter.optional(),
+    bearer_token: SecretParameter.optional(),
+    scopes: z.array(z.string()).optional(),
+    use_pkce: z.boolean().optional(),
+    oauth_params: StringMap.optional(),
+    /** Port of the local OAuth callback server, 1024–65535. */
+    callback_port: z.number().int().optional(),
+    skip_browser: z.boolean().optional(),
+    /** RFC 8707 resource indicator (an absolute URI). */
+    resource: z.string().optional(),
+    /** Hangar: an absolute path to a file holding the client secret, read by the proxy. */
+    client_secret_file: z.string().optional(),
+    /** Hangar: an absolute path to a file holding a static bearer token, read when the workload starts. */
+    bearer_token_file: z.string().optional(),
+    /** Hangar: how long `hangar run --remote-auth` waits for the sign-in (a duration such as 5m). */
+    timeout: z.string().optional(),
+});
+/** A secret reference in a request: both fields are required. */
+const SecretReference = SecretParameter.extend({
+    name: requiredString('secret name'),
+    target: requiredString('secret target'),
+});
+const Port = z.number().int().min(0, 'port must be between 0 and 65535').max(65535, 'port must be between 0 and 65535');
+/** Transports a request may ask for; empty means "from the registry entry, else streamable-http". */
+export const WorkloadTransport = z.enum(['stdio', 'sse', 'streamable-http', ''], {
+    error: (issue) => `${JSON.stringify(issue.input)} is not a transport (valid transports: stdio, sse, streamable-http)`,
+});
+/** Restart policies of a workload. */
+export const RestartPolicy = z.enum(['no', 'on-failure', 'unless-stopped', 'always'], {
+    error: (issue) => `invalid restart_policy: ${String(issue.input)} (valid policies: no, on-failure, unless-stopped, always)`,
+});
+/** Proxy modes a request may ask for; empty means `streamable-http`. */
+export const WorkloadProxyMode = z.enum(['streamable-http', 'sse', ''], {
+    error: (issue) => `Invalid proxy_mode: ${String(issue.input)}`,
+});
+/**
+ * The editable configuration of a workload (ToolHive `updateRequest`): the body of
+ * `workloads/update`, and with `name`, `registry` and `server` the body of `workloads/create`.
+ */
+export const WorkloadSpecFields = {
+    /** Image reference, registry server name, or `npx://`, `uvx://`, `go://` package. */
+    image: z.string().optional(),
+    /** URL of a remote MCP server (instead of an image). */
+    url: z.string().optional(),
+    transport: WorkloadTransport.optional(),
+    proxy_mode: WorkloadProxyMode.optional(),
+    /** Host the proxy binds to (default 127.0.0.1). */
+    host: z.string().optional(),
+    /** Proxy port on the host; 0 or omitted picks a free port (keeps the current one on update). */
+    proxy_port: Port.optional(),
+    /** Container port, for sse and streamable-http. */
+    target_port: Port.optional(),
+    cmd_arguments: z.array(z.string()).optional(),
+    env_vars: StringMap.optional(),
+    /** Secrets injected as environment variables; values are never returned. */
+    secrets: z.array(SecretReference).optional(),
+    /** `host:container[:ro]` mounts. */
+    volumes: z.array(z.string()).optional(),
+    /** Path of an authorization policy file on the service's machine. */
+    authz_config: z.string().optional(),
+    oidc: WorkloadOidcOptions.optional(),
+    /** Audit log of the workload's requests (NDJSON); `enabled: false` turns it off. */
+    audit_config: AuditConfig.optional(),
+    /** Token buckets limiting tool calls. */
+    rate_limit_config: RateLimitConfig.optional(),
+    /**
+     * `replicas` proxy processes behind a load balancer, `backend_replicas` server instances, and
+     * `session_redis` where the replicas keep sessions and rate-limit buckets.
+     */
+    scaling_config: ScalingConfig.optional(),
+    /** OpenTelemetry traces and metrics of the workload's proxy (OTLP/HTTP, Prometheus `/metrics`). */
+    telemetry_config: TelemetryConfig.optional(),
+    permission_profile: PermissionProfile.optional(),
+    /** Apply the permission profile's network rules. Omitted means true. */
+    network_isolation: z.boolean().optional(),
+    trust_proxy_headers: z.boolean().optional(),
+    /** Browser origins (`scheme://host[:port]`) the proxy accepts besides its own, e.g. a web client's. */
+    allowed_origins: z.array(z.string()).optional(),
+    allow_docker_gateway: z.boolean().optional(),
+    /** Only these tools are exposed. */
+    tools: z.array(z.string()).optional(),
+    /** Tool name → new name and/or description. */
+    tools_override: z.record(z.string(), ToolOverride).optional(),
+    group: GroupName.optional(),
+    oauth_config: RemoteOAuthConfig.optional(),
+    /** Headers a remote server accepts. */
+    headers: z.array(RegistryHeader).optional(),
+    header_forward: HeaderForwardConfig.optional(),
+    /** Build settings; only for protocol-scheme images. */
+    runtime_config: RuntimeConfig.optional(),
+    /** Labels put on the workload (and its container); keys starting with `hangar` are reserved. */
+    labels: StringMap.optional(),
+    /**
+     * When the workload comes back by itself (Docker's policy names): `unless-stopped` (the
+     * default) and `always` bring it back after a reboot or a crash, unless it was stopped.
+     */
+    restart_policy: RestartPolicy.optional(),
+    /** Seconds the proxy waits for the server to answer a request (default 60). */
+    request_timeout: z.number().int().min(1, 'request_timeout must be at least 1 second').max(86_400).optional(),
+    /**
+     * Seconds a request may take in all, however often progress resets `request_timeout`
+     * (default 3600; never less than `request_timeout`).
+     */
+    request_timeout_max: z.number().int().min(1, 'request_timeout_max must be at least 1 second').max(604_800).optional(),
+    /**
+     * How clients share a stdio server: `shared` (the default: one server process per distinct
+     * protocol revision and capability set) or `isolated` (one per client session).
+     */
+    session_mode: SessionMode.optional(),
+};
+/** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */
+export const WorkloadDetail = z.object({
+    name: z.string(),
+    registry: z.string().optional(),
+    server: z.string().optional(),
+    ...WorkloadSpecFields,
+    transport: z.string().optional(),
+    proxy_mode: z.string().optional(),
+    proxy_port: z.number().int().optional(),
+    target_port: z.number().int().optional(),
+    group: z.string().optional(),
+    secrets: z.array(SecretParameter).optional(),
+});
+/** Result of create and update. */
+export const WorkloadPort = z.object({ name: z.string(), port: z.number().int() });
+// ---------------------------------------------------------------------------------------------
+// Params
+// ---------------------------------------------------------------------------------------------
+function checkToolsOverride(overrides, ctx) {
+    for (const [tool, override] of Object.entries(overrides ?? {})) {
+        if (!override.name && !override.description) {
+            ctx.addIssue({
+                code: 'custom',
+                path: ['tools_override', tool],
+                message: `tool override for ${tool} must have either Name or Description set`,
+            });
+        }
+    }
+}
+/** Body of `workloads/create` (ToolHive `createRequest`). */
+export const CreateWorkloadParams = z
+    .object({
+    name: WorkloadName,
+    /** With `server`: resolve the workload from this registry. */
+    registry: z.string().optional(),
+    /** With `registry`: reverse-DNS server name in it. */
+    server: z.string().optional(),
+    ...WorkloadSpecFields,
+})
+    .superRefine((params, ctx) => {
+    if (Boolean(params.registry) !== Boolean(params.server)) {
+        ctx.addIssue({ code: 'custom', message: "both 'registry' and 'server' must be specified together" });
+    }
+    else if (!params.image && !params.url && !params.registry) {
+        ctx.addIssue({ code: 'custom', message: "either 'image', 'url', or 'registry'+'server' fields are required" });
+    }
+    checkToolsOverride(params.tools_override, ctx);
+});
+/** Body of `workloads/update` (ToolHive `updateRequest`); `name` comes from the path. */
+export const UpdateWorkloadParams = z
+    .object({ name: WorkloadName, ...WorkloadSpecFields })
+    .superRefine((params, ctx) => checkToolsOverride(params.tools_override, ctx));
+/** Body of the bulk operations: exactly one of `names` and `group`. */
+export const BulkWorkloadParams = z
+    .object({
+    names: z.array(WorkloadName).optional(),
+    group: GroupName.optional(),
+})
+    .superRefine((params, ctx) => {
+    const hasNames = (params.names?.length ?? 0) > 0;
+    const hasGroup = Boolean(params.group);
+    if (hasNames && hasGroup)
+        ctx.addIssue({ code: 'custom', message: 'cannot specify both names and group' });
+    if (!hasNames && !hasGroup)
+        ctx.addIssue({ code: 'custom', message: 'must specify either names or group' });
+});
+const WorkloadNameParams = z.object({ name: WorkloadName });
+// ---------------------------------------------------------------------------------------------
+// Rows
+// ---------------------------------------------------------------------------------------------
+/** Lists workloads: running ones, or all with `all`; `group` filters (404 for an unknown group). */
+export const ListWorkloads = operation({
+    method: 'workloads/list',
+    summary: 'List workloads',
+    params: z.object({ all: QueryBoolean.optional(), group: GroupName.optional() }),
+    result: z.object({ workloads: z.array(WorkloadSummary) }),
+    rest: { verb: 'GET', path: '/api/v1beta/workloads', status: 200, query: ['all', 'group'] },
+    errors: [400, 404, 500],
+    example: { all: true },
+});
+/**
+ * Creates and starts a workload from `image`, `url`, or `registry`+`server`. 409 when the name
+ * is taken; 404 when the image or registry server does not exist.
+ */
+export const CreateWorkload = operation({
+    method: 'workloads/create',
+    summary: 'Create a workload',
+    params: CreateWorkloadParams,
+    result: WorkloadPort,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads', status: 201 },
+    errors: [400, 404, 409, 500, 502, 503, 504],
+    example: { name: 'contract', registry: 'default', server: 'io.github.contract/missing' },
+});
+/** Stops the named workloads, or every workload of a group, in the background. */
+export const StopWorkloads = operation({
+    method: 'workloads/stopMany',
+    summary: 'Stop workloads in bulk',
+    params: BulkWorkloadParams,
+    result: NoResult,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/stop', status: 202, response: 'empty' },
+    errors: [400],
+    example: { names: ['contract-missing'] },
+});
+/** Restarts the named workloads, or every workload of a group, in the background. */
+export const RestartWorkloads = operation({
+    method: 'workloads/restartMany',
+    summary: 'Restart workloads in bulk',
+    params: BulkWorkloadParams,
+    result: NoResult,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/restart', status: 202, response: 'empty' },
+    errors: [400],
+    example: { names: ['contract-missing'] },
+});
+/** Deletes the named workloads, or every workload of a group, in the background. */
+export const DeleteWorkloads = operation({
+    method: 'workloads/deleteMany',
+    summary: 'Delete workloads in bulk',
+    params: BulkWorkloadParams,
+    result: NoResult,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/delete', status: 202, response: 'empty' },
+    errors: [400],
+    example: { names: ['contract-missing'] },
+});
+/** Returns the editable configuration of a workload (secrets as references). */
+export const GetWorkload = operation({
+    method: 'workloads/get',
+    summary: 'Get workload details',
+    params: WorkloadNameParams,
+    result: WorkloadDetail,
+    rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}', status: 200 },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/**
+ * Replaces a workload's configuration and recreates it. Omitted `network_isolation` means true
+ * and `proxy_port` 0 keeps the current port, so send the full configuration from `workloads/get`.
+ */
+export const UpdateWorkload = operation({
+    method: 'workloads/update',
+    summary: 'Update a workload',
+    params: UpdateWorkloadParams,
+    result: WorkloadPort,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/edit', status: 200 },
+    errors: [400, 404, 500, 502, 503, 504],
+    example: { name: 'contract-missing', image: 'ghcr.io/contract/missing:0.0.0' },
+});
+/** Stops a workload in the background. */
+export const StopWorkload = operation({
+    method: 'workloads/stop',
+    summary: 'Stop a workload',
+    params: WorkloadNameParams,
+    result: NoResult,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/stop', status: 202, response: 'empty' },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/** Restarts a workload in the background. */
+export const RestartWorkload = operation({
+    method: 'workloads/restart',
+    summary: 'Restart a workload',
+    params: WorkloadNameParams,
+    result: NoResult,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/restart', status: 202, response: 'empty' },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/** Returns the current status of a workload. */
+export const GetWorkloadStatus = operation({
+    method: 'workloads/status',
+    summary: 'Get workload status',
+    params: WorkloadNameParams,
+    result: z.object({ status: WorkloadStatus }),
+    rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/status', status: 200 },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/** Returns the last 1000 lines of the workload's container logs, as plain text. */
+export const GetWorkloadLogs = operation({
+    method: 'workloads/logs',
+    summary: 'Get workload logs',
+    params: WorkloadNameParams,
+    result: z.string(),
+    rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/logs', status: 200, response: 'text' },
+    errors: [400, 404, 500, 503],
+    example: { name: 'contract-missing' },
+});
+/** Returns the last 1000 lines of the workload's proxy log, as plain text (404 when there is none). */
+export const GetWorkloadProxyLogs = operation({
+    method: 'workloads/proxyLogs',
+    summary: 'Get workload proxy logs',
+    params: WorkloadNameParams,
+    result: z.string(),
+    rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/proxy-logs', status: 200, response: 'text' },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/** Seconds of history a proxy keeps for `workloads/stats`. */
+export const MAX_STATS_WINDOW_SECONDS = 60;
+/** A running workload's calls over a recent window, counted by its proxy (telemetry on or off). */
+export const WorkloadStats = z.object({
+    name: z.string(),
+    /** The seconds counted (less than asked while the proxy is younger). */
+    window_seconds: z.number().int(),
+    /** Requests answered in the window, refusals included. */
+    calls: z.number().int(),
+    /** Of those, answered with a JSON-RPC error (the server's or the proxy's). */
+    errors: z.number().int(),
+    calls_per_second: z.number(),
+    /** Latency percentiles in milliseconds (a histogram bucket's upper bound); absent without calls. */
+    p50_ms: z.number().optional(),
+    p99_ms: z.number().optional(),
+    /** Since the proxy started. */
+    total_calls: z.number().int(),
+    total_errors: z.number().int(),
+    /** When the proxy started. */
+    since: z.string(),
+    last_error: z.object({ at: z.string(), method: z.string(), code: z.number().int(), message: z.string() }).optional(),
+});
+/**
+ * Returns a running workload's call rate, latency percentiles and errors over the last `window`
+ * seconds (default 10, at most 60); 409 when its proxy is not running, 503 when it does not answer.
+ */
+export const GetWorkloadStats = operation({
+    method: 'workloads/stats',
+    summary: 'Get workload call statistics',
+    params: WorkloadNameParams.extend({ window: QueryInteger.pipe(z.number().min(1).max(MAX_STATS_WINDOW_SECONDS)).optional() }),
+    result: WorkloadStats,
+    rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/stats', status: 200, query: ['window'] },
+    errors: [400, 404, 409, 500, 503],
+    example: { name: 'contract-missing' },
+});
+/** Where a remote workload's sign-in to its server stands (`workloads/signIn`). */
+export const WorkloadSignInResult = z.object({
+    name: z.string(),
+    /** `signed_in`: the proxy holds a token; `pending`: open `authorization_url` or enter `user_code` at `verification_uri`. */
+    status: z.enum(['signed_in', 'pending', 'failed']),
+    authorization_url: z.string().optional(),
+    verification_uri: z.string().optional(),
+    user_code: z.string().optional(),
+    message: z.string().optional(),
+});
+/**
+ * Signs a remote workload's proxy in to its OAuth-protected server: starts (or returns the
+ * pending) authorization code flow, whose URL the caller opens, or with `device` a device
+ * authorization (RFC 8628). With `wait` (seconds) it answers once signed in or when the wait
+ * ends. 409 when the workload is not remote or its proxy is not running.
+ */
+export const SignInWorkload = operation({
+    method: 'workloads/signIn',
+    summary: "Sign a remote workload in to its server",
+    params: WorkloadNameParams.extend({
+        device: z.boolean().optional(),
+        /** Seconds to wait for the sign-in to complete (0: answer at once). */
+        wait: z.number().int().min(0).max(3600).optional(),
+    }),
+    result: WorkloadSignInResult,
+    rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/signin', status: 200 },
+    errors: [400, 404, 409, 500, 503],
+    example: { name: 'contract-missing' },
+});
+/** Returns the full run configuration of a workload (spec 2.17). */
+export const ExportWorkload = operation({
+    method: 'workloads/export',
+    summary: 'Export workload configuration',
+    params: WorkloadNameParams,
+    result: RunConfig,
+    rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/export', status: 200 },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/** Deletes a workload in the background (poll `workloads/list` or watch `workloads/didChange`). */
+export const DeleteWorkload = operation({
+    method: 'workloads/delete',
+    summary: 'Delete a workload',
+    params: WorkloadNameParams,
+    result: NoResult,
+    rest: { verb: 'DELETE', path: '/api/v1beta/workloads/{name}', status: 202, response: 'empty' },
+    errors: [400, 404, 500],
+    example: { name: 'contract-missing' },
+});
+/** Sent when a workload's status changes, whichever door or background task changed it. */
+export const WorkloadsDidChange = notification({
+    method: 'workloads/didChange',
+    summary: 'A workload changed status',
+    params: z.object({
+        name: z.string(),
+        status: WorkloadStatus,
+        status_context: z.string().optional(),
+    }),
+});
+//# sourceMappingURL=protocol.workloads.js.map

@@ -1,0 +1,509 @@
+/**
+ * The persisted run configuration of a workload (spec 2.17; ToolHive `runner.RunConfig`) and the
+ * permission profile (spec 2.8) it shares with registry entries and workload requests.
+ *
+ * Field names and JSON types follow ToolHive's OpenAPI exactly, including its mix of snake_case
+ * and camelCase (`oidc_config.jwksurl`, `telemetry_config.samplingRate`, …). Everything is
+ * optional: an export carries only what the workload was configured with.
+ */
+import { z } from 'zod';
+import { StringMap } from './common.js';
+// ---------------------------------------------------------------------------------------------
+// Shared pieces (also used by workload requests and registry entries)
+// ---------------------------------------------------------------------------------------------
+/** Network rules of a permission profile (`permissions.NetworkPermissions`). */
+export const NetworkPermissions = z.object({
+    /** Container network mode (`host`, `bridge`, `none`); empty means the runtime default. */
+    mode: z.string().optional(),
+    inbound: z.object({ allow_host: z.array(z.string()).optional() }).optional(),
+    outbound: z
+        .object({
+        allow_host: z.array(z.string()).optional(),
+        allow_port: z.array(z.number().int()).optional(),
+        insecure_allow_all: z.boolean().optional(),
+    })
+        .optional(),
+});
+/** Permission profile (spec 2.8): mounts the container may read/write and its network rules. */
+export const PermissionProfile = z.object({
+    name: z.string().optional(),
+    privileged: z.boolean().optional(),
+    /** Mount declarations the container can read (`host:container` or a single path). */
+    read: z.array(z.string()).optional(),
+    /** Mount declarations the container can write. */
+    write: z.array(z.string()).optional(),
+    network: NetworkPermissions.optional(),
+});
+/** A reference to a stored secret and the name it is exposed under (`secrets.SecretParameter`). */
+export const SecretParameter = z.object({
+    /** Key of the secret in the secrets provider. */
+    name: z.string(),
+    /** Environment variable (or header) that receives the secret's value. */
+    target: z.string(),
+});
+/** New name and/or description for one tool. */
+export const ToolOverride = z.object({
+    name: z.string().optional(),
+    description: z.string().optional(),
+});
+/** Headers the proxy adds to every request it forwards to the MCP server. */
+export const HeaderForwardConfig = z.object({
+    /** Header name → literal value. Stored and shown in plain text. */
+    add_plaintext_headers: StringMap.optional(),
+    /** Header name → secret key in the secrets provider. */
+    add_headers_from_secret: StringMap.optional(),
+});
+/** Build settings for protocol-scheme images (`npx://`, `uvx://`, `go://`; `templates.RuntimeConfig`). */
+export const RuntimeConfig = z.object({
+    builder_image: z.string().optional(),
+    additional_packages: z.array(z.string()).optional(),
+    /** Build-time dependency constraints (uvx only). */
+    build_with: z.array(z.string()).optional(),
+    /** Environment variables of the final runtime stage. */
+    runtime_env: StringMap.optional(),
+});
+/** How client sessions share a stdio server (see the proxy's stdio bridge). */
+export const SessionMode = z.enum(['shared', 'isolated']);
+/** Transports a workload can use (RunConfig adds `inspector` for helper workloads). */
+export const RunTransport = z.enum(['stdio', 'sse', 'streamable-http', 'inspector']);
+/** The HTTP protocol the proxy serves. */
+export const ProxyMode = z.enum(['sse', 'streamable-http']);
+// ---------------------------------------------------------------------------------------------
+// Nested objects of the run configuration
+// ---------------------------------------------------------------------------------------------
+/** `oidc_config` (`auth.TokenValidatorConfig`): how the proxy validates incoming tokens. */
+export const TokenValidatorConfig = z.object({
+    issuer: z.string().optional(),
+    audience: z.string().optional(),
+    jwksurl: z.string().optional(),
+    introspectionURL: z.string().optional(),
+    clientID: z.string().optional(),
+    clientSecret: z.string().optional(),
+    cacertPath: z.string().optional(),
+    authTokenFile: z.string().optional(),
+    resourceURL: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    allowPrivateIP: z.boolean().optional(),
+    insecureAllowHTTP: z.boolean().optional(),
+});
+/** `audit_config` (`audit.Config`). */
+export const AuditConfig = z.object({
+    component: z.string().optional(),
+    enabled: z.boolean().optional(),
+    detectApplicationErrors: z.boolean().optional(),
+    includeRequestData: z.boolean().optional(),
+    includeResponseData: z.boolean().optional(),
+    eventTypes: z.array(z.string()).optional(),
+    excludeEventTypes: z.array(z.string()).optional(),
+    logFile: z.string().optional(),
+    maxDataSize: z.number().int().optional(),
+    maxDelegationDepth: z.number().int().optional(),
+});
+/** One JWT-claim → IAM-role rule of `aws_sts_config`. */
+export const AwsStsRoleMapping = z.object({
+    claim: z.string().optional(),
+    matcher: z.string().optional(),
+    priority: z.number().int().optional(),
+    role_arn: z.string().optional(),
+});
+/** `aws_sts_config` (`awssts.Config`): exchange the caller's token for AWS credentials. */
+export const AwsStsConfig = z.object({
+    region: z.string().optional(),
+    service: z.string().optional(),
+    fallback_role_arn: z.string().optional(),
+    role_claim: z.string().optional(),
+    role_mappings: z.array(AwsStsRoleMapping).optional(),
+    session_duration: z.number().int().optional(),
+    session_name_claim: z.string().optional(),
+    subject_provider_name: z.string().optional(),
+});
+/** `upstream_swap_config` (`upstreamswap.Config`). */
+export const UpstreamSwapConfig = z.object({
+    provider_name: z.string().optional(),
+    header_strategy: z.string().optional(),
+    custom_header_name: z.string().optional(),
+});
+/** `authz_config` (`authz.Config`): the policy file's type marker and version. */
+export const AuthzConfig = z.object({
+    type: z.string().optional(),
+    version: z.string().optional(),
+});
+/** `ignore_config` (`ignore.Config`). */
+export const IgnoreConfig = z.object({
+    loadGlobal: z.boolean().optional(),
+    printOverlays: z.boolean().optional(),
+});
+/** `remote_auth_config` (`remote.Config`): how the proxy authenticates to a remote MCP server. */
+export const RemoteAuthConfig = z.object({
+    issuer: z.string().optional(),
+    authorize_url: z.string().optional(),
+    token_url: z.string().optional(),
+    resource: z.string().optional(),
+    client_id: z.string().optional(),
+    client_secret: z.string().optional(),
+    client_secret_file: z.string().optional(),
+    bearer_token: z.string().optional(),
+    bearer_token_file: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    scope_param_name: z.string().optional(),
+    oauth_params: StringMap.optional(),
+    callback_port: z.number().int().optional(),
+    skip_browser: z.boolean().optional(),
+    use_pkce: z.boolean().optional(),
+    /** Go duration string, e.g. `5m0s`. */
+    timeout: z.string().optional(),
+    cached_client_id: z.string().optional(),
+    cached_client_secret_ref: z.string().optional(),
+    cached_refresh_token_ref: z.string().optional(),
+    cached_reg_token_ref: z.string().optional(),
+    cached_reg_client_uri: z.string().optional(),
+    cached_cimd_client_id: z.string().optional(),
+    cached_dcr_callback_port: z.number().int().optional(),
+    cached_token_auth_method: z.string().optional(),
+    cached_secret_expiry: z.string().optional(),
+    cached_token_expiry: z.string().optional(),
+    /** Hangar: the issuer the cached client was registered with (a client of another issuer is not reused). */
+    cached_issuer: z.string().optional(),
+});
+/** `token_exchange_config` (`tokenexchange.Config`, RFC 8693). */
+export const TokenExchangeConfig = z.object({
+    token_url: z.string().optional(),
+    client_id: z.string().optional(),
+    client_secret: z.string().optional(),
+    audience: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    subject_token_type: z.string().optional(),
+    header_strategy: z.string().optional(),
+    external_token_header_name: z.string().optional(),
+});
+/** `telemetry_config` (`telemetry.Config`). */
+export const TelemetryConfig = z.object({
+    endpoint: z.string().optional(),
+    serviceName: z.string().optional(),
+    serviceVersion: z.string().optional(),
+    /** Trace sampling rate `0.0`–`1.0`, as a string. */
+    samplingRate: z.string().optional(),
+    caCertPath: z.string().optional(),
+    headers: StringMap.optional(),
+    customAttributes: StringMap.optional(),
+    environmentVariables: z.array(z.string()).optional(),
+    insecure: z.boolean().optional(),
+    tracingEnabled: z.boolean().optional(),
+    metricsEnabled: z.boolean().optional(),
+    enablePrometheusMetricsPath: z.boolean().optional(),
+    metricsOnTransportPort: z.boolean().optional(),
+    prometheusPort: z.number().int().optional(),
+    useLegacyAttributes: z.boolean().optional(),
+});
+/**
+ * A token bucket. `refillPeriod` is a Kubernetes `metav1.Duration`: ToolHive's OpenAPI types it
+ * as an object, but it serialises as a Go duration string (`"1m0s"`); both are accepted.
+ */
+export const RateLimitBucket = z.object({
+    maxTokens: z.number().int().optional(),
+    refillPeriod: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+});
+/** Per-tool rate limits. */
+export const ToolRateLimitConfig = z.object({
+    name: z.string().optional(),
+    perUser: RateLimitBucket.optional(),
+    shared: RateLimitBucket.optional(),
+});
+/** `rate_limit_config`: per-user, shared and per-tool token buckets. */
+export const RateLimitConfig = z.object({
+    perUser: RateLimitBucket.optional(),
+    shared: RateLimitBucket.optional(),
+    tools: z.array(ToolRateLimitConfig).optional(),
+});
+/** TLS settings of a webhook call. */
+export const WebhookTlsConfig = z.object({
+    ca_bundle_path: z.string().optional(),
+    client_cert_path: z.string().optional(),
+    client_key_path: z.string().optional(),
+    insecure_skip_verify: z.boolean().optional(),
+});
+/** One entry of `mutating_webhooks` / `validating_webhooks` (`webhook.Config`). */
+export const WebhookConfig = z.object({
+    name: z.string().optional(),
+    url: z.string().optional(),
+    hmac_secret_ref: z.string().optional(),
+    failure_policy: z.enum(['fail', 'ignore']).optional(),
+    timeout: z.number().int().optional(),
+    tls_config: WebhookTlsConfig.optional(),
+});
+/** One middleware of `middleware_configs` (`types.MiddlewareConfig`). */
+export const MiddlewareConfig = z.object({
+    type: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+});
+/** `scaling_config.session_redis`: shared session store of the proxy replicas. */
+export const SessionRedisConfig = z.object({
+    address: z.string().optional(),
+    db: z.number().int().optional(),
+    key_prefix: z.string().optional(),
+});
+/** `scaling_config` (`runner.ScalingConfig`), with Hangar's `replicas`. */
+export const ScalingConfig = z.object({
+    /** Proxy processes behind a load balancer on the workload's port (Hangar's; the operator's `spec.replicas`). */
+    replicas: z.number().int().optional(),
+    /** Server instances the proxies spread sessions across (`backendReplicas` in the operator's CRD). */
+    backend_replicas: z.number().int().optional(),
+    session_redis: SessionRedisConfig.optional(),
+});
+// --- embedded_auth_server_config (`authserver.RunConfig`) ---------------------------------------
+/** Where the user-info fields are read from. */
+export const UserInfoFieldMapping = z.object({
+    subject_fields: z.array(z.string()).optional(),
+    name_fields: z.array(z.string()).optional(),
+    email_fields: z.array(z.string()).optional(),
+});
+/** An upstream's user-info endpoint. */
+export const UserInfoConfig = z.object({
+    endpoint_url: z.string().optional(),
+    http_method: z.string().optional(),
+    additional_headers: StringMap.optional(),
+    field_mapping: UserInfoFieldMapping.optional(),
+});
+/** Dot paths of a non-standard token response. */
+export const TokenResponseMapping = z.object({
+    access_token_path: z.string().optional(),
+    expires_in_path: z.string().optional(),
+    refresh_token_path: z.string().optional(),
+    scope_path: z.string().optional(),
+});
+/** Dynamic client registration (RFC 7591) at an OAuth 2 upstream. */
+export const DcrUpstreamConfig = z.object({
+    discovery_url: z.string().optional(),
+    registration_endpoint: z.string().optional(),
+    initial_access_token_env_var: z.string().optional(),
+    initial_access_token_file: z.string().optional(),
+    software_id: z.string().optional(),
+    software_statement: z.string().optional(),
+});
+/** Identity read from the upstream token instead of a user-info call. */
+export const IdentityFromTokenConfig = z.object({
+    subject_path: z.string().optional(),
+    name_path: z.string().optional(),
+    email_path: z.string().optional(),
+});
+/** An OIDC upstream identity provider. */
+export const OidcUpstreamConfig = z.object({
+    issuer_url: z.string().optional(),
+    client_id: z.string().optional(),
+    client_secret_env_var: z.string().optional(),
+    client_secret_file: z.string().optional(),
+    redirect_uri: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    additional_authorization_params: StringMap.optional(),
+    subject_claim: z.string().optional(),
+    allow_private_ips: z.boolean().optional(),
+    insecure_allow_http: z.boolean().optional(),
+    userinfo_override: UserInfoConfig.optional(),
+});
+/** A plain OAuth 2 upstream identity provider. */
+export const OAuth2UpstreamConfig = z.object({
+    authorization_endpoint: z.string().optional(),
+    token_endpoint: z.string().optional(),
+    client_id: z.string().optional(),
+    client_secret_env_var: z.string().optional(),
+    client_secret_file: z.string().optional(),
+    redirect_uri: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    additional_authorization_params: StringMap.optional(),
+    allow_private_ips: z.boolean().optional(),
+    insecure_allow_http: z.boolean().optional(),
+    dcr_config: DcrUpstreamConfig.optional(),
+    identity_from_token: IdentityFromTokenConfig.optional(),
+    token_response_mapping: TokenResponseMapping.optional(),
+    userinfo: UserInfoConfig.optional(),
+});
+/** One upstream identity provider of the embedded authorization server. */
+export const AuthServerUpstream = z.object({
+    name: z.string().optional(),
+    type: z.enum(['oidc', 'oauth2']).optional(),
+    oidc_config: OidcUpstreamConfig.optional(),
+    oauth2_config: OAuth2UpstreamConfig.optional(),
+});
+/** Keys that sign the tokens the embedded authorization server issues. */
+export const SigningKeyConfig = z.object({
+    key_dir: z.string().optional(),
+    signing_key_file: z.string().optional(),
+    fallback_key_files: z.array(z.string()).optional(),
+});
+/** Lifetimes (Go duration strings) of issued codes and tokens. */
+export const TokenLifespanConfig = z.object({
+    access_token_lifespan: z.string().optional(),
+    auth_code_lifespan: z.string().optional(),
+    refresh_token_lifespan: z.string().optional(),
+});
+/** TLS to Redis or Redis Sentinel. */
+export const RedisTlsConfig = z.object({
+    ca_cert_file: z.string().optional(),
+    insecure_skip_verify: z.boolean().optional(),
+});
+/** `storage.redis_config`: Redis storage of the embedded authorization server. */
+export const RedisStorageConfig = z.object({
+    addr: z.string().optional(),
+    cluster_mode: z.boolean().optional(),
+    auth_type: z.string().optional(),
+    key_prefix: z.string().optional(),
+    dial_timeout: z.string().optional(),
+    read_timeout: z.string().optional(),
+    write_timeout: z.string().optional(),
+    acl_user_config: z
+        .object({ username_env_var: z.string().optional(), password_env_var: z.string().optional() })
+        .optional(),
+    sentinel_config: z
+        .object({
+        master_name: z.string().optional(),
+        sentinel_addrs: z.array(z.string()).optional(),
+        db: z.number().int().optional(),
+    })
+        .optional(),
+    sentinel_tls: RedisTlsConfig.optional(),
+    tls: RedisTlsConfig.optional(),
+});
+/** `storage` of the embedded authorization server (`memory` by default). */
+export const AuthServerStorageConfig = z.object({
+    type: z.string().optional(),
+    redis_config: RedisStorageConfig.optional(),
+});
+/** Client-ID metadata document lookup. */
+export const CimdConfig = z.object({
+    enabled: z.boolean().optional(),
+    cache_max_size: z.number().int().optional(),
+    cache_fallback_ttl: z.string().optional(),
+});
+/** A confidential client registered at start-up for token delegation. */
+export const DelegateClientConfig = z.object({
+    client_id: z.string().optional(),
+    client_secret_env_var: z.string().optional(),
+    client_secret_file: z.string().optional(),
+    audiences: z.array(z.string()).optional(),
+    scopes: z.array(z.string()).optional(),
+});
+/** A subject allowed to present JWT-bearer assertions for some resources. */
+export const JwtBearerSubjectBinding = z.object({
+    subject: z.string().optional(),
+    allowed_resources: z.array(z.string()).optional(),
+});
+/** The JWT-bearer grant policy of a trusted issuer. */
+export const JwtBearerGrantPolicy = z.object({
+    accepted_audiences: z.array(z.string()).optional(),
+    max_assertion_age: z.string().optional(),
+    subject_bindings: z.array(JwtBearerSubjectBinding).optional(),
+});
+/** An external issuer whose tokens are accepted for token exchange. */
+export const TrustedIssuer = z.object({
+    issuer_url: z.string().optional(),
+    jwks_url: z.string().optional(),
+    expected_audience: z.string().optional(),
+    actor_claim: z.string().optional(),
+    actor_matcher: z.string().optional(),
+    allowed_actors: z.array(z.string()).optional(),
+    allowed_delegate_clients: z.array(z.string()).optional(),
+    allow_may_act: z.boolean().optional(),
+    allow_private_ips: z.boolean().optional(),
+    insecure_allow_http: z.boolean().optional(),
+    jwt_bearer_grant: JwtBearerGrantPolicy.optional(),
+});
+/** `embedded_auth_server_config`: an OAuth authorization server run in front of the workload. */
+export const EmbeddedAuthServerConfig = z.object({
+    schema_version: z.string().optional(),
+    issuer: z.string().optional(),
+    authorization_endpoint_base_url: z.string().optional(),
+    allowed_audiences: z.array(z.string()).optional(),
+    scopes_supported: z.array(z.string()).optional(),
+    baseline_client_scopes: z.array(z.string()).optional(),
+    hmac_secret_files: z.array(z.string()).optional(),
+    signing_key_config: SigningKeyConfig.optional(),
+    token_lifespans: TokenLifespanConfig.optional(),
+    delegation_token_lifespan: z.string().optional(),
+    storage: AuthServerStorageConfig.optional(),
+    upstreams: z.array(AuthServerUpstream).optional(),
+    cimd: CimdConfig.optional(),
+    delegate_clients: z.array(DelegateClientConfig).optional(),
+    trusted_issuers: z.array(TrustedIssuer).optional(),
+    force_confidential_redirect_uris: z.array(z.string()).optional(),
+    allow_confidential_client_registration: z.boolean().optional(),
+    disable_upstream_token_injection: z.boolean().optional(),
+    insecure_allow_http: z.boolean().optional(),
+    insecure_allow_confidential_over_loopback_http: z.boolean().optional(),
+});
+// ---------------------------------------------------------------------------------------------
+// The run configuration
+// ---------------------------------------------------------------------------------------------
+/**
+ * The run configuration of a workload (spec 2.17), as `workloads/export` returns it. Secrets are
+ * references (`"<name>,target=<ENV>"`), never values.
+ */
+export const RunConfig = z.object({
+    schema_version: z.string().optional(),
+    name: z.string(),
+    base_name: z.string().optional(),
+    container_name: z.string().optional(),
+    image: z.string().optional(),
+    remote_url: z.string().optional(),
+    group: z.string().optional(),
+    host: z.string().optional(),
+    port: z.number().int().optional(),
+    target_host: z.string().optional(),
+    target_port: z.number().int().optional(),
+    transport: RunTransport.optional(),
+    proxy_mode: ProxyMode.optional(),
+    /**
+     * Hangar: how clients share a stdio server. `shared` (default): one process per distinct
+     * protocol revision and capability set; `isolated`: one process per client session.
+     */
+    session_mode: SessionMode.optional(),
+    endpoint_prefix: z.string().optional(),
+    cmd_args: z.array(z.string()).optional(),
+    env_vars: StringMap.optional(),
+    env_file_dir: z.string().optional(),
+    /** Secret references, `"<secret name>,target=<ENV VAR>"`. */
+    secrets: z.array(z.string()).optional(),
+    volumes: z.array(z.string()).optional(),
+    publish: z.array(z.string()).optional(),
+    container_labels: StringMap.optional(),
+    allowed_origins: z.array(z.string()).optional(),
+    debug: z.boolean().optional(),
+    stateless: z.boolean().optional(),
+    session_ttl: z.string().optional(),
+    strict_protocol_validation: z.boolean().optional(),
+    isolate_network: z.boolean().optional(),
+    allow_docker_gateway: z.boolean().optional(),
+    trust_proxy_headers: z.boolean().optional(),
+    permission_profile_name_or_path: z.string().optional(),
+    permission_profile: PermissionProfile.optional(),
+    tools_filter: z.array(z.string()).optional(),
+    tools_override: z.record(z.string(), ToolOverride).optional(),
+    header_forward: HeaderForwardConfig.optional(),
+    runtime_config: RuntimeConfig.optional(),
+    ignore_config: IgnoreConfig.optional(),
+    middleware_configs: z.array(MiddlewareConfig).optional(),
+    additional_middleware_configs: z.array(MiddlewareConfig).optional(),
+    mutating_webhooks: z.array(WebhookConfig).optional(),
+    validating_webhooks: z.array(WebhookConfig).optional(),
+    oidc_config: TokenValidatorConfig.optional(),
+    jwks_auth_token_file: z.string().optional(),
+    thv_ca_bundle: z.string().optional(),
+    authz_config: AuthzConfig.optional(),
+    authz_config_path: z.string().optional(),
+    audit_config: AuditConfig.optional(),
+    audit_config_path: z.string().optional(),
+    telemetry_config: TelemetryConfig.optional(),
+    rate_limit_config: RateLimitConfig.optional(),
+    rate_limit_namespace: z.string().optional(),
+    remote_auth_config: RemoteAuthConfig.optional(),
+    token_exchange_config: TokenExchangeConfig.optional(),
+    upstream_swap_config: UpstreamSwapConfig.optional(),
+    aws_sts_config: AwsStsConfig.optional(),
+    embedded_auth_server_config: EmbeddedAuthServerConfig.optional(),
+    scaling_config: ScalingConfig.optional(),
+    registry_url: z.string().optional(),
+    registry_api_url: z.string().optional(),
+    registry_server_name: z.string().optional(),
+    k8s_pod_template_patch: z.string().optional(),
+    mcpserver_generation: z.number().int().optional(),
+});
+//# sourceMappingURL=runConfig.js.map

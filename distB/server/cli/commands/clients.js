@@ -1,0 +1,87 @@
+/**
+ * `hangar client ls|register|unregister`.
+ */
+import { resolve } from 'node:path';
+import { CLIENT_APPS } from '../../../protocol/common.js';
+import { HangarError } from '../../../protocol/errors.js';
+import { DiscoverClients, ListClients, RegisterClient, RegisterClients, UnregisterClient, UnregisterClientFromGroup, } from '../../../protocol/protocol.clients.js';
+import { collect, printJson, printTable } from '../cli.js';
+export function registerClientCommands(program, cli) {
+    const client = program
+        .command('client')
+        .description('Register MCP clients (VS Code, Cursor, Claude Code…) and see which are installed');
+    client
+        .command('ls')
+        .alias('list')
+        .description('List every supported client: installed here, registered into which groups and projects')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const [{ clients: statuses }, registered] = await Promise.all([cli.call(DiscoverClients, {}), cli.call(ListClients, {})]);
+        const rows = statuses.map((status) => {
+            const entries = registered.filter((entry) => entry.name === status.client_type);
+            const userWide = entries.find((entry) => entry.project_root === undefined);
+            return {
+                name: status.client_type,
+                installed: status.installed,
+                registered: status.registered,
+                groups: userWide?.groups ?? [],
+                projects: entries.flatMap((entry) => entry.project_root ? [{ project_root: entry.project_root, groups: entry.groups ?? [] }] : []),
+                supports_skills: status.supports_skills ?? false,
+                supports_plugins: status.supports_plugins ?? false,
+            };
+        });
+        if (options.json)
+            return printJson(rows);
+        printTable(rows, {
+            name: (row) => row.name,
+            installed: (row) => (row.installed ? 'yes' : 'no'),
+            groups: (row) => (row.registered && row.groups.length === 0 ? 'all workloads' : row.groups),
+            projects: (row) => row.projects.map((project) => project.project_root),
+            skills: (row) => (row.supports_skills ? 'yes' : 'no'),
+        }, 'No clients.');
+    });
+    client
+        .command('register')
+        .description("Register clients into groups: their configs then list the groups' running workloads")
+        .argument('<names...>', 'client ids, e.g. vscode cursor claude-code (see `hangar client ls`)')
+        .option('-g, --group <group>', 'group to register into (repeatable; default "default")', collect)
+        .option('--project <dir>', 'register into <dir>/.vscode/mcp.json instead (vscode, vscode-insider)')
+        // Names are checked by the operation's schema (an unknown id is a one-line 400).
+        .action(async (names, options) => {
+        const groups = options.group ?? ['default'];
+        if (options.project !== undefined || names.length === 1) {
+            const project_root = options.project === undefined ? undefined : resolve(options.project);
+            for (const name of names)
+                await cli.call(RegisterClient, { name, groups, ...(project_root ? { project_root } : {}) });
+        }
+        else {
+            await cli.call(RegisterClients, { names, groups });
+        }
+        const where = options.project === undefined ? '' : ` for project ${resolve(options.project)}`;
+        process.stdout.write(`Registered ${names.join(', ')} in ${groups.length > 1 ? 'groups' : 'group'} ${groups.join(', ')}${where}.\n`);
+    });
+    client
+        .command('unregister')
+        .alias('rm')
+        .description('Unregister a client (from one group with --group) and remove its Hangar entries')
+        .argument('<name>', 'client id')
+        .option('-g, --group <group>', 'only from this group')
+        .option('--project <dir>', 'the registration for <dir>/.vscode/mcp.json instead of the user-wide one')
+        .action(async (name, options) => {
+        const project = options.project === undefined ? {} : { project_root: resolve(options.project) };
+        // The API answers 204 either way, as ToolHive's does; the CLI says when nothing changed.
+        const registered = (await cli.call(ListClients, {})).find((entry) => entry.name === name &&
+            entry.project_root === project.project_root &&
+            (options.group === undefined || (entry.groups ?? []).includes(options.group)));
+        if (!registered && CLIENT_APPS.includes(name)) {
+            const where = `${options.group === undefined ? '' : ` in group '${options.group}'`}${project.project_root ? ` for project ${project.project_root}` : ''}`;
+            throw new HangarError(404, `client '${name}' is not registered${where}; see hangar client ls`, 'client_not_registered');
+        }
+        if (options.group !== undefined)
+            await cli.call(UnregisterClientFromGroup, { name, group: options.group, ...project });
+        else
+            await cli.call(UnregisterClient, { name, ...project });
+        process.stdout.write(`Unregistered ${name}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
+    });
+}
+//# sourceMappingURL=clients.js.map

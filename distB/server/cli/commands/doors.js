@@ -1,0 +1,51 @@
+/**
+ * The long-running doors: `hangar daemon` (JSON-RPC over stdio) and `hangar serve` (REST).
+ * Their modules are imported only when chosen, so other commands start fast.
+ */
+import { InvalidArgumentError } from 'commander';
+export function registerDoorCommands(program, cli) {
+    program
+        .command('daemon')
+        .description('Serve the management operations as JSON-RPC over stdio (LSP framing), for editors')
+        .action(async () => (await import('../../rpc/main.js')).runDaemon());
+    program
+        .command('serve')
+        .description('Serve the management operations as a REST API on ToolHive-compatible paths')
+        .option('--host <host>', 'address to bind', '127.0.0.1')
+        .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 8080)
+        .option('--socket <path>', 'listen on a UNIX socket instead of host and port')
+        .option('--allowed-origin <origin>', 'a browser origin (scheme://host:port) allowed besides the server\'s own; repeatable', collect, [])
+        .action(async (options) => {
+        const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
+        const dispatcher = createDispatcher(cli.environment, { door: 'serve' });
+        const server = new RestServer(cli.environment, dispatcher);
+        const address = await server.listen({ ...options, allowedOrigins: options.allowedOrigin });
+        cli.environment.log.info(`Hangar API listening on ${address}`);
+        if (!['127.0.0.1', 'localhost', '::1'].includes(options.host) && !options.socket) {
+            cli.environment.log.warn(`bound to ${options.host}: the API is reachable from other machines`);
+        }
+        const stop = () => void server.close().then(() => dispatcher.close()).finally(() => process.exit(0));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+    });
+}
+function collect(value, previous) {
+    let origin;
+    try {
+        origin = new URL(value);
+    }
+    catch {
+        throw new Error(`invalid origin ${value}: expected scheme://host[:port]`);
+    }
+    if ((origin.protocol !== 'http:' && origin.protocol !== 'https:') || origin.pathname !== '/' || origin.search || origin.hash) {
+        throw new Error(`invalid origin ${value}: expected scheme://host[:port]`);
+    }
+    return [...previous, origin.origin];
+}
+function parsePort(value) {
+    const port = Number(value);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new InvalidArgumentError(`expected a port number 0-65535`);
+    return port;
+}
+//# sourceMappingURL=doors.js.map

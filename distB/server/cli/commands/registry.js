@@ -1,0 +1,222 @@
+/**
+ * `hangar registry ls|info|servers|server|skills|set|reset|refresh|add|rm`.
+ */
+import { resolve } from 'node:path';
+import { HangarError } from '../../../protocol/errors.js';
+import { GetCatalogServer, HANGAR_META, ListCatalogServers, ListCatalogSkills, } from '../../../protocol/protocol.catalog.js';
+import { AddRegistry, ALL_REGISTRIES, GetRegistry, ListRegistries, RefreshRegistry, RemoveRegistry, UpdateRegistry, } from '../../../protocol/protocol.registries.js';
+import { printJson, printTable } from '../cli.js';
+export function registerRegistryCommands(program, cli) {
+    const registry = program
+        .command('registry')
+        .description('Browse registries of MCP servers and skills, and choose where they come from');
+    registry
+        .command('ls')
+        .alias('list')
+        .description('List registries in precedence order')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const { registries } = await cli.call(ListRegistries, {});
+        if (options.json)
+            return printJson(registries);
+        printTable(registries, summaryColumns, 'No registries.');
+        for (const failed of registries.filter((entry) => entry.error))
+            process.stderr.write(`${failed.name}: ${failed.error}\n`);
+    });
+    registry
+        .command('info')
+        .description('Show a registry (default: "default")')
+        .argument('[name]', 'registry name', 'default')
+        .option('--json', 'print JSON, with the whole registry content')
+        .action(async (name, options) => {
+        const detail = await cli.call(GetRegistry, { name });
+        if (options.json)
+            return printJson(detail);
+        const { registry: _content, ...summary } = detail;
+        printFields({
+            name: summary.name,
+            type: summary.type,
+            source: summary.source || '(built in)',
+            version: summary.version,
+            'last updated': summary.last_updated,
+            servers: summary.server_count,
+            'remote servers': summary.remote_server_count,
+            skills: summary.skill_count,
+            priority: summary.priority,
+            auth: summary.auth_status,
+        });
+    });
+    registry
+        .command('servers')
+        .description('Search servers across all registries (or one with --registry)')
+        .argument('[query]', 'case-insensitive text to find in names and descriptions')
+        .option('--registry <name>', 'search only this registry')
+        .option('--page <n>', 'page number, from 1')
+        .option('--limit <n>', 'servers per page (at most 200)')
+        .option('--json', 'print JSON')
+        .action(async (query, options) => {
+        const registryName = options.registry ?? ALL_REGISTRIES;
+        const { servers, metadata } = await cli.call(ListCatalogServers, { registryName, ...pageParams(query, options) });
+        if (options.json)
+            return printJson(servers);
+        printTable(servers, {
+            name: (server) => server.name,
+            registry: (server) => registryOf(server) ?? registryName,
+            kind: (server) => (server.packages?.length ? server.packages[0].registryType : 'remote'),
+            transport: (server) => server.packages?.[0]?.transport?.type ?? server.remotes?.[0]?.type,
+            description: (server) => server.description,
+        }, query ? `No servers match "${query}".` : 'No servers.');
+        printPageFooter(metadata);
+    });
+    registry
+        .command('server')
+        .description('Show one server: full reverse-DNS name or a unique short name')
+        .argument('<name>')
+        .option('--registry <name>', 'look only in this registry')
+        .option('--json', 'print JSON')
+        .action(async (name, options) => {
+        const server = await cli.call(GetCatalogServer, { registryName: options.registry ?? ALL_REGISTRIES, serverName: name });
+        if (options.json)
+            return printJson(server);
+        printServer(server, options.registry);
+    });
+    registry
+        .command('skills')
+        .description('Search skills across all registries (or one with --registry)')
+        .argument('[query]', 'case-insensitive text to find in names, namespaces and descriptions')
+        .option('--registry <name>', 'search only this registry')
+        .option('--page <n>', 'page number, from 1')
+        .option('--limit <n>', 'skills per page (at most 200)')
+        .option('--json', 'print JSON')
+        .action(async (query, options) => {
+        const registryName = options.registry ?? ALL_REGISTRIES;
+        const { skills, metadata } = await cli.call(ListCatalogSkills, { registryName, ...pageParams(query, options) });
+        if (options.json)
+            return printJson(skills);
+        printTable(skills, {
+            name: (skill) => (skill.namespace ? `${skill.namespace}/${skill.name}` : skill.name),
+            registry: (skill) => registryOf(skill) ?? registryName,
+            version: (skill) => skill.version,
+            description: (skill) => skill.description,
+        }, query ? `No skills match "${query}".` : 'No skills.');
+        printPageFooter(metadata);
+    });
+    registry
+        .command('set')
+        .description('Point a registry at a registry file (path or URL) or an MCP Registry API URL')
+        .argument('<source>', 'https://… URL, file://… URL or file path')
+        .option('--name <name>', 'registry to change', 'default')
+        .option('--allow-private-ip', 'allow plain http:// and private or loopback addresses')
+        .action(async (source, options) => {
+        const location = isUrl(source) ? { url: source } : { local_path: resolve(source) };
+        const { type } = await cli.call(UpdateRegistry, {
+            name: options.name,
+            ...location,
+            ...(options.allowPrivateIp ? { allow_private_ip: true } : {}),
+        });
+        process.stdout.write(`Registry ${options.name} now reads ${describeType(type)} ${location.url ?? location.local_path}.\n`);
+    });
+    registry
+        .command('reset')
+        .description('Point the default registry back at the built-in catalog')
+        .action(async () => {
+        await cli.call(UpdateRegistry, { name: 'default' });
+        process.stdout.write('Registry default now uses the built-in catalog.\n');
+    });
+    registry
+        .command('refresh')
+        .description('Fetch a remote registry again instead of using its cached copy')
+        .argument('[name]', 'registry name', 'default')
+        .action(async (name) => {
+        await cli.call(RefreshRegistry, { name });
+        process.stdout.write(`Registry ${name} refreshed.\n`);
+    });
+    registry
+        .command('add')
+        .description('Add a named registry from a registry file (path or URL) or an MCP Registry API URL')
+        .argument('<name>', 'lowercase letters, digits, ".", "_" and "-"')
+        .argument('<source>', 'https://… URL, file://… URL or file path')
+        .option('--priority <n>', 'search precedence: lower first (named registries default to 100, "default" to 1000)')
+        .option('--allow-private-ip', 'allow plain http:// and private or loopback addresses')
+        .action(async (name, source, options) => {
+        const added = await cli.call(AddRegistry, {
+            name,
+            source: isUrl(source) ? source : resolve(source),
+            ...(options.priority !== undefined ? { priority: integer(options.priority, '--priority') } : {}),
+            ...(options.allowPrivateIp ? { allow_private_ip: true } : {}),
+        });
+        const counts = `${added.server_count ?? 0} servers, ${added.remote_server_count ?? 0} remote servers, ${added.skill_count ?? 0} skills`;
+        process.stdout.write(`Registry ${added.name} added: ${counts}.\n`);
+    });
+    registry
+        .command('rm')
+        .alias('remove')
+        .description('Remove a named registry')
+        .argument('<name>')
+        .action(async (name) => {
+        await cli.call(RemoveRegistry, { name });
+        process.stdout.write(`Registry ${name} removed.\n`);
+    });
+}
+const summaryColumns = {
+    name: (entry) => entry.name,
+    type: (entry) => entry.type,
+    source: (entry) => entry.source || '(built in)',
+    servers: (entry) => (entry.error ? 'error' : entry.server_count),
+    remote: (entry) => entry.remote_server_count,
+    skills: (entry) => entry.skill_count,
+    priority: (entry) => entry.priority,
+    auth: (entry) => entry.auth_status,
+};
+function pageParams(query, options) {
+    return {
+        ...(query ? { q: query } : {}),
+        ...(options.page !== undefined ? { page: integer(options.page, '--page') } : {}),
+        ...(options.limit !== undefined ? { limit: integer(options.limit, '--limit') } : {}),
+    };
+}
+function integer(value, option) {
+    if (!/^-?\d+$/.test(value))
+        throw HangarError.badRequest(`${option} must be an integer (got ${value})`);
+    return Number.parseInt(value, 10);
+}
+function isUrl(value) {
+    return /^[a-z][a-z0-9+.-]*:/i.test(value) && !/^[a-z]:[\\/]/i.test(value);
+}
+function describeType(type) {
+    return type === 'api' ? 'the MCP Registry API at' : type === 'url' ? 'the registry file at' : 'the registry file';
+}
+function registryOf(record) {
+    const hangar = record._meta?.[HANGAR_META];
+    return hangar?.registry;
+}
+function printPageFooter(metadata) {
+    const pages = Math.max(1, Math.ceil(metadata.total / metadata.limit));
+    if (pages > 1)
+        process.stderr.write(`Page ${metadata.page} of ${pages} (${metadata.total} in all); use --page for more.\n`);
+}
+function printServer(server, registryName) {
+    const pkg = server.packages?.[0];
+    const remote = server.remotes?.[0];
+    printFields({
+        name: server.name,
+        registry: registryOf(server) ?? registryName,
+        title: server.title,
+        description: server.description,
+        version: server.version,
+        repository: server.repository?.url,
+        package: pkg ? `${pkg.registryType} ${pkg.identifier}${pkg.version ? `@${pkg.version}` : ''}` : undefined,
+        remote: remote ? remote.url : undefined,
+        transport: pkg?.transport?.type ?? remote?.type,
+        env: pkg?.environmentVariables
+            ?.map((variable) => `${variable.name}${variable.isRequired ? ' (required)' : ''}${variable.isSecret ? ' (secret)' : ''}`)
+            .join(', '),
+        headers: remote?.headers?.map((header) => `${header.name}${header.isSecret ? ' (secret)' : ''}`).join(', '),
+    });
+}
+function printFields(fields) {
+    const present = Object.entries(fields).filter(([, value]) => value !== undefined && value !== '');
+    const width = Math.max(...present.map(([key]) => key.length));
+    process.stdout.write(`${present.map(([key, value]) => `${`${key}:`.padEnd(width + 2)}${String(value)}`).join('\n')}\n`);
+}
+//# sourceMappingURL=registry.js.map

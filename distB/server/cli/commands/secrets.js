@@ -1,0 +1,124 @@
+import { HangarError } from '../../../protocol/errors.js';
+import { CreateSecret, DeleteSecret, GetSecretsProvider, ListSecretKeys, SECRETS_PROVIDER_TYPES, SetupSecrets, UpdateSecret, } from '../../../protocol/protocol.secrets.js';
+import { printJson, printTable } from '../cli.js';
+export function registerSecretCommands(program, cli) {
+    const secret = program.command('secret').description('Manage secrets and the secrets provider');
+    secret
+        .command('setup')
+        .description('Set up or reconfigure the secrets provider (re-encrypts stored secrets)')
+        .option('--provider <type>', `one of ${SECRETS_PROVIDER_TYPES.join(', ')}`, 'encrypted')
+        .option('--password-stdin', 'encrypted: read the password from stdin (or a prompt); without it, HANGAR_SECRETS_PASSWORD or a generated key is used')
+        .action(async (options) => {
+        const password = options.passwordStdin ? await readSecretInput('Password', { confirm: true }) : undefined;
+        const result = await cli.call(SetupSecrets, { provider_type: options.provider, password });
+        // The REST message keeps ToolHive's wording ("setup successfully"); the CLI says it plainly.
+        const done = result.message.includes('reconfigured') ? 'reconfigured' : 'set up';
+        process.stdout.write(`Secrets provider ${done} (${result.provider_type}).\n`);
+    });
+    secret
+        .command('provider')
+        .description('Show the secrets provider and what it can do')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const provider = await cli.call(GetSecretsProvider, {});
+        if (options.json)
+            return printJson(provider);
+        const capabilities = Object.entries(provider.capabilities ?? {})
+            .filter(([, enabled]) => enabled)
+            .map(([name]) => name.replace(/^can_/, ''));
+        printTable([provider], { name: (p) => p.name, type: (p) => p.provider_type, capabilities: () => capabilities }, '');
+    });
+    secret
+        .command('set')
+        .description('Create or update a secret; the value is read from stdin or a hidden prompt')
+        .argument('<name>', 'the secret\'s key')
+        .action(async (name) => {
+        const value = await readSecretInput(`Value for ${name}`);
+        try {
+            await cli.call(CreateSecret, { key: name, value });
+            process.stdout.write(`Secret ${name} created.\n`);
+        }
+        catch (error) {
+            if (!(error instanceof HangarError) || error.status !== 409)
+                throw error;
+            await cli.call(UpdateSecret, { key: name, value });
+            process.stdout.write(`Secret ${name} updated.\n`);
+        }
+    });
+    secret
+        .command('ls')
+        .alias('list')
+        .description('List the keys of stored secrets (never their values)')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const { keys } = await cli.call(ListSecretKeys, {});
+        if (options.json)
+            return printJson(keys);
+        printTable(keys, { key: (k) => k.key }, 'No secrets.');
+    });
+    secret
+        .command('rm')
+        .alias('delete')
+        .description('Delete a secret')
+        .argument('<name>')
+        .action(async (name) => {
+        await cli.call(DeleteSecret, { key: name });
+        process.stdout.write(`Secret ${name} deleted.\n`);
+    });
+}
+/** A value typed at a hidden prompt on a terminal, else all of stdin minus one trailing newline. */
+async function readSecretInput(label, options = {}) {
+    if (!process.stdin.isTTY) {
+        let text = '';
+        for await (const chunk of process.stdin)
+            text += String(chunk);
+        const value = text.replace(/\r?\n$/, '');
+        if (!value)
+            throw HangarError.badRequest(`no ${label.toLowerCase()} on stdin: pipe it in, or run on a terminal to be prompted`);
+        return value;
+    }
+    const value = await promptHidden(`${label}: `);
+    if (!value)
+        throw HangarError.badRequest(`no ${label.toLowerCase()} given`);
+    if (options.confirm && (await promptHidden(`${label} again: `)) !== value) {
+        throw HangarError.badRequest(`the two ${label.toLowerCase()}s differ`);
+    }
+    return value;
+}
+/** Reads a line from the terminal in raw mode, echoing nothing. */
+async function promptHidden(question) {
+    const input = process.stdin;
+    // Raw mode first: a key typed as soon as the prompt shows must not be echoed.
+    input.setRawMode(true);
+    input.setEncoding('utf8');
+    input.resume();
+    process.stderr.write(question);
+    try {
+        return await new Promise((resolve, reject) => {
+            let typed = [];
+            const onData = (chunk) => {
+                for (const char of chunk) {
+                    if (char === '\r' || char === '\n' || char === '\u0004')
+                        return finish(() => resolve(typed.join('')));
+                    if (char === '\u0003')
+                        return finish(() => reject(HangarError.cancelled('reading the value')));
+                    if (char === '\u007f' || char === '\b')
+                        typed = typed.slice(0, -1);
+                    else
+                        typed.push(char);
+                }
+            };
+            const finish = (settle) => {
+                input.off('data', onData);
+                settle();
+            };
+            input.on('data', onData);
+        });
+    }
+    finally {
+        input.setRawMode(false);
+        input.pause();
+        process.stderr.write('\n');
+    }
+}
+//# sourceMappingURL=secrets.js.map

@@ -1,0 +1,243 @@
+/**
+ * `hangar skill validate|content|install|ls|info|rm|build|builds|rm-build|push|sync|upgrade`.
+ */
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Option } from 'commander';
+import { HangarError } from '../../../protocol/errors.js';
+import { BuildSkill, DeleteSkillBuild, GetSkill, GetSkillContent, InstallSkill, ListSkillBuilds, ListSkills, PushSkill, SyncSkills, UninstallSkill, UpgradeSkills, ValidateSkill, } from '../../../protocol/protocol.skills.js';
+import { enclosingProject } from '../../store/project.js';
+import { collect, printJson, printTable } from '../cli.js';
+/**
+ * The project a command names: `--project DIR` (symlinks followed), or with `--project` alone
+ * or `--scope project` the git work tree around the current folder; undefined for none.
+ */
+async function namedProject(options) {
+    const given = options.projectRoot ?? (typeof options.project === 'string' ? options.project : undefined);
+    if (given !== undefined)
+        return realpath(resolve(given)).catch(() => resolve(given));
+    if (options.project === true || options.scope === 'project')
+        return (await enclosingProject(process.cwd())) ?? process.cwd();
+    return undefined;
+}
+async function placement(options) {
+    const root = await namedProject(options);
+    return { ...(options.scope && { scope: options.scope }), ...(root && { project_root: root }) };
+}
+/**
+ * Where an installed skill is, for `info` and `rm`: as the flags say; without flags, the
+ * project around the current folder when the skill is installed there, else the user's.
+ */
+async function placementOfInstalled(cli, name, options) {
+    const named = await placement(options);
+    if (named.scope || named.project_root)
+        return named;
+    const project = await enclosingProject(process.cwd());
+    if (project === undefined)
+        return {};
+    const inProject = await cli.call(GetSkill, { name, project_root: project }).then(() => true, (error) => {
+        if (error instanceof HangarError && error.status === 404)
+            return false;
+        throw error;
+    });
+    return inProject ? { project_root: project } : {};
+}
+function withProject(command, description) {
+    return command.option('--project [dir]', description).addOption(new Option('--project-root <dir>', 'the same as --project <dir>').hideHelp());
+}
+function withPlacement(command) {
+    return withProject(command.option('--scope <scope>', 'user or project'), 'project scope: in <dir>, or the git work tree around the current folder');
+}
+export function registerSkillCommands(program, cli) {
+    const skill = program.command('skill').description('Install agent skills (SKILL.md folders) into clients, per user or per project');
+    skill
+        .command('validate')
+        .description('Check a skill folder against the Agent Skills rules')
+        .argument('<path>', 'the skill folder (its name must match SKILL.md\'s name)')
+        .option('--json', 'print JSON')
+        .action(async (path, options) => {
+        const result = await cli.call(ValidateSkill, { path: resolve(path) });
+        if (options.json)
+            return printJson(result);
+        for (const error of result.errors ?? [])
+            process.stdout.write(`error: ${error}\n`);
+        for (const warning of result.warnings ?? [])
+            process.stdout.write(`warning: ${warning}\n`);
+        process.stdout.write(result.valid ? 'Valid skill.\n' : 'Invalid skill.\n');
+        if (!result.valid)
+            process.exitCode = 1;
+    });
+    skill
+        .command('content')
+        .description('Show a skill by reference without installing it')
+        .argument('<ref>', 'OCI reference, git://host/owner/repo[@ref][#path], or local build tag')
+        .option('--json', 'print JSON')
+        .action(async (ref, options) => {
+        const content = await cli.call(GetSkillContent, { ref });
+        if (options.json)
+            return printJson(content);
+        process.stdout.write(`${content.name}${content.version ? ` ${content.version}` : ''}: ${content.description}\n\n`);
+        printTable(content.files ?? [], { path: (file) => file.path, size: (file) => file.size }, 'No files.');
+    });
+    withPlacement(skill
+        .command('install')
+        .description('Install a skill for your clients (all detected ones unless --client)')
+        .argument('<ref>', 'skill name, namespace/name, OCI reference, git://host/owner/repo[@ref][#path], or local build tag')
+        .option('--version <version>', 'version (tag) to install'))
+        .option('-c, --client <id>', 'client to install for (repeatable; e.g. claude-code, cursor, codex)', collect)
+        .option('--force', 'overwrite a skill folder Hangar did not write')
+        .option('-g, --group <group>', 'group to add the skill to (default "default")')
+        .option('--json', 'print JSON')
+        .action(async (ref, options) => {
+        const { skill: installed, warnings = [] } = await cli.call(InstallSkill, {
+            name: ref,
+            ...(options.version && { version: options.version }),
+            ...(await placement(options)),
+            ...(options.client && { clients: options.client }),
+            ...(options.force && { force: true }),
+            ...(options.group && { group: options.group }),
+        });
+        for (const warning of warnings)
+            process.stderr.write(`warning: ${warning}\n`);
+        if (options.json)
+            return printJson(installed);
+        process.stdout.write(`Installed ${installed.metadata?.name} (${installed.digest?.slice(0, 19)}) for ${installed.clients?.join(', ')}.\n`);
+    });
+    withPlacement(skill.command('ls').alias('list').description('List installed skills'))
+        .option('-c, --client <id>', 'only skills installed for this client')
+        .option('-g, --group <group>', 'only skills of this group')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const { skills } = await cli.call(ListSkills, {
+            ...(await placement(options)),
+            ...(options.client && { client: options.client }),
+            ...(options.group && { group: options.group }),
+        });
+        if (options.json)
+            return printJson(skills);
+        printTable(skills, {
+            name: (s) => s.metadata?.name,
+            version: (s) => s.metadata?.version || undefined,
+            scope: (s) => (s.scope === 'project' ? `project ${s.project_root}` : s.scope),
+            clients: (s) => s.clients,
+            reference: (s) => s.reference,
+        }, 'No skills installed.');
+    });
+    withPlacement(skill.command('info').description('Show an installed skill').argument('<name>'))
+        .option('--json', 'print JSON')
+        .action(async (name, options) => {
+        const info = await cli.call(GetSkill, { name, ...(await placementOfInstalled(cli, name, options)) });
+        if (options.json)
+            return printJson(info);
+        const skill = info.installed_skill;
+        const lines = [
+            ['name', skill.metadata?.name],
+            ['description', skill.metadata?.description],
+            ['version', skill.metadata?.version],
+            ['scope', skill.scope === 'project' ? `project ${skill.project_root}` : skill.scope],
+            ['reference', skill.reference],
+            ['digest', skill.digest],
+            ['clients', skill.clients?.join(', ')],
+            ['dependencies', skill.dependencies?.map((dependency) => dependency.name).join(', ')],
+            ['installed', skill.installed_at],
+        ];
+        for (const [label, value] of lines)
+            if (value)
+                process.stdout.write(`${label.padEnd(13)}${value}\n`);
+    });
+    withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder (or one client\'s)').argument('<name>'))
+        .option('-c, --client <id>', 'only from this client; the skill stays for the others')
+        .action(async (name, options) => {
+        await cli.call(UninstallSkill, { name, ...(await placementOfInstalled(cli, name, options)), ...(options.client && { client: options.client }) });
+        process.stdout.write(options.client ? `Uninstalled ${name} for ${options.client}.\n` : `Uninstalled ${name}.\n`);
+    });
+    skill
+        .command('build')
+        .description('Pack a skill folder into a local OCI build (reproducible)')
+        .argument('<path>', 'the skill folder')
+        .option('-t, --tag <tag>', 'tag, e.g. ghcr.io/org/my-skill:1.0.0 (default: the skill name)')
+        .action(async (path, options) => {
+        const { reference } = await cli.call(BuildSkill, { path: resolve(path), ...(options.tag && { tag: options.tag }) });
+        process.stdout.write(`${reference}\n`);
+    });
+    skill
+        .command('builds')
+        .description('List local builds')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const { builds } = await cli.call(ListSkillBuilds, {});
+        if (options.json)
+            return printJson(builds);
+        printTable(builds, { tag: (b) => b.tag, name: (b) => b.name, version: (b) => b.version || undefined, digest: (b) => b.digest?.slice(0, 19) }, 'No local builds.');
+    });
+    skill
+        .command('rm-build')
+        .description('Delete a local build')
+        .argument('<tag>')
+        .action(async (tag) => {
+        await cli.call(DeleteSkillBuild, { tag });
+        process.stdout.write(`Deleted build ${tag}.\n`);
+    });
+    skill
+        .command('push')
+        .description('Push a local build to its registry (credentials from docker login)')
+        .argument('<reference>', 'a local build tag naming a registry, e.g. ghcr.io/org/my-skill:1.0.0')
+        .option('--no-sign', 'push unsigned (Hangar does not sign skills)')
+        .action(async (reference) => {
+        await cli.call(PushSkill, { reference, no_sign: true });
+        process.stdout.write(`Pushed ${reference}.\n`);
+    });
+    withProject(skill.command('sync').description('Install exactly the skills pinned in the project\'s hangar.lock.yaml (or toolhive.lock.yaml)'), 'the project (default: the git work tree around the current folder)')
+        .option('-c, --client <id>', 'client to install for (repeatable; default: those the lock file records, else all detected)', collect)
+        .option('--check', 'only report differences (exit code 2 when there are any)')
+        .option('--prune', 'uninstall project skills that are not in the lock file')
+        .option('--adopt', 'add project skills that are not in the lock file to it')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const result = await cli.call(SyncSkills, {
+            project_root: (await namedProject({ ...options, project: options.project ?? true })),
+            ...(options.client && { clients: options.client }),
+            ...(options.check && { check: true }),
+            ...(options.prune && { prune: true }),
+            ...(options.adopt && { adopt: true }),
+        });
+        if (options.json)
+            printJson(result);
+        else {
+            for (const [label, names] of Object.entries(result)) {
+                if (Array.isArray(names) && names.length) {
+                    process.stdout.write(`${label.replace(/_/g, ' ')}: ${names.map((name) => (typeof name === 'string' ? name : `${name.name} (${name.error})`)).join(', ')}\n`);
+                }
+            }
+        }
+        if (result.failed?.length)
+            process.exitCode = 1;
+        else if (options.check && (result.missing?.length || result.drifted?.length || result.removed_from_lock?.length))
+            process.exitCode = 2;
+    });
+    withProject(skill.command('upgrade').description('Re-resolve the sources in hangar.lock.yaml and upgrade skills whose source moved').argument('[names...]', 'only these skills'), 'the project (default: the git work tree around the current folder)')
+        .option('-c, --client <id>', 'client to install for (repeatable; default: those the lock file records, else all detected)', collect)
+        .option('--preview', 'report what would change, change nothing')
+        .option('--fail-on-changes', 'like --preview, and exit with code 2 when something would change')
+        .option('--allow-ref-change', 'follow a source that now resolves to another reference')
+        .option('--json', 'print JSON')
+        .action(async (names, options) => {
+        const { outcomes = [] } = await cli.call(UpgradeSkills, {
+            project_root: (await namedProject({ ...options, project: options.project ?? true })),
+            ...(names.length && { names }),
+            ...(options.client && { clients: options.client }),
+            ...(options.preview && { preview: true }),
+            ...(options.failOnChanges && { fail_on_changes: true }),
+            ...(options.allowRefChange && { allow_ref_change: true }),
+        });
+        if (options.json)
+            printJson(outcomes);
+        else
+            printTable(outcomes, { name: (o) => o.name, status: (o) => o.status, from: (o) => o.old_digest?.slice(0, 19), to: (o) => o.new_digest?.slice(0, 19), detail: (o) => o.error ?? o.new_resolved_reference }, 'Nothing to upgrade.');
+        if (outcomes.some((outcome) => outcome.status === 'failed'))
+            process.exitCode = 1;
+        else if (options.failOnChanges && outcomes.some((outcome) => outcome.status === 'upgraded'))
+            process.exitCode = 2;
+    });
+}
+//# sourceMappingURL=skills.js.map

@@ -1,0 +1,79 @@
+import { HangarError } from '../../../protocol/errors.js';
+import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS } from '../../../protocol/protocol.workloads.js';
+import { printJson, printTable } from '../cli.js';
+const CLEAR_SCREEN = '\u001b[H\u001b[2J';
+const MAX_INTERVAL_SECONDS = 3_600;
+function interval(value) {
+    const seconds = Number(value);
+    if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_INTERVAL_SECONDS)
+        throw new HangarError(400, `--interval must be a number of seconds above 0 and at most ${MAX_INTERVAL_SECONDS} (got ${value})`);
+    return seconds;
+}
+function window(value) {
+    const seconds = Number(value);
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_STATS_WINDOW_SECONDS)
+        throw new HangarError(400, `--window must be a whole number of seconds from 1 to ${MAX_STATS_WINDOW_SECONDS} (got ${value})`);
+    return seconds;
+}
+/** The stats of every running workload (one that stops meanwhile, or whose proxy does not answer now, is left out). */
+async function statsOfRunning(cli, options) {
+    const { workloads } = await cli.call(ListWorkloads, { group: options.group });
+    const running = workloads.filter((workload) => workload.status === 'running');
+    const stats = await Promise.all(running.map((workload) => cli.call(GetWorkloadStats, { name: workload.name, window: options.window }).catch((error) => {
+        if (error instanceof HangarError && (error.status === 409 || error.status === 503))
+            return undefined;
+        throw error;
+    })));
+    return stats.filter((item) => item !== undefined);
+}
+const milliseconds = (value) => (value === undefined ? undefined : value >= 1000 ? `${(value / 1000).toFixed(1)}s` : `${Math.round(value)}ms`);
+function printStats(stats) {
+    printTable(stats, {
+        name: (item) => item.name,
+        'calls/s': (item) => item.calls_per_second.toFixed(item.calls_per_second >= 10 ? 0 : 2),
+        p50: (item) => milliseconds(item.p50_ms),
+        p99: (item) => milliseconds(item.p99_ms),
+        errors: (item) => item.errors,
+        'total calls': (item) => item.total_calls,
+        'total errors': (item) => item.total_errors,
+        'last error': (item) => item.last_error && `${item.last_error.at.slice(11, 19)} ${item.last_error.method}: ${item.last_error.message}`.slice(0, 80),
+    }, 'No running workloads.');
+}
+export function registerTopCommands(program, cli) {
+    program
+        .command('top')
+        .alias('stats')
+        .description('Watch calls/s, p50/p99 latency and errors of each running workload (Ctrl-C to stop)')
+        .option('--once', 'print once and exit (for scripts)')
+        .option('--no-stream', 'the same as --once (docker stats\' name)')
+        .option('--json', 'print JSON: one array with --once, else one array per line (NDJSON)')
+        .option('-i, --interval <seconds>', 'seconds between refreshes', interval, 2)
+        .option('-w, --window <seconds>', `seconds of recent calls counted (1 to ${MAX_STATS_WINDOW_SECONDS})`, window, 10)
+        .option('-g, --group <group>', 'only the workloads of this group')
+        .addHelpText('after', '\nThe proxy of each workload counts its calls whether or not telemetry is on; the same numbers are\nserved as workloads/stats (GET /api/v1beta/workloads/{name}/stats).\n')
+        .action(async (options) => {
+        const once = options.once || !options.stream;
+        if (once) {
+            const stats = await statsOfRunning(cli, options);
+            return options.json ? printJson(stats) : printStats(stats);
+        }
+        const interrupted = new Promise((resolve) => process.once('SIGINT', () => resolve(true)));
+        const live = process.stdout.isTTY && !options.json;
+        for (;;) {
+            const stats = await statsOfRunning(cli, options);
+            if (options.json)
+                process.stdout.write(`${JSON.stringify(stats)}\n`);
+            else {
+                if (live)
+                    process.stdout.write(`${CLEAR_SCREEN}hangar top: every ${options.interval}s, last ${options.window}s counted, Ctrl-C to stop\n\n`);
+                printStats(stats);
+                if (!live)
+                    process.stdout.write('\n');
+            }
+            const stop = await Promise.race([interrupted, new Promise((resolve) => setTimeout(() => resolve(false), options.interval * 1000))]);
+            if (stop)
+                return;
+        }
+    });
+}
+//# sourceMappingURL=top.js.map

@@ -1,0 +1,538 @@
+/**
+ * `hangar run|ls|info|export|edit|stop|restart|rm|logs|mcp|top`, and `hangar proxy` (the per-workload
+ * proxy process the service starts by itself).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Option } from 'commander';
+import { HangarError } from '../../../protocol/errors.js';
+import { CreateWorkload, DeleteWorkload, DeleteWorkloads, ExportWorkload, GetWorkload, GetWorkloadLogs, GetWorkloadProxyLogs, ListWorkloads, RestartWorkload, RestartWorkloads, StopWorkload, StopWorkloads, UpdateWorkload, } from '../../../protocol/protocol.workloads.js';
+import { collect, printJson, printTable } from '../cli.js';
+import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
+import { registerTopCommands } from './top.js';
+import { addRemoteAuthOptions, registerSignInCommand, remoteAuthOf, signInFlow } from './signin.js';
+const WAIT_MS = 120_000;
+/** Lines a logs call returns (the service's window). */
+const LOG_LINES = 1000;
+const FOLLOW_INTERVAL_MS = 1_000;
+/** Lines of an earlier read that must match to find where a later read goes on. */
+const FOLLOW_OVERLAP = 20;
+function integer(value) {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 0)
+        throw new HangarError(400, `invalid number ${value}`);
+    return number;
+}
+/** The `--otel-*` flags, with ToolHive's names. */
+export function addTelemetryOptions(command) {
+    return command
+        .option('--otel-endpoint <url>', 'OTLP/HTTP collector for traces and metrics (URL, or host:port for https)')
+        .option('--otel-service-name <name>', 'service.name of the spans and metrics (default hangar)')
+        .option('--otel-sampling-rate <rate>', 'share of traces kept, 0 to 1 (default 1)')
+        .option('--otel-headers <key=value>', 'header sent to the collector (repeatable or comma-separated)', collect, [])
+        .option('--otel-insecure', 'plain http to a host:port endpoint')
+        .option('--otel-tracing-enabled', 'send traces (on by default with --otel-endpoint)')
+        .option('--otel-metrics-enabled', 'send metrics (on by default with --otel-endpoint)')
+        .option('--otel-enable-prometheus-metrics-path', "serve Prometheus metrics on /metrics of the workload's port")
+        .option('--otel-env-vars <name>', 'environment variable whose value becomes a resource attribute (repeatable or comma-separated)', collect, [])
+        .option('--otel-custom-attributes <key=value>', 'resource attribute (repeatable or comma-separated)', collect, []);
+}
+function addSpecOptions(command) {
+    return addTelemetryOptions(command)
+        .option('--group <group>', 'group of the workload (default: default)')
+        .option('--transport <transport>', 'how the server speaks MCP: stdio, sse or streamable-http')
+        .option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
+        .option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', integer)
+        .option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', integer)
+        .option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
+        .option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
+        .option('-e, --env <KEY=VALUE>', 'environment variable of the server (repeatable)', collect, [])
+        .option('--secret <NAME,target=ENV>', 'secret passed as an environment variable (repeatable)', collect, [])
+        .option('-v, --volume <host:container[:ro]>', 'mount a host path (repeatable)', collect, [])
+        .option('-l, --label <key=value>', 'label of the workload (repeatable)', collect, [])
+        .option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, [])
+        .option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
+        .option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
+        .option('--isolate-network', 'apply the permission profile\'s network rules (default)')
+        .option('--no-isolate-network', 'do not isolate the network')
+        .option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
+        .option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', integer)
+        .option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
+        .option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
+        .option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
+        .option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
+        .option('--oidc-audience <audience>', 'audience the tokens must carry')
+        .option('--oidc-client-id <id>', 'the proxy\'s OAuth client at the provider, for token introspection (its secret from $HANGAR_OIDC_CLIENT_SECRET)')
+        .option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
+        .option('--oidc-introspection-url <url>', 'RFC 7662 endpoint that checks tokens that are not JWTs (opaque tokens)')
+        .option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
+        .option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
+        .option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
+        .option('--resource-url <url>', 'the URL clients know the workload by, when not the proxy\'s own')
+        .option('--authz-config <file>', 'Cedar authorization configuration (JSON or YAML)')
+        .option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
+        .option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
+        .option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
+        .option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
+        .option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', integer)
+        .option('--backend-replicas <n>', 'server instances the proxies spread sessions across', integer);
+}
+function pairs(values, separator, what) {
+    const map = {};
+    for (const value of values) {
+        const at = value.indexOf(separator);
+        if (at <= 0)
+            throw new HangarError(400, `invalid ${what} ${JSON.stringify(value)}: expected KEY${separator}VALUE`);
+        map[value.slice(0, at)] = value.slice(at + 1);
+    }
+    return map;
+}
+function readJsonFile(path, what) {
+    try {
+        return JSON.parse(readFileSync(path, 'utf8'));
+    }
+    catch (error) {
+        throw new HangarError(400, `cannot read the ${what} file ${path}: ${error.message}`);
+    }
+}
+/** A JSON or YAML file (YAML reads JSON too). */
+async function readConfigFile(path, what) {
+    const { parse } = await import('yaml');
+    try {
+        return parse(readFileSync(path, 'utf8'));
+    }
+    catch (error) {
+        throw new HangarError(400, `cannot read the ${what} file ${path}: ${error.message.split('\n')[0]}`);
+    }
+}
+function permissionProfileOf(value) {
+    if (value === 'none')
+        return { name: 'none', network: { mode: 'none' } };
+    if (value === 'network')
+        return { name: 'network', network: { outbound: { insecure_allow_all: true } } };
+    return readJsonFile(value, 'permission profile');
+}
+/** `telemetry_config` from the `--otel-*` flags, or undefined when none is given. */
+export function telemetryOf(options) {
+    const list = (values) => values.flatMap((value) => value.split(',')).filter(Boolean);
+    const telemetry = {
+        endpoint: options.otelEndpoint,
+        serviceName: options.otelServiceName,
+        samplingRate: options.otelSamplingRate,
+        headers: options.otelHeaders.length ? pairs(list(options.otelHeaders), '=', 'OpenTelemetry header') : undefined,
+        insecure: options.otelInsecure,
+        tracingEnabled: options.otelTracingEnabled,
+        metricsEnabled: options.otelMetricsEnabled,
+        enablePrometheusMetricsPath: options.otelEnablePrometheusMetricsPath,
+        environmentVariables: options.otelEnvVars.length ? list(options.otelEnvVars) : undefined,
+        customAttributes: options.otelCustomAttributes.length ? pairs(list(options.otelCustomAttributes), '=', 'OpenTelemetry attribute') : undefined,
+    };
+    if (Object.values(telemetry).every((value) => value === undefined))
+        return undefined;
+    // As ToolHive: an endpoint alone sends both.
+    if (telemetry.endpoint && telemetry.tracingEnabled === undefined && telemetry.metricsEnabled === undefined) {
+        telemetry.tracingEnabled = true;
+        telemetry.metricsEnabled = true;
+    }
+    return JSON.parse(JSON.stringify(telemetry));
+}
+/** The request fields the flags set; fields whose flags were not given are left out. */
+async function specOf(options) {
+    const spec = {};
+    const set = (key, value) => {
+        if (value !== undefined)
+            spec[key] = value;
+    };
+    set('group', options.group);
+    set('transport', options.transport);
+    set('proxy_mode', options.proxyMode);
+    set('proxy_port', options.proxyPort);
+    set('target_port', options.targetPort);
+    set('host', options.host);
+    if (options.allowedOrigins.length)
+        spec.allowed_origins = options.allowedOrigins.flatMap((value) => value.split(',')).filter(Boolean);
+    if (options.env.length)
+        spec.env_vars = pairs(options.env, '=', 'environment variable');
+    if (options.secret.length) {
+        spec.secrets = options.secret.map((value) => {
+            const match = /^([^,]+),target=(.+)$/.exec(value);
+            if (!match)
+                throw new HangarError(400, `invalid secret ${JSON.stringify(value)}: expected NAME,target=ENV`);
+            return { name: match[1], target: match[2] };
+        });
+    }
+    if (options.volume.length)
+        spec.volumes = options.volume;
+    if (options.label.length)
+        spec.labels = pairs(options.label, '=', 'label');
+    if (options.tools.length)
+        spec.tools = options.tools.flatMap((value) => value.split(',')).filter(Boolean);
+    if (options.toolsOverride)
+        spec.tools_override = readJsonFile(options.toolsOverride, 'tools override');
+    if (options.permissionProfile)
+        spec.permission_profile = permissionProfileOf(options.permissionProfile);
+    set('network_isolation', options.isolateNetwork);
+    set('restart_policy', options.restart);
+    set('request_timeout', options.requestTimeout);
+    set('session_mode', options.sessionMode);
+    if (options.header.length || options.headerSecret.length) {
+        spec.header_forward = {
+            ...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),
+            ...(options.headerSecret.length ? { add_headers_from_secret: pairs(options.headerSecret, '=', 'header') } : {}),
+        };
+    }
+    const oidc = {
+        issuer: options.oidcIssuer,
+        audience: options.oidcAudience,
+        client_id: options.oidcClientId,
+        // A secret on the command line would show in the process list and the shell's history.
+        client_secret: options.oidcClientId ? process.env.HANGAR_OIDC_CLIENT_SECRET || undefined : undefined,
+        jwks_url: options.oidcJwksUrl,
+        introspection_url: options.oidcIntrospectionUrl,
+        scopes: options.oidcScopes.length ? options.oidcScopes.flatMap((value) => value.split(',')).filter(Boolean) : undefined,
+        insecure_allow_http: options.oidcInsecureAllowHttp,
+        allow_private_ip: options.oidcAllowPrivateIp,
+        resource_url: options.resourceUrl,
+    };
+    if (Object.values(oidc).some((value) => value !== undefined))
+        spec.oidc = JSON.parse(JSON.stringify(oidc));
+    set('authz_config', options.authzConfig && resolve(options.authzConfig));
+    if (options.auditConfig)
+        spec.audit_config = { enabled: true, ...(await readConfigFile(options.auditConfig, 'audit configuration')) };
+    else if (options.enableAudit)
+        spec.audit_config = { enabled: true };
+    if (options.rateLimitConfig)
+        spec.rate_limit_config = await readConfigFile(options.rateLimitConfig, 'rate limit configuration');
+    if (options.replicas || options.backendReplicas || options.sessionRedis) {
+        spec.scaling_config = JSON.parse(JSON.stringify({ replicas: options.replicas, backend_replicas: options.backendReplicas, session_redis: options.sessionRedis && { address: options.sessionRedis } }));
+    }
+    const telemetry = telemetryOf(options);
+    if (telemetry)
+        spec.telemetry_config = telemetry;
+    return spec;
+}
+/** A workload name from an image reference or a URL, when `--name` is not given. */
+export function nameFrom(source) {
+    if (/^https?:\/\//.test(source)) {
+        const url = new URL(source);
+        return `${url.hostname}${url.port ? `-${url.port}` : ''}`.replace(/[^a-zA-Z0-9._-]/g, '-');
+    }
+    const path = source.split('@')[0];
+    const last = path.split('/').at(-1);
+    const colon = last.indexOf(':');
+    return (colon > 0 ? last.slice(0, colon) : last).replace(/[^a-zA-Z0-9._-]/g, '-') || 'workload';
+}
+async function findSummary(cli, name) {
+    const { workloads } = await cli.call(ListWorkloads, { all: true });
+    return workloads.find((workload) => workload.name === name);
+}
+/** Waits until every named workload satisfies `done` (or is gone, with `gone`). */
+async function waitFor(cli, names, done) {
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+        const { workloads } = await cli.call(ListWorkloads, { all: true });
+        const found = new Map(names.map((name) => [name, workloads.find((workload) => workload.name === name)]));
+        if ([...found.values()].every(done) || Date.now() > deadline)
+            return found;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+}
+async function namesOf(cli, names, group) {
+    if (!group)
+        return names;
+    const { workloads } = await cli.call(ListWorkloads, { all: true, group });
+    return workloads.map((workload) => workload.name);
+}
+function describe(summary) {
+    if (!summary)
+        return 'gone';
+    return `${summary.status}${summary.status_context ? ` (${summary.status_context})` : ''}`;
+}
+const FAILURE_LOG_LINES = 10;
+/** Lines with their line ends, the last one only when complete. */
+function splitLines(text) {
+    return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+/**
+ * The lines of `current` (a later window of the same log) that `previous` did not have: those
+ * after the last place where `previous` ends. A log that was cut or rotated in between is
+ * printed whole.
+ */
+export function linesAfter(previous, current) {
+    if (!previous.length)
+        return [...current];
+    const overlap = Math.min(FOLLOW_OVERLAP, previous.length);
+    const tail = previous.slice(-overlap);
+    for (let end = current.length; end >= overlap; end--) {
+        if (tail.every((line, index) => current[end - overlap + index] === line))
+            return current.slice(end);
+    }
+    return [...current];
+}
+/** How long ago `iso` was, as `ps` and `docker ps` say it: 45s, 12m, 3h, 2d. */
+export function ageOf(iso, now) {
+    const since = iso ? Date.parse(iso) : NaN;
+    if (Number.isNaN(since))
+        return undefined;
+    const seconds = Math.max(0, Math.floor((now - since) / 1000));
+    if (seconds < 60)
+        return `${seconds}s`;
+    if (seconds < 3600)
+        return `${Math.floor(seconds / 60)}m`;
+    if (seconds < 86_400)
+        return `${Math.floor(seconds / 3600)}h`;
+    return `${Math.floor(seconds / 86_400)}d`;
+}
+/**
+ * What network isolation is in force for the workload's container: `network_isolation` only
+ * limits traffic when a permission profile lists what may go out.
+ */
+export function networkOf(detail) {
+    if (detail.url)
+        return 'remote server (no container)';
+    const network = detail.permission_profile?.network;
+    if (network?.mode === 'none')
+        return 'none (the container has no network)';
+    const outbound = network?.outbound;
+    if (detail.network_isolation === false)
+        return 'open: the container reaches any address (network isolation is off)';
+    if (!outbound)
+        return 'open: the container reaches any address (no permission profile limits outbound traffic; give --permission-profile)';
+    if (outbound.insecure_allow_all)
+        return 'open: the container reaches any address (the permission profile allows all outbound traffic)';
+    const hosts = outbound.allow_host?.length ? outbound.allow_host.join(', ') : 'no host';
+    const ports = outbound.allow_port?.length ? ` on ports ${outbound.allow_port.join(', ')}` : '';
+    return `isolated: outbound only to ${hosts}${ports}`;
+}
+/** Warns about `--tools` names the running workload does not offer. */
+async function warnUnknownTools(cli, summary, requested) {
+    if (!requested.length || summary.status !== 'running')
+        return;
+    const offered = await withMcpClient(summary, listTools).catch(() => undefined);
+    if (!offered)
+        return; // e.g. the proxy asks for a token: nothing to check against
+    const names = new Set(offered.map((tool) => tool.name));
+    const unknown = requested.filter((tool) => !names.has(tool));
+    if (!unknown.length)
+        return;
+    process.stderr.write(`warning: workload ${summary.name} has no tool named ${unknown.join(', ')}; --tools keeps only ${offered.length ? offered.map((tool) => tool.name).join(', ') : 'nothing'}. ` +
+        `Fix it with hangar edit ${summary.name} --tools …\n`);
+}
+/** Tells why a workload that was just created or changed is not running, with its server's last lines; exit 1. */
+async function reportNotRunning(cli, name, summary) {
+    process.exitCode = 1;
+    process.stderr.write(`Workload ${name} is ${describe(summary)}\n`);
+    if (summary?.remote)
+        return;
+    const logs = await cli.call(GetWorkloadLogs, { name }).catch(() => '');
+    const lines = logs.trimEnd().split('\n').filter(Boolean).slice(-FAILURE_LOG_LINES);
+    if (lines.length)
+        process.stderr.write(`Last lines of its output (all of it: hangar logs ${name}):\n${lines.map((line) => `  ${line}`).join('\n')}\n`);
+    process.stderr.write(`Change it with hangar edit ${name} …, or remove it with hangar rm ${name}.\n`);
+}
+export function registerWorkloadCommands(program, cli) {
+    registerSignInCommand(program, cli);
+    addSpecOptions(addRemoteAuthOptions(program
+        .command('run'))
+        .description('Run an MCP server from an image, a registry server name or a remote URL')
+        .argument('<source>', 'image reference, registry server name, or http(s) URL of a remote MCP server')
+        .argument('[args...]', 'arguments for the server (after --)')
+        .option('--name <name>', 'name of the workload (default: from the image or URL)')
+        .option('--json', 'print JSON')).action(async (source, args, options) => {
+        const name = options.name ?? nameFrom(source);
+        const remote = /^https?:\/\//.test(source);
+        const oauth = remoteAuthOf(options);
+        if (oauth && !remote)
+            throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
+        const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)), ...(oauth ? { oauth_config: oauth } : {}) };
+        const result = await cli.call(CreateWorkload, params);
+        let summary = await findSummary(cli, name);
+        // A server behind OAuth: the sign-in is part of running it.
+        if (remote && summary?.status === 'unauthenticated' && !options.json) {
+            const signedIn = await signInFlow(cli, name, { skipBrowser: options.remoteAuthSkipBrowser, timeout: options.remoteAuthTimeout });
+            if (signedIn.status !== 'signed_in')
+                return;
+            summary = (await waitFor(cli, [name], (found) => found?.status !== 'unauthenticated')).get(name);
+        }
+        if (options.json)
+            printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
+        else if (summary?.status === 'running')
+            process.stdout.write(`Workload ${name} is running: ${summary.url}\n`);
+        if (summary?.status !== 'running')
+            return reportNotRunning(cli, name, summary);
+        await warnUnknownTools(cli, summary, params.tools ?? []);
+    });
+    program
+        .command('ls')
+        .alias('list')
+        .description('List workloads (running ones unless --all)')
+        .option('-a, --all', 'include stopped workloads')
+        .option('--group <group>', 'only this group')
+        .option('--json', 'print JSON')
+        .action(async (options) => {
+        const { workloads } = await cli.call(ListWorkloads, { all: options.all ?? false, ...(options.group ? { group: options.group } : {}) });
+        if (options.json)
+            return printJson(workloads);
+        const now = Date.now();
+        printTable(workloads, {
+            name: (w) => w.name,
+            package: (w) => w.package,
+            status: (w) => w.status,
+            port: (w) => w.port,
+            url: (w) => w.url,
+            group: (w) => w.group,
+            age: (w) => ageOf(w.created_at, now),
+            reason: (w) => w.status_context || undefined,
+        }, options.all ? 'No workloads.' : 'No running workloads (hangar ls --all shows stopped ones).');
+    });
+    program
+        .command('info')
+        .description('Show a workload\'s configuration and status')
+        .argument('<name>')
+        .option('--json', 'print JSON')
+        .action(async (name, options) => {
+        const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
+        if (options.json)
+            return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail) });
+        const lines = [
+            ['name', detail.name],
+            ['status', describe(summary)],
+            ['url', summary?.url],
+            ['source', detail.url || detail.image],
+            ['transport', detail.transport],
+            ['group', detail.group],
+            ['port', detail.proxy_port],
+            ['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],
+            ['network', networkOf(detail)],
+        ];
+        for (const [key, value] of lines)
+            process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
+    });
+    program
+        .command('export')
+        .description('Print a workload\'s run configuration (secrets as references)')
+        .argument('<name>')
+        .option('-o, --output <file>', 'write to a file instead')
+        .addOption(new Option('--format <format>', 'json (the run configuration), mcpserver (ToolHive operator resources) or kubernetes (Deployment and Service)').choices(['json', 'mcpserver', 'kubernetes']).default('json'))
+        .action(async (name, options) => {
+        const config = await cli.call(ExportWorkload, { name });
+        const text = options.format === 'json' ? `${JSON.stringify(config, null, 2)}\n` : await manifestsOf(config, options.format);
+        if (options.output)
+            writeFileSync(options.output, text, { mode: 0o600 });
+        else
+            process.stdout.write(text);
+    });
+    addRemoteAuthOptions(addSpecOptions(program
+        .command('edit')
+        .description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
+        .argument('<name>')
+        .option('--image <image>', 'new image')
+        .option('--url <url>', 'new remote URL')
+        .option('--json', 'print JSON'))).action(async (name, options) => {
+        const current = await cli.call(GetWorkload, { name });
+        const { registry: _registry, server: _server, ...editable } = current;
+        const changes = await specOf(options);
+        if (changes.env_vars)
+            changes.env_vars = { ...(current.env_vars ?? {}), ...changes.env_vars };
+        if (changes.oidc)
+            changes.oidc = { ...(current.oidc ?? {}), ...changes.oidc };
+        if (changes.telemetry_config)
+            changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...changes.telemetry_config };
+        const oauth = remoteAuthOf(options);
+        if (oauth && !(options.url ?? current.url))
+            throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
+        if (oauth)
+            changes.oauth_config = { ...(current.oauth_config ?? {}), ...oauth };
+        const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
+        const result = await cli.call(UpdateWorkload, params);
+        let summary = await findSummary(cli, name);
+        if (summary?.status === 'unauthenticated' && !options.json) {
+            const signedIn = await signInFlow(cli, name, { skipBrowser: options.remoteAuthSkipBrowser, timeout: options.remoteAuthTimeout });
+            if (signedIn.status !== 'signed_in')
+                return;
+            summary = (await waitFor(cli, [name], (found) => found?.status !== 'unauthenticated')).get(name);
+        }
+        if (options.json)
+            printJson({ ...result, url: summary?.url, status: summary?.status, status_context: summary?.status_context });
+        if (summary?.status !== 'running')
+            return reportNotRunning(cli, name, summary);
+        if (!options.json)
+            process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
+        await warnUnknownTools(cli, summary, changes.tools ?? []);
+    });
+    const lifecycle = (verb, description, single, bulk, done, success) => program
+        .command(verb)
+        .description(description)
+        .argument('[names...]', 'workloads')
+        .option('--group <group>', 'every workload of this group')
+        .option('--no-wait', 'return once the request is accepted')
+        .action(async (names, options) => {
+        if (!names.length && !options.group)
+            throw new HangarError(400, `name a workload, or give --group (hangar ${verb} --help)`);
+        const targets = await namesOf(cli, names, options.group);
+        if (names.length === 1 && !options.group)
+            await cli.call(single, { name: names[0] });
+        else
+            await cli.call(bulk, options.group ? { group: options.group } : { names });
+        if (!options.wait)
+            return;
+        const outcome = await waitFor(cli, targets, done);
+        let failed = false;
+        for (const [name, summary] of outcome) {
+            process.stdout.write(`${name}: ${describe(summary)}\n`);
+            failed ||= !success(summary);
+        }
+        if (failed)
+            process.exitCode = 1;
+    });
+    lifecycle('stop', 'Stop workloads (their container and proxy); they keep their configuration and port', StopWorkload, StopWorkloads, (summary) => !summary || ['stopped', 'error'].includes(summary.status), (summary) => summary?.status === 'stopped');
+    lifecycle('restart', 'Restart workloads', RestartWorkload, RestartWorkloads, 
+    // A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
+    (summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status), (summary) => summary?.status === 'running').alias('start');
+    lifecycle('rm', 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary).alias('delete');
+    program
+        .command('logs')
+        .description(`Print a workload's server output (its last ${LOG_LINES} lines), or its proxy's log with --proxy`)
+        .argument('<name>')
+        .option('--proxy', 'the proxy\'s log instead')
+        .option('-n, --tail <lines>', `only the last lines (at most ${LOG_LINES})`, integer)
+        .option('-f, --follow', 'keep printing new output until Ctrl-C')
+        .action(async (name, options) => {
+        const read = async () => splitLines(await cli.call(options.proxy ? GetWorkloadProxyLogs : GetWorkloadLogs, { name }));
+        let seen = await read();
+        const first = options.tail === undefined ? seen : options.tail === 0 ? [] : seen.slice(-options.tail);
+        process.stdout.write(first.join(''));
+        if (!options.follow)
+            return;
+        const interrupted = new Promise((resolve) => process.once('SIGINT', () => resolve()));
+        for (;;) {
+            const stop = await Promise.race([interrupted.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), FOLLOW_INTERVAL_MS))]);
+            if (stop)
+                return;
+            const current = await read();
+            process.stdout.write(linesAfter(seen, current).join(''));
+            seen = current;
+        }
+    });
+    registerMcpCommands(program, cli);
+    registerTopCommands(program, cli);
+    program
+        .command('proxy')
+        .description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
+        .argument('<name>')
+        .addOption(new Option('--replica <index>', 'serve as this replica, behind the workload\'s load balancer').argParser(integer).hideHelp())
+        .addOption(new Option('--replica-port <port>', 'the replica\'s loopback port').argParser(integer).hideHelp())
+        .action(async (name, options) => {
+        const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../../proxy/main.js'), import('../../runtime/docker.js')]);
+        const replica = options.replica && options.replicaPort ? { index: options.replica, port: options.replicaPort } : undefined;
+        await runProxy(name, new DockerRuntime(), replica);
+    });
+}
+/** The workload as Kubernetes resources, with the Cedar policy file it points at read from disk. */
+async function manifestsOf(config, format) {
+    const { handOver, renderYaml } = await import('../../kubernetes/manifests.js');
+    const authzPolicy = config.authz_config_path ? await readFile(config.authz_config_path, 'utf8').catch(() => undefined) : undefined;
+    return renderYaml(handOver(config, format, { authzPolicy }));
+}
+//# sourceMappingURL=workloads.js.map

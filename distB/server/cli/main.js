@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+/**
+ * `hangar`: the command line. Every subcommand calls the same services as the daemon and
+ * the REST server, in-process.
+ */
+import { readFileSync } from 'node:fs';
+const args = process.argv.slice(2);
+/** `hangar --help`, printed from the build's commands.json: no command tree to build. */
+function builtHelp() {
+    try {
+        return JSON.parse(readFileSync(new URL('./commands.json', import.meta.url), 'utf8')).help;
+    }
+    catch {
+        return undefined; // run from source: commander prints it
+    }
+}
+if (args.length === 1 && args[0] === 'daemon') {
+    // Editors start a daemon per window: skip building the command tree, whose commands load
+    // the whole contract, so `initialize` is answered as soon as possible.
+    (await import('../rpc/main.js')).runDaemon();
+}
+else {
+    // `hangar … | head -1`: the reader is gone, so is the need to write; end quietly.
+    for (const stream of [process.stdout, process.stderr]) {
+        stream.on('error', (error) => {
+            if (error.code === 'EPIPE')
+                process.exit(0);
+            throw error;
+        });
+    }
+    const help = args.length === 1 && ['--help', '-h', 'help'].includes(args[0]) ? builtHelp() : undefined;
+    if (help !== undefined) {
+        process.stdout.write(help);
+    }
+    else if (args.length === 1 && ['version', '--version', '-v'].includes(args[0])) {
+        const { VERSION } = await import('../version.js');
+        process.stdout.write(args[0] === 'version' ? `hangar v${VERSION}\n` : `${VERSION}\n`);
+    }
+    else {
+        await (await import('./program.js')).runCli(process.argv);
+    }
+}
+//# sourceMappingURL=main.js.map

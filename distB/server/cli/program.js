@@ -1,0 +1,114 @@
+/**
+ * The `hangar` command tree. Each area registers its commands from its own module.
+ *
+ * Area modules load the contract (zod and every schema), most of a command's start-up time,
+ * so only the area of the command being run is loaded. The others are listed from
+ * `commands.json`, written at build time from the full tree (scripts/write-manifest.mjs), so
+ * `hangar --help` stays complete without loading them.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Help } from 'commander';
+import { VERSION } from '../version.js';
+import { Cli, describeFailure } from './cli.js';
+import { completionScript } from './completion.js';
+/** Each area's module, in the order its commands appear in `--help`. */
+export const AREAS = {
+    doors: async () => (await import('./commands/doors.js')).registerDoorCommands,
+    groups: async () => (await import('./commands/groups.js')).registerGroupCommands,
+    clients: async () => (await import('./commands/clients.js')).registerClientCommands,
+    registry: async () => (await import('./commands/registry.js')).registerRegistryCommands,
+    secrets: async () => (await import('./commands/secrets.js')).registerSecretCommands,
+    workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
+    skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
+    telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
+};
+const MANIFEST_URL = new URL('./commands.json', import.meta.url);
+function readCommandManifest() {
+    try {
+        return JSON.parse(readFileSync(MANIFEST_URL, 'utf8'));
+    }
+    catch {
+        return undefined; // run from source: load every area
+    }
+}
+/** The summaries of the top-level commands an area registers (for the build-time manifest). */
+export async function summarise(area) {
+    const program = new Command('hangar');
+    (await AREAS[area]())(program, new Cli());
+    const help = new Help();
+    return program.commands.map((command) => ({
+        name: command.name(),
+        aliases: command.aliases(),
+        term: help.subcommandTerm(command),
+        description: command.description(),
+    }));
+}
+/**
+ * The program for `argv`: the areas of the command being run are loaded, the others are listed
+ * from the manifest. `loadAll` loads every area (completion, tests).
+ */
+export async function buildProgram(cli, argv = [], loadAll = false) {
+    const program = new Command('hangar')
+        .description('Manage MCP servers and agent skills across editors and agents')
+        .version(VERSION, '-v, --version', 'print the version')
+        .showHelpAfterError('(run with --help for usage)')
+        .exitOverride();
+    program
+        .command('version')
+        .description('Print the version')
+        .option('--json', 'print JSON')
+        .action((options) => {
+        process.stdout.write(options.json ? `${JSON.stringify({ version: `v${VERSION}` })}\n` : `hangar v${VERSION}\n`);
+    });
+    const manifest = loadAll ? undefined : readCommandManifest();
+    const wanted = commandNameOf(argv);
+    const terms = new Map();
+    for (const [area, load] of Object.entries(AREAS)) {
+        const summaries = manifest?.areas[area];
+        if (summaries && !summaries.some((summary) => summary.name === wanted || summary.aliases.includes(wanted ?? ''))) {
+            for (const summary of summaries) {
+                const stub = program.command(summary.name).description(summary.description).aliases([...summary.aliases]);
+                terms.set(stub, summary.term);
+            }
+        }
+        else {
+            (await load())(program, cli);
+        }
+    }
+    program.configureHelp({ subcommandTerm: (command) => terms.get(command) ?? new Help().subcommandTerm(command) });
+    program
+        .command('completion')
+        .description('Print a shell completion script (bash or zsh)')
+        .argument('<shell>', 'bash or zsh')
+        .addHelpText('after', '\nLoad it with: source <(hangar completion bash)   (or zsh; add the line to your shell\'s rc file)')
+        .action(async (shell) => {
+        if (shell !== 'bash' && shell !== 'zsh') {
+            program.error(`unsupported shell '${shell}': use bash or zsh`, { exitCode: 2, code: 'hangar.usage' });
+        }
+        process.stdout.write(completionScript(await buildProgram(cli, [], true), shell));
+    });
+    return program;
+}
+/** The first operand of the command line (the command run, or the one `help` is asked about). */
+function commandNameOf(argv) {
+    const operands = argv.slice(2).filter((arg) => !arg.startsWith('-'));
+    return operands[0] === 'help' ? operands[1] : operands[0];
+}
+/** Commander's exits that are not usage errors. */
+const SUCCESS_CODES = new Set(['commander.helpDisplayed', 'commander.version', 'commander.executeSubCommandAsync']);
+/** Runs the command line; exits non-zero with a one-line message on failure. */
+export async function runCli(argv) {
+    try {
+        const cli = new Cli();
+        await (await buildProgram(cli, argv)).parseAsync(argv);
+    }
+    catch (error) {
+        // Commander already printed its message; every error of its own is a usage error.
+        if (error instanceof CommanderError)
+            process.exit(SUCCESS_CODES.has(error.code) ? 0 : 2);
+        const { message, exitCode } = describeFailure(error);
+        process.stderr.write(`hangar: ${message}\n`);
+        process.exit(exitCode);
+    }
+}
+//# sourceMappingURL=program.js.map

@@ -1,0 +1,46 @@
+/**
+ * Reading and writing client configuration files on disk: a missing file reads as empty,
+ * a symlinked file is written through to its target, writes are atomic, an existing file
+ * keeps its mode and a new one is 0600 in folders created 0700. Problems become errors that
+ * name the file (and line), so users know what to fix.
+ */
+import { HangarError } from '../../protocol/errors.js';
+import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
+import { confinedPath, realLocation } from '../store/project.js';
+import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
+/**
+ * Reads a configuration file; `confinedTo` (a project root) refuses a file that symlinks
+ * lead outside that folder, so a cloned repository cannot steer Hangar's writes elsewhere.
+ */
+export async function readConfig(path, confinedTo) {
+    try {
+        const writePath = confinedTo === undefined ? await realLocation(path) : await confinedPath(confinedTo, path);
+        const text = (await readTextIfExists(writePath)) ?? '';
+        return { text, writePath };
+    }
+    catch (error) {
+        if (error instanceof HangarError)
+            throw error;
+        throw new HangarError(500, `cannot read ${path}: ${error.message}`, 'client_config_unreadable');
+    }
+}
+export async function writeConfig(config, text) {
+    try {
+        await writeFileAtomic(config.writePath, text, { mode: 0o600, dirMode: 0o700 });
+    }
+    catch (error) {
+        throw new HangarError(500, `cannot write ${config.writePath}: ${error.message}`, 'client_config_unwritable');
+    }
+}
+/** A parse or shape problem of a user's file as a 400 naming the file and line; other errors pass. */
+export function configProblem(path, error) {
+    const untouched = 'fix the file and try again (Hangar left it untouched)';
+    if (error instanceof ConfigSyntaxError) {
+        return new HangarError(400, `${path}:${error.line}:${error.column}: ${error.message}; ${untouched}`, 'client_config_invalid');
+    }
+    if (error instanceof ConfigShapeError) {
+        return new HangarError(400, `${path}: ${error.message}; ${untouched}`, 'client_config_invalid');
+    }
+    return error;
+}
+//# sourceMappingURL=configFile.js.map

@@ -1,0 +1,240 @@
+/**
+ * The hand-over of a workload to a cluster: its run configuration (as `workloads/export` gives
+ * it) turned into Kubernetes resources.
+ *
+ * - `mcpserver`: a `toolhive.stacklok.dev/v1beta1` `MCPServer` for ToolHive's operator, which
+ *   runs the proxy in the cluster, with the resources it references: ConfigMaps for the Cedar
+ *   policies and a custom permission profile, an `MCPOIDCConfig`, an `MCPToolConfig` and an
+ *   `MCPTelemetryConfig`.
+ * - `kubernetes`: a plain Deployment and Service for clusters without the operator. Without a
+ *   proxy in front, only servers that speak HTTP themselves can be handed over this way, and
+ *   authentication, authorization and tool filtering are not enforced.
+ *
+ * Secrets stay references: each becomes a `secretKeyRef` to a Kubernetes Secret that the user
+ * creates; the notes say how. Nothing here reads a secret's value.
+ */
+import { HangarError } from '../../protocol/errors.js';
+import { stringify } from 'yaml';
+export const MANIFEST_FORMATS = ['mcpserver', 'kubernetes'];
+const TOOLHIVE_API = 'toolhive.stacklok.dev/v1beta1';
+/** The proxy's port inside the cluster (ToolHive's default); the laptop's port means nothing there. */
+const CLUSTER_PROXY_PORT = 8080;
+const DEFAULT_HTTP_PORT = 8080;
+export function handOver(config, format, files = {}) {
+    if (config.remote_url || !config.image) {
+        throw HangarError.badRequest(`workload ${config.name} is a remote server (${config.remote_url ?? 'no image'}); only container workloads can be exported as Kubernetes resources`);
+    }
+    return format === 'mcpserver' ? operatorResources(config, files) : plainResources(config);
+}
+/** A DNS-1123 name (lower case, digits and dashes, at most 63 characters) for a Kubernetes object. */
+export function kubernetesName(name) {
+    const cleaned = name
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 63)
+        .replace(/-+$/, '');
+    return cleaned || 'mcp-server';
+}
+/** `name,target=ENV` references, each to a Secret named after the Hangar secret with one key, `value`. */
+function secretReferences(config) {
+    return (config.secrets ?? []).map((stored) => {
+        const comma = stored.lastIndexOf(',target=');
+        const name = comma < 0 ? stored : stored.slice(0, comma);
+        const env = comma < 0 ? stored : stored.slice(comma + ',target='.length);
+        return { source: name, secret: kubernetesName(name), key: 'value', env };
+    });
+}
+function secretNotes(references) {
+    const bySecret = new Map(references.map((reference) => [reference.secret, reference]));
+    return [...bySecret.values()].map((reference) => `create the Secret ${reference.secret} before applying: kubectl create secret generic ${reference.secret} --from-literal=value=<the value of Hangar's secret ${reference.source}>`);
+}
+function labelsOf(config) {
+    return { 'app.kubernetes.io/name': kubernetesName(config.name), 'app.kubernetes.io/managed-by': 'hangar' };
+}
+function resource(kind, apiVersion, name, config, body) {
+    return { apiVersion, kind, metadata: { name, labels: labelsOf(config) }, ...body };
+}
+function envList(config) {
+    return Object.entries(config.env_vars ?? {})
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, value]) => ({ name, value }));
+}
+function hostPathNote(config) {
+    const mounts = [...(config.volumes ?? []), ...(config.permission_profile?.read ?? []), ...(config.permission_profile?.write ?? [])];
+    return mounts.length ? [`host mounts do not carry over to a cluster and were left out: ${mounts.join(', ')}`] : [];
+}
+/** A profile is built in when it only chooses between no network and the network. */
+function builtinProfile(profile) {
+    if (!profile)
+        return 'network';
+    const custom = profile.read?.length || profile.write?.length || profile.privileged || profile.network?.outbound?.allow_host?.length || profile.network?.outbound?.allow_port?.length;
+    if (custom)
+        return undefined;
+    return profile.network?.mode === 'none' ? 'none' : 'network';
+}
+function operatorResources(config, files) {
+    const name = kubernetesName(config.name);
+    const manifests = [];
+    const notes = [...hostPathNote(config)];
+    const references = secretReferences(config);
+    notes.push(...secretNotes(references));
+    const spec = {
+        image: config.image,
+        transport: config.transport === 'inspector' ? 'streamable-http' : (config.transport ?? 'stdio'),
+        proxyPort: CLUSTER_PROXY_PORT,
+    };
+    if ((config.transport ?? 'stdio') === 'stdio')
+        spec.proxyMode = config.proxy_mode ?? 'streamable-http';
+    else
+        spec.mcpPort = config.target_port ?? DEFAULT_HTTP_PORT;
+    if (config.cmd_args?.length)
+        spec.args = config.cmd_args;
+    const env = envList(config);
+    if (env.length)
+        spec.env = env;
+    if (references.length)
+        spec.secrets = references.map((reference) => ({ name: reference.secret, key: reference.key, targetEnvName: reference.env }));
+    if (config.trust_proxy_headers)
+        spec.trustProxyHeaders = true;
+    if (config.endpoint_prefix)
+        spec.endpointPrefix = config.endpoint_prefix;
+    const builtin = builtinProfile(config.permission_profile);
+    if (builtin) {
+        spec.permissionProfile = { type: 'builtin', name: builtin };
+    }
+    else {
+        const profileMap = `${name}-permissions`;
+        manifests.push(resource('ConfigMap', 'v1', profileMap, config, { data: { 'permissions.json': `${JSON.stringify(config.permission_profile, null, 2)}\n` } }));
+        spec.permissionProfile = { type: 'configmap', name: profileMap, key: 'permissions.json' };
+    }
+    if (config.authz_config_path) {
+        if (files.authzPolicy === undefined) {
+            notes.push(`the Cedar policy file ${config.authz_config_path} could not be read; put it in a ConfigMap and set spec.authzConfig yourself`);
+        }
+        else {
+            const policyMap = `${name}-authz`;
+            manifests.push(resource('ConfigMap', 'v1', policyMap, config, { data: { 'authz.json': files.authzPolicy } }));
+            spec.authzConfig = { type: 'configMap', configMap: { name: policyMap, key: 'authz.json' } };
+        }
+    }
+    const oidc = config.oidc_config;
+    if (oidc?.issuer) {
+        const oidcName = `${name}-oidc`;
+        const inline = { issuer: oidc.issuer };
+        if (oidc.jwksurl)
+            inline.jwksUrl = oidc.jwksurl;
+        if (oidc.introspectionURL)
+            inline.introspectionUrl = oidc.introspectionURL;
+        if (oidc.clientID)
+            inline.clientId = oidc.clientID;
+        if (oidc.introspectionURL && oidc.clientID) {
+            inline.clientSecretRef = { name: `${oidcName}-client`, key: 'client-secret' };
+            notes.push(`create the Secret ${oidcName}-client with the key client-secret holding the introspection client's secret`);
+        }
+        if (oidc.insecureAllowHTTP)
+            inline.insecureAllowHTTP = true;
+        if (oidc.allowPrivateIP)
+            inline.jwksAllowPrivateIP = true;
+        manifests.push(resource('MCPOIDCConfig', TOOLHIVE_API, oidcName, config, { spec: { type: 'inline', inline } }));
+        spec.oidcConfigRef = {
+            name: oidcName,
+            // Required by the operator: tokens minted for another server must not be replayed here.
+            audience: oidc.audience || name,
+            ...(oidc.scopes?.length ? { scopes: oidc.scopes } : {}),
+            ...(oidc.resourceURL ? { resourceUrl: oidc.resourceURL } : {}),
+        };
+        if (!oidc.audience)
+            notes.push(`no audience was configured; the operator requires one, so ${name} was used`);
+    }
+    if (config.tools_filter?.length || Object.keys(config.tools_override ?? {}).length) {
+        const toolsName = `${name}-tools`;
+        manifests.push(resource('MCPToolConfig', TOOLHIVE_API, toolsName, config, {
+            spec: { ...(config.tools_filter?.length ? { toolsFilter: config.tools_filter } : {}), ...(config.tools_override ? { toolsOverride: config.tools_override } : {}) },
+        }));
+        spec.toolConfigRef = { name: toolsName };
+    }
+    const telemetry = config.telemetry_config;
+    if (telemetry?.endpoint || telemetry?.enablePrometheusMetricsPath) {
+        const telemetryName = `${name}-telemetry`;
+        // environmentVariables is a CLI-only field the operator refuses.
+        const { environmentVariables: _cliOnly, serviceName, ...shared } = telemetry;
+        manifests.push(resource('MCPTelemetryConfig', TOOLHIVE_API, telemetryName, config, { spec: shared }));
+        spec.telemetryConfigRef = { name: telemetryName, serviceName: serviceName || name };
+    }
+    if (config.audit_config?.enabled)
+        spec.audit = { enabled: true };
+    const scaling = config.scaling_config;
+    if (scaling?.backend_replicas)
+        spec.backendReplicas = scaling.backend_replicas;
+    const redis = scaling?.session_redis;
+    if (redis?.address) {
+        spec.sessionStorage = { provider: 'redis', address: redis.address, ...(redis.db ? { db: redis.db } : {}), ...(redis.key_prefix ? { keyPrefix: redis.key_prefix } : {}) };
+    }
+    const limits = config.rate_limit_config;
+    if (limits && (limits.perUser || limits.shared || limits.tools?.length)) {
+        // The operator keeps buckets in Redis, and per-user buckets need an identity.
+        if (!spec.sessionStorage)
+            notes.push('rate limits were left out: the operator needs scaling_config.session_redis to keep the buckets');
+        else if ((limits.perUser || limits.tools?.some((tool) => tool.perUser)) && !spec.oidcConfigRef)
+            notes.push('rate limits were left out: per-user buckets need OIDC authentication');
+        else
+            spec.rateLimiting = limits;
+    }
+    manifests.unshift(resource('MCPServer', TOOLHIVE_API, name, config, { spec }));
+    return { manifests, notes };
+}
+function plainResources(config) {
+    if ((config.transport ?? 'stdio') === 'stdio') {
+        throw HangarError.badRequest(`workload ${config.name} speaks stdio, which needs a proxy in the cluster; export it with --format mcpserver for ToolHive's operator`);
+    }
+    const name = kubernetesName(config.name);
+    const port = config.target_port ?? DEFAULT_HTTP_PORT;
+    const references = secretReferences(config);
+    const notes = [...hostPathNote(config), ...secretNotes(references)];
+    const enforced = [config.oidc_config?.issuer && 'OIDC authentication', config.authz_config_path && 'Cedar authorization', config.tools_filter?.length && 'tool filtering', config.rate_limit_config && 'rate limits'].filter(Boolean);
+    if (enforced.length)
+        notes.push(`${enforced.join(', ')} are enforced by the proxy, which plain manifests do not include; use --format mcpserver with ToolHive's operator to keep them`);
+    const env = [
+        { name: 'MCP_TRANSPORT', value: config.transport },
+        { name: 'MCP_PORT', value: String(port) },
+        { name: 'MCP_HOST', value: '0.0.0.0' },
+        ...envList(config),
+        ...references.map((reference) => ({ name: reference.env, valueFrom: { secretKeyRef: { name: reference.secret, key: reference.key } } })),
+    ];
+    const selector = { 'app.kubernetes.io/name': name };
+    const deployment = resource('Deployment', 'apps/v1', name, config, {
+        spec: {
+            replicas: config.scaling_config?.backend_replicas ?? 1,
+            selector: { matchLabels: selector },
+            template: {
+                metadata: { labels: labelsOf(config) },
+                spec: {
+                    containers: [
+                        {
+                            name: 'mcp-server',
+                            image: config.image,
+                            ...(config.cmd_args?.length ? { args: config.cmd_args } : {}),
+                            env,
+                            ports: [{ name: 'mcp', containerPort: port }],
+                            securityContext: { allowPrivilegeEscalation: false },
+                        },
+                    ],
+                },
+            },
+        },
+    });
+    const service = resource('Service', 'v1', name, config, {
+        spec: { selector, ports: [{ name: 'mcp', port, targetPort: 'mcp' }] },
+    });
+    return { manifests: [deployment, service], notes };
+}
+/**
+ * The resources as one multi-document YAML stream, the notes as comments on top. YAML 1.1
+ * quoting, as kubectl reads it: a name like `y` or `on` stays a string.
+ */
+export function renderYaml(result) {
+    const comments = result.notes.map((note) => `# ${note}\n`).join('');
+    return comments + result.manifests.map((manifest) => stringify(manifest, { version: '1.1' })).join('---\n');
+}
+//# sourceMappingURL=manifests.js.map

@@ -1,0 +1,601 @@
+/**
+ * The stdio bridge: clients reach a stdio server in a container through one or more server
+ * processes, each spoken to as newline-delimited JSON-RPC over its stdin and stdout.
+ *
+ * A stdio server is initialised once per process, with one protocol revision and one set of
+ * client capabilities, so the bridge gives each client a process initialised with exactly
+ * what that client asked for:
+ *
+ * - `shared` (the default): clients that ask for the same revision with the same
+ *   capabilities share a process. The first of them initialises the container's own process;
+ *   a client with another revision or capability set gets the container's command run again
+ *   beside it (`docker exec`), shared in turn by the clients that match it, and ended when the
+ *   last of them leaves.
+ * - `isolated`: every client session gets a process of its own, ended with the session.
+ *
+ * On a shared process, requests are multiplexed by id: each client request gets a
+ * process-wide id (and its progress token the same number), so two clients may both send id
+ * 1. Responses and progress go back to the session that asked, under its own id and token.
+ * Server requests (sampling, elicitation, roots) carry no link to the client request that
+ * caused them over stdio; so on a process whose clients declared any of those capabilities,
+ * the sessions take turns (one session's requests in flight at a time) and a server request
+ * goes to the session holding the turn, or to the owner of the task named in its
+ * `io.modelcontextprotocol/related-task`. Each session keeps its own log level, resource
+ * subscriptions are counted across sessions, tasks belong to the session that created them,
+ * and `list_changed` notifications go to every session.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { ErrorCode, errorResponse, isRequest, isResponse, parseMessage, canonicalJson, SUPPORTED_PROTOCOL_VERSIONS, } from '../jsonrpc.js';
+import { SessionState } from './sessionState.js';
+const INITIALIZE_TIMEOUT_MS = 60_000;
+const MAX_BACKOFF_MS = 10_000;
+function handshakeOf(params) {
+    const protocolVersion = typeof params?.protocolVersion === 'string' ? params.protocolVersion : '';
+    const capabilities = (params?.capabilities ?? {});
+    return {
+        params: params ?? {},
+        key: `${protocolVersion}\n${canonicalJson(capabilities)}`,
+        answersRequests: capabilities.sampling !== undefined || capabilities.elicitation !== undefined || capabilities.roots !== undefined,
+    };
+}
+export class StdioBridge {
+    options;
+    state = 'connecting';
+    detail = 'attaching to the container';
+    onStateChange;
+    mode;
+    /** The container's own process, reattached whenever the connection is lost. */
+    main;
+    /** Shared processes by handshake key (the main one included, once initialised). */
+    shared = new Map();
+    containerId;
+    connected;
+    markConnected;
+    stopped = false;
+    loop;
+    constructor(options) {
+        this.options = options;
+        this.mode = options.mode ?? 'shared';
+        this.main = new ServerProcess(this, 'the container');
+        this.resetConnected();
+    }
+    resetConnected() {
+        this.connected = new Promise((resolve) => (this.markConnected = resolve));
+    }
+    setState(state, detail) {
+        if (this.state === state && this.detail === detail)
+            return;
+        this.state = state;
+        this.detail = detail;
+        if (state === 'connected')
+            this.markConnected();
+        this.onStateChange?.(state, detail);
+    }
+    /** Resolves once attached (and, after a reconnection, reinitialised); keeps reconnecting after that. */
+    start() {
+        this.loop ??= this.run();
+        return this.connected;
+    }
+    /** Waits for the container, or gives up when `signal` aborts. */
+    async ready(signal) {
+        if (this.state === 'connected')
+            return true;
+        const cancelled = new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await Promise.race([this.connected, cancelled]);
+        return !signal.aborted;
+    }
+    async run() {
+        let backoff = 250;
+        while (!this.stopped) {
+            try {
+                const info = await this.options.runtime.inspect(this.options.container);
+                if (!info)
+                    throw new Error('container not found');
+                if (info.state !== 'running')
+                    throw new Error(`container is ${info.state}`);
+                this.containerId = info.id;
+                const attachment = this.options.execMain ? await this.options.runtime.execCommand(info.id) : await this.options.runtime.attach(info.id);
+                this.main.attach(attachment);
+                const lost = attachment.closed.then(() => {
+                    throw new Error('the container closed its stdio');
+                });
+                lost.catch(() => undefined); // observed below; never an unhandled rejection
+                // A restarted container's server is new: initialise it as its clients had it initialised.
+                await Promise.race([this.main.reinitialize(), lost]);
+                backoff = 250;
+                this.setState('connected');
+                this.options.log.info(`${this.options.execMain ? 'running the server in' : 'attached to'} container ${info.name}`);
+                await lost;
+            }
+            catch (error) {
+                this.main.detach(error.message);
+                if (this.stopped)
+                    return;
+                if (this.state === 'connected')
+                    this.resetConnected();
+                this.setState('disconnected', error.message);
+                this.options.log.warn(`server connection: ${error.message}; retrying in ${backoff} ms`);
+                await new Promise((resolve) => setTimeout(resolve, backoff));
+                backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+            }
+        }
+    }
+    /** The process that serves a client with this handshake (see the module comment). */
+    async processFor(handshake) {
+        if (this.mode === 'isolated')
+            return this.spawn(handshake, 'a session of its own');
+        let process = this.shared.get(handshake.key);
+        if (!process) {
+            process = this.main.claim(handshake) ? Promise.resolve(this.main) : this.spawn(handshake, 'clients of another revision or capability set');
+            this.shared.set(handshake.key, process);
+            process.catch(() => this.shared.delete(handshake.key));
+        }
+        return process;
+    }
+    async spawn(handshake, purpose) {
+        const attachment = await this.options.runtime.execCommand(this.containerId ?? this.options.container);
+        const process = new ServerProcess(this, `another process of the container, for ${purpose}`);
+        process.attach(attachment);
+        process.claim(handshake);
+        void attachment.closed.then(() => process.detach('the server process ended'));
+        return process;
+    }
+    /** A spawned process lost its last session: end it. */
+    retire(process) {
+        if (process === this.main || !process.handshake)
+            return;
+        if (this.mode === 'shared')
+            this.shared.delete(process.handshake.key);
+        process.end();
+    }
+    open(sink) {
+        return new BridgeSession(this, sink);
+    }
+    async close() {
+        this.stopped = true;
+        this.main.detach('the proxy is stopping');
+        for (const process of this.shared.values())
+            void process.then((spawned) => spawned !== this.main && spawned.end(), () => undefined);
+    }
+}
+/** One server process and the sessions it serves. */
+export class ServerProcess {
+    bridge;
+    description;
+    handshake;
+    attachment;
+    initializeResult;
+    initializing;
+    nextId = 1;
+    pending = new Map();
+    serverRequests = new Map();
+    sessions = new Set();
+    state = new SessionState();
+    /** Whose requests may be in flight, when sessions take turns (see the module comment). */
+    turn;
+    turnHeld = 0;
+    waiting = [];
+    constructor(bridge, description) {
+        this.bridge = bridge;
+        this.description = description;
+    }
+    attach(attachment) {
+        this.attachment = attachment;
+        const decoder = new StringDecoder('utf8');
+        let buffered = '';
+        attachment.onStdout((chunk) => {
+            buffered += decoder.write(chunk);
+            let newline = buffered.indexOf('\n');
+            while (newline >= 0) {
+                const line = buffered.slice(0, newline);
+                buffered = buffered.slice(newline + 1);
+                if (line.trim())
+                    this.onLine(line);
+                newline = buffered.indexOf('\n');
+            }
+        });
+    }
+    /** Lost the process: answer what is in flight with an error. */
+    detach(reason) {
+        this.attachment?.close();
+        this.attachment = undefined;
+        for (const [id, entry] of this.pending) {
+            this.pending.delete(id);
+            entry.session?.finished(entry.id);
+            entry.resolve(errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
+        }
+        this.serverRequests.clear();
+        if (this !== this.bridge.main) {
+            for (const session of [...this.sessions])
+                session.sink.ended(`the server process ended: ${reason}`);
+        }
+    }
+    end() {
+        this.attachment?.close();
+        this.attachment = undefined;
+    }
+    /** Takes this process for clients with `handshake`, unless it is taken already. */
+    claim(handshake) {
+        if (this.handshake)
+            return false;
+        this.handshake = handshake;
+        return true;
+    }
+    /** After the main process was reattached: initialise it again as it was before. */
+    async reinitialize() {
+        if (!this.handshake)
+            return;
+        this.initializeResult = undefined;
+        this.initializing = undefined;
+        const response = await this.initialize();
+        if (response.error)
+            throw new Error(`initialize failed: ${response.error.message}`);
+    }
+    /** Initialises the process with its handshake, once; later callers get the same answer. */
+    initialize() {
+        if (this.initializeResult)
+            return Promise.resolve({ jsonrpc: '2.0', id: 0, result: this.initializeResult });
+        return (this.initializing ??= this.sendInitialize().then((response) => {
+            if (response.result)
+                this.initializeResult = response.result;
+            else
+                this.initializing = undefined;
+            return response;
+        }));
+    }
+    sendInitialize() {
+        const { params } = this.handshake;
+        // A shared process serves several clients: it is introduced as the proxy, not as the first of them.
+        const clientInfo = this.bridge.mode === 'shared' ? this.bridge.options.clientInfo : (params.clientInfo ?? this.bridge.options.clientInfo);
+        return new Promise((resolve) => {
+            const id = this.nextId++;
+            const timer = setTimeout(() => {
+                this.pending.delete(id);
+                resolve(errorResponse(id, ErrorCode.InternalError, `the server did not answer initialize within ${INITIALIZE_TIMEOUT_MS / 1000} s`));
+            }, INITIALIZE_TIMEOUT_MS);
+            this.pending.set(id, {
+                session: undefined,
+                id,
+                method: 'initialize',
+                progressToken: undefined,
+                held: false,
+                resolve: (answer) => {
+                    clearTimeout(timer);
+                    // Sent before anyone learns the answer: no request can overtake it.
+                    if (answer.result)
+                        this.write({ jsonrpc: '2.0', method: 'notifications/initialized' });
+                    resolve(answer);
+                },
+            });
+            this.write({ jsonrpc: '2.0', id, method: 'initialize', params: { ...params, clientInfo } });
+        });
+    }
+    write(message) {
+        const stdin = this.attachment?.stdin;
+        if (!stdin)
+            return;
+        // The messages of one turn of the event loop (the requests read from every connection that
+        // had one) leave in one system call, not one each.
+        if (!stdin.writableCorked) {
+            stdin.cork();
+            setImmediate(() => stdin.uncork());
+        }
+        stdin.write(`${JSON.stringify(message)}\n`);
+    }
+    onLine(line) {
+        const message = parseMessage(line);
+        if (!message) {
+            this.bridge.options.log.debug(`ignored a line that is not JSON-RPC: ${line.slice(0, 200)}`);
+            return;
+        }
+        if (isResponse(message))
+            this.onResponse(message);
+        else if (isRequest(message))
+            this.onServerRequest(message);
+        else
+            this.onServerNotification(message);
+    }
+    onResponse(response) {
+        const entry = typeof response.id === 'number' ? this.pending.get(response.id) : undefined;
+        if (!entry)
+            return; // answered after being cancelled
+        this.pending.delete(response.id);
+        response.id = entry.id;
+        if (entry.session) {
+            entry.session.finished(entry.id);
+            this.state.completed(entry.session, entry.method, response);
+            if (entry.held)
+                this.release(entry.session);
+        }
+        entry.resolve(response);
+    }
+    onServerRequest(request) {
+        if (request.method === 'ping') {
+            this.write({ jsonrpc: '2.0', id: request.id, result: {} });
+            return;
+        }
+        const session = this.originOf(request);
+        if (!session) {
+            this.write(errorResponse(request.id, ErrorCode.InternalError, 'no client is connected to answer this request'));
+            return;
+        }
+        this.serverRequests.set(request.id, session);
+        session.sink.deliver(request, session.latestRequest());
+    }
+    /** The session a server request belongs to: the task's owner, else the one holding the turn. */
+    originOf(request) {
+        const owner = this.state.ownerOfRelatedTask(request.params);
+        if (owner)
+            return owner;
+        if (this.sessions.size === 1)
+            return this.sessions.values().next().value;
+        if (this.turn)
+            return this.turn;
+        let latest;
+        for (const session of this.sessions)
+            if (!latest || session.lastRequestAt > latest.lastRequestAt)
+                latest = session;
+        return latest;
+    }
+    onServerNotification(notification) {
+        if (notification.method === 'notifications/progress') {
+            const token = notification.params?.progressToken;
+            const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
+            if (entry?.session) {
+                entry.session.sink.deliver({ ...notification, params: { ...notification.params, progressToken: entry.progressToken } }, entry.id);
+            }
+            return;
+        }
+        if (notification.method === 'notifications/cancelled') {
+            const requestId = notification.params?.requestId;
+            const session = requestId === undefined ? undefined : this.serverRequests.get(requestId);
+            if (session) {
+                this.serverRequests.delete(requestId);
+                session.sink.deliver(notification);
+            }
+            return;
+        }
+        if (notification.method === 'notifications/message') {
+            // A log message while only one session has requests in flight was logged for them: it is that session's.
+            const caller = this.soleCaller();
+            if (caller) {
+                for (const session of this.state.recipientsOf(notification, new Set([caller])))
+                    session.sink.deliver(notification, session.latestRequest());
+                return;
+            }
+        }
+        for (const session of this.state.recipientsOf(notification, this.sessions))
+            session.sink.deliver(notification);
+    }
+    /** The one session with requests in flight, if exactly one has. */
+    soleCaller() {
+        let caller;
+        for (const entry of this.pending.values()) {
+            if (!entry.session)
+                continue;
+            if (caller && caller !== entry.session)
+                return undefined;
+            caller = entry.session;
+        }
+        return caller;
+    }
+    /** Sends a client request under a process-wide id; resolves with the response under the client's id. */
+    forward(session, request, signal) {
+        const local = this.state.answerLocally(session, request);
+        if (local?.response)
+            return Promise.resolve(local.response);
+        return this.send(session, local?.forward ?? request, signal);
+    }
+    send(session, request, signal) {
+        const held = this.handshake?.answersRequests === true;
+        // The usual case, connected with no turns to take, goes out without a wait.
+        const connected = this === this.bridge.main ? this.bridge.state === 'connected' : this.attachment !== undefined;
+        return connected && !held ? this.transmit(session, request, signal, false) : this.sendWhenReady(session, request, signal, held);
+    }
+    async sendWhenReady(session, request, signal, held) {
+        const connected = this === this.bridge.main ? await this.bridge.ready(signal) : this.attachment !== undefined;
+        if (!connected)
+            return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
+        if (held && !(await this.acquire(session, signal)))
+            return errorResponse(request.id, ErrorCode.RequestTimeout, 'request cancelled');
+        return this.transmit(session, request, signal, held);
+    }
+    transmit(session, request, signal, held) {
+        const id = this.nextId++;
+        const meta = request.params?._meta;
+        const progressToken = meta?.progressToken;
+        const params = progressToken === undefined ? request.params : { ...request.params, _meta: { ...meta, progressToken: id } };
+        return new Promise((resolve) => {
+            const onAbort = () => {
+                if (!this.pending.delete(id))
+                    return;
+                session.finished(request.id);
+                if (held)
+                    this.release(session);
+                this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(signal.reason ?? 'cancelled') } });
+                resolve(errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(signal.reason ?? 'cancelled')}`));
+            };
+            signal.addEventListener('abort', onAbort, { once: true });
+            this.pending.set(id, {
+                session,
+                id: request.id,
+                method: request.method,
+                progressToken,
+                held,
+                resolve: (response) => {
+                    signal.removeEventListener('abort', onAbort);
+                    resolve(response);
+                },
+            });
+            session.started(request.id, id);
+            this.write({ jsonrpc: '2.0', id, method: request.method, params });
+        });
+    }
+    /** Waits until `session` may have requests in flight (sessions take turns). */
+    acquire(session, signal) {
+        if (!this.turn || this.turn === session) {
+            this.turn = session;
+            this.turnHeld++;
+            return Promise.resolve(true);
+        }
+        return new Promise((resolve) => {
+            const waiter = {
+                session,
+                go: () => {
+                    signal.removeEventListener('abort', onAbort);
+                    this.turnHeld++;
+                    resolve(true);
+                },
+            };
+            const onAbort = () => {
+                this.waiting.splice(this.waiting.indexOf(waiter), 1);
+                resolve(false);
+            };
+            signal.addEventListener('abort', onAbort, { once: true });
+            this.waiting.push(waiter);
+        });
+    }
+    release(session) {
+        if (this.turn !== session)
+            return;
+        if (--this.turnHeld > 0)
+            return;
+        this.turn = this.waiting[0]?.session;
+        if (!this.turn)
+            return;
+        for (const waiter of this.waiting.filter((candidate) => candidate.session === this.turn)) {
+            this.waiting.splice(this.waiting.indexOf(waiter), 1);
+            waiter.go();
+        }
+    }
+    /** Relays a client's notification or its answer to a server request. */
+    relay(session, message) {
+        if (isResponse(message)) {
+            if (message.id !== null && this.serverRequests.get(message.id) === session) {
+                this.serverRequests.delete(message.id);
+                this.write(message);
+            }
+            return;
+        }
+        if (message.method === 'notifications/initialized')
+            return; // the bridge initialised the process
+        if (message.method === 'notifications/cancelled') {
+            const processId = session.processIdOf(message.params?.requestId);
+            const entry = processId === undefined ? undefined : this.pending.get(processId);
+            if (processId === undefined || !entry)
+                return;
+            this.pending.delete(processId);
+            session.finished(entry.id);
+            if (entry.held)
+                this.release(session);
+            this.write({ ...message, params: { ...message.params, requestId: processId } });
+            entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, 'request cancelled by the client'));
+            return;
+        }
+        this.write(message);
+    }
+    join(session) {
+        this.sessions.add(session);
+    }
+    /** A session ended: cancel what it has in flight, refuse the server requests it holds, drop its state. */
+    leave(session) {
+        if (!this.sessions.delete(session))
+            return;
+        for (const [id, entry] of this.pending) {
+            if (entry.session !== session)
+                continue;
+            this.pending.delete(id);
+            this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client session closed' } });
+            entry.resolve(errorResponse(entry.id, ErrorCode.ConnectionClosed, 'client session closed'));
+        }
+        for (const [id, holder] of this.serverRequests) {
+            if (holder !== session)
+                continue;
+            this.serverRequests.delete(id);
+            this.write(errorResponse(id, ErrorCode.InternalError, 'the client session closed'));
+        }
+        for (const waiter of this.waiting.filter((candidate) => candidate.session === session))
+            this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        if (this.turn === session) {
+            this.turnHeld = 1;
+            this.release(session);
+        }
+        for (const message of this.state.forget(session, this.sessions))
+            this.write({ jsonrpc: '2.0', id: this.nextId++, ...message });
+        if (this.sessions.size === 0)
+            this.bridge.retire(this);
+    }
+}
+/** One client's view of the bridge. */
+export class BridgeSession {
+    bridge;
+    sink;
+    lastRequestAt = 0;
+    process;
+    latest;
+    /** Client request id → process id, for the client's cancellations. */
+    processIds = new Map();
+    closed = false;
+    constructor(bridge, sink) {
+        this.bridge = bridge;
+        this.sink = sink;
+    }
+    request(message, signal) {
+        if (message.method === 'initialize')
+            return this.initialize(message, signal);
+        if (!this.process)
+            return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is not initialized (send initialize first)'));
+        return this.process.forward(this, message, signal);
+    }
+    async initialize(message, signal) {
+        if (this.process)
+            return errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is initialized already');
+        const requested = message.params?.protocolVersion;
+        if (typeof requested !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(requested)) {
+            // As servers do: offer the latest revision both sides know; the client decides whether to go on.
+            message = { ...message, params: { ...message.params, protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.at(-1) } };
+        }
+        if (!(await this.bridge.ready(signal)))
+            return errorResponse(message.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail}`);
+        let process;
+        try {
+            process = await this.bridge.processFor(handshakeOf(message.params));
+        }
+        catch (error) {
+            return errorResponse(message.id, ErrorCode.InternalError, `cannot start a server process for this client: ${error.message}`);
+        }
+        if (this.closed)
+            return errorResponse(message.id, ErrorCode.ConnectionClosed, 'client session closed');
+        process.join(this);
+        const answer = await process.initialize();
+        if (answer.error) {
+            process.leave(this);
+            return { ...answer, id: message.id };
+        }
+        this.process = process;
+        return { jsonrpc: '2.0', id: message.id, result: answer.result };
+    }
+    send(message) {
+        this.process?.relay(this, message);
+    }
+    close() {
+        this.closed = true;
+        this.process?.leave(this);
+    }
+    started(id, processId) {
+        this.lastRequestAt = performance.now();
+        this.latest = id;
+        this.processIds.set(id, processId);
+    }
+    finished(id) {
+        this.processIds.delete(id);
+    }
+    processIdOf(id) {
+        return this.processIds.get(id);
+    }
+    /** The client request most recently sent, while it is in flight. */
+    latestRequest() {
+        return this.latest !== undefined && this.processIds.has(this.latest) ? this.latest : undefined;
+    }
+}
+//# sourceMappingURL=stdio.js.map

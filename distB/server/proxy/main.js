@@ -1,0 +1,291 @@
+/**
+ * `hangar proxy NAME`: the per-workload proxy process. The workloads service spawns it
+ * detached, with its output in `<data>/logs/NAME.log`, so it outlives the daemon, the CLI and
+ * the editor that started it. It reads the workload's run configuration, connects to the
+ * server (container stdio, container HTTP port, or remote URL), serves clients on the
+ * workload's port, and keeps `<data>/proxies/NAME.json` up to date for the services.
+ *
+ * When spawned by the service it receives secret header values over its IPC channel, says
+ * `ready` (or why it failed) there, and is then left alone.
+ */
+import { randomBytes } from 'node:crypto';
+import { createEnvironment } from '../environment.js';
+import { VERSION } from '../version.js';
+import { isServing, isSignInState, WorkloadStore } from '../runspec/store.js';
+import { remotePathOf } from '../runspec/urls.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { EgressProxy } from './egress.js';
+import { HttpBackend } from './backends/http.js';
+import { StdioBridge } from './backends/stdio.js';
+import { composeHttp } from './chain.js';
+import { guardMiddleware } from './middleware/guard.js';
+import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware } from './middleware/timeout.js';
+import { toolsMiddleware } from './middleware/tools.js';
+import { buildSecurity } from './security/proxySecurity.js';
+import { ProxyServer } from './server.js';
+import { STATS_PATH } from '../runspec/stats.js';
+import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
+import { CallStats } from './telemetry/callStats.js';
+import { SecretsService } from '../secrets/service.js';
+import { UpstreamAuthenticator } from './upstreamAuth/authenticator.js';
+import { accessFor, policyFetch } from './upstreamAuth/fetch.js';
+import { signInRoute } from './upstreamAuth/route.js';
+import { TokenStore } from './upstreamAuth/tokenStore.js';
+import { SIGNIN_PATH } from '../runspec/signin.js';
+import { RedisSessionStore } from './sessionStore.js';
+import { replicaPrefix } from './haproxy.js';
+const CONFIGURE_WAIT_MS = 10_000;
+function report(message) {
+    if (process.connected)
+        process.send?.(message, undefined, undefined, () => undefined);
+}
+/** Secret header values from the service (or the replicas' supervisor), when it spawned this process. */
+function receiveConfiguration() {
+    if (!process.connected)
+        return Promise.resolve({ headers: {} });
+    return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve({ headers: {} }), CONFIGURE_WAIT_MS);
+        process.once('message', (message) => {
+            clearTimeout(timer);
+            resolve(message?.type === 'configure' ? message : { headers: {} });
+        });
+    });
+}
+/** The headers every request to an HTTP server carries: the configured ones, and those made of secrets. */
+function upstreamHeadersOf(workload, secretHeaders) {
+    return { ...(workload.header_forward?.add_plaintext_headers ?? {}), ...secretHeaders };
+}
+/**
+ * The OAuth client of a remote server, unless its configuration gives a static credential: a
+ * bearer token (the service passes it as the `Authorization` header) or an `Authorization`
+ * header to forward; a refusal of that credential then reaches the client as the server's 401.
+ */
+function authenticatorOf(workload, headers, environment, store) {
+    if (!workload.remote_url || Object.keys(headers).some((header) => header.toLowerCase() === 'authorization'))
+        return undefined;
+    const serverUrl = new URL(workload.remote_url);
+    const secrets = new SecretsService(environment);
+    return new UpstreamAuthenticator({
+        name: workload.name,
+        serverUrl,
+        config: workload.remote_auth_config ?? {},
+        tokens: new TokenStore(workload.name, store, secrets, environment.log),
+        fetch: policyFetch(accessFor(serverUrl)),
+        resolveSecret: (name) => secrets.resolve(name),
+        log: environment.log,
+    });
+}
+function backendOf(workload, runtime, headers, log, auth, replica) {
+    if (workload.remote_url) {
+        const url = new URL(workload.remote_url);
+        return new HttpBackend({
+            transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
+            locate: async () => url,
+            headers,
+            guardAddresses: true,
+            probe: false,
+            log,
+            auth,
+        });
+    }
+    const container = workload.container_name;
+    if (workload.transport === 'stdio') {
+        const execMain = replica !== undefined && replica.index > 1;
+        return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain });
+    }
+    const path = workload.transport === 'sse' ? '/sse' : '/mcp';
+    return new HttpBackend({
+        transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
+        locate: async () => {
+            const info = await runtime.inspect(container);
+            if (!info)
+                throw new Error(`container ${container} not found`);
+            if (info.state !== 'running')
+                throw new Error(`container ${container} is ${info.state}`);
+            const endpoint = await runtime.endpoint(info.id, workload.target_port);
+            return new URL(`http://${endpoint.host}:${endpoint.port}${path}`);
+        },
+        headers,
+        guardAddresses: false,
+        probe: true,
+        log,
+    });
+}
+/**
+ * A sign-in state change becomes the workload's recorded status too (the services announce it
+ * as `workloads/didChange`), while the workload is one the proxy serves: not while it is being
+ * started, stopped or removed.
+ */
+async function recordAuthStatus(store, name, state, detail) {
+    // Read and written under the record's lock: a service stopping the workload meanwhile wins.
+    await store.statuses.update(name, (recorded) => {
+        if (!isServing(recorded.status))
+            return recorded;
+        const status = isSignInState(state) ? state : isSignInState(recorded.status) ? 'running' : undefined;
+        if (!status || (status === recorded.status && detail === recorded.status_context))
+            return recorded;
+        const context = status === 'running' ? 'signed in' : detail;
+        return { ...recorded, status, status_context: context, updated_at: new Date().toISOString() };
+    });
+}
+/** A remote server's own path, served too so its URL works through the proxy unchanged. */
+function remotePaths(workload) {
+    const path = remotePathOf(workload);
+    if (!path)
+        return { streamable: [], sse: [] };
+    return workload.transport === 'sse' ? { streamable: [], sse: [path] } : { streamable: [path], sse: [] };
+}
+function requestTimeouts(workload) {
+    const fromEnv = Number(process.env.HANGAR_PROXY_REQUEST_TIMEOUT);
+    const idleMs = workload.request_timeout ? workload.request_timeout * 1000 : Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_REQUEST_TIMEOUT_MS;
+    const totalMs = workload.request_timeout_max ? workload.request_timeout_max * 1000 : DEFAULT_REQUEST_TIMEOUT_MAX_MS;
+    return { idleMs, totalMs: Math.max(idleMs, totalMs) };
+}
+/** The egress side of a network-isolated workload, on its network's gateway. */
+async function startEgress(workload, runtime, log) {
+    const gateway = await runtime.networkGateway(networkNameOf(workload));
+    if (!gateway || !workload.egress_port)
+        throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
+    const outbound = workload.permission_profile?.network?.outbound;
+    const egress = new EgressProxy({ allowHosts: outbound?.allow_host ?? [], allowPorts: outbound?.allow_port ?? [] }, log);
+    await egress.listen(gateway, workload.egress_port);
+    log.info(`egress proxy listening on ${gateway}:${workload.egress_port}`);
+    return egress;
+}
+/**
+ * Runs the proxy of workload `name`, reaching its container through `runtime`: for a
+ * workload with replicas, their supervisor, unless this is one of them (`replica`).
+ */
+export async function runProxy(name, runtime, replica) {
+    const environment = createEnvironment(replica ? `proxy ${name}#${replica.index}` : `proxy ${name}`);
+    const { log } = environment;
+    const store = new WorkloadStore(environment.paths);
+    const fail = (message) => {
+        log.error(message);
+        report({ type: 'failed', message });
+        process.exit(1);
+    };
+    const workload = await store.configs.get(name).catch((error) => fail(`cannot read the run configuration: ${error.message}`));
+    if (!workload)
+        return fail(`no workload named ${name}`);
+    if (!workload.port)
+        return fail(`workload ${name} has no port`);
+    if (!replica && (workload.scaling_config?.replicas ?? 1) > 1) {
+        const { superviseReplicas } = await import('./replicas.js');
+        return superviseReplicas(workload, environment, store, await receiveConfiguration());
+    }
+    const configuration = await receiveConfiguration();
+    const secretHeaders = configuration.headers;
+    const paths = remotePaths(workload);
+    const endpoints = {
+        main: paths.streamable[0] ?? paths.sse[0] ?? '/mcp',
+        mcp: ['/mcp', '/sse', '/messages', ...paths.streamable, ...paths.sse],
+        sse: new Set(['/sse', '/messages', ...paths.sse]),
+    };
+    const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error) => fail(`the security configuration is invalid: ${error.message}`));
+    const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
+    const auth = authenticatorOf(workload, upstreamHeaders, environment, store);
+    const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica);
+    const sessionRedis = replica && workload.scaling_config?.session_redis;
+    const sessionStore = sessionRedis?.address ? await RedisSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
+    if (sessionStore) {
+        report({ type: 'sessions', shared: sessionStore.available });
+        sessionStore.onAvailability = (shared) => report({ type: 'sessions', shared });
+    }
+    // OpenTelemetry is loaded only for a workload that turns it on.
+    const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
+    const telemetry = telemetrySettings
+        ? await import('./telemetry/proxyTelemetry.js')
+            .then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
+            .catch((error) => fail(`cannot start telemetry: ${error.message}`))
+        : undefined;
+    const stats = new CallStats();
+    const statsToken = configuration.statsToken ?? randomBytes(24).toString('base64url');
+    const mcpMiddlewares = [
+        stats.middleware,
+        telemetry?.request,
+        ...security.mcpMiddlewares,
+        toolsMiddleware(workload.tools_filter, workload.tools_override),
+        timeoutMiddleware(requestTimeouts(workload)),
+        telemetry?.upstream,
+    ].filter((middleware) => middleware !== undefined && !process.env.NO_MW);
+    const host = workload.host ?? '127.0.0.1';
+    // Clients name the workload's own address, which a replica's load balancer listens on.
+    const guard = guardMiddleware(host, workload.port, { allowedOrigins: workload.allowed_origins });
+    const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)], ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)]] : [])]);
+    const server = new ProxyServer({
+        host: replica ? '127.0.0.1' : host,
+        port: replica?.port ?? workload.port,
+        sessions: replica && { idPrefix: replicaPrefix(replica.index), store: sessionStore },
+        backend,
+        httpMiddlewares: [guard, ...security.httpMiddlewares],
+        mcpMiddlewares,
+        noticeMiddlewares: security.noticeMiddlewares,
+        streamablePaths: paths.streamable,
+        ssePaths: paths.sse,
+        routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+        log,
+    });
+    try {
+        await server.listen();
+    }
+    catch (error) {
+        fail(`cannot listen on ${replica ? `127.0.0.1:${replica.port}` : `${host}:${workload.port}`}: ${error.message}`);
+    }
+    // One egress proxy per workload: the first replica runs it.
+    const egress = isolatesNetwork(workload) && (replica?.index ?? 1) === 1 ? await startEgress(workload, runtime, log).catch((error) => fail(`cannot start the egress proxy: ${error.message}`)) : undefined;
+    const record = {
+        pid: process.pid,
+        host,
+        port: workload.port,
+        started_at: new Date().toISOString(),
+        backend: backend.state,
+        backend_detail: backend.detail,
+        stats_token: statsToken,
+    };
+    let writes = Promise.resolve();
+    const save = (state, detail) => {
+        if (replica)
+            return report({ type: 'state', state, detail }); // the supervisor keeps the record
+        record.backend = state;
+        record.backend_detail = detail;
+        const snapshot = { ...record };
+        writes = writes.then(() => store.proxies.put(name, snapshot)).catch((error) => log.warn(`cannot record the proxy state: ${error.message}`));
+    };
+    backend.onStateChange = (state, detail) => {
+        log.info(`server ${state}${detail ? `: ${detail}` : ''}`);
+        telemetry?.backendState(state);
+        save(state, detail);
+        if (auth)
+            writes = writes.then(() => recordAuthStatus(store, name, state, detail)).catch((error) => log.warn(`cannot record the status: ${error.message}`));
+    };
+    save(backend.state, backend.detail);
+    const address = replica ? `127.0.0.1:${replica.port}, replica ${replica.index}` : `${host}:${workload.port}`;
+    log.info(`proxy for ${name} listening on http://${address} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''})`);
+    let stopping = false;
+    const stop = async () => {
+        if (stopping)
+            return;
+        stopping = true;
+        log.info('stopping');
+        await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
+        await Promise.allSettled([security.close(), telemetry?.close(), sessionStore?.close()]);
+        await writes;
+        const current = replica ? undefined : await store.proxies.get(name).catch(() => undefined);
+        if (current?.pid === process.pid)
+            await store.proxies.remove(name).catch(() => undefined);
+        process.exit(0);
+    };
+    // A failure in one exchange must not take every client's server down with it.
+    process.on('unhandledRejection', (reason) => log.error(`unhandled: ${reason?.stack ?? reason}`));
+    process.on('SIGTERM', () => void stop());
+    process.on('SIGINT', () => void stop());
+    // A replica ends with its supervisor; a proxy the service spawned is let go once ready.
+    process.on('disconnect', () => (replica ? void stop() : undefined));
+    void backend.start().then(async () => {
+        await auth?.start(backend instanceof HttpBackend ? () => backend.challenge() : undefined).catch((error) => log.warn(`cannot resume the sign-in: ${error.message}`));
+        await writes;
+        report({ type: 'ready', port: workload.port });
+    });
+}
+//# sourceMappingURL=main.js.map

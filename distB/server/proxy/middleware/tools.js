@@ -1,0 +1,42 @@
+import { ErrorCode, errorResponse } from '../jsonrpc.js';
+export function toolsMiddleware(filter, overrides) {
+    const renames = new Map(Object.entries(overrides ?? {}));
+    if (!filter?.length && renames.size === 0)
+        return undefined;
+    const allowed = filter?.length ? new Set(filter) : undefined;
+    /** Shown name → real name, for renamed tools. */
+    const realNames = new Map();
+    for (const [real, override] of renames)
+        if (override.name)
+            realNames.set(override.name, real);
+    return async (call, next) => {
+        const { request } = call;
+        if (request.method === 'tools/list') {
+            const response = await next(call);
+            const tools = response.result?.tools;
+            if (!Array.isArray(tools))
+                return response;
+            const shown = [];
+            for (const tool of tools) {
+                const override = renames.get(tool.name);
+                const name = override?.name || tool.name;
+                if (allowed && !allowed.has(name))
+                    continue;
+                shown.push(override ? { ...tool, name, ...(override.description ? { description: override.description } : {}) } : tool);
+            }
+            return { ...response, result: { ...response.result, tools: shown } };
+        }
+        if (request.method === 'tools/call' && typeof request.params?.name === 'string') {
+            const name = request.params.name;
+            const real = realNames.get(name) ?? name;
+            const renamedAway = real === name && Boolean(renames.get(name)?.name && renames.get(name).name !== name);
+            if (renamedAway || (allowed && !allowed.has(name))) {
+                return errorResponse(request.id, ErrorCode.InvalidParams, `Tool ${name} not found`);
+            }
+            if (real !== name)
+                return next({ ...call, request: { ...request, params: { ...request.params, name: real } } });
+        }
+        return next(call);
+    };
+}
+//# sourceMappingURL=tools.js.map

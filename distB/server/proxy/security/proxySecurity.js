@@ -1,0 +1,89 @@
+/**
+ * The security middleware a workload's run configuration asks for, in the chain's order:
+ * audit → authentication → (MCP parsing) → authorization → rate limit. A workload that asks
+ * for none gets none, and none of jose, Cedar or the Redis client is loaded for it. A workload
+ * whose server speaks HTTP gets one more: an upstream 401/403 passed on as such.
+ *
+ * Building fails (and the proxy refuses to start) when a configuration is wrong, with a
+ * message that names the file, field or policy at fault.
+ */
+import { join } from 'node:path';
+import { Auditor } from '../middleware/audit.js';
+import { authenticationMiddleware } from '../middleware/authentication.js';
+import { authorizationMiddleware } from '../middleware/authorization.js';
+import { rateLimitMiddleware } from '../middleware/rateLimit.js';
+import { upstreamAuthMiddleware } from '../middleware/upstreamAuth.js';
+import { AuditLog } from './auditLog.js';
+import { loadAuthzConfig } from '../../runspec/authzConfig.js';
+import { CedarAuthorizer } from './cedarAuthorizer.js';
+import { protectedResourceRoutes } from './protectedResource.js';
+import { rateLimitsOf } from '../../runspec/rateLimitConfig.js';
+import { RedisBuckets } from './redisBuckets.js';
+import { LocalBuckets } from './tokenBuckets.js';
+import { TokenValidator } from './tokenValidator.js';
+/** Where a workload's audit events go unless its `audit_config.logFile` says otherwise. */
+export function defaultAuditFile(paths, name) {
+    return join(paths.data, 'logs', `${name}.audit.ndjson`);
+}
+export function isAuditEnabled(workload) {
+    return workload.audit_config !== undefined && workload.audit_config.enabled !== false;
+}
+export async function buildSecurity(workload, endpoints, paths, log) {
+    const httpMiddlewares = [];
+    const mcpMiddlewares = [];
+    const noticeMiddlewares = [];
+    const closers = [];
+    let routes = new Map();
+    if (isAuditEnabled(workload)) {
+        const config = workload.audit_config;
+        const auditLog = new AuditLog(config.logFile || defaultAuditFile(paths, workload.name), config, log);
+        const auditor = new Auditor(auditLog, config, config.component || workload.name, endpoints.sse);
+        httpMiddlewares.push(auditor.http);
+        mcpMiddlewares.push(auditor.mcp);
+        noticeMiddlewares.push(auditor.notice);
+        closers.push(() => auditLog.close());
+        log.info(`audit events go to ${auditLog.file}`);
+    }
+    const oidc = workload.oidc_config;
+    if (oidc?.issuer) {
+        const validator = await TokenValidator.create(oidc);
+        httpMiddlewares.push(authenticationMiddleware(validator, oidc.resourceURL || undefined));
+        routes = protectedResourceRoutes(oidc, endpoints.main, endpoints.mcp);
+        log.info(`clients must present tokens of ${oidc.issuer} for audience ${oidc.audience}`);
+    }
+    // An HTTP server may refuse the proxy (401/403): the client is told so, and where the metadata is.
+    if (workload.remote_url || workload.transport !== 'stdio') {
+        mcpMiddlewares.push(upstreamAuthMiddleware(oidc?.resourceURL || undefined));
+        if (!oidc?.issuer)
+            routes = protectedResourceRoutes(undefined, endpoints.main, endpoints.mcp);
+    }
+    if (workload.authz_config_path) {
+        const config = await loadAuthzConfig(workload.authz_config_path);
+        const authorizer = await CedarAuthorizer.create(config, workload.name);
+        const authorization = authorizationMiddleware(authorizer, log);
+        mcpMiddlewares.push(authorization.mcp);
+        noticeMiddlewares.push(authorization.notice);
+        log.info(`requests are authorized by ${config.policies.length} Cedar policies from ${workload.authz_config_path}`);
+    }
+    if (workload.rate_limit_config) {
+        const limits = rateLimitsOf(workload.rate_limit_config);
+        const redis = workload.scaling_config?.session_redis;
+        const buckets = redis?.address ? await RedisBuckets.connect({ ...redis, address: redis.address }, log) : new LocalBuckets();
+        // Replicas of a workload (same name and namespace, same Redis) share its buckets.
+        const prefix = `${redis?.key_prefix ?? 'hangar:'}rl:{${workload.rate_limit_namespace || 'default'}:${workload.name}}`;
+        const rateLimit = rateLimitMiddleware(limits, buckets, prefix);
+        mcpMiddlewares.push(rateLimit.mcp);
+        noticeMiddlewares.push(rateLimit.notice);
+        closers.push(() => buckets.close());
+    }
+    return {
+        httpMiddlewares,
+        mcpMiddlewares,
+        noticeMiddlewares,
+        routes,
+        close: async () => {
+            await Promise.allSettled(closers.map((close) => close()));
+        },
+    };
+}
+//# sourceMappingURL=proxySecurity.js.map

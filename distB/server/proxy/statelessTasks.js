@@ -1,0 +1,199 @@
+import { ErrorCode, errorResponse, isRequest, RELATED_TASK, TASKS_EXTENSION } from './jsonrpc.js';
+/** The 2026-07-28 error for a request that needs a capability the client did not declare. */
+const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+/** Tasks followed at once; past this, the oldest is forgotten. */
+const MAX_TASKS = 1_024;
+/** How long a task that reached its end stays known, for a client that polls again. */
+const ENDED_TASK_TTL_MS = 10 * 60_000;
+/** Pages of `tools/list` read to learn which tools take tasks. */
+const MAX_TOOL_PAGES = 20;
+/** A tool missing from the list read this recently is not looked for again. */
+const TOOLS_REREAD_MS = 5_000;
+export class StatelessTasks {
+    handle;
+    notify;
+    tasks = new Map();
+    /** Per legacy session, each tool's `execution.taskSupport`, and when it was read. */
+    support = new WeakMap();
+    nextId = 1;
+    constructor(handle, notify) {
+        this.handle = handle;
+        this.notify = notify;
+    }
+    /** A legacy server's capabilities for a 2026-07-28 client: its core tasks become the extension. */
+    static offered(capabilities) {
+        const { tasks, ...rest } = capabilities;
+        if (!takesToolTasks(tasks))
+            return rest;
+        return { ...rest, extensions: { ...rest.extensions, [TASKS_EXTENSION]: {} } };
+    }
+    /** The answer to a task matter (a task call, `tasks/get`, `tasks/update`, `tasks/cancel`); undefined for anything else. */
+    async answer(matter) {
+        const { request } = matter;
+        if (request.method === 'tools/call')
+            return this.call(matter);
+        if (!['tasks/get', 'tasks/update', 'tasks/cancel'].includes(request.method))
+            return undefined;
+        if (!declaresTasks(matter.declared))
+            return missingTasksCapability(request);
+        const task = this.tasks.get(String(matter.params.taskId));
+        if (!task || task.owner !== matter.owner || task.session.signal.aborted) {
+            return errorResponse(request.id, ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+        }
+        if (request.method === 'tasks/get')
+            return this.get(request, task);
+        if (request.method === 'tasks/update')
+            return this.update(request, task, matter.params.inputResponses);
+        const cancelled = await this.send(task.session, task.exchange, 'tasks/cancel', { taskId: task.taskId });
+        return cancelled.error ? { ...cancelled, id: request.id } : { jsonrpc: '2.0', id: request.id, result: {} };
+    }
+    /** A `tools/call`: sent task-augmented when the client and the tool both take tasks; undefined when it is a plain call. */
+    async call(matter) {
+        const { request, params, session } = matter;
+        if (!takesToolTasks(matter.handshake.capabilities?.tasks))
+            return undefined;
+        const support = await this.taskSupportOf(session, matter.exchange, String(params.name));
+        if (support !== 'optional' && support !== 'required')
+            return undefined;
+        if (!declaresTasks(matter.declared))
+            return support === 'required' ? missingTasksCapability(request) : undefined;
+        const answer = await this.send(session, matter.exchange, 'tools/call', { ...params, task: {} });
+        if (!answer.result)
+            return { ...answer, id: request.id };
+        const created = answer.result.task;
+        // The server may answer at once after all: a plain result.
+        if (!created?.taskId)
+            return { ...answer, id: request.id };
+        this.follow(created.taskId, matter);
+        return { jsonrpc: '2.0', id: request.id, result: { ...modernTask(created), resultType: 'task' } };
+    }
+    /** Starts following a new task: its `tasks/result` opens now, and its session's requests about it are kept for the client. */
+    follow(taskId, matter) {
+        const { session, exchange, owner } = matter;
+        const stop = new AbortController();
+        const outcome = this.send(session, exchange, 'tasks/result', { taskId }, AbortSignal.any([session.signal, stop.signal]));
+        const task = { taskId, owner, session, exchange, asked: new Map(), outcome, stop };
+        session.claim((message) => this.claimed(message, session));
+        void outcome.then(() => setTimeout(() => this.forget(task), ENDED_TASK_TTL_MS).unref());
+        session.signal.addEventListener('abort', () => this.forget(task), { once: true });
+        this.tasks.set(taskId, task);
+        for (const oldest of this.tasks.values()) {
+            if (this.tasks.size <= MAX_TASKS)
+                break;
+            this.forget(oldest);
+        }
+    }
+    forget(task) {
+        if (this.tasks.get(task.taskId) !== task)
+            return;
+        this.tasks.delete(task.taskId);
+        task.stop.abort();
+    }
+    /** A server request about one of the session's tasks is kept for the task's client. */
+    claimed(message, session) {
+        if (!isRequest(message))
+            return false;
+        const related = message.params?._meta?.[RELATED_TASK];
+        const task = typeof related?.taskId === 'string' ? this.tasks.get(related.taskId) : undefined;
+        if (!task || task.session !== session)
+            return false;
+        task.asked.set(`${typeof message.id}:${message.id}`, message);
+        return true;
+    }
+    /** `tasks/get`: the server's view of the task, with the outcome or the questions the proxy holds for it. */
+    async get(request, task) {
+        const answer = await this.send(task.session, task.exchange, 'tasks/get', { taskId: task.taskId });
+        if (!answer.result)
+            return { ...answer, id: request.id };
+        const status = answer.result.status;
+        const current = modernTask(answer.result);
+        if (['completed', 'failed', 'cancelled'].includes(status)) {
+            if (status === 'cancelled')
+                return { jsonrpc: '2.0', id: request.id, result: current };
+            // 2026-07-28 says `failed` only of a JSON-RPC error; a tool's own error is a completed task.
+            const outcome = await task.outcome;
+            const ended = outcome.error ? { ...current, status: 'failed', error: outcome.error } : { ...current, status: 'completed', result: withoutRelatedTask(outcome.result ?? {}) };
+            return { jsonrpc: '2.0', id: request.id, result: ended };
+        }
+        if (task.asked.size > 0) {
+            const inputRequests = Object.fromEntries([...task.asked].map(([key, asked]) => [key, inputRequestOf(asked)]));
+            return { jsonrpc: '2.0', id: request.id, result: { ...current, status: 'input_required', inputRequests } };
+        }
+        // Waiting for input the server has not sent yet: working, as far as the client can act.
+        return { jsonrpc: '2.0', id: request.id, result: status === 'input_required' ? { ...current, status: 'working' } : current };
+    }
+    /** `tasks/update`: the client's answers go to the server as the responses to its requests; unknown keys are ignored. */
+    async update(request, task, inputResponses) {
+        const responses = typeof inputResponses === 'object' && inputResponses !== null ? inputResponses : {};
+        for (const [key, result] of Object.entries(responses)) {
+            const asked = task.asked.get(key);
+            if (!asked || typeof result !== 'object' || result === null)
+                continue;
+            task.asked.delete(key);
+            const refused = await this.notify({ message: { jsonrpc: '2.0', id: asked.id, result: result }, session: task.session, exchange: task.exchange });
+            if (refused)
+                return { ...refused, id: request.id };
+        }
+        return { jsonrpc: '2.0', id: request.id, result: {} };
+    }
+    /** Each tool's `execution.taskSupport`, from the session's `tools/list`, read again (at most every few seconds) when a tool is not in it. */
+    async taskSupportOf(session, exchange, tool) {
+        const known = this.support.get(session);
+        if (known && (known.tools.has(tool) || performance.now() - known.at < TOOLS_REREAD_MS))
+            return known.tools.get(tool);
+        const support = new Map();
+        let cursor;
+        for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+            const listed = await this.send(session, exchange, 'tools/list', cursor === undefined ? {} : { cursor });
+            for (const listedTool of (listed.result?.tools ?? [])) {
+                if (typeof listedTool.name === 'string')
+                    support.set(listedTool.name, String(listedTool.execution?.taskSupport ?? 'forbidden'));
+            }
+            cursor = listed.result?.nextCursor;
+            if (typeof cursor !== 'string')
+                break;
+        }
+        this.support.set(session, { tools: support, at: performance.now() });
+        return support.get(tool);
+    }
+    /** A request of the proxy's own to the server, through the MCP chain like the client's. */
+    send(session, exchange, method, params, signal = session.signal) {
+        const request = { jsonrpc: '2.0', id: `hangar-task-${this.nextId++}`, method, params };
+        return this.handle({ request, session, signal, exchange });
+    }
+}
+function takesToolTasks(tasks) {
+    return typeof tasks?.requests?.tools?.call === 'object';
+}
+function declaresTasks(declared) {
+    return typeof declared.extensions?.[TASKS_EXTENSION] === 'object';
+}
+function missingTasksCapability(request) {
+    const why = request.method === 'tools/call' ? 'this tool runs only as a task' : 'tasks are followed';
+    return errorResponse(request.id, MISSING_REQUIRED_CLIENT_CAPABILITY, `Missing required client capability: ${why} with the ${TASKS_EXTENSION} extension, which the request did not declare`, {
+        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    });
+}
+/** A task as 2026-07-28 describes it. */
+function modernTask(task) {
+    const modern = { taskId: task.taskId, status: task.status, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttl ?? null };
+    if (task.statusMessage !== undefined)
+        modern.statusMessage = task.statusMessage;
+    if (task.pollInterval !== undefined)
+        modern.pollIntervalMs = task.pollInterval;
+    return modern;
+}
+/** A server request as an input request of a task: its method and params, without the task it relates to. */
+function inputRequestOf(request) {
+    const params = request.params ? withoutRelatedTask(request.params) : undefined;
+    return params === undefined ? { method: request.method } : { method: request.method, params };
+}
+function withoutRelatedTask(body) {
+    const meta = body._meta;
+    if (!meta || !(RELATED_TASK in meta))
+        return body;
+    const { [RELATED_TASK]: _related, ...rest } = meta;
+    const { _meta: _old, ...without } = body;
+    return Object.keys(rest).length ? { ...without, _meta: rest } : without;
+}
+//# sourceMappingURL=statelessTasks.js.map

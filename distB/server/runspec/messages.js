@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=messages.js.map

@@ -1,0 +1,122 @@
+/**
+ * Workload state on disk:
+ *
+ * - `<state>/runconfigs/<name>.json`: the run configuration (spec 2.17, ToolHive's field names)
+ *   plus a few Hangar settings; the desired state, written by the management services only.
+ * - `<data>/statuses/<name>.json`: the last status a service recorded, with its reason.
+ * - `<data>/proxies/<name>.json`: written by the workload's proxy process: its pid, port and
+ *   whether its backend answers.
+ * - `<data>/logs/<name>.log`: the proxy's log.
+ *
+ * Every write is atomic and locked (server/store), so daemons, `hangar serve`, the CLI and
+ * proxies can share the folders.
+ */
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
+import { RegistryHeader } from '../../protocol/registryTypes.js';
+import { RunConfig } from '../../protocol/runConfig.js';
+import { JsonCollection } from '../store/document.js';
+import { withLock } from '../store/lock.js';
+/** The format version of the run configuration ToolHive writes, shown on export. */
+export const RUN_CONFIG_FORMAT = 'v0.1.0';
+export const StoredWorkload = RunConfig.extend({
+    name: z.string(),
+    created_at: z.string(),
+    restart_policy: RestartPolicy,
+    /** Seconds; absent means the proxy's default. */
+    request_timeout: z.number().int().optional(),
+    /** Seconds a request may take in all, progress or not; absent means the proxy's default. */
+    request_timeout_max: z.number().int().optional(),
+    /** Headers a remote server accepts (from its registry entry or the request). */
+    headers: z.array(RegistryHeader).optional(),
+    /** Port of the egress proxy on the isolated network's gateway, for a network-isolated container. */
+    egress_port: z.number().int().optional(),
+});
+export const StoredStatus = z.object({
+    status: WorkloadStatus,
+    status_context: z.string().optional(),
+    started_at: z.string().optional(),
+    updated_at: z.string(),
+});
+/** `unauthenticated` and `auth_retrying`: a remote server behind OAuth the proxy cannot get a token for (upstreamAuth/). */
+export const BackendState = z.enum(['connecting', 'connected', 'disconnected', 'unauthenticated', 'auth_retrying']);
+/** The proxy serves but cannot get a token for its server: a backend state, and the workload status the proxy records. */
+export function isSignInState(state) {
+    return state === 'unauthenticated' || state === 'auth_retrying';
+}
+/** A workload whose proxy serves (a sign-in away from working, perhaps): checked against the proxy, its endpoint listed. */
+export function isServing(status) {
+    return status === 'running' || status === 'unhealthy' || isSignInState(status);
+}
+export const ProxyRecord = z.object({
+    pid: z.number().int(),
+    host: z.string(),
+    port: z.number().int(),
+    started_at: z.string(),
+    backend: BackendState,
+    backend_detail: z.string().optional(),
+    /** The bearer token of the proxy's statistics (see `stats.ts`). */
+    stats_token: z.string().optional(),
+    /** Replicas with `session_redis`: false while Redis does not answer (sessions stay on their replica). */
+    sessions_shared: z.boolean().optional(),
+});
+/** A folder of records, one per workload, with an upsert. */
+class RecordFolder {
+    collection;
+    constructor(folder, schema) {
+        this.collection = new JsonCollection(folder, { schema, version: 1 });
+    }
+    get(name) {
+        return this.collection.get(name);
+    }
+    async put(name, value) {
+        for (;;) {
+            if (await this.collection.update(name, () => value))
+                return;
+            if (await this.collection.create(name, value))
+                return;
+        }
+    }
+    /** Changes an existing record under its lock (a `change` that returns it as it is leaves it so). */
+    async update(name, change) {
+        await this.collection.update(name, change);
+    }
+    async remove(name) {
+        await this.collection.delete(name);
+    }
+}
+export class WorkloadStore {
+    paths;
+    configs;
+    statuses;
+    proxies;
+    /** A short stable id of this state folder, put on every container as `hangar.instance`. */
+    instance;
+    locks;
+    logs;
+    constructor(paths) {
+        this.paths = paths;
+        this.instance = createHash('sha256').update(paths.state).digest('hex').slice(0, 8);
+        this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: StoredWorkload, version: 1 });
+        this.statuses = new RecordFolder(join(paths.data, 'statuses'), StoredStatus);
+        this.proxies = new RecordFolder(join(paths.data, 'proxies'), ProxyRecord);
+        this.locks = join(paths.state, 'workload-locks');
+        this.logs = join(paths.data, 'logs');
+    }
+    logFile(name) {
+        return join(this.logs, `${name}.log`);
+    }
+    /** Runs `work` holding the workload's lifecycle lock (start, stop, delete, reconcile). */
+    withWorkloadLock(name, work) {
+        return withLock(join(this.locks, name), work);
+    }
+    /** Removes everything recorded about a workload but its run configuration. */
+    async forgetRuntimeState(name) {
+        const log = this.logFile(name);
+        await Promise.all([this.statuses.remove(name), this.proxies.remove(name), rm(log, { force: true }), rm(`${log}.1`, { force: true })]);
+    }
+}
+//# sourceMappingURL=store.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=runtime.js.map

@@ -1,0 +1,190 @@
+/**
+ * The skills service: validate, read by reference, install, list, inspect and uninstall
+ * skills per client, user or project; build, list, delete and push local builds; and keep a
+ * project's lock file (sync, upgrade).
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { HangarError } from '../../protocol/errors.js';
+import { BuildSkill, DeleteSkillBuild, GetSkill, GetSkillContent, InstallSkill, ListSkillBuilds, ListSkills, PushSkill, SkillsDidChange, SyncSkills, UninstallSkill, UpgradeSkills, ValidateSkill, } from '../../protocol/protocol.skills.js';
+import { implement } from '../dispatch.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
+import { RegistryClient } from '../oci/client.js';
+import { SkillBuilds } from './builds.js';
+import { SkillInstaller } from './installer.js';
+import { SkillProjects } from './projects.js';
+import { SkillSources } from './sources.js';
+import { SkillRecords, toInstalledSkill } from './store.js';
+import { cleanPath } from '../store/project.js';
+import { chooseClients, lookupPlacement, placementOf } from './targets.js';
+import { validateInlineSkill, validateSkillFolder } from './validate.js';
+export class SkillService {
+    environment;
+    groups;
+    builds;
+    sources;
+    installer;
+    records;
+    projects;
+    client;
+    home;
+    constructor(environment, groups, catalog, options = {}) {
+        this.environment = environment;
+        this.groups = groups;
+        const env = options.env ?? process.env;
+        const { paths } = environment;
+        this.home = env.HOME || homedir();
+        this.client = new RegistryClient({ env });
+        this.builds = new SkillBuilds(paths, env);
+        this.sources = new SkillSources(paths, this.client, this.builds, catalog, env);
+        this.records = new SkillRecords(paths);
+        this.installer = new SkillInstaller(paths, this.records, this.sources, this.home, env);
+        this.projects = new SkillProjects(this);
+    }
+    async validate(params) {
+        const check = params.path !== undefined ? await validateSkillFolder(params.path) : await validateInlineSkill(params.skill_md ?? '', params.files);
+        return { valid: check.valid, errors: check.errors, warnings: check.warnings };
+    }
+    /** Reads a skill by reference into a scratch folder and describes it; nothing is installed. */
+    async content(ref, context) {
+        return this.withProgress(context, `Reading ${ref}`, (progress) => this.installer.withScratch(async (folder) => {
+            const source = await this.sources.resolve(ref, undefined, context.signal);
+            const fetched = await this.sources.fetch(source, join(folder, 'skill'), context.signal, progress);
+            return {
+                name: fetched.name,
+                description: fetched.fields.description ?? '',
+                version: fetched.fields.version ?? '',
+                license: fetched.fields.license ?? '',
+                body: fetched.skillMd,
+                files: fetched.files.map(({ path, size }) => ({ path, size })),
+            };
+        }));
+    }
+    async install(params, context) {
+        await this.installer.recover();
+        const placement = await placementOf(params.scope, params.project_root);
+        const group = params.group ?? DEFAULT_GROUP;
+        await this.groups.get(group);
+        const clients = await chooseClients(params.clients, this.home);
+        return this.withProgress(context, `Installing ${params.name}`, async (progress) => {
+            const source = await this.sources.resolve(params.name, params.version, context.signal);
+            const outcome = await this.installer.install({ source, requested: params.name, placement, clients, force: params.force ?? false, explicit: true }, { signal: context.signal, progress });
+            await this.addToGroup(group, outcome.record.name);
+            this.announce(outcome, placement);
+            return {
+                skill: toInstalledSkill(outcome.record),
+                ...(outcome.record.managed && { unsigned: true }),
+                ...(outcome.warnings.length && { warnings: [...outcome.warnings] }),
+            };
+        });
+    }
+    async list(params) {
+        await this.installer.recover();
+        const scope = params.scope ?? (params.project_root ? 'project' : undefined);
+        const members = params.group ? new Set((await this.groups.get(params.group)).skills) : undefined;
+        const records = (await this.records.list()).filter((record) => (!scope || record.scope === scope) &&
+            (!params.project_root || record.project_root === cleanPath(params.project_root)) &&
+            (!params.client || record.folders.some((folder) => folder.clients.includes(params.client))) &&
+            (!members || members.has(record.name)));
+        records.sort((a, b) => a.name.localeCompare(b.name) || a.scope.localeCompare(b.scope) || a.project_root.localeCompare(b.project_root));
+        return { skills: records.map(toInstalledSkill) };
+    }
+    async get(params) {
+        await this.installer.recover();
+        const placement = lookupPlacement(params.scope, params.project_root);
+        const record = await this.records.get(placement, params.name);
+        if (!record)
+            throw HangarError.notFound(`skill ${params.name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
+        const skill = toInstalledSkill(record);
+        return { metadata: skill.metadata, installed_skill: skill, ...(record.managed && { unsigned: true }) };
+    }
+    async uninstall(params, context) {
+        await this.installer.recover();
+        const placement = lookupPlacement(params.scope, params.project_root);
+        await this.remove(placement, params.name, context.signal, params.client);
+        return null;
+    }
+    /**
+     * Uninstalls a skill (for one client only, with `client`), then — once it is gone for every
+     * client — the dependencies nothing else needs any more.
+     */
+    async remove(placement, name, signal, client) {
+        const { removed: record, remaining: kept } = await this.installer.uninstall(placement, name, signal, client);
+        if (kept) {
+            // Still installed for other clients: changed in place.
+            this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'upgraded' });
+            return;
+        }
+        const remaining = await this.records.list();
+        if (!remaining.some((other) => other.name === name)) {
+            for (const group of await this.groups.list()) {
+                if (group.skills.includes(name))
+                    await this.groups.update(group.name, (current) => ({ ...current, skills: current.skills.filter((skill) => skill !== name) }));
+            }
+        }
+        this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'uninstalled' });
+        for (const dependency of record.dependencies) {
+            if (await this.installer.release(placement, dependency.name, name, signal))
+                await this.remove(placement, dependency.name, signal);
+        }
+    }
+    async build(params) {
+        return { reference: await this.builds.build(params.path, params.tag) };
+    }
+    async push(params, context) {
+        if (params.key || params.identity_token) {
+            throw HangarError.badRequest('Hangar does not sign skills; push with no_sign (the artifact is pushed unsigned)', 'signing_unsupported');
+        }
+        await this.withProgress(context, `Pushing ${params.reference}`, (progress) => this.builds.push(this.client, params.reference, context.signal, (message) => progress.report(message)));
+        return null;
+    }
+    /** Runs `work` between a progress `begin` and `end`. */
+    async withProgress(context, title, work) {
+        context.progress.begin(title);
+        let outcome = 'failed';
+        try {
+            const result = await work(context.progress);
+            outcome = 'done';
+            return result;
+        }
+        finally {
+            context.progress.end(context.signal.aborted ? 'cancelled' : outcome);
+        }
+    }
+    async addToGroup(group, name) {
+        if ((await this.groups.find(group))?.skills.includes(name))
+            return;
+        await this.groups.update(group, (current) => (current.skills.includes(name) ? current : { ...current, skills: [...current.skills, name] }));
+    }
+    announce(outcome, placement) {
+        const where = { scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }) };
+        for (const name of outcome.added)
+            if (name !== outcome.record.name)
+                this.environment.notifier.notify(SkillsDidChange, { name, ...where, change: 'installed' });
+        if (outcome.change !== 'unchanged')
+            this.environment.notifier.notify(SkillsDidChange, { name: outcome.record.name, ...where, change: outcome.change });
+    }
+    async chooseClients(clients) {
+        return chooseClients(clients, this.home);
+    }
+}
+export function skillImplementations(skills) {
+    return [
+        implement(ValidateSkill, (params) => skills.validate(params)),
+        implement(GetSkillContent, ({ ref }, context) => skills.content(ref, context)),
+        implement(InstallSkill, (params, context) => skills.install(params, context)),
+        implement(ListSkills, (params) => skills.list(params)),
+        implement(GetSkill, (params) => skills.get(params)),
+        implement(UninstallSkill, (params, context) => skills.uninstall(params, context)),
+        implement(BuildSkill, (params) => skills.build(params)),
+        implement(PushSkill, (params, context) => skills.push(params, context)),
+        implement(ListSkillBuilds, async () => ({ builds: await skills.builds.list() })),
+        implement(DeleteSkillBuild, async ({ tag }) => {
+            await skills.builds.delete(tag);
+            return null;
+        }),
+        implement(SyncSkills, (params, context) => skills.projects.sync(params, context)),
+        implement(UpgradeSkills, (params, context) => skills.projects.upgrade(params, context)),
+    ];
+}
+//# sourceMappingURL=service.js.map

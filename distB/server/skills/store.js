@@ -1,0 +1,100 @@
+/**
+ * Installed-skill records (`<state>/skills/installed/`), one document per skill, scope and
+ * project: what was installed from where, at which digest, into which folders for which
+ * clients, and exactly which files were written there.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { JsonCollection } from '../store/document.js';
+export const SkillRecord = z.object({
+    name: z.string(),
+    scope: z.enum(['user', 'project']),
+    project_root: z.string(),
+    /** What the user asked for (a name, a reference), re-resolved by upgrade. */
+    source: z.string(),
+    /** The resolved reference: `registry/repo:tag`, `git://host/owner/repo@ref#path`, a local tag. */
+    reference: z.string(),
+    tag: z.string().optional(),
+    /** OCI digest or git commit. */
+    digest: z.string(),
+    /** A reference to exactly this content (`repo@digest`, `git://…@commit#path`). */
+    pinned: z.string(),
+    /** The reference can resolve to other content later (a tag or branch). */
+    movable: z.boolean(),
+    /** Digest of the files (files.ts `contentDigest`): always for project scope, where the lock file pins it. */
+    content_digest: z.string().optional(),
+    version: z.string().optional(),
+    description: z.string().optional(),
+    license: z.string().optional(),
+    author: z.string().optional(),
+    tags: z.array(z.string()).optional(),
+    installed_at: z.string(),
+    /** One entry per folder written, with the clients reading it there. */
+    folders: z.array(z.object({ path: z.string(), clients: z.array(z.string()) })),
+    /** Paths of the files written into every folder, relative to it. */
+    files: z.array(z.string()),
+    dependencies: z.array(z.object({ name: z.string(), reference: z.string(), digest: z.string() })),
+    /** Skills (same scope and project) that require this one. */
+    required_by: z.array(z.string()),
+    /** Installed by request, not only as a dependency. */
+    explicit: z.boolean(),
+    /** Recorded in the project's lock file. */
+    managed: z.boolean(),
+});
+/** The key of a record: scope, project and name. */
+export function recordKey(placement, name) {
+    if (placement.scope === 'user')
+        return `user/${name}`;
+    const project = createHash('sha256').update(placement.projectRoot).digest('hex').slice(0, 16);
+    return `project/${project}/${name}`;
+}
+export class SkillRecords {
+    collection;
+    constructor(paths) {
+        this.collection = new JsonCollection(join(paths.state, 'skills', 'installed'), { schema: SkillRecord, version: 1 });
+    }
+    get(placement, name) {
+        return this.collection.get(recordKey(placement, name));
+    }
+    list() {
+        return this.collection.list();
+    }
+    async put(record) {
+        const key = recordKey({ scope: record.scope, projectRoot: record.project_root }, record.name);
+        if (!(await this.collection.update(key, () => record)))
+            await this.collection.create(key, record);
+    }
+    async update(placement, name, change) {
+        return this.collection.update(recordKey(placement, name), change);
+    }
+    async delete(placement, name) {
+        await this.collection.delete(recordKey(placement, name));
+    }
+}
+export function placementOfRecord(record) {
+    return { scope: record.scope, projectRoot: record.project_root };
+}
+/** A record as the API shows it (spec 2.11). */
+export function toInstalledSkill(record) {
+    return {
+        metadata: {
+            name: record.name,
+            ...(record.description !== undefined && { description: record.description }),
+            ...(record.version !== undefined && { version: record.version }),
+            ...(record.author !== undefined && { author: record.author }),
+            tags: record.tags ?? [],
+        },
+        scope: record.scope,
+        project_root: record.project_root,
+        reference: record.reference,
+        ...(record.tag !== undefined && { tag: record.tag }),
+        digest: record.digest,
+        status: 'installed',
+        installed_at: record.installed_at,
+        clients: record.folders.flatMap((folder) => folder.clients),
+        dependencies: record.dependencies,
+        managed: record.managed,
+    };
+}
+//# sourceMappingURL=store.js.map

@@ -1,0 +1,421 @@
+/**
+ * Turns a create or update request into a run configuration: resolves the source (an image,
+ * a registry entry, a remote URL), fills what the registry entry knows, and checks every
+ * field, failing with a 400 that names it. Ports are left to the service.
+ */
+import { randomInt } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
+import { HangarError } from '../../protocol/errors.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
+import { refusalOf } from '../net/addresses.js';
+import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
+import { invalid, prune } from './fields.js';
+import { PORT_MAX, PORT_MIN } from './portAllocator.js';
+import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
+import { RUN_CONFIG_FORMAT } from '../runspec/store.js';
+export const DEFAULT_HOST = '127.0.0.1';
+const PROTOCOL_SCHEMES = /^(npx|uvx|go):\/\//;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Headers the proxy owns or that would change how requests travel. */
+const RESTRICTED_HEADERS = new Set([
+    'host',
+    'connection',
+    'keep-alive',
+    'proxy-authenticate',
+    'proxy-authorization',
+    'proxy-connection',
+    'te',
+    'trailer',
+    'transfer-encoding',
+    'upgrade',
+    'content-length',
+    'content-type',
+    'cookie',
+    'mcp-session-id',
+    'mcp-protocol-version',
+    'x-forwarded-for',
+    'x-forwarded-host',
+    'x-forwarded-proto',
+    'x-real-ip',
+]);
+async function resolveSource(request, catalog) {
+    const registry = 'registry' in request ? request.registry : undefined;
+    const serverName = 'server' in request ? request.server : undefined;
+    if (registry && serverName) {
+        if (registry !== 'default')
+            throw invalid('registry', `unknown registry ${registry} (only "default" exists)`);
+        return fromCatalog(serverName, catalog, true);
+    }
+    if (request.image && request.url)
+        throw invalid('url', "give either 'image' or 'url', not both");
+    if (request.url)
+        return { kind: 'remote', url: checkRemoteUrl(request.url, 'url') };
+    if (!request.image)
+        throw invalid('image', "either 'image', 'url', or 'registry'+'server' fields are required");
+    if (PROTOCOL_SCHEMES.test(request.image)) {
+        throw invalid('image', 'protocol-scheme images (npx://, uvx://, go://) are not supported yet; build an image and run it');
+    }
+    const fromRegistry = await fromCatalog(request.image, catalog, false);
+    return fromRegistry ?? { kind: 'image', image: checkImageReference(request.image) };
+}
+async function fromCatalog(name, catalog, required) {
+    const found = await catalog.findServer(name);
+    if (found?.is_remote && found.remote_server?.url) {
+        return { kind: 'remote', url: found.remote_server.url, entry: { name: found.remote_server.name || name, server: found.remote_server } };
+    }
+    if (found && !found.is_remote && found.server?.image) {
+        return { kind: 'image', image: found.server.image, entry: { name: found.server.name || name, server: found.server } };
+    }
+    if (required)
+        throw HangarError.notFound(`server ${name} not found in registry default`, 'server_not_found');
+    return undefined;
+}
+const IMAGE_REPOSITORY = /^([a-zA-Z0-9.-]+(:\d+)?\/)?[a-z0-9]+([._-]{1,2}[a-z0-9]+)*(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*$/;
+const IMAGE_TAG = /^\w[\w.-]{0,127}$/;
+const IMAGE_DIGEST = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-fA-F0-9]{32,}$/;
+/** A Docker image reference: `[registry[:port]/]path[:tag][@digest]`, with a lowercase path. */
+function checkImageReference(image) {
+    const [name = '', digest, extra] = image.split('@');
+    const slash = name.lastIndexOf('/');
+    const colon = name.lastIndexOf(':');
+    const repository = colon > slash ? name.slice(0, colon) : name;
+    const tag = colon > slash ? name.slice(colon + 1) : undefined;
+    const valid = extra === undefined && IMAGE_REPOSITORY.test(repository) && (tag === undefined || IMAGE_TAG.test(tag)) && (digest === undefined || IMAGE_DIGEST.test(digest));
+    if (!valid)
+        throw invalid('image', `${JSON.stringify(image)} is not an image reference or a registry server name`);
+    return image;
+}
+/**
+ * Remote URLs: http(s) without credentials, and never link-local or unspecified addresses
+ * (cloud metadata endpoints). The proxy checks resolved addresses again when it connects.
+ */
+export function checkRemoteUrl(raw, field) {
+    let url;
+    try {
+        url = new URL(raw);
+    }
+    catch {
+        throw invalid(field, `${JSON.stringify(raw)} is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw invalid(field, 'only http and https URLs are supported');
+    if (url.username || url.password)
+        throw invalid(field, 'credentials in the URL are not allowed; use header_forward with a secret');
+    const refused = refusalOf(url.hostname, { private: true });
+    if (refused) {
+        throw invalid(field, `${url.hostname} is a ${refused} address`);
+    }
+    return url.toString();
+}
+/** A browser origin, exactly `scheme://host[:port]` (http or https), as the proxy's guard compares it. */
+function checkOrigin(raw, field) {
+    let url;
+    try {
+        url = new URL(raw);
+    }
+    catch {
+        // reported below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== raw.replace(/\/$/, '').toLowerCase()) {
+        throw invalid(field, `${JSON.stringify(raw)} is not an origin: expected scheme://host[:port], as a browser sends it in the Origin header`);
+    }
+    return url.origin;
+}
+/** `host:container[:ro|rw]` with absolute paths and an existing host path. */
+async function parseVolume(spec, field) {
+    const parts = spec.split(':');
+    const [source, target, mode] = parts;
+    if (parts.length < 2 || parts.length > 3 || !source || !target)
+        throw invalid(field, `${JSON.stringify(spec)} is not host:container[:ro]`);
+    if (mode !== undefined && mode !== 'ro' && mode !== 'rw')
+        throw invalid(field, `unknown mount option ${JSON.stringify(mode)} (use ro or rw)`);
+    await checkMountPaths(source, target, field);
+    return spec;
+}
+async function checkMountPaths(source, target, field) {
+    if (!isAbsolute(source) || source.split('/').includes('..'))
+        throw invalid(field, `host path ${source} must be absolute`);
+    if (!target.startsWith('/') || target.split('/').includes('..'))
+        throw invalid(field, `container path ${target} must be absolute`);
+    try {
+        await stat(source);
+    }
+    catch {
+        throw invalid(field, `host path ${source} does not exist`);
+    }
+}
+/** Read and write declarations: `host:container` or one path used on both sides. */
+async function checkPermissionProfile(profile) {
+    if (!profile)
+        return;
+    if (profile.privileged)
+        throw invalid('permission_profile.privileged', 'privileged containers are not supported');
+    for (const access of ['read', 'write']) {
+        for (const [index, entry] of (profile[access] ?? []).entries()) {
+            const [source, target = source, extra] = entry.split(':');
+            const field = `permission_profile.${access}[${index}]`;
+            if (extra !== undefined || !source)
+                throw invalid(field, `${JSON.stringify(entry)} is not a path or host:container`);
+            await checkMountPaths(source, target, field);
+        }
+    }
+    const mode = profile.network?.mode ?? '';
+    if (!['', 'bridge', 'none'].includes(mode)) {
+        throw invalid('permission_profile.network.mode', `${JSON.stringify(mode)} is not supported (use bridge or none)`);
+    }
+    for (const [index, port] of (profile.network?.outbound?.allow_port ?? []).entries()) {
+        if (port < 1 || port > 65535)
+            throw invalid(`permission_profile.network.outbound.allow_port[${index}]`, 'must be 1-65535');
+    }
+}
+function checkEnvNames(names, field) {
+    for (const name of names)
+        if (!ENV_NAME.test(name))
+            throw invalid(`${field}.${name}`, 'not a valid environment variable name');
+}
+function checkHeaderNames(names, field) {
+    for (const name of names) {
+        if (!HEADER_NAME.test(name))
+            throw invalid(`${field}.${name}`, 'not a valid HTTP header name');
+        if (RESTRICTED_HEADERS.has(name.toLowerCase()))
+            throw invalid(`${field}.${name}`, 'this header cannot be set');
+    }
+}
+function checkHost(host) {
+    if (host !== 'localhost' && isIP(host) === 0)
+        throw invalid('host', `${JSON.stringify(host)} is not an IP address or localhost`);
+    return host;
+}
+/** `name,target=ENV`, ToolHive's stored form of a secret reference. */
+export function encodeSecret(secret) {
+    return `${secret.name},target=${secret.target}`;
+}
+export function decodeSecret(stored) {
+    const comma = stored.lastIndexOf(',target=');
+    return comma < 0 ? { name: stored, target: stored } : { name: stored.slice(0, comma), target: stored.slice(comma + ',target='.length) };
+}
+function remoteAuthOf(request, entry) {
+    const oauth = request.oauth_config;
+    if (oauth) {
+        if (oauth.resource)
+            checkRemoteUrl(oauth.resource, 'oauth_config.resource');
+        for (const field of ['client_secret_file', 'bearer_token_file']) {
+            if (oauth[field] !== undefined && !isAbsolute(oauth[field]))
+                throw invalid(`oauth_config.${field}`, 'must be an absolute path');
+        }
+        if (oauth.callback_port !== undefined && oauth.callback_port !== 0 && (oauth.callback_port < 1024 || oauth.callback_port > 65535)) {
+            throw invalid('oauth_config.callback_port', 'must be between 1024 and 65535');
+        }
+        const { client_secret, bearer_token, ...rest } = oauth;
+        return prune({
+            ...rest,
+            client_secret: client_secret?.name ? encodeSecret(client_secret) : undefined,
+            bearer_token: bearer_token?.name ? encodeSecret(bearer_token) : undefined,
+        });
+    }
+    return entry?.oauth_config ? prune({ ...entry.oauth_config }) : undefined;
+}
+/** Env var defaults of a registry entry, and a 400 for a required one nobody supplies. */
+function registryEnv(server, env, secretTargets) {
+    const filled = {};
+    for (const variable of server.env_vars ?? []) {
+        if (variable.name in env || secretTargets.has(variable.name))
+            continue;
+        if (variable.default !== undefined && variable.default !== '' && !variable.secret)
+            filled[variable.name] = variable.default;
+        else if (variable.required) {
+            throw invalid(`env_vars.${variable.name}`, `required by ${server.name ?? 'the server'}${variable.secret ? ' (pass it as a secret)' : ''}`);
+        }
+    }
+    return filled;
+}
+/** The request's `telemetry_config` (or, for a new workload, the global one), checked; `{}` turns it off. */
+function telemetryOf(request, options) {
+    const config = request.telemetry_config ?? (options.previous ? undefined : options.defaultTelemetry);
+    if (!config || Object.keys(config).length === 0)
+        return undefined;
+    const problem = telemetryConfigProblem(config);
+    if (problem)
+        throw invalid(`telemetry_config.${problem.field}`, problem.message);
+    return config;
+}
+/** The stored run configuration for a request, without ports (`port` 0 until the service picks one). */
+export async function buildRunConfig(request, options) {
+    const source = await resolveSource(request, options.catalog);
+    const entry = source.entry?.server;
+    const remote = source.kind === 'remote';
+    const transport = request.transport || entry?.transport || 'streamable-http';
+    if (transport !== 'stdio' && transport !== 'sse' && transport !== 'streamable-http')
+        throw invalid('transport', `${transport} is not supported`);
+    if (remote && transport === 'stdio')
+        throw invalid('transport', 'a remote server is reached over sse or streamable-http, not stdio');
+    const proxyMode = request.proxy_mode || 'streamable-http';
+    const group = request.group || DEFAULT_GROUP;
+    if (!(await options.groupExists(group)))
+        throw HangarError.notFound(`group '${group}' not found`, 'group_not_found');
+    const host = checkHost(request.host || DEFAULT_HOST);
+    const env = { ...(request.env_vars ?? {}) };
+    checkEnvNames(Object.keys(env), 'env_vars');
+    const secrets = request.secrets ?? [];
+    checkEnvNames(secrets.map((secret) => secret.target), 'secrets');
+    if (entry && !remote)
+        Object.assign(env, registryEnv(entry, env, new Set(secrets.map((secret) => secret.target))));
+    const volumes = [];
+    for (const [index, volume] of (request.volumes ?? []).entries())
+        volumes.push(await parseVolume(volume, `volumes[${index}]`));
+    const permissionProfile = request.permission_profile ?? (entry && 'permissions' in entry ? entry.permissions : undefined);
+    await checkPermissionProfile(permissionProfile);
+    if (permissionProfile?.network?.mode === 'none' && transport !== 'stdio' && !remote) {
+        throw invalid('permission_profile.network.mode', `a ${transport} server must be reachable over the network; use stdio, or an outbound allow-list instead`);
+    }
+    if (request.header_forward) {
+        checkHeaderNames(Object.keys(request.header_forward.add_plaintext_headers ?? {}), 'header_forward.add_plaintext_headers');
+        checkHeaderNames(Object.keys(request.header_forward.add_headers_from_secret ?? {}), 'header_forward.add_headers_from_secret');
+    }
+    const labels = request.labels ?? {};
+    for (const key of Object.keys(labels)) {
+        if (key.toLowerCase().startsWith('hangar'))
+            throw invalid(`labels.${key}`, 'label keys starting with "hangar" are reserved');
+    }
+    if (request.runtime_config && Object.values(request.runtime_config).some((value) => value !== undefined && !isEmpty(value))) {
+        throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
+    }
+    const security = await securityFieldsOf(request, options.previous);
+    const telemetry = telemetryOf(request, options);
+    // An HTTP server needs a container port to be reached on; ToolHive draws one when none is given.
+    const targetPort = transport === 'stdio' || remote ? undefined : request.target_port || entry?.target_port || options.previous?.target_port || randomInt(PORT_MIN, PORT_MAX + 1);
+    return prune({
+        name: request.name,
+        base_name: request.name,
+        container_name: remote ? undefined : containerNameOf(request.name, options.instance),
+        image: remote ? undefined : source.image,
+        remote_url: remote ? source.url : undefined,
+        group,
+        host,
+        port: 0,
+        target_host: remote ? undefined : DEFAULT_HOST,
+        target_port: targetPort,
+        transport,
+        proxy_mode: proxyMode,
+        cmd_args: remote ? undefined : (request.cmd_arguments ?? entry?.args),
+        env_vars: remote || isEmpty(env) ? undefined : env,
+        secrets: secrets.length ? secrets.map(encodeSecret) : undefined,
+        volumes: volumes.length ? volumes : undefined,
+        container_labels: isEmpty(labels) ? undefined : labels,
+        isolate_network: request.network_isolation ?? true,
+        allow_docker_gateway: request.allow_docker_gateway,
+        trust_proxy_headers: request.trust_proxy_headers,
+        allowed_origins: request.allowed_origins?.length ? request.allowed_origins.map((origin, index) => checkOrigin(origin, `allowed_origins[${index}]`)) : undefined,
+        permission_profile: permissionProfile,
+        tools_filter: request.tools?.length ? request.tools : undefined,
+        tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
+        header_forward: request.header_forward,
+        ...security,
+        telemetry_config: telemetry,
+        remote_auth_config: remote ? remoteAuthOf(request, source.entry?.server) : undefined,
+        headers: request.headers ?? (remote ? source.entry?.server?.headers : undefined),
+        registry_server_name: source.entry?.name,
+        created_at: options.previous?.created_at ?? options.now,
+        restart_policy: request.restart_policy ?? 'unless-stopped',
+        request_timeout: request.request_timeout,
+        request_timeout_max: request.request_timeout_max,
+        session_mode: request.session_mode,
+    });
+}
+/**
+ * Container names are global to the engine: prefixed so they do not clash with the user's own
+ * containers, and suffixed with the instance so two state folders (test runs, side-by-side
+ * installs) on one engine do not clash with each other.
+ */
+export function containerNameOf(name, instance) {
+    return `hangar-${name}-${instance}`;
+}
+/** The run configuration as `workloads/export` shows it: ToolHive's shape, secrets as references. */
+export function exportedRunConfig(stored) {
+    const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, request_timeout_max: _timeoutMax, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
+    const { clientSecret: _secret, ...oidc } = oidc_config ?? {};
+    return prune({ schema_version: RUN_CONFIG_FORMAT, ...config, oidc_config: oidc_config ? oidc : undefined });
+}
+/** The editable configuration (spec 2.16), as `workloads/get` returns it. */
+export function detailOf(stored) {
+    const auth = stored.remote_auth_config;
+    return prune({
+        name: stored.name,
+        image: stored.image ?? '',
+        url: stored.remote_url ?? '',
+        registry: stored.registry_server_name ? 'default' : undefined,
+        server: stored.registry_server_name,
+        transport: stored.transport,
+        proxy_mode: stored.proxy_mode,
+        host: stored.host,
+        proxy_port: stored.port,
+        target_port: stored.target_port,
+        cmd_arguments: stored.cmd_args ?? [],
+        env_vars: stored.env_vars ?? {},
+        secrets: (stored.secrets ?? []).map(decodeSecret),
+        volumes: stored.volumes ?? [],
+        ...securityDetailOf(stored),
+        telemetry_config: stored.telemetry_config,
+        permission_profile: stored.permission_profile,
+        network_isolation: stored.isolate_network ?? true,
+        trust_proxy_headers: stored.trust_proxy_headers ?? false,
+        allowed_origins: stored.allowed_origins,
+        allow_docker_gateway: stored.allow_docker_gateway,
+        tools: stored.tools_filter ?? [],
+        tools_override: stored.tools_override,
+        group: stored.group,
+        oauth_config: auth
+            ? prune({
+                issuer: auth.issuer,
+                authorize_url: auth.authorize_url,
+                token_url: auth.token_url,
+                client_id: auth.client_id,
+                client_secret: auth.client_secret ? decodeSecret(auth.client_secret) : undefined,
+                bearer_token: auth.bearer_token ? decodeSecret(auth.bearer_token) : undefined,
+                scopes: auth.scopes,
+                use_pkce: auth.use_pkce,
+                oauth_params: auth.oauth_params,
+                callback_port: auth.callback_port,
+                skip_browser: auth.skip_browser,
+                resource: auth.resource,
+                client_secret_file: auth.client_secret_file,
+                bearer_token_file: auth.bearer_token_file,
+                timeout: auth.timeout,
+            })
+            : undefined,
+        headers: stored.headers,
+        header_forward: stored.header_forward,
+        labels: stored.container_labels,
+        restart_policy: stored.restart_policy,
+        request_timeout: stored.request_timeout,
+        request_timeout_max: stored.request_timeout_max,
+        session_mode: stored.session_mode,
+    });
+}
+function isEmpty(value) {
+    if (value === undefined || value === null || value === '')
+        return true;
+    if (Array.isArray(value))
+        return value.length === 0;
+    if (typeof value === 'object')
+        return Object.keys(value).length === 0;
+    return false;
+}
+/**
+ * What a sign-in cached in the previous configuration of a remote workload (`cached_*` of
+ * `remote_auth_config`: the registered client and the references to its secrets), kept by an
+ * update that does not change the server's URL, so the update needs no new sign-in.
+ */
+export function keepCachedAuth(previous, config) {
+    if (!previous.remote_url || previous.remote_url !== config.remote_url || !previous.remote_auth_config)
+        return;
+    if (config.remote_auth_config?.bearer_token || config.remote_auth_config?.bearer_token_file)
+        return;
+    const cached = Object.fromEntries(Object.entries(previous.remote_auth_config).filter(([key]) => key.startsWith('cached_')));
+    if (Object.keys(cached).length)
+        config.remote_auth_config = { ...(config.remote_auth_config ?? {}), ...cached };
+}
+//# sourceMappingURL=config.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=dependencies.js.map

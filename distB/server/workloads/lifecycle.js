@@ -1,0 +1,340 @@
+/**
+ * The steps of a workload's life, each run by the caller under the workload's lock: start
+ * (container, then proxy, waiting until the server answers or fails), stop, restart, delete,
+ * and putting a workload back after a failed update. Every step records its status.
+ */
+import { readFile } from 'node:fs/promises';
+import { HangarError } from '../../protocol/errors.js';
+import { decodeSecret } from './config.js';
+import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { containerSpecOf, instanceLabels, resolveSecretEnv } from './container.js';
+import { isPortFree, pickFreePort } from './portAllocator.js';
+import { launchProxy, stopProxy } from './proxyProcess.js';
+import { unreachableReason } from './reachability.js';
+import { isSignInState } from '../runspec/store.js';
+const STOP_GRACE_SECONDS = 10;
+/** A server that failed to start has nothing to finish. */
+const FAILED_STOP_GRACE_SECONDS = 1;
+/** How often a starting container is checked for an early exit. */
+const WATCH_INTERVAL_MS = 300;
+/** The container of a starting workload exited or restarted before its server answered. */
+class ServerExited extends Error {
+}
+export class WorkloadLifecycle {
+    options;
+    store;
+    runtime;
+    statuses;
+    ports;
+    queue;
+    log;
+    readyTimeoutMs;
+    constructor(options) {
+        this.options = options;
+        this.store = options.store;
+        this.runtime = options.runtime;
+        this.statuses = options.statuses;
+        this.ports = options.ports;
+        this.queue = options.queue;
+        this.log = options.log;
+        this.readyTimeoutMs = options.readyTimeoutMs;
+    }
+    /** Stops the proxy and removes the container and network of a configuration. */
+    async dismantle(config) {
+        await stopProxy(this.store, config.name);
+        if (config.container_name) {
+            await this.runtime.remove(config.container_name);
+            await this.runtime.removeNetwork(networkNameOf(config));
+        }
+    }
+    /** Puts a workload back as `previous` after its update failed. */
+    async restore(previous, failed) {
+        this.log.warn(`update of workload ${previous.name} failed; starting its previous configuration again`);
+        try {
+            await this.dismantle(failed);
+            await this.store.configs.update(previous.name, () => previous);
+            await this.start(previous, { recreate: true });
+        }
+        catch (error) {
+            this.log.error(`restoring workload ${previous.name}: ${error.message}`);
+        }
+    }
+    /** Pulls the workload's image unless the engine has it; the pull ends at once when cancelled. */
+    async ensureImage(config, context) {
+        const image = config.image;
+        if (await this.runtime.imageExists(image))
+            return;
+        try {
+            await this.runtime.pullImage(image, context.progress, context.signal);
+        }
+        catch (error) {
+            // A bare word is more often a mistyped server name than an image on Docker Hub.
+            if (error instanceof HangarError && error.code === 'image_not_found' && !config.registry_server_name && !image.includes('/')) {
+                throw HangarError.notFound(`${image} is not a server in the registry (hangar registry servers lists them), and as an image: ${error.message}`, 'image_not_found');
+            }
+            throw error;
+        }
+    }
+    /**
+     * Starts the container (created afresh with `recreate`) and the proxy. Returns why the
+     * server did not come up when it did not (the workload is then in `error`); throws when a
+     * step fails.
+     */
+    async start(config, options, context) {
+        const { name } = config;
+        try {
+            await this.statuses.set(name, 'starting', options.recreate ? undefined : 'restarting');
+            const { env, headers } = options.resolved ?? (await this.resolveSecrets(config));
+            if (context)
+                checkCancelled(context, name);
+            if (config.container_name) {
+                context?.progress.report('starting the container');
+                await this.ensureContainer(config, env, options.recreate);
+            }
+            await stopProxy(this.store, name);
+            if (context)
+                checkCancelled(context, name);
+            context?.progress.report(config.remote_url ? `reaching ${config.remote_url}` : 'starting the proxy');
+            return await this.launch(config, headers, (moved) => (moved === undefined ? undefined : `port ${moved} was taken; moved to ${config.port}`), context?.signal);
+        }
+        catch (error) {
+            await this.statuses.set(name, 'error', error.message);
+            throw error;
+        }
+        finally {
+            this.syncClients();
+        }
+    }
+    /** Every secret value a configuration needs (a missing one fails with the resolver's 404). */
+    async resolveSecrets(config) {
+        return { env: await resolveSecretEnv(config, this.options.secrets), headers: await this.secretHeadersOf(config) };
+    }
+    /**
+     * Values of the headers sent upstream from secrets (and a remote server's bearer token); the
+     * proxy receives them over IPC, never on disk.
+     */
+    async secretHeadersOf(config) {
+        const headers = {};
+        for (const [header, secret] of Object.entries(config.header_forward?.add_headers_from_secret ?? {})) {
+            headers[header] = await this.options.secrets.resolve(secret);
+        }
+        const bearer = config.remote_auth_config?.bearer_token;
+        if (bearer)
+            headers.Authorization = `Bearer ${await this.options.secrets.resolve(decodeSecret(bearer).name)}`;
+        const bearerFile = config.remote_auth_config?.bearer_token_file;
+        if (bearerFile && !bearer) {
+            const token = (await readFile(bearerFile, 'utf8').catch((error) => {
+                throw HangarError.badRequest(`cannot read the bearer token file ${bearerFile}: ${error.message}`);
+            })).trim();
+            headers.Authorization = `Bearer ${token}`;
+        }
+        return headers;
+    }
+    async ensureContainer(config, env, recreate) {
+        const existing = await this.runtime.inspect(config.container_name);
+        if (existing && !recreate) {
+            if (existing.state !== 'running')
+                await this.runtime.start(existing.id);
+            return;
+        }
+        if (existing)
+            await this.runtime.remove(existing.id);
+        const egress = isolatesNetwork(config) ? await this.prepareEgress(config) : undefined;
+        const id = await this.runtime.create(containerSpecOf(config, this.store.instance, env, egress));
+        try {
+            await this.runtime.start(id);
+        }
+        catch (error) {
+            await this.runtime.remove(id).catch(() => undefined);
+            throw error;
+        }
+    }
+    /** The isolated network of the workload, and the port its proxy's egress side listens on. */
+    async prepareEgress(config) {
+        const { gateway } = await this.runtime.createIsolatedNetwork(networkNameOf(config), instanceLabels(this.store.instance));
+        if (!config.egress_port || !(await isPortFree(config.egress_port, gateway))) {
+            config.egress_port = await pickFreePort(gateway, new Set());
+            await this.store.configs.update(config.name, (stored) => ({ ...stored, egress_port: config.egress_port }));
+        }
+        return { gateway, port: config.egress_port };
+    }
+    /**
+     * Launches the proxy on the workload's port (moved first if another program took it) and
+     * records `running`, with the context `running` gives for the old port when it moved, or
+     * `unhealthy` when the server does not answer in time. A remote server is probed first; a
+     * container that exits or restarts before its server answers ends the wait at once. Either
+     * failure is recorded as `error` with the reason, and returned.
+     */
+    async launch(config, secretHeaders, running, signal) {
+        if (config.remote_url) {
+            const unreachable = await unreachableReason(config.remote_url, signal);
+            signal?.throwIfAborted();
+            if (unreachable)
+                return this.fail(config, unreachable);
+        }
+        const moved = await this.ports.keep(config);
+        const watch = new AbortController();
+        const cancel = () => watch.abort(HangarError.cancelled(`work on workload ${config.name}`));
+        signal?.addEventListener('abort', cancel, { once: true });
+        if (signal?.aborted)
+            cancel(); // cancelled before the listener was there
+        const started = config.container_name ? await this.runtime.inspect(config.container_name) : undefined;
+        const watching = started ? this.watchContainer(config, started, watch) : undefined;
+        try {
+            const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry, watch.signal);
+            const exited = started && (await this.exitOf(config, started));
+            if (exited)
+                throw exited;
+            if (launched.ready) {
+                // A remote server behind OAuth may need a sign-in first: its proxy serves, and says so.
+                const proxy = config.remote_url ? await this.store.proxies.get(config.name).catch(() => undefined) : undefined;
+                if (isSignInState(proxy?.backend))
+                    await this.statuses.set(config.name, proxy.backend, proxy.backend_detail);
+                else
+                    await this.statuses.set(config.name, 'running', running(moved));
+            }
+            else
+                await this.statuses.set(config.name, 'unhealthy', this.silenceReason(config));
+            return {};
+        }
+        catch (error) {
+            if (!(error instanceof ServerExited))
+                throw error;
+            await stopProxy(this.store, config.name);
+            // Stopped, not removed: its output stays for `hangar logs`, and a restart policy no longer loops it.
+            await this.runtime.stop(config.container_name, FAILED_STOP_GRACE_SECONDS).catch(() => undefined);
+            return this.fail(config, error.message);
+        }
+        finally {
+            signal?.removeEventListener('abort', cancel);
+            watch.abort();
+            await watching;
+        }
+    }
+    async fail(config, reason) {
+        await this.statuses.set(config.name, 'error', reason);
+        return { failed: reason };
+    }
+    /** Aborts `watch` with a `ServerExited` once the container exits or restarts. */
+    async watchContainer(config, started, watch) {
+        while (!watch.signal.aborted) {
+            await new Promise((resolve) => setTimeout(resolve, WATCH_INTERVAL_MS));
+            if (watch.signal.aborted)
+                return;
+            const exited = await this.exitOf(config, started).catch(() => undefined);
+            if (exited)
+                watch.abort(exited);
+        }
+    }
+    /** A `ServerExited` when the container is no longer the one started, running. */
+    async exitOf(config, started) {
+        const now = await this.runtime.inspect(config.container_name);
+        if (now && now.state === 'running' && now.startedAt === started.startedAt)
+            return undefined;
+        // A restarted container that runs again no longer tells the code its server exited with.
+        const code = now && now.state !== 'running' ? now.exitCode : undefined;
+        let reason = now
+            ? `the server exited${code === undefined ? '' : ` with code ${code}`}${now.state === 'exited' || now.state === 'dead' ? '' : ' and its container restarted'} before it answered`
+            : 'the container vanished before its server answered';
+        // A stdio server reads requests from its input; started as an HTTP server its input is closed, and it ends at once.
+        if (now && config.transport !== 'stdio' && !code)
+            reason += `; if ${config.image} is a stdio server, run it with transport stdio (--transport stdio)`;
+        return new ServerExited(`${reason}; its output: hangar logs ${config.name}`);
+    }
+    /** Why a server that still runs has not answered. */
+    silenceReason(config) {
+        const seconds = this.readyTimeoutMs / 1000;
+        if (config.remote_url || config.transport === 'stdio')
+            return `the server did not answer within ${seconds} s`;
+        return `the server did not answer over ${config.transport} on container port ${config.target_port} within ${seconds} s; if ${config.image} is a stdio server, run it with transport stdio (--transport stdio)`;
+    }
+    async stop(config) {
+        try {
+            await this.statuses.set(config.name, 'stopping');
+            await stopProxy(this.store, config.name);
+            if (config.container_name)
+                await this.runtime.stop(config.container_name, STOP_GRACE_SECONDS);
+            await this.statuses.set(config.name, 'stopped');
+        }
+        catch (error) {
+            await this.statuses.set(config.name, 'error', `stop failed: ${error.message}`);
+            throw error;
+        }
+        finally {
+            this.syncClients();
+        }
+    }
+    async restart(config) {
+        await this.statuses.set(config.name, 'starting', 'restarting');
+        await stopProxy(this.store, config.name);
+        if (config.container_name)
+            await this.runtime.stop(config.container_name, STOP_GRACE_SECONDS);
+        await this.start(config, { recreate: false });
+    }
+    async delete(config) {
+        try {
+            await this.statuses.set(config.name, 'removing');
+            await this.statuses.whileDeleting(config.name, () => this.purge(config));
+        }
+        catch (error) {
+            await this.statuses.set(config.name, 'error', `delete failed: ${error.message}`);
+            throw error;
+        }
+        finally {
+            this.syncClients();
+        }
+    }
+    /**
+     * Removes the proxy, the container and every record of a workload. A failed create cleans up
+     * with `bestEffort`: its records go even when the runtime cannot be reached (it then holds
+     * nothing of the workload); a delete keeps them until the container is gone.
+     */
+    async purge(config, options = {}) {
+        await stopProxy(this.store, config.name);
+        if (config.container_name) {
+            try {
+                await this.runtime.remove(config.container_name);
+                await this.runtime.removeNetwork(networkNameOf(config));
+            }
+            catch (error) {
+                if (!options.bestEffort)
+                    throw error;
+                this.log.warn(`cleaning up ${config.name}: ${error.message}`);
+            }
+        }
+        await this.store.configs.delete(config.name);
+        await this.store.forgetRuntimeState(config.name);
+        // A remote server's sign-in (proxy/upstreamAuth/) leaves a refresh token and perhaps a client secret behind.
+        const auth = config.remote_auth_config;
+        for (const ref of [auth?.cached_refresh_token_ref, auth?.cached_client_secret_ref]) {
+            if (ref)
+                await this.options.secrets.delete?.(ref).catch((error) => this.log.warn(`cannot delete the secret ${ref}: ${error.message}`));
+        }
+    }
+    async relaunchProxy(config) {
+        try {
+            const secretHeaders = await this.secretHeadersOf(config);
+            await this.launch(config, secretHeaders, (moved) => (moved === undefined ? 'proxy restarted' : `proxy restarted; port ${moved} was taken, moved to ${config.port}`));
+        }
+        catch (error) {
+            await this.statuses.set(config.name, 'error', error.message);
+        }
+        finally {
+            this.syncClients();
+        }
+    }
+    /** Proxies log at `info` into their own files unless told otherwise. */
+    proxyEnv() {
+        const env = this.options.env ?? process.env;
+        return { ...env, HANGAR_LOG: env.HANGAR_PROXY_LOG ?? 'info' };
+    }
+    /** Brings registered clients up to date, in the background. */
+    syncClients() {
+        this.queue.track(this.options.clients.syncWorkloads().catch((error) => this.log.warn(`client configuration sync failed: ${error.message}`)));
+    }
+}
+export function checkCancelled(context, name) {
+    if (context.signal.aborted)
+        throw HangarError.cancelled(`work on workload ${name}`);
+}
+//# sourceMappingURL=lifecycle.js.map

@@ -1,0 +1,87 @@
+/**
+ * Workloads as they are: each one's recorded status checked against its container (one
+ * runtime call for a whole list) and its proxy, and the summaries lists show.
+ */
+import { HangarError } from '../../protocol/errors.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
+import { instanceLabels, LABELS } from './container.js';
+import { liveProxy } from './proxyProcess.js';
+import { effectiveStatus, isActive } from './status.js';
+import { clientUrlOf } from '../runspec/urls.js';
+export class WorkloadObserver {
+    store;
+    runtime;
+    groups;
+    constructor(store, runtime, groups) {
+        this.store = store;
+        this.runtime = runtime;
+        this.groups = groups;
+    }
+    async require(name) {
+        const config = await this.store.configs.get(name);
+        if (!config)
+            throw HangarError.notFound(`workload ${name} not found`, 'workload_not_found');
+        return config;
+    }
+    /** Containers of this Hangar by workload name, or why the runtime could not tell. */
+    async containers() {
+        try {
+            const list = await this.runtime.list(instanceLabels(this.store.instance));
+            return new Map(list.map((container) => [container.labels[LABELS.name] ?? '', container]));
+        }
+        catch (error) {
+            return { unavailable: `the container runtime does not answer: ${error.message}` };
+        }
+    }
+    async observe(config, containers) {
+        const [recorded, proxy] = await Promise.all([this.store.statuses.get(config.name).catch(() => undefined), liveProxy(this.store, config.name)]);
+        let container;
+        if (config.container_name) {
+            if (containers instanceof Map)
+                container = containers.get(config.name);
+            else if (containers)
+                container = containers;
+            else {
+                try {
+                    container = await this.runtime.inspect(config.container_name);
+                }
+                catch (error) {
+                    container = { unavailable: `the container runtime does not answer: ${error.message}` };
+                }
+            }
+        }
+        return { recorded, container, proxy };
+    }
+    /** The workloads a list shows, each with the configuration its summary was made from. */
+    async listed(params) {
+        if (params.group && !(await this.groups.exists(params.group))) {
+            throw HangarError.notFound(`group '${params.group}' not found`, 'group_not_found');
+        }
+        const configs = (await this.store.configs.list()).filter((config) => !params.group || (config.group ?? DEFAULT_GROUP) === params.group);
+        const containers = configs.some((config) => config.container_name) ? await this.containers() : new Map();
+        const listed = await Promise.all(configs.map(async (config) => {
+            const observed = await this.observe(config, containers);
+            return { config, summary: summaryOf(config, effectiveStatus(config, observed), observed.recorded?.started_at) };
+        }));
+        return listed.filter(({ summary }) => params.all || isActive(summary.status));
+    }
+}
+function summaryOf(config, status, startedAt) {
+    return {
+        name: config.name,
+        package: config.remote_url ?? config.image ?? '',
+        url: clientUrlOf(config),
+        port: config.port ?? 0,
+        transport_type: config.transport ?? 'stdio',
+        proxy_mode: config.proxy_mode ?? 'streamable-http',
+        status: status.status,
+        status_context: status.context ?? '',
+        created_at: config.created_at,
+        started_at: startedAt ?? '',
+        labels: config.container_labels ?? {},
+        group: config.group ?? DEFAULT_GROUP,
+        tools: config.tools_filter ?? [],
+        remote: Boolean(config.remote_url),
+    };
+}
+//# sourceMappingURL=observer.js.map

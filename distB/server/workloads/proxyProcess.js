@@ -1,0 +1,127 @@
+/**
+ * Starting and stopping workload proxies (`hangar proxy NAME`). A proxy is spawned detached
+ * (its own session, output appended to its log file) so it survives whoever started it; the
+ * spawner hands it secret header values over IPC, waits for `ready`, then lets it go.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HangarError } from '../../protocol/errors.js';
+/** The `hangar` entry point of this build, which runs `hangar proxy NAME`. */
+export const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const LOG_ROTATE_BYTES = 5 * 1024 * 1024;
+const STOP_GRACE_MS = 5_000;
+/** True when `pid` is alive and (where the OS tells) is this workload's proxy. */
+export async function isProxyProcess(pid, name) {
+    try {
+        process.kill(pid, 0);
+    }
+    catch (error) {
+        return error.code === 'EPERM';
+    }
+    if (process.platform !== 'linux')
+        return true;
+    try {
+        const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+        const at = argv.indexOf('proxy');
+        return at >= 0 && argv[at + 1] === name;
+    }
+    catch {
+        return false; // exited meanwhile
+    }
+}
+/** The proxy's record when its process is alive, else undefined. */
+export async function liveProxy(store, name) {
+    const record = await store.proxies.get(name).catch(() => undefined);
+    return record && (await isProxyProcess(record.pid, name)) ? record : undefined;
+}
+async function openLog(path) {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    try {
+        if ((await stat(path)).size > LOG_ROTATE_BYTES)
+            await rename(path, `${path}.1`);
+    }
+    catch {
+        // no log yet
+    }
+    return open(path, 'a', 0o600);
+}
+/**
+ * Spawns the proxy and waits until it serves (or `readyTimeoutMs` passes, or it fails). When
+ * `signal` aborts first, the proxy is killed and the signal's reason thrown.
+ */
+export async function launchProxy(store, name, secretHeaders, readyTimeoutMs, env = process.env, entry = CLI_ENTRY, signal) {
+    signal?.throwIfAborted();
+    const logFile = store.logFile(name);
+    const log = await openLog(logFile);
+    const child = spawn(process.execPath, [entry, 'proxy', name], {
+        detached: true,
+        stdio: ['ignore', log.fd, log.fd, 'ipc'],
+        env,
+    });
+    await log.close(); // the child holds its own copy
+    const pid = child.pid;
+    if (pid === undefined)
+        throw new HangarError(500, `cannot start the proxy of ${name}`, 'proxy_failed');
+    const configure = { type: 'configure', headers: secretHeaders };
+    child.send(configure);
+    let onAbort = () => undefined;
+    const outcome = await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve('timeout'), readyTimeoutMs);
+        const settle = (value) => {
+            clearTimeout(timer);
+            resolve(value);
+        };
+        child.on('message', (message) => {
+            if (message.type === 'ready')
+                settle('ready');
+            else if (message.type === 'failed')
+                settle({ failed: message.message });
+        });
+        child.once('exit', (code) => settle({ failed: `the proxy exited with code ${code}` }));
+        onAbort = () => settle('aborted');
+        signal?.addEventListener('abort', onAbort, { once: true });
+        if (signal?.aborted)
+            onAbort(); // aborted while the proxy was being spawned
+    });
+    signal?.removeEventListener('abort', onAbort);
+    child.removeAllListeners();
+    if (child.connected)
+        child.disconnect();
+    child.unref();
+    if (outcome === 'aborted') {
+        child.kill('SIGKILL');
+        throw signal.reason;
+    }
+    if (typeof outcome === 'object') {
+        const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' | ');
+        throw new HangarError(500, `the proxy of ${name} failed: ${outcome.failed}${tail ? ` (log: ${tail})` : ''}`, 'proxy_failed');
+    }
+    return { pid, ready: outcome === 'ready' };
+}
+/** Stops the workload's proxy if it runs: SIGTERM, then SIGKILL after a grace period. */
+export async function stopProxy(store, name) {
+    const record = await liveProxy(store, name);
+    if (record) {
+        try {
+            process.kill(record.pid, 'SIGTERM');
+        }
+        catch {
+            // gone already
+        }
+        const deadline = Date.now() + STOP_GRACE_MS;
+        while (Date.now() < deadline && (await isProxyProcess(record.pid, name)))
+            await new Promise((resolve) => setTimeout(resolve, 50));
+        if (await isProxyProcess(record.pid, name)) {
+            try {
+                process.kill(record.pid, 'SIGKILL');
+            }
+            catch {
+                // gone already
+            }
+        }
+    }
+    await store.proxies.remove(name);
+}
+//# sourceMappingURL=proxyProcess.js.map

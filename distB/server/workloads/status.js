@@ -1,0 +1,38 @@
+import { isServing, isSignInState } from '../runspec/store.js';
+/** Why a workload whose container vanished is in error. */
+export const CONTAINER_GONE = 'the container is gone (removed outside Hangar)';
+const SESSIONS_NOT_SHARED = 'the replicas cannot reach Redis (scaling_config.session_redis): each session stays on the replica that opened it, and ends with it';
+export function effectiveStatus(workload, observed) {
+    const { recorded, container, proxy } = observed;
+    if (!recorded)
+        return { status: 'unknown', context: 'no status recorded' };
+    if (!isServing(recorded.status)) {
+        return { status: recorded.status, context: recorded.status_context };
+    }
+    if (!workload.remote_url) {
+        if (container && 'unavailable' in container)
+            return { status: 'unknown', context: container.unavailable };
+        if (!container)
+            return { status: 'error', context: CONTAINER_GONE };
+        if (container.state === 'restarting')
+            return { status: 'unhealthy', context: 'the container is restarting' };
+        if (container.state !== 'running') {
+            return { status: 'stopped', context: `the container exited${container.exitCode === undefined ? '' : ` with code ${container.exitCode}`}` };
+        }
+    }
+    if (!proxy)
+        return { status: 'unhealthy', context: 'the proxy is not running' };
+    if (isSignInState(proxy.backend))
+        return { status: proxy.backend, context: proxy.backend_detail };
+    if (proxy.backend !== 'connected') {
+        return { status: 'unhealthy', context: `the proxy cannot reach the server${proxy.backend_detail ? `: ${proxy.backend_detail}` : ''}` };
+    }
+    if (proxy.sessions_shared === false)
+        return { status: 'running', context: SESSIONS_NOT_SHARED };
+    return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
+}
+/** Statuses listed without `all`: workloads that are up, or on their way up. */
+export function isActive(status) {
+    return isServing(status) || status === 'starting';
+}
+//# sourceMappingURL=status.js.map
