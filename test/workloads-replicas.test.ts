@@ -8,7 +8,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
+import { CreateWorkload, ListWorkloads, RestartWorkload } from '../protocol/protocol.workloads.js';
 import { startRedis, type RedisServer } from './fixtures/security/redis.js';
 import { createWorkload, deleteAllWorkloads, postMcp, type Workload } from './fixtures/security/support.js';
 import { EVERYTHING, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -195,6 +195,25 @@ describe('replicas without Redis', { timeout: 120_000 }, () => {
 		// A 2026-07-28 client's requests are stateless: round-robin takes them to both replicas.
 		const client = await connectModern(workload.url);
 		for (let call = 0; call < 4; call++) expect(textOf(await client.callTool({ name: 'echo', arguments: { message: `s${call}` } }))).toBe(`Echo: s${call}`);
+		await client.close();
+	});
+
+	it('keep the workload\'s port when their supervisor was killed: the HAProxy it left is stopped', async () => {
+		const workload = await createWorkload(serve.url, { name: 'orphan', url: remote.url, scaling_config: { replicas: 2 } });
+		const record = JSON.parse(await readFile(join(home.path, 'data', 'proxies', `${workload.name}.json`), 'utf8')) as { pid: number };
+		process.kill(record.pid, 'SIGKILL');
+		// The replicas end with their supervisor; HAProxy does not, and holds the port.
+		await waitFor(async () => (await pidsOf('proxy', workload.name)).length === 0, 'the replicas gone with their supervisor');
+		expect(await pidsOf('-f', balancerConfigOf(workload.name))).not.toHaveLength(0);
+		const restarted = await callRest(serve.url, RestartWorkload, { name: workload.name });
+		expect(restarted.status, JSON.stringify(restarted.body)).toBeLessThan(300);
+		const detail = await waitFor(async () => {
+			const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; status: string; port: number }> };
+			return workloads.find((candidate) => candidate.name === workload.name && candidate.status === 'running');
+		}, 'the workload running again');
+		expect(detail.port).toBe(workload.port);
+		const client = await connectModern(workload.url);
+		expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'back' } }))).toBe('remote echo: back');
 		await client.close();
 	});
 

@@ -10,9 +10,10 @@
  * of Redis (PING) passes, and to the session's replica while it does not.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { stopLeftoverBalancer, type BalancerFiles } from '../runspec/balancer.js';
 
 /** Most a call may take; the proxy's own request timeout ends calls long before. */
 const STREAM_TIMEOUT = '24h';
@@ -96,22 +97,20 @@ export async function findHaproxy(env: NodeJS.ProcessEnv = process.env): Promise
 	return undefined;
 }
 
-/** One HAProxy (master and worker) serving a workload's port from the configuration at `configFile`. */
+/** One HAProxy (master and worker) serving a workload's port from its configuration file. */
 export class Balancer {
 	private child: ChildProcess | undefined;
 
 	constructor(
 		private readonly binary: string,
-		private readonly configFile: string,
-		/** Where HAProxy's pid is kept, so a balancer left behind by a killed supervisor is stopped. */
-		private readonly pidFile: string,
+		private readonly files: BalancerFiles,
 	) {}
 
 	/** Checks and writes the configuration (HAProxy's own `-c` says what is wrong with it). */
 	async configure(config: BalancerConfig): Promise<void> {
-		await mkdir(dirname(this.configFile), { recursive: true, mode: 0o700 });
-		await writeFile(this.configFile, renderConfig(config), { mode: 0o600 });
-		const check = spawn(this.binary, ['-c', '-q', '-f', this.configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+		await mkdir(dirname(this.files.config), { recursive: true, mode: 0o700 });
+		await writeFile(this.files.config, renderConfig(config), { mode: 0o600 });
+		const check = spawn(this.binary, ['-c', '-q', '-f', this.files.config], { stdio: ['ignore', 'ignore', 'pipe'] });
 		let errors = '';
 		check.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
 		const code = await new Promise<number | null>((resolve) => check.once('close', resolve).once('error', () => resolve(-1)));
@@ -120,8 +119,8 @@ export class Balancer {
 
 	/** Starts HAProxy; `exited` is called when it stops without being asked to. */
 	async start(exited: (code: number | null) => void): Promise<void> {
-		await this.stopLeftover();
-		const child = spawn(this.binary, ['-W', '-db', '-f', this.configFile, '-p', this.pidFile], { stdio: ['ignore', 'inherit', 'inherit'] });
+		await stopLeftoverBalancer(this.files);
+		const child = spawn(this.binary, ['-W', '-db', '-f', this.files.config, '-p', this.files.pid], { stdio: ['ignore', 'inherit', 'inherit'] });
 		this.child = child;
 		child.once('exit', (code) => {
 			if (this.child === child) {
@@ -132,10 +131,6 @@ export class Balancer {
 		await new Promise<void>((resolve, reject) => child.once('spawn', resolve).once('error', reject));
 	}
 
-	get pid(): number | undefined {
-		return this.child?.pid;
-	}
-
 	async stop(): Promise<void> {
 		const child = this.child;
 		this.child = undefined;
@@ -144,26 +139,6 @@ export class Balancer {
 			child.kill('SIGTERM');
 			await exited;
 		}
-		await rm(this.pidFile, { force: true });
-	}
-
-	private async stopLeftover(): Promise<void> {
-		const pid = Number((await readFile(this.pidFile, 'utf8').catch(() => '')).trim().split('\n')[0]);
-		if (!Number.isInteger(pid) || pid <= 0) return;
-		const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-		if (!command.includes(this.configFile)) return; // another process has that pid now
-		try {
-			process.kill(pid, 'SIGTERM');
-		} catch {
-			return;
-		}
-		for (let waited = 0; waited < 5_000; waited += 50) {
-			try {
-				process.kill(pid, 0);
-			} catch {
-				return;
-			}
-			await new Promise((resolve) => setTimeout(resolve, 50));
-		}
+		await rm(this.files.pid, { force: true });
 	}
 }

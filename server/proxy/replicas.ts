@@ -11,9 +11,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
-import { join } from 'node:path';
 import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
+import { balancerFilesOf } from '../runspec/balancer.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { BackendState, ProxyRecord, StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { parseAddress } from '../runspec/redisAddress.js';
@@ -162,8 +162,7 @@ export async function superviseReplicas(workload: StoredWorkload, environment: E
 	};
 	const launch: LaunchMessage = { type: 'configure', headers: configuration.headers, statsToken };
 	const replicas = ports.map((port, at) => new Replica(name, at + 1, port, launch, log, save));
-	const proxies = join(environment.paths.data, 'proxies');
-	const balancer = new Balancer(binary, join(proxies, `${name}.haproxy.cfg`), join(proxies, `${name}.haproxy.pid`));
+	const balancer = new Balancer(binary, balancerFilesOf(environment.paths, name));
 
 	let stopping = false;
 	const stop = async () => {

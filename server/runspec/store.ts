@@ -19,6 +19,7 @@ import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads
 import { RegistryHeader } from '../../protocol/registryTypes.js';
 import { RunConfig } from '../../protocol/runConfig.js';
 import { JsonCollection } from '../store/document.js';
+import { balancerFilesOf } from './balancer.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 
@@ -135,6 +136,7 @@ export class WorkloadStore {
 	/** Removes everything recorded about a workload but its run configuration. */
 	async forgetRuntimeState(name: string): Promise<void> {
 		const log = this.logFile(name);
-		await Promise.all([this.statuses.remove(name), this.proxies.remove(name), rm(log, { force: true }), rm(`${log}.1`, { force: true })]);
+		const balancer = balancerFilesOf(this.paths, name);
+		await Promise.all([this.statuses.remove(name), this.proxies.remove(name), rm(log, { force: true }), rm(`${log}.1`, { force: true }), rm(balancer.config, { force: true })]);
 	}
 }

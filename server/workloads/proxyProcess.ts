@@ -8,6 +8,7 @@ import { mkdir, open, readFile, rename, stat, type FileHandle } from 'node:fs/pr
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../protocol/errors.js';
+import { balancerFilesOf, stopLeftoverBalancer } from '../runspec/balancer.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { ProxyRecord, WorkloadStore } from '../runspec/store.js';
 
@@ -113,7 +114,10 @@ export async function launchProxy(
 	return { pid, ready: outcome === 'ready' };
 }
 
-/** Stops the workload's proxy if it runs: SIGTERM, then SIGKILL after a grace period. */
+/**
+ * Stops the workload's proxy if it runs: SIGTERM, then SIGKILL after a grace period; and the
+ * load balancer of its replicas, should a killed proxy have left it holding the port.
+ */
 export async function stopProxy(store: WorkloadStore, name: string): Promise<void> {
 	const record = await liveProxy(store, name);
 	if (record) {
@@ -132,5 +136,6 @@ export async function stopProxy(store: WorkloadStore, name: string): Promise<voi
 			}
 		}
 	}
+	await stopLeftoverBalancer(balancerFilesOf(store.paths, name));
 	await store.proxies.remove(name);
 }
