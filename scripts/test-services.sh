@@ -229,7 +229,8 @@ fi
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
-# --- Scale-out: HAProxy in front of a workload's proxy replicas ---
+# --- Scale-out: HAProxy in front of a workload's proxy replicas; kubectl for the exported manifests ---
 need_apt haproxy haproxy
+need_apt kubectl kubernetes-client
 
 log "ready (${SECONDS} s)"

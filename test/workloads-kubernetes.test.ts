@@ -1,23 +1,25 @@
 /**
  * The hand-over to Kubernetes: `hangar export NAME --format mcpserver|kubernetes` on a real
  * workload. The MCPServer resource must validate against ToolHive's operator CRD (read from
- * ../shared), secrets must stay references, and what cannot carry over must be said.
+ * ../shared) and both formats must be accepted by a real kubectl's client-side dry run; secrets
+ * must stay references, and what cannot carry over must be said.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
 import type { RunConfig } from '../protocol/runConfig.js';
 import { handOver, kubernetesName, renderYaml, type Manifest } from '../server/kubernetes/manifests.js';
+import { CRD_PATH, startDiscovery, type Discovery } from './fixtures/kubernetes/discovery.js';
 import { secretsEnv } from './fixtures/secrets/support.js';
 import { EVERYTHING, uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
 
-const CRD_PATH = fileURLToPath(new URL('../../shared/reference/data/toolhive-crd-mcpservers.yaml', import.meta.url));
 
 interface CrdVersion {
 	name: string;
@@ -31,6 +33,8 @@ const specViolations = (() => {
 	const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(version.schema.openAPIV3Schema.properties.spec);
 	return (spec: unknown): string[] => (validate(spec) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message}`));
 })();
+
+const run = promisify(execFile);
 
 const documentsOf = (text: string): Manifest[] => parseAllDocuments(text, { version: '1.1' }).map((document) => document.toJS() as Manifest);
 const find = (manifests: readonly Manifest[], kind: string): Manifest | undefined => manifests.find((manifest) => manifest.kind === kind);
@@ -52,7 +56,7 @@ describe('the operator resources of a run configuration', () => {
 		tools_override: { search: { name: 'find' } },
 		telemetry_config: { endpoint: 'otel.example:4318', serviceName: 'gh', environmentVariables: ['USER'], tracingEnabled: true },
 		audit_config: { enabled: true },
-		scaling_config: { backend_replicas: 2, session_redis: { address: 'redis:6379', key_prefix: 'gh' } },
+		scaling_config: { replicas: 3, backend_replicas: 2, session_redis: { address: 'redis:6379', key_prefix: 'gh' } },
 		rate_limit_config: { perUser: { maxTokens: 10, refillPeriod: '1m0s' } },
 	};
 
@@ -77,6 +81,7 @@ describe('the operator resources of a run configuration', () => {
 			toolConfigRef: { name: 'github-tools-tools' },
 			telemetryConfigRef: { name: 'github-tools-telemetry', serviceName: 'gh' },
 			audit: { enabled: true },
+			replicas: 3,
 			backendReplicas: 2,
 			sessionStorage: { provider: 'redis', address: 'redis:6379', keyPrefix: 'gh' },
 			rateLimiting: { perUser: { maxTokens: 10, refillPeriod: '1m0s' } },
@@ -135,6 +140,51 @@ describe('the operator resources of a run configuration', () => {
 		expect(kubernetesName('My.Server__Name')).toBe('my-server-name');
 		expect(kubernetesName('x'.repeat(80))).toHaveLength(63);
 		expect(kubernetesName('---')).toBe('mcp-server');
+	});
+});
+
+describe('kubectl apply --dry-run=client of the exported resources', { timeout: 60_000 }, () => {
+	let folder: TestHome;
+	let discovery: Discovery;
+	beforeAll(async () => {
+		folder = await createTestHome();
+		discovery = await startDiscovery(folder.path);
+	});
+	afterAll(async () => {
+		await discovery?.close();
+		await folder?.dispose();
+	});
+
+	/** What kubectl prints for `text`, as resources; rejects with kubectl's error. */
+	async function dryRun(text: string): Promise<Manifest[]> {
+		const file = join(folder.path, `${Math.random().toString(36).slice(2)}.yaml`);
+		await writeFile(file, text);
+		const { stdout } = await run('kubectl', ['apply', '--dry-run=client', '--validate=false', '-o', 'yaml', '-f', file, '--kubeconfig', discovery.kubeconfig]);
+		const printed = parse(stdout) as Manifest & { items?: Manifest[] };
+		return printed.kind === 'List' ? printed.items! : [printed];
+	}
+
+	const server = (config: RunConfig): RunConfig => ({ ...config, name: 'github-tools', image: 'ghcr.io/example/github-mcp:1.2', transport: 'streamable-http', target_port: 9000 });
+	const shape = (manifests: readonly Manifest[]) => manifests.map((manifest) => `${manifest.apiVersion} ${manifest.kind} ${manifest.metadata.name}`).sort();
+
+	it('accepts the operator resources, as exported', async () => {
+		const exported = handOver(server({ name: '', scaling_config: { replicas: 3, backend_replicas: 2 }, oidc_config: { issuer: 'https://issuer.example', audience: 'gh' }, tools_filter: ['search'] }), 'mcpserver', {});
+		const applied = await dryRun(renderYaml(exported));
+		expect(shape(applied)).toEqual(shape(exported.manifests));
+		expect(find(applied, 'MCPServer')!.spec).toMatchObject({ image: 'ghcr.io/example/github-mcp:1.2', replicas: 3, backendReplicas: 2, oidcConfigRef: { name: 'github-tools-oidc' } });
+	});
+
+	it('accepts the plain manifests, as exported', async () => {
+		const exported = handOver(server({ name: '', secrets: ['github-token,target=GITHUB_TOKEN'], scaling_config: { backend_replicas: 2 } }), 'kubernetes');
+		const applied = await dryRun(renderYaml(exported));
+		expect(shape(applied)).toEqual(shape(exported.manifests));
+		expect(find(applied, 'Deployment')!.spec).toMatchObject({ replicas: 2 });
+	});
+
+	it('refuses a kind the cluster does not serve (the check can fail)', async () => {
+		const exported = handOver(server({ name: '' }), 'mcpserver', {});
+		const broken = renderYaml(exported).replace('kind: MCPServer', 'kind: MCPServerThatIsNot');
+		await expect(dryRun(broken)).rejects.toThrow(/MCPServerThatIsNot/);
 	});
 });
 

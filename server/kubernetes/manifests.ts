@@ -202,6 +202,7 @@ function operatorResources(config: RunConfig, files: HandOverFiles): HandOver {
 	if (config.audit_config?.enabled) spec.audit = { enabled: true };
 
 	const scaling = config.scaling_config;
+	if (scaling?.replicas) spec.replicas = scaling.replicas;
 	if (scaling?.backend_replicas) spec.backendReplicas = scaling.backend_replicas;
 	const redis = scaling?.session_redis;
 	if (redis?.address) {
