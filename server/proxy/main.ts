@@ -16,10 +16,12 @@ import { VERSION } from '../version.js';
 import { isServing, isSignInState, WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
 import { remotePathOf } from '../runspec/urls.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
+import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import { EgressProxy } from './egress.js';
 import type { Backend } from './backend.js';
 import { HttpBackend } from './backends/http.js';
+import { instanceLocator, SpreadBackend } from './backends/spread.js';
 import { StdioBridge } from './backends/stdio.js';
 import { composeHttp, type McpMiddleware } from './chain.js';
 import { guardMiddleware } from './middleware/guard.js';
@@ -111,6 +113,15 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<s
 		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain });
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
+	const instances = backendInstancesOf(workload);
+	if (instances > 1) {
+		// Several server containers (scaling_config.backend_replicas): sessions spread across them (backends/spread.ts).
+		const members = Array.from({ length: instances }, (_, index) => {
+			const locate = instanceLocator(runtime, instanceContainerName(workload, index + 1), workload.target_port!, path, workload.restart_policy, log);
+			return new HttpBackend({ transport: workload.transport === 'sse' ? 'sse' : 'streamable-http', locate, headers, guardAddresses: false, probe: true, log });
+		});
+		return new SpreadBackend(members, log);
+	}
 	return new HttpBackend({
 		transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
 		locate: async () => {

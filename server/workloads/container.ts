@@ -6,6 +6,7 @@ import type { Mount, ContainerSpec } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import type { SecretResolver } from './dependencies.js';
 import { networkNameOf } from '../runspec/network.js';
+import { instanceContainerName } from '../runspec/instances.js';
 import type { StoredWorkload } from '../runspec/store.js';
 
 /** Labels on every workload container; the runtime is the truth for container state. */
@@ -17,11 +18,19 @@ export const LABELS = {
 	transport: 'hangar.transport',
 	port: 'hangar.port',
 	networkIsolation: 'hangar.network-isolation',
+	/** Which of the workload's server instances (`scaling_config.backend_replicas`) a container is: 1 is the first. */
+	replica: 'hangar.replica',
 } as const;
 
 /** Labels that select this Hangar's containers. */
 export function instanceLabels(instance: string): Record<string, string> {
 	return { [LABELS.managed]: 'true', [LABELS.instance]: instance };
+}
+
+/** Whether a listed container is a workload's first (or only) server instance. */
+export function isFirstInstance(container: { readonly labels: Readonly<Record<string, string>> }): boolean {
+	const replica = container.labels[LABELS.replica];
+	return replica === undefined || replica === '1';
 }
 
 /** Reads the values of the workload's secrets; a missing one fails with the resolver's 404. */
@@ -55,7 +64,7 @@ export interface Egress {
 	readonly port: number;
 }
 
-export function containerSpecOf(workload: StoredWorkload, instance: string, secretEnv: Record<string, string>, egress?: Egress): ContainerSpec {
+export function containerSpecOf(workload: StoredWorkload, instance: string, secretEnv: Record<string, string>, egress?: Egress, replica = 1): ContainerSpec {
 	const http = workload.transport !== 'stdio';
 	const transportEnv: Record<string, string> = { MCP_TRANSPORT: workload.transport ?? 'stdio' };
 	if (http && workload.target_port) {
@@ -68,7 +77,7 @@ export function containerSpecOf(workload: StoredWorkload, instance: string, secr
 		Object.assign(proxyEnv, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: 'localhost,127.0.0.1', no_proxy: 'localhost,127.0.0.1' });
 	}
 	return {
-		name: workload.container_name!,
+		name: instanceContainerName(workload, replica),
 		image: workload.image!,
 		args: workload.cmd_args ?? [],
 		env: { ...transportEnv, ...proxyEnv, ...(workload.env_vars ?? {}), ...secretEnv },
@@ -80,6 +89,7 @@ export function containerSpecOf(workload: StoredWorkload, instance: string, secr
 			[LABELS.transport]: workload.transport ?? 'stdio',
 			[LABELS.port]: String(workload.port ?? 0),
 			[LABELS.networkIsolation]: String(workload.isolate_network ?? true),
+			[LABELS.replica]: String(replica),
 		},
 		interactive: !http,
 		publishPort: http ? workload.target_port : undefined,

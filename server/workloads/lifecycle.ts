@@ -10,7 +10,8 @@ import type { Logger } from '../log.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
-import { containerSpecOf, instanceLabels, resolveSecretEnv, type Egress } from './container.js';
+import { containerSpecOf, instanceLabels, LABELS, resolveSecretEnv, type Egress } from './container.js';
+import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
 import type { ClientConfigSync, SecretResolver } from './dependencies.js';
 import { isPortFree, pickFreePort } from './portAllocator.js';
 import type { PortPolicy } from './portPolicy.js';
@@ -75,9 +76,29 @@ export class WorkloadLifecycle {
 	async dismantle(config: StoredWorkload): Promise<void> {
 		await stopProxy(this.store, config.name);
 		if (config.container_name) {
-			await this.runtime.remove(config.container_name);
+			await this.removeContainers(config);
 			await this.runtime.removeNetwork(networkNameOf(config));
 		}
+	}
+
+	/**
+	 * The names of every container of a workload: its server instances (`backend_replicas`) as
+	 * configured, and any the engine still holds under its labels (from a larger count before).
+	 */
+	private async containerNames(config: StoredWorkload, minimum = 1): Promise<string[]> {
+		const names = new Set<string>();
+		for (let replica = 1; replica <= Math.max(minimum, backendInstancesOf(config)); replica++) names.add(instanceContainerName(config, replica));
+		const labelled = await this.runtime.list({ ...instanceLabels(this.store.instance), [LABELS.name]: config.name });
+		for (const container of labelled) names.add(container.name);
+		return [...names];
+	}
+
+	private async removeContainers(config: StoredWorkload): Promise<void> {
+		for (const name of await this.containerNames(config)) await this.runtime.remove(name);
+	}
+
+	private async stopContainers(config: StoredWorkload, graceSeconds: number): Promise<void> {
+		await Promise.all((await this.containerNames(config)).map((name) => this.runtime.stop(name, graceSeconds)));
 	}
 
 	/** Puts a workload back as `previous` after its update failed. */
@@ -165,19 +186,26 @@ export class WorkloadLifecycle {
 	}
 
 	private async ensureContainer(config: StoredWorkload, env: Record<string, string>, recreate: boolean): Promise<void> {
-		const existing = await this.runtime.inspect(config.container_name!);
-		if (existing && !recreate) {
-			if (existing.state !== 'running') await this.runtime.start(existing.id);
-			return;
-		}
-		if (existing) await this.runtime.remove(existing.id);
-		const egress = isolatesNetwork(config) ? await this.prepareEgress(config) : undefined;
-		const id = await this.runtime.create(containerSpecOf(config, this.store.instance, env, egress));
-		try {
-			await this.runtime.start(id);
-		} catch (error) {
-			await this.runtime.remove(id).catch(() => undefined);
-			throw error;
+		const instances = backendInstancesOf(config);
+		// Instances beyond the count (it was lowered) go; each of the others runs.
+		const surplus = (await this.containerNames(config)).filter((name) => !Array.from({ length: instances }, (_, index) => instanceContainerName(config, index + 1)).includes(name));
+		for (const name of surplus) await this.runtime.remove(name);
+		let egress: Egress | undefined;
+		for (let replica = 1; replica <= instances; replica++) {
+			const existing = await this.runtime.inspect(instanceContainerName(config, replica));
+			if (existing && !recreate) {
+				if (existing.state !== 'running') await this.runtime.start(existing.id);
+				continue;
+			}
+			if (existing) await this.runtime.remove(existing.id);
+			if (isolatesNetwork(config)) egress ??= await this.prepareEgress(config);
+			const id = await this.runtime.create(containerSpecOf(config, this.store.instance, env, egress, replica));
+			try {
+				await this.runtime.start(id);
+			} catch (error) {
+				await this.runtime.remove(id).catch(() => undefined);
+				throw error;
+			}
 		}
 	}
 
@@ -232,7 +260,7 @@ export class WorkloadLifecycle {
 			if (!(error instanceof ServerExited)) throw error;
 			await stopProxy(this.store, config.name);
 			// Stopped, not removed: its output stays for `hangar logs`, and a restart policy no longer loops it.
-			await this.runtime.stop(config.container_name!, FAILED_STOP_GRACE_SECONDS).catch(() => undefined);
+			await this.stopContainers(config, FAILED_STOP_GRACE_SECONDS).catch(() => undefined);
 			return this.fail(config, error.message);
 		} finally {
 			signal?.removeEventListener('abort', cancel);
@@ -281,7 +309,7 @@ export class WorkloadLifecycle {
 		try {
 			await this.statuses.set(config.name, 'stopping');
 			await stopProxy(this.store, config.name);
-			if (config.container_name) await this.runtime.stop(config.container_name, STOP_GRACE_SECONDS);
+			if (config.container_name) await this.stopContainers(config, STOP_GRACE_SECONDS);
 			await this.statuses.set(config.name, 'stopped');
 		} catch (error) {
 			await this.statuses.set(config.name, 'error', `stop failed: ${(error as Error).message}`);
@@ -294,7 +322,7 @@ export class WorkloadLifecycle {
 	async restart(config: StoredWorkload): Promise<void> {
 		await this.statuses.set(config.name, 'starting', 'restarting');
 		await stopProxy(this.store, config.name);
-		if (config.container_name) await this.runtime.stop(config.container_name, STOP_GRACE_SECONDS);
+		if (config.container_name) await this.stopContainers(config, STOP_GRACE_SECONDS);
 		await this.start(config, { recreate: false });
 	}
 
@@ -319,7 +347,7 @@ export class WorkloadLifecycle {
 		await stopProxy(this.store, config.name);
 		if (config.container_name) {
 			try {
-				await this.runtime.remove(config.container_name);
+				await this.removeContainers(config);
 				await this.runtime.removeNetwork(networkNameOf(config));
 			} catch (error) {
 				if (!options.bestEffort) throw error;

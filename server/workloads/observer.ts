@@ -6,7 +6,7 @@ import { HangarError } from '../../protocol/errors.js';
 import type { WorkloadSummary } from '../../protocol/protocol.workloads.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
-import { instanceLabels, LABELS } from './container.js';
+import { instanceLabels, isFirstInstance, LABELS } from './container.js';
 import type { GroupDirectory } from './dependencies.js';
 import { liveProxy } from './proxyProcess.js';
 import { effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
@@ -30,7 +30,8 @@ export class WorkloadObserver {
 	private async containers(): Promise<Map<string, ContainerInfo> | { unavailable: string }> {
 		try {
 			const list = await this.runtime.list(instanceLabels(this.store.instance));
-			return new Map(list.map((container) => [container.labels[LABELS.name] ?? '', container]));
+			// A workload with several server instances is seen through its first, as a workload with one.
+			return new Map(list.filter(isFirstInstance).map((container) => [container.labels[LABELS.name] ?? '', container]));
 		} catch (error) {
 			return { unavailable: `the container runtime does not answer: ${(error as Error).message}` };
 		}

@@ -102,6 +102,16 @@ export class HttpBackend implements Backend {
 		return (this.locating ??= this.options.locate().then((url) => (this.current = url)));
 	}
 
+	/** Whether the server still answers; when it does not, as a request failing to connect. */
+	async check(): Promise<void> {
+		if (this.closed || this.connection !== 'connected') return;
+		try {
+			await probe(await this.url());
+		} catch (error) {
+			if (!this.closed) this.failed(error as Error);
+		}
+	}
+
 	/** A request failed to connect: find the server again next time. */
 	failed(error: Error): void {
 		this.current = undefined;
@@ -267,12 +277,28 @@ function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNo
 	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
 }
 
+/** A request that failed to reach the server: whether it may have reached it before the connection failed. */
+export interface ConnectionFailure {
+	readonly reached: boolean;
+}
+
+const connectionFailures = new WeakMap<JsonRpcResponse, ConnectionFailure>();
+
+/** Set on the answer made of a failed connection (see spread.ts, which fails sessions over on it). */
+export function connectionFailureOf(response: JsonRpcResponse): ConnectionFailure | undefined {
+	return connectionFailures.get(response);
+}
+
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
 	if (error instanceof UpstreamAuthError) {
 		return errorResponse(id, ErrorCode.Unauthenticated, error.message, error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds });
 	}
 	backend.failed(error);
-	return errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
+	const answer = errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
+	// Refused, or the server not located at all (its container not running): nothing reached it.
+	const code = (error as NodeJS.ErrnoException).code;
+	connectionFailures.set(answer, { reached: code !== undefined && code !== 'ECONNREFUSED' });
+	return answer;
 }
 
 /** An upstream Streamable HTTP session: POST per message, plus a GET stream for server messages. */

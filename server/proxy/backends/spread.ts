@@ -1,0 +1,233 @@
+/**
+ * Several instances of an HTTP server, each in its own container (`scaling_config.backend_replicas`),
+ * behind one backend. Each new session goes to the next instance that answers, in turn; an
+ * upstream session lives on one instance, so every request of the session goes there.
+ *
+ * An instance that dies is replaced: the engine restarts a server that exits (the workload's
+ * restart policy is the container's), and a container stopped from outside (`docker kill`) is
+ * started again here when that policy says it comes back, as the reconciler does for a
+ * workload's only container. Until it answers again, new sessions go to the others. A session
+ * that was on it fails over cleanly: the request that finds it gone is answered with an error
+ * and the session ends, so the client's next request gets a 404 and it opens a new session
+ * (as MCP's Streamable HTTP transport says a client does), which lands on a live instance.
+ * A request that reached no server (refused, or the container not running) before the session
+ * had anything upstream — its `initialize`, or any request of a session carried in the
+ * stateless 2026-07-28 revision — is sent to another instance instead.
+ */
+import type { Logger } from '../../log.js';
+import type { RestartPolicy, Runtime } from '../../runtime/runtime.js';
+import type { Backend, BackendSession, BackendState, OpenOptions, SessionSink } from '../backend.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.js';
+import { connectionFailureOf, type HttpBackend } from './http.js';
+
+/** How often an instance is asked whether it still answers (an HTTP GET, as at start). */
+const CHECK_INTERVAL_MS = 3_000;
+
+/** What a replica hands another to take a session over (`BackendSession.snapshot`): the instance and its own snapshot. */
+interface SpreadSnapshot {
+	readonly instance: number;
+	readonly upstream: unknown;
+}
+
+function isSpreadSnapshot(value: unknown): value is SpreadSnapshot {
+	return typeof (value as SpreadSnapshot | undefined)?.instance === 'number';
+}
+
+export class SpreadBackend implements Backend {
+	state: BackendState = 'connecting';
+	detail: string | undefined = 'locating the server';
+	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+
+	private next = 0;
+	private readonly recovering = new Set<number>();
+	private closed = false;
+	private readonly checking: NodeJS.Timeout;
+
+	constructor(
+		readonly instances: readonly HttpBackend[],
+		private readonly log: Logger,
+	) {
+		instances.forEach((instance, index) => {
+			instance.onStateChange = (state) => {
+				this.update();
+				if (state === 'disconnected') this.recover(index);
+			};
+		});
+		// An instance nobody calls is found dead too, so that it is replaced before a session needs it.
+		this.checking = setInterval(() => void Promise.all(this.instances.map((instance) => instance.check())), CHECK_INTERVAL_MS);
+		this.checking.unref();
+	}
+
+	/** Connected while any instance is. */
+	private update(): void {
+		const live = this.instances.filter((instance) => instance.state === 'connected').length;
+		const [state, detail] = live > 0 ? (['connected', undefined] as const) : [this.instances[0]!.state, this.instances[0]!.detail];
+		if (state === this.state && detail === this.detail) return;
+		this.state = state;
+		this.detail = detail;
+		this.onStateChange?.(state, detail);
+	}
+
+	/** Probes a lost instance until it answers again (its locator starts its container when it should). */
+	private recover(index: number): void {
+		if (this.closed || this.recovering.has(index)) return;
+		this.recovering.add(index);
+		this.log.warn(`server instance ${index + 1} of ${this.instances.length} is unreachable (${this.instances[index]!.detail ?? 'no answer'}); new sessions go to the others until it answers`);
+		void this.instances[index]!.start().finally(() => {
+			this.recovering.delete(index);
+			if (!this.closed && this.instances[index]!.state === 'connected') this.log.info(`server instance ${index + 1} answers again`);
+		});
+	}
+
+	/** Resolves once every instance answers: sessions are spread from the first. */
+	async start(): Promise<void> {
+		await Promise.all(this.instances.map((instance) => instance.start()));
+	}
+
+	/** The next instance in turn that answers (any, when none does: its request says why). */
+	pick(except?: ReadonlySet<number>): number | undefined {
+		const count = this.instances.length;
+		let fallback: number | undefined;
+		for (let step = 0; step < count; step++) {
+			const index = (this.next + step) % count;
+			if (except?.has(index)) continue;
+			fallback ??= index;
+			if (this.instances[index]!.state === 'connected') {
+				this.next = index + 1;
+				return index;
+			}
+		}
+		if (fallback !== undefined) this.next = fallback + 1;
+		return fallback;
+	}
+
+	open(sink: SessionSink, options: OpenOptions = {}): BackendSession {
+		if (isSpreadSnapshot(options.adopt) && options.adopt.instance < this.instances.length) {
+			return new SpreadSession(this, sink, options, options.adopt.instance, options.adopt.upstream);
+		}
+		return new SpreadSession(this, sink, options, this.pick()!, undefined);
+	}
+
+	async close(): Promise<void> {
+		this.closed = true;
+		clearInterval(this.checking);
+		await Promise.all(this.instances.map((instance) => instance.close()));
+	}
+}
+
+/** A client session on one instance, moved to another only while nothing of it lives upstream. */
+class SpreadSession implements BackendSession {
+	private inner: BackendSession;
+	/** The client's `initialize`, replayed on another instance when the session moves before it is answered. */
+	private initialize: JsonRpcRequest | undefined;
+	private initialized = false;
+	private ended = false;
+	private clientStreaming = false;
+	private readonly relay: SessionSink;
+
+	constructor(
+		private readonly spread: SpreadBackend,
+		private readonly sink: SessionSink,
+		private readonly options: OpenOptions,
+		private instance: number,
+		adopt: unknown,
+	) {
+		// The session ends after the answer that says why is on its way: ending it cancels the replies still open.
+		this.relay = { deliver: (message, relatedTo) => sink.deliver(message, relatedTo), ended: (reason) => this.end(reason) };
+		this.inner = spread.instances[instance]!.open(this.relay, adopt === undefined ? options : { ...options, adopt });
+		if (adopt !== undefined) this.initialized = true;
+	}
+
+	get speaksModern(): boolean | undefined {
+		return this.inner.speaksModern;
+	}
+
+	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (message.method === 'initialize') this.initialize = message;
+		const tried = new Set<number>();
+		for (;;) {
+			const answer = await this.inner.request(message, signal);
+			const failure = connectionFailureOf(answer);
+			if (!failure) {
+				if (message.method === 'initialize' && answer.result) this.initialized = true;
+				return answer;
+			}
+			// Nothing of the session upstream yet, or a stateless one: another instance will do.
+			const movable = !failure.reached && (!this.initialized || this.inner.speaksModern === true);
+			tried.add(this.instance);
+			const other = movable && !signal.aborted ? this.spread.pick(tried) : undefined;
+			if (other === undefined) {
+				if (this.initialized) this.end(`the server instance the session was on is gone (${answer.error?.message ?? 'no answer'}); start a new session`);
+				return answer;
+			}
+			if (!(await this.move(other, message, signal))) return answer;
+		}
+	}
+
+	/** Opens the session on instance `to`, with the client's handshake again unless `message` is it. */
+	private async move(to: number, message: JsonRpcRequest, signal: AbortSignal): Promise<boolean> {
+		this.inner.close();
+		this.instance = to;
+		this.inner = this.spread.instances[to]!.open(this.relay, this.options);
+		if (!this.initialize || message === this.initialize) return true;
+		const answer = await this.inner.request(this.initialize, signal);
+		if (!answer.result) return false;
+		if (!this.inner.speaksModern) await this.inner.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+		if (this.clientStreaming) this.inner.streaming?.(true);
+		return true;
+	}
+
+	private end(reason: string): void {
+		if (this.ended) return;
+		this.ended = true;
+		setImmediate(() => this.sink.ended(reason));
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
+		return this.inner.send(message);
+	}
+
+	snapshot(): SpreadSnapshot | undefined {
+		const upstream = this.inner.snapshot?.();
+		return upstream === undefined ? undefined : { instance: this.instance, upstream };
+	}
+
+	streaming(open: boolean): void {
+		this.clientStreaming = open;
+		this.inner.streaming?.(open);
+	}
+
+	release(): void {
+		if (this.inner.release) this.inner.release();
+		else this.inner.close();
+	}
+
+	close(): void {
+		this.inner.close();
+	}
+}
+
+/** Whether a stopped container comes back under its restart policy (as the reconciler decides for a workload's container). */
+export function comesBack(policy: RestartPolicy | undefined, exitCode: number | undefined): boolean {
+	return policy === 'always' || policy === 'unless-stopped' || (policy === 'on-failure' && exitCode !== 0);
+}
+
+/**
+ * Where instance `container` answers: its published port, found again when it moves (a
+ * restarted container publishes another). A container stopped from outside that its restart
+ * policy brings back is started again, and answers on a later look.
+ */
+export function instanceLocator(runtime: Runtime, container: string, targetPort: number, path: string, policy: RestartPolicy | undefined, log: Logger): () => Promise<URL> {
+	return async () => {
+		const info = await runtime.inspect(container);
+		if (!info) throw new Error(`container ${container} not found`);
+		if ((info.state === 'exited' || info.state === 'dead') && comesBack(policy, info.exitCode)) {
+			log.info(`starting container ${container} again (restart policy ${policy})`);
+			await runtime.start(info.id);
+			throw new Error(`container ${container} is starting again`);
+		}
+		if (info.state !== 'running') throw new Error(`container ${container} is ${info.state}`);
+		const endpoint = await runtime.endpoint(info.id, targetPort);
+		return new URL(`http://${endpoint.host}:${endpoint.port}${path}`);
+	};
+}

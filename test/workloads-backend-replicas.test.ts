@@ -1,0 +1,179 @@
+/**
+ * Several instances of an HTTP server (`scaling_config.backend_replicas`) on real Docker with
+ * the everything server: one container per instance under the workload's labels, sessions
+ * spread across them (each instance tells who it is by its HOSTNAME, the container's id), an
+ * instance killed by the engine replaced while the other sessions go on, the session that was
+ * on it ended with an error its client can act on (and a new session served), and stop and
+ * delete reaching every container.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteWorkloads, ListWorkloads, StopWorkloads } from '../protocol/protocol.workloads.js';
+import { createWorkload, deleteAllWorkloads, type Workload } from './fixtures/security/support.js';
+import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
+import { connectModern } from './support/mcpClients.js';
+import { createTestHome, type TestHome } from './support/home.js';
+import { startServe, type ServeProcess } from './support/processes.js';
+import { callRest } from './support/rest.js';
+
+const run = promisify(execFile);
+
+let home: TestHome;
+let serve: ServeProcess;
+
+beforeAll(async () => {
+	home = await createTestHome();
+	serve = await startServe(home.env);
+}, 60_000);
+
+afterAll(async () => {
+	if (serve) await deleteAllWorkloads(serve.url);
+	await serve?.stop();
+	await home?.dispose();
+}, 120_000);
+
+interface Instance {
+	readonly id: string;
+	readonly name: string;
+	readonly replica: string;
+	readonly state: string;
+}
+
+/** The workload's containers as the engine lists them, by their labels. */
+async function containersOf(name: string): Promise<Instance[]> {
+	const { stdout } = await run('docker', ['ps', '-a', '--no-trunc', '--filter', `label=hangar.name=${name}`, '--format', '{{.ID}} {{.Names}} {{.Label "hangar.replica"}} {{.State}}']);
+	return stdout
+		.trim()
+		.split('\n')
+		.filter(Boolean)
+		.map((line) => {
+			const [id, containerName, replica, state] = line.split(' ');
+			return { id: id!, name: containerName!, replica: replica!, state: state! };
+		})
+		.sort((a, b) => a.replica.localeCompare(b.replica));
+}
+
+/** The container (short id) of the instance that serves `client`'s session: the server's HOSTNAME. */
+async function instanceOf(callTool: (name: string, args: Record<string, unknown>) => Promise<unknown>): Promise<string> {
+	const env = JSON.parse(textOf(await callTool('get-env', {}))) as Record<string, string>;
+	return env.HOSTNAME!;
+}
+
+const callerOf = (client: Client) => (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+const echoes = async (client: Client, message: string) => textOf(await client.callTool({ name: 'echo', arguments: { message } }));
+
+describe('backend_replicas: several server containers behind one proxy', { timeout: 180_000 }, () => {
+	let workload: Workload;
+	beforeAll(async () => {
+		workload = await createWorkload(serve.url, {
+			name: 'instances',
+			image: EVERYTHING,
+			transport: 'streamable-http',
+			target_port: 3001,
+			cmd_arguments: ['streamableHttp'],
+			scaling_config: { backend_replicas: 3 },
+		});
+	}, 120_000);
+
+	it('run one container per instance under the workload\'s labels, listed as one workload', async () => {
+		const containers = await containersOf(workload.name);
+		expect(containers.map(({ replica, state }) => [replica, state])).toEqual([
+			['1', 'running'],
+			['2', 'running'],
+			['3', 'running'],
+		]);
+		const first = containers[0]!.name;
+		expect(containers.map(({ name }) => name)).toEqual([first, `${first}-2`, `${first}-3`]);
+		const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; status: string }> };
+		expect(workloads.filter(({ name }) => name === workload.name)).toEqual([expect.objectContaining({ status: 'running' })]);
+	});
+
+	it('spread sessions across the instances, each session staying on its own', async () => {
+		const containers = await containersOf(workload.name);
+		const clients = await Promise.all([0, 1, 2].map(() => connect(workload.url, 'streamable-http')));
+		try {
+			const hosts: string[] = [];
+			for (const client of clients) hosts.push(await instanceOf(callerOf(client)));
+			expect(new Set(hosts).size).toBe(3);
+			for (const host of hosts) expect(containers.some(({ id }) => id.startsWith(host))).toBe(true);
+			// A session's requests all go to its instance.
+			for (const [at, client] of clients.entries()) expect(await instanceOf(callerOf(client))).toBe(hosts[at]);
+		} finally {
+			await Promise.all(clients.map((client) => client.close()));
+		}
+	});
+
+	it('spread 2026-07-28 clients across the instances too', async () => {
+		const containers = await containersOf(workload.name);
+		const hosts = new Set<string>();
+		// The proxy keeps one upstream session per 2026-07-28 caller and capability set: three sets, three sessions.
+		for (let attempt = 0; attempt < 3; attempt++) {
+			const client = await connectModern(workload.url, { experimental: { [`set${attempt}`]: {} } });
+			try {
+				hosts.add(await instanceOf((name, args) => client.callTool({ name, arguments: args })));
+			} finally {
+				await client.close();
+			}
+		}
+		expect(hosts.size).toBeGreaterThan(1);
+		for (const host of hosts) expect(containers.some(({ id }) => id.startsWith(host))).toBe(true);
+	});
+
+	it('replace an instance the engine killed; its session ends with an error, the others go on', async () => {
+		const clients = await Promise.all([0, 1, 2].map(() => connect(workload.url, 'streamable-http')));
+		try {
+			const hosts: string[] = [];
+			for (const client of clients) hosts.push(await instanceOf(callerOf(client)));
+			const victim = (await containersOf(workload.name)).find(({ id }) => id.startsWith(hosts[1]!))!;
+			const { stdout: startedBefore } = await run('docker', ['inspect', '-f', '{{.State.StartedAt}}', victim.id]);
+			await run('docker', ['kill', victim.id]);
+
+			// The other sessions are not touched.
+			expect(await echoes(clients[0]!, 'still here')).toBe('Echo: still here');
+			expect(await echoes(clients[2]!, 'still here')).toBe('Echo: still here');
+
+			// The session on the dead instance: an error (never a hang), then the session is gone (404).
+			await expect(echoes(clients[1]!, 'lost')).rejects.toThrow(/cannot reach the MCP server/);
+			await expect(echoes(clients[1]!, 'lost again')).rejects.toThrow(/404|Session not found/i);
+
+			// A new session is served at once, by an instance that answers.
+			const fresh = await connect(workload.url, 'streamable-http');
+			expect(await echoes(fresh, 'fresh')).toBe('Echo: fresh');
+			await fresh.close();
+
+			// The killed container is started again (its restart policy, unless-stopped, says it comes back).
+			await waitFor(async () => {
+				const { stdout } = await run('docker', ['inspect', '-f', '{{.State.Status}} {{.State.StartedAt}}', victim.id]);
+				const [status, startedAt] = stdout.trim().split(' ');
+				return status === 'running' && startedAt !== startedBefore.trim();
+			}, 'the killed instance running again', 60_000);
+			// And takes sessions again: three new sessions land on three instances.
+			const again = await Promise.all([0, 1, 2].map(() => connect(workload.url, 'streamable-http')));
+			try {
+				await waitFor(async () => {
+					const seen = new Set<string>();
+					for (const client of again) seen.add(await instanceOf(callerOf(client)));
+					if (seen.size === 3) return true;
+					// Until the proxy found the instance answering again, sessions went to the others: try new ones.
+					await Promise.all(again.splice(0).map((client) => client.close()));
+					again.push(...(await Promise.all([0, 1, 2].map(() => connect(workload.url, 'streamable-http')))));
+					return false;
+				}, 'sessions on all three instances again', 30_000);
+			} finally {
+				await Promise.all(again.map((client) => client.close()));
+			}
+		} finally {
+			await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+		}
+	});
+
+	it('stop every instance with the workload, and remove every one with it', async () => {
+		expect((await callRest(serve.url, StopWorkloads, { names: [workload.name] })).status).toBeLessThan(300);
+		await waitFor(async () => (await containersOf(workload.name)).every(({ state }) => state === 'exited'), 'every instance stopped', 60_000);
+		expect(await containersOf(workload.name)).toHaveLength(3);
+		expect((await callRest(serve.url, DeleteWorkloads, { names: [workload.name] })).status).toBeLessThan(300);
+		await waitFor(async () => (await containersOf(workload.name)).length === 0, 'every instance removed', 60_000);
+	});
+});
