@@ -14,6 +14,7 @@ import { DeleteWorkloads, ListWorkloads, StopWorkloads } from '../protocol/proto
 import { createWorkload, deleteAllWorkloads, type Workload } from './fixtures/security/support.js';
 import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
+import { MODERN } from './support/proxyTargets.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -175,5 +176,36 @@ describe('backend_replicas: several server containers behind one proxy', { timeo
 		expect(await containersOf(workload.name)).toHaveLength(3);
 		expect((await callRest(serve.url, DeleteWorkloads, { names: [workload.name] })).status).toBeLessThan(300);
 		await waitFor(async () => (await containersOf(workload.name)).length === 0, 'every instance removed', 60_000);
+	});
+});
+
+describe('backend_replicas with a server that speaks 2026-07-28', { timeout: 180_000 }, () => {
+	let workload: Workload;
+	beforeAll(async () => {
+		workload = await createWorkload(serve.url, { name: 'stateless', image: MODERN, transport: 'streamable-http', target_port: 3001, scaling_config: { backend_replicas: 2 } });
+	}, 120_000);
+	afterAll(async () => {
+		if (workload) await callRest(serve.url, DeleteWorkloads, { names: [workload.name] });
+	});
+
+	it('lose no call of a 2026-07-28 client when an instance is killed: a refused request goes to the other', async () => {
+		const client = await connectModern(workload.url);
+		try {
+			const call = async (message: string) => textOf(await client.callTool({ name: 'echo', arguments: { message } }));
+			expect(await call('before')).toBe('Echo: before');
+			// Each instance in turn: whichever the client's calls were on is killed once.
+			for (const victim of await containersOf(workload.name)) {
+				const { stdout: startedBefore } = await run('docker', ['inspect', '-f', '{{.State.StartedAt}}', victim.id]);
+				await run('docker', ['kill', victim.id]);
+				for (let at = 0; at < 4; at++) expect(await call(`${victim.replica}/${at}`)).toBe(`Echo: ${victim.replica}/${at}`);
+				await waitFor(async () => {
+					const { stdout } = await run('docker', ['inspect', '-f', '{{.State.Status}} {{.State.StartedAt}}', victim.id]);
+					const [status, startedAt] = stdout.trim().split(' ');
+					return status === 'running' && startedAt !== startedBefore.trim();
+				}, `instance ${victim.replica} running again`, 60_000);
+			}
+		} finally {
+			await client.close();
+		}
 	});
 });
