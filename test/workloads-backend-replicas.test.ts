@@ -188,6 +188,19 @@ describe('backend_replicas with a server that speaks 2026-07-28', { timeout: 180
 		if (workload) await callRest(serve.url, DeleteWorkloads, { names: [workload.name] });
 	});
 
+	it('spread a 2026-07-28 client\'s calls across the instances one by one (each instance counts its own bumps)', async () => {
+		const client = await connectModern(workload.url);
+		try {
+			const counts: number[] = [];
+			for (let call = 0; call < 6; call++) counts.push(Number(/counter is (\d+)/.exec(textOf(await client.callTool({ name: 'bump', arguments: {} })))?.[1]));
+			expect(counts.every(Number.isInteger)).toBe(true);
+			// On one instance the counter would have reached 6.
+			expect(Math.max(...counts)).toBeLessThan(6);
+		} finally {
+			await client.close();
+		}
+	});
+
 	it('lose no call of a 2026-07-28 client when an instance is killed: a refused request goes to the other', async () => {
 		const client = await connectModern(workload.url);
 		try {

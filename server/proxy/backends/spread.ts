@@ -13,6 +13,9 @@
  * A request that reached no server (refused, or the container not running) before the session
  * had anything upstream — its `initialize`, or any request of a session carried in the
  * stateless 2026-07-28 revision — is sent to another instance instead.
+ *
+ * With a server that speaks 2026-07-28 nothing of a session lives upstream, so its requests
+ * that stand alone (a tool call, a list, a read) are spread across the instances one by one too.
  */
 import type { Logger } from '../../log.js';
 import type { RestartPolicy, Runtime } from '../../runtime/runtime.js';
@@ -22,6 +25,12 @@ import { connectionFailureOf, type HttpBackend } from './http.js';
 
 /** How often an instance is asked whether it still answers (an HTTP GET, as at start). */
 const CHECK_INTERVAL_MS = 3_000;
+
+/** Requests that stand alone in MCP 2026-07-28, which any instance of a server speaking it may answer. */
+const STANDALONE = new Set(['tools/call', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read', 'resources/templates/list', 'completion/complete', 'ping']);
+
+/** Client capabilities under which the server may ask the client something in the middle of a request. */
+const ASKING_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 
 /** What a replica hands another to take a session over (`BackendSession.snapshot`): the instance and its own snapshot. */
 interface SpreadSnapshot {
@@ -124,6 +133,8 @@ class SpreadSession implements BackendSession {
 	private ended = false;
 	private clientStreaming = false;
 	private readonly relay: SessionSink;
+	/** With a server that speaks 2026-07-28: the session opened on other instances too, for requests spread across them. */
+	private readonly sides = new Map<number, Promise<BackendSession | undefined>>();
 
 	constructor(
 		private readonly spread: SpreadBackend,
@@ -144,6 +155,10 @@ class SpreadSession implements BackendSession {
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (message.method === 'initialize') this.initialize = message;
+		if (this.spreads(message)) {
+			const answer = await this.elsewhere(message, signal);
+			if (answer) return answer;
+		}
 		const tried = new Set<number>();
 		for (;;) {
 			const answer = await this.inner.request(message, signal);
@@ -162,6 +177,56 @@ class SpreadSession implements BackendSession {
 			}
 			if (!(await this.move(other, message, signal))) return answer;
 		}
+	}
+
+	/**
+	 * Whether `message` may go to any instance: the server speaks 2026-07-28 (nothing of the
+	 * session lives upstream), the request is one that stands alone (no task, no subscription),
+	 * and the client takes no requests from the server (which the instance that asked must hear
+	 * answered).
+	 */
+	private spreads(message: JsonRpcRequest): boolean {
+		if (this.inner.speaksModern !== true || !this.initialize || !STANDALONE.has(message.method)) return false;
+		if (message.method === 'tools/call' && message.params?.task !== undefined) return false;
+		const declared = (this.initialize.params?.capabilities ?? {}) as Record<string, unknown>;
+		return !ASKING_CAPABILITIES.some((capability) => declared[capability] !== undefined);
+	}
+
+	/** `message` on the next instance in turn, when that is not the session's own; undefined to send it there. */
+	private async elsewhere(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
+		const target = this.spread.pick();
+		if (target === undefined || target === this.instance) return undefined;
+		let side = this.sides.get(target);
+		if (!side) {
+			side = this.openSide(target, signal);
+			this.sides.set(target, side);
+		}
+		const session = await side;
+		if (!session) {
+			this.sides.delete(target);
+			return undefined;
+		}
+		const answer = await session.request(message, signal);
+		const failure = connectionFailureOf(answer);
+		if (!failure) return answer;
+		this.dropSide(target);
+		// Refused: the session's own instance takes it. Possibly reached: as on the session's own.
+		return failure.reached ? answer : undefined;
+	}
+
+	/** The session on instance `target`, its handshake replayed there (a `server/discover`). */
+	private async openSide(target: number, signal: AbortSignal): Promise<BackendSession | undefined> {
+		const session = this.spread.instances[target]!.open({ deliver: (message, relatedTo) => this.sink.deliver(message, relatedTo), ended: () => this.dropSide(target) }, this.options);
+		const answer = await session.request(this.initialize!, signal);
+		if (answer.result && session.speaksModern) return session;
+		session.close();
+		return undefined;
+	}
+
+	private dropSide(target: number): void {
+		const side = this.sides.get(target);
+		this.sides.delete(target);
+		void side?.then((session) => session?.close());
 	}
 
 	/** Opens the session on instance `to`, with the client's handshake again unless `message` is it. */
@@ -198,12 +263,18 @@ class SpreadSession implements BackendSession {
 	}
 
 	release(): void {
+		this.closeSides();
 		if (this.inner.release) this.inner.release();
 		else this.inner.close();
 	}
 
 	close(): void {
+		this.closeSides();
 		this.inner.close();
+	}
+
+	private closeSides(): void {
+		for (const target of [...this.sides.keys()]) this.dropSide(target);
 	}
 }
 
