@@ -4,7 +4,9 @@
  * spread across them (each instance tells who it is by its HOSTNAME, the container's id), an
  * instance killed by the engine replaced while the other sessions go on, the session that was
  * on it ended with an error its client can act on (and a new session served), and stop and
- * delete reaching every container.
+ * delete reaching every container. With a server that speaks 2026-07-28: a client's calls
+ * spread one by one, and none lost when an instance is killed. With a stdio server: clients of
+ * one handshake spread over N server processes in its container.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -219,6 +221,40 @@ describe('backend_replicas with a server that speaks 2026-07-28', { timeout: 180
 			}
 		} finally {
 			await client.close();
+		}
+	});
+});
+
+describe('backend_replicas with a stdio server: several server processes per handshake', { timeout: 180_000 }, () => {
+	let workload: Workload;
+	beforeAll(async () => {
+		workload = await createWorkload(serve.url, { name: 'processes', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], scaling_config: { backend_replicas: 2 } });
+	}, 120_000);
+	afterAll(async () => {
+		if (workload) await callRest(serve.url, DeleteWorkloads, { names: [workload.name] });
+	});
+
+	/** The server processes running in the workload's one container. */
+	async function serverProcesses(): Promise<number> {
+		const [container] = await containersOf(workload.name);
+		const { stdout } = await run('docker', ['top', container!.id, '-eo', 'pid,args']);
+		// The main process runs under the engine's init (docker-init), which is not counted.
+		return stdout.split('\n').filter((line) => /^\s*\d+\s+node\s.*server-everything/.test(line)).length;
+	}
+
+	it('give clients with the same handshake up to N processes, then share them in turn', async () => {
+		expect(await containersOf(workload.name)).toHaveLength(1);
+		const clients: Client[] = [];
+		try {
+			clients.push(await connect(workload.url, 'streamable-http'));
+			expect(await serverProcesses()).toBe(1);
+			clients.push(await connect(workload.url, 'streamable-http'));
+			expect(await serverProcesses()).toBe(2);
+			clients.push(await connect(workload.url, 'streamable-http'));
+			expect(await serverProcesses()).toBe(2);
+			for (const [at, client] of clients.entries()) expect(await echoes(client, `c${at}`)).toBe(`Echo: c${at}`);
+		} finally {
+			await Promise.all(clients.map((client) => client.close()));
 		}
 	});
 });

@@ -110,7 +110,8 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<s
 	const container = workload.container_name!;
 	if (workload.transport === 'stdio') {
 		const execMain = replica !== undefined && replica.index > 1;
-		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain });
+		const processes = workload.scaling_config?.backend_replicas;
+		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes });
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
 	const instances = backendInstancesOf(workload);

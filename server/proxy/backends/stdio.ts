@@ -74,6 +74,11 @@ export interface StdioBridgeOptions {
 	 * first runs the server's command with `docker exec` as its main process instead.
 	 */
 	readonly execMain?: boolean;
+	/**
+	 * In `shared` mode, how many server processes clients with the same handshake are spread
+	 * across (`scaling_config.backend_replicas`); 1 unless set.
+	 */
+	readonly processes?: number;
 }
 
 /** What a client asked for in `initialize`, and the key of the processes that can serve it. */
@@ -102,8 +107,10 @@ export class StdioBridge implements Backend {
 	readonly mode: SessionMode;
 	/** The container's own process, reattached whenever the connection is lost. */
 	readonly main: ServerProcess;
-	/** Shared processes by handshake key (the main one included, once initialised). */
-	private readonly shared = new Map<string, Promise<ServerProcess>>();
+	/** Shared processes by handshake key (the main one included, once initialised): up to `processes` each. */
+	private readonly shared = new Map<string, Array<Promise<ServerProcess>>>();
+	/** The next of a key's processes to take a session, once it has them all. */
+	private readonly turns = new Map<string, number>();
 	private containerId: string | undefined;
 	private connected!: Promise<void>;
 	private markConnected!: () => void;
@@ -178,13 +185,31 @@ export class StdioBridge implements Backend {
 	/** The process that serves a client with this handshake (see the module comment). */
 	async processFor(handshake: Handshake): Promise<ServerProcess> {
 		if (this.mode === 'isolated') return this.spawn(handshake, 'a session of its own');
-		let process = this.shared.get(handshake.key);
-		if (!process) {
-			process = this.main.claim(handshake) ? Promise.resolve(this.main) : this.spawn(handshake, 'clients of another revision or capability set');
-			this.shared.set(handshake.key, process);
-			process.catch(() => this.shared.delete(handshake.key));
+		const { key } = handshake;
+		const pool = this.shared.get(key) ?? [];
+		if (pool.length < Math.max(1, this.options.processes ?? 1)) {
+			// Each new session gets a process of its own until the key has as many as configured.
+			const process = pool.length === 0 && this.main.claim(handshake)
+				? Promise.resolve(this.main)
+				: this.spawn(handshake, pool.length === 0 ? 'clients of another revision or capability set' : `clients of its revision and capability set, beside ${pool.length} other process(es)`);
+			pool.push(process);
+			this.shared.set(key, pool);
+			process.catch(() => this.forget(key, process));
+			return process;
 		}
-		return process;
+		// Then they take sessions in turn.
+		const turn = (this.turns.get(key) ?? 0) % pool.length;
+		this.turns.set(key, turn + 1);
+		return pool[turn]!;
+	}
+
+	private forget(key: string, process: Promise<ServerProcess>): void {
+		const pool = this.shared.get(key)?.filter((pooled) => pooled !== process);
+		if (pool?.length) this.shared.set(key, pool);
+		else {
+			this.shared.delete(key);
+			this.turns.delete(key);
+		}
 	}
 
 	private async spawn(handshake: Handshake, purpose: string): Promise<ServerProcess> {
@@ -199,7 +224,10 @@ export class StdioBridge implements Backend {
 	/** A spawned process lost its last session: end it. */
 	retire(process: ServerProcess): void {
 		if (process === this.main || !process.handshake) return;
-		if (this.mode === 'shared') this.shared.delete(process.handshake.key);
+		if (this.mode === 'shared') {
+			const key = process.handshake.key;
+			for (const pooled of this.shared.get(key) ?? []) void pooled.then((member) => member === process && this.forget(key, pooled), () => undefined);
+		}
 		process.end();
 	}
 
@@ -210,7 +238,7 @@ export class StdioBridge implements Backend {
 	async close(): Promise<void> {
 		this.stopped = true;
 		this.main.detach('the proxy is stopping');
-		for (const process of this.shared.values()) void process.then((spawned) => spawned !== this.main && spawned.end(), () => undefined);
+		for (const process of [...this.shared.values()].flat()) void process.then((spawned) => spawned !== this.main && spawned.end(), () => undefined);
 	}
 }
 
