@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteWorkloads, ListWorkloads, StopWorkloads } from '../protocol/protocol.workloads.js';
+import { DeleteWorkloads, ListWorkloads, RestartWorkload, StopWorkloads } from '../protocol/protocol.workloads.js';
 import { createWorkload, deleteAllWorkloads, type Workload } from './fixtures/security/support.js';
 import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
@@ -170,6 +170,24 @@ describe('backend_replicas: several server containers behind one proxy', { timeo
 		} finally {
 			await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
 		}
+	});
+
+	it('restart every instance with the workload', async () => {
+		const before = await containersOf(workload.name);
+		const started = async (id: string) => (await run('docker', ['inspect', '-f', '{{.State.StartedAt}}', id])).stdout.trim();
+		const startedBefore = await Promise.all(before.map(({ id }) => started(id)));
+		expect((await callRest(serve.url, RestartWorkload, { name: workload.name })).status).toBeLessThan(300);
+		// Each container stopped and started again (the same containers), and the workload running.
+		await waitFor(async () => {
+			const after = await containersOf(workload.name);
+			if (after.map(({ id, state }) => `${id} ${state}`).join() !== before.map(({ id }) => `${id} running`).join()) return false;
+			const restarted = (await Promise.all(after.map(({ id }) => started(id)))).every((at, index) => at !== startedBefore[index]);
+			const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; status: string }> };
+			return restarted && workloads.some(({ name, status }) => name === workload.name && status === 'running');
+		}, 'every instance restarted and the workload running', 60_000);
+		const client = await connect(workload.url, 'streamable-http');
+		expect(await echoes(client, 'restarted')).toBe('Echo: restarted');
+		await client.close();
 	});
 
 	it('stop every instance with the workload, and remove every one with it', async () => {

@@ -150,7 +150,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
 		.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
 		.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', integer)
-		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across', integer);
+		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', integer);
 }
 
 function pairs(values: string[], separator: string, what: string): Record<string, string> {
