@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteWorkloads, ListWorkloads, RestartWorkload, StopWorkloads } from '../protocol/protocol.workloads.js';
+import { startRedis, type RedisServer } from './fixtures/security/redis.js';
 import { createWorkload, deleteAllWorkloads, type Workload } from './fixtures/security/support.js';
 import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
@@ -271,6 +272,40 @@ describe('backend_replicas with a stdio server: several server processes per han
 			clients.push(await connect(workload.url, 'streamable-http'));
 			expect(await serverProcesses()).toBe(2);
 			for (const [at, client] of clients.entries()) expect(await echoes(client, `c${at}`)).toBe(`Echo: c${at}`);
+		} finally {
+			await Promise.all(clients.map((client) => client.close()));
+		}
+	});
+});
+
+describe('backend_replicas behind proxy replicas sharing sessions through Redis', { timeout: 180_000 }, () => {
+	let redis: RedisServer;
+	let workload: Workload;
+	beforeAll(async () => {
+		redis = await startRedis();
+		workload = await createWorkload(serve.url, {
+			name: 'both',
+			image: EVERYTHING,
+			transport: 'streamable-http',
+			target_port: 3001,
+			cmd_arguments: ['streamableHttp'],
+			scaling_config: { replicas: 2, backend_replicas: 2, session_redis: { address: redis.address } },
+		});
+	}, 120_000);
+	afterAll(async () => {
+		if (workload) await callRest(serve.url, DeleteWorkloads, { names: [workload.name] });
+		await redis?.stop();
+	});
+
+	it('serve a session on its own instance whichever proxy replica takes its request', async () => {
+		const clients = await Promise.all([0, 1].map(() => connect(workload.url, 'streamable-http')));
+		try {
+			for (const client of clients) {
+				// HAProxy sends the session's requests to both proxies in turn; the one that adopts it goes to the same instance.
+				const hosts = new Set<string>();
+				for (let call = 0; call < 4; call++) hosts.add(await instanceOf(callerOf(client)));
+				expect(hosts.size).toBe(1);
+			}
 		} finally {
 			await Promise.all(clients.map((client) => client.close()));
 		}
