@@ -238,6 +238,22 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 		const late = await readEvents(stream, (messages) => messages.some((item) => item.message.id === 2));
 		expect(JSON.stringify(late.at(-1)!.message)).toContain('Long running operation completed');
 	});
+
+	it('answers a call in flight when its session ends, with an error rather than silence', async () => {
+		const post = (body: unknown, headers: Record<string, string> = {}) =>
+			fetch(workload.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+		const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+		await init.text();
+		const headers = { 'Mcp-Session-Id': init.headers.get('mcp-session-id')!, 'MCP-Protocol-Version': '2025-11-25' };
+		await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+		// A plain JSON reply (no progress token) is pending when the session goes.
+		const call = post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 1 } } }, headers);
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect((await fetch(workload.url, { method: 'DELETE', headers })).status).toBe(200);
+		const answer = (await (await call).json()) as { id: number; error?: { message: string } };
+		expect(answer.id).toBe(1);
+		expect(answer.error?.message).toMatch(/cancelled|session ended/);
+	});
 });
 
 describe('the isolated session mode', { timeout: 180_000 }, () => {

@@ -237,6 +237,12 @@ describe('replica settings', { timeout: 60_000 }, () => {
 		}
 	});
 
+	it('refuse instances of a remote server, naming the field', async () => {
+		const answer = await callRest(serve.url, CreateWorkload, { name: 'remote-instances', url: remote.url, scaling_config: { backend_replicas: 2 } });
+		expect(answer.status).toBe(400);
+		expect(JSON.stringify(answer.body)).toContain('scaling_config.backend_replicas');
+	});
+
 	it('need HAProxy, and say how to get it', async () => {
 		const result = await runHangar(['run', remote.url, '--name', 'no-balancer', '--replicas', '2'], { ...home.env, HANGAR_HAPROXY: join(home.path, 'no-haproxy') });
 		expect(result.code).not.toBe(0);

@@ -205,7 +205,8 @@ export class ClientSession implements SessionSink {
 	/** The response to a request, whether or not its reply is still open. */
 	answer(id: RequestId, reply: ReplyStream, response: JsonRpcResponse, status?: number, headers?: Readonly<Record<string, string>>): void {
 		const current = this.replies.get(id);
-		if (current === reply && reply.open) return reply.finish(response, status, headers);
+		// A session that ended with the call in flight still owes the client its answer (an error, by then).
+		if ((current === reply || (current === undefined && this.closed)) && reply.open) return reply.finish(response, status, headers);
 		if (current && current !== reply) {
 			// Resumed on a GET stream: the response ends it.
 			current.send(response);
@@ -223,7 +224,7 @@ export class ClientSession implements SessionSink {
 	close(scope: CloseScope = 'everywhere'): void {
 		if (this.closed) return;
 		this.closed = true;
-		this.controller.abort();
+		this.controller.abort('the session ended');
 		if (scope === 'here' && this.backend.release) this.backend.release();
 		else this.backend.close();
 		for (const reply of this.replies.values()) {

@@ -305,6 +305,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
 	}
 	const security = await securityFieldsOf(request, options.previous);
+	if (remote && (security.scaling_config?.backend_replicas ?? 1) > 1) {
+		throw invalid('scaling_config.backend_replicas', 'a remote server runs where it is hosted; Hangar cannot start instances of it (scaling_config.replicas runs several proxies in front of it)');
+	}
 	const telemetry = telemetryOf(request, options);
 	// An HTTP server needs a container port to be reached on; ToolHive draws one when none is given.
 	const targetPort =
