@@ -19,3 +19,8 @@ export function instanceContainerName(workload: Pick<StoredWorkload, 'container_
 	return replica === 1 ? workload.container_name! : `${workload.container_name}-${replica}`;
 }
 
+
+/** Whether a stopped container comes back under its restart policy: the reconciler's rule, and the proxy's for further instances. */
+export function comesBack(policy: StoredWorkload['restart_policy'] | undefined, exitCode: number | undefined): boolean {
+	return policy === 'always' || policy === 'unless-stopped' || (policy === 'on-failure' && exitCode !== 0);
+}

@@ -10,6 +10,7 @@ import { stopProxy } from './proxyProcess.js';
 import type { WorkloadQueue } from './queue.js';
 import { CONTAINER_GONE } from './status.js';
 import type { StatusFeed } from './statusFeed.js';
+import { comesBack } from '../runspec/instances.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 
 /** A `starting` status younger than this belongs to work still in progress. */
@@ -50,8 +51,7 @@ export class Reconciler {
 				return;
 			}
 			if (container.state !== 'running' && container.state !== 'restarting') {
-				const comesBack = policy === 'always' || policy === 'unless-stopped' || (policy === 'on-failure' && container.exitCode !== 0);
-				if (comesBack) {
+				if (comesBack(policy, container.exitCode)) {
 					this.log.info(`starting workload ${config.name} again (restart policy ${policy})`);
 					await this.lifecycle.start(config, { recreate: false });
 					return;

@@ -21,6 +21,7 @@ import type { Logger } from '../../log.js';
 import type { RestartPolicy, Runtime } from '../../runtime/runtime.js';
 import type { Backend, BackendSession, BackendState, OpenOptions, SessionSink } from '../backend.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.js';
+import { comesBack } from '../../runspec/instances.js';
 import { connectionFailureOf, type HttpBackend } from './http.js';
 
 /** How often an instance is asked whether it still answers (an HTTP GET, as at start). */
@@ -143,7 +144,6 @@ class SpreadSession implements BackendSession {
 		private instance: number,
 		adopt: unknown,
 	) {
-		// The session ends after the answer that says why is on its way: ending it cancels the replies still open.
 		this.relay = { deliver: (message, relatedTo) => sink.deliver(message, relatedTo), ended: (reason) => this.end(reason) };
 		this.inner = spread.instances[instance]!.open(this.relay, adopt === undefined ? options : { ...options, adopt });
 		if (adopt !== undefined) this.initialized = true;
@@ -245,7 +245,7 @@ class SpreadSession implements BackendSession {
 	private end(reason: string): void {
 		if (this.ended) return;
 		this.ended = true;
-		setImmediate(() => this.sink.ended(reason));
+		this.sink.ended(reason); // the client session still answers the request that found the instance gone
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
@@ -276,11 +276,6 @@ class SpreadSession implements BackendSession {
 	private closeSides(): void {
 		for (const target of [...this.sides.keys()]) this.dropSide(target);
 	}
-}
-
-/** Whether a stopped container comes back under its restart policy (as the reconciler decides for a workload's container). */
-export function comesBack(policy: RestartPolicy | undefined, exitCode: number | undefined): boolean {
-	return policy === 'always' || policy === 'unless-stopped' || (policy === 'on-failure' && exitCode !== 0);
 }
 
 /**
