@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=messages.js.map

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=runtime.js.map

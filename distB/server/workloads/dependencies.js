@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=dependencies.js.map
