@@ -187,9 +187,9 @@ export class WorkloadLifecycle {
 
 	private async ensureContainer(config: StoredWorkload, env: Record<string, string>, recreate: boolean): Promise<void> {
 		const instances = backendInstancesOf(config);
+		const wanted = new Set(Array.from({ length: instances }, (_, index) => instanceContainerName(config, index + 1)));
 		// Instances beyond the count (it was lowered) go; each of the others runs.
-		const surplus = (await this.containerNames(config)).filter((name) => !Array.from({ length: instances }, (_, index) => instanceContainerName(config, index + 1)).includes(name));
-		for (const name of surplus) await this.runtime.remove(name);
+		for (const name of await this.containerNames(config)) if (!wanted.has(name)) await this.runtime.remove(name);
 		let egress: Egress | undefined;
 		for (let replica = 1; replica <= instances; replica++) {
 			const existing = await this.runtime.inspect(instanceContainerName(config, replica));
