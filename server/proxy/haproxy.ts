@@ -36,7 +36,7 @@ export function replicaPrefix(index: number): string {
 const NO_REPLICA = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'no replica of the proxy is up; see hangar logs' } });
 
 export function renderConfig(config: BalancerConfig): string {
-	const servers = config.replicaPorts.map((port, at) => `r${at + 1}`);
+	const servers = config.replicaPorts.map((_, at) => `r${at + 1}`);
 	const redis = config.sessionRedis;
 	const redisDown = redis ? '{ nbsrv(redis) eq 0 } ' : '';
 	const lines = [
