@@ -77,7 +77,11 @@ beforeAll(async () => {
 afterAll(async () => {
 	const { workloads } = await daemon.client.request(ListWorkloads, { all: true });
 	if (process.env.DEBUG_OAUTH) for (const workload of workloads) console.log(await daemon.client.request(GetWorkloadProxyLogs, { name: workload.name }));
-	if (workloads.length) await daemon.client.request(DeleteWorkloads, { names: workloads.map((workload) => workload.name) });
+	if (workloads.length) {
+		// The delete answers at once and works in the background: the daemon must live until it is done, or their proxies outlive the test.
+		await daemon.client.request(DeleteWorkloads, { names: workloads.map((workload) => workload.name) });
+		await waitFor(async () => (await daemon.client.request(ListWorkloads, { all: true })).workloads.length === 0, 'the workloads deleted', 50_000);
+	}
 	await daemon?.stop();
 	for (const server of servers) server.close();
 	await remote?.stop();
