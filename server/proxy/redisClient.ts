@@ -27,7 +27,6 @@ export async function connectRedis(config: SessionRedisConfig & { address: strin
 		commandTimeout: COMMAND_TIMEOUT_MS,
 		connectTimeout: 2_000,
 		retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-		lazyConnect: false,
 	});
 	redis.on('error', () => undefined); // each user reports what it could not do
 	await new Promise<void>((resolve) => {

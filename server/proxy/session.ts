@@ -14,14 +14,12 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Backend, BackendSession, OpenOptions, SessionSink } from './backend.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from './jsonrpc.js';
-import type { SessionStore } from './sessionStore.js';
+import { SESSION_TTL_MS, type SessionStore } from './sessionStore.js';
 import type { EventFormat, EventStream, ReplyStream } from './sse.js';
 
 const BACKLOG_LIMIT = 100;
 /** Events kept per session for resumption. */
 const REPLAY_LIMIT = 200;
-/** Sessions idle this long, with no open stream, are closed. */
-const SESSION_TTL_MS = 2 * 60 * 60_000;
 /** The key of the session's GET stream in the replay buffer; a POST's reply is keyed by its request id. */
 const GET_STREAM = '';
 

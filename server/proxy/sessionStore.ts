@@ -45,8 +45,9 @@ export interface SessionStore {
 	close(): Promise<void>;
 }
 
-/** Sessions idle this long are gone from the store, as from a proxy's memory. */
-export const SESSION_TTL_S = 2 * 60 * 60;
+/** Sessions idle this long are closed by a proxy, and gone from the store. */
+export const SESSION_TTL_MS = 2 * 60 * 60_000;
+const SESSION_TTL_S = SESSION_TTL_MS / 1000;
 /** A session's expiry is pushed back at most this often by one replica. */
 const TOUCH_EVERY_MS = 5 * 60_000;
 

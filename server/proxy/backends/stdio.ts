@@ -473,11 +473,9 @@ export class ServerProcess {
 		const forget = session.waiting(request.id, controller);
 		try {
 			const connected = this === this.bridge.main ? await this.bridge.ready(controller.signal) : this.attachment !== undefined;
-			if (!connected) {
-				if (controller.signal.aborted) return errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(controller.signal.reason ?? 'cancelled')}`);
-				return errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
-			}
-			if (held && !(await this.acquire(session, controller.signal))) return errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(controller.signal.reason ?? 'cancelled')}`);
+			const cancelled = () => errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(controller.signal.reason ?? 'cancelled')}`);
+			if (!connected) return controller.signal.aborted ? cancelled() : errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
+			if (held && !(await this.acquire(session, controller.signal))) return cancelled();
 		} finally {
 			unlink();
 			forget();
@@ -491,7 +489,7 @@ export class ServerProcess {
 		const progressToken = meta?.progressToken;
 		const params = progressToken === undefined ? request.params : { ...request.params, _meta: { ...meta, progressToken: id } };
 		return new Promise<JsonRpcResponse>((resolve) => {
-			const unhook = onAbort(signal, (reason) => this.abandon(id, `request cancelled: ${String(reason ?? 'cancelled')}`, String(reason ?? 'cancelled')));
+			const unhook = onAbort(signal, (reason) => this.abandon(id, String(reason ?? 'cancelled')));
 			this.pending.set(id, {
 				session,
 				id: request.id,
@@ -508,15 +506,15 @@ export class ServerProcess {
 		});
 	}
 
-	/** Gives up the request in flight under `processId`: the server is told, the caller answered with `message`. */
-	abandon(processId: number, message: string, reason: string): void {
+	/** Gives up the request in flight under `processId`: the server is told why, and the caller. */
+	abandon(processId: number, reason: string): void {
 		const entry = this.pending.get(processId);
 		if (!entry) return;
 		this.pending.delete(processId);
 		entry.session?.finished(entry.id);
 		if (entry.held && entry.session) this.release(entry.session);
 		this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: processId, reason } });
-		entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, message));
+		entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
 	/** Waits until `session` may have requests in flight (sessions take turns). */
@@ -660,7 +658,7 @@ export class BridgeSession implements BackendSession {
 
 	cancel(id: RequestId, reason: string): void {
 		const processId = this.processIds.get(id);
-		if (processId !== undefined) this.process?.abandon(processId, `request cancelled: ${reason}`, reason);
+		if (processId !== undefined) this.process?.abandon(processId, reason);
 		else this.waitingRequests.get(id)?.abort(reason);
 	}
 
