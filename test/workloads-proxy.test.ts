@@ -135,6 +135,14 @@ describe('a stdio server in a container', { timeout: 120_000 }, () => {
 		expect((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...withSession, 'MCP-Protocol-Version': '1999-01-01' })).status).toBe(400);
 		const ping = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, withSession);
 		expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+		// A batch (2025-03-26) is answered as one JSON array; initialize never comes in one.
+		const batch = await post([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, { jsonrpc: '2.0', id: 'b', method: 'ping' }], withSession);
+		expect(batch.headers.get('mcp-session-id')).toBe(session);
+		expect(await batch.json()).toEqual([{ jsonrpc: '2.0', id: 'a', result: {} }, { jsonrpc: '2.0', id: 'b', result: {} }]);
+		expect((await post([{ jsonrpc: '2.0', method: 'notifications/roots/list_changed' }], withSession)).status).toBe(202);
+		expect((await post([], withSession)).status).toBe(400);
+		expect((await post([{ jsonrpc: '2.0', id: 'c', method: 'initialize', params: {} }], withSession)).status).toBe(400);
+		expect((await post([{ jsonrpc: '2.0', id: 'd', method: 'ping' }, { not: 'json-rpc' }], withSession)).status).toBe(400);
 		const stray = await fetch(endpoint, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'x' });
 		expect(stray.status).toBe(415);
 		const foreign = await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { ...withSession, Origin: 'https://evil.example' });

@@ -32,3 +32,20 @@ export function linkedController(signal: AbortSignal): { readonly controller: Ab
 	const unlink = onAbort(signal, (reason) => controller.abort(reason));
 	return { controller, unlink };
 }
+
+/** `promise`, unless `signal` aborts first: then at once what `answer` makes of the reason. */
+export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal, answer: (reason: unknown) => T): Promise<T> {
+	return new Promise<T>((resolve, reject) => {
+		const unhook = onAbort(signal, (reason) => resolve(answer(reason)));
+		promise.then(
+			(value) => {
+				unhook();
+				resolve(value);
+			},
+			(error: unknown) => {
+				unhook();
+				reject(error);
+			},
+		);
+	});
+}

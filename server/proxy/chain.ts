@@ -50,8 +50,9 @@ export interface McpCall {
 		readonly backend: BackendSession;
 		/** The client's `initialize` parameters, once known (a session another replica opened brings them). */
 		readonly handshake?: Record<string, unknown>;
-		/** Tells `listener` of the server's progress on call `id`, its requests to the client and their answers. */
-		watch?(id: RequestId, listener: (activity: 'progress' | 'asked' | 'answered') => void): () => void;
+		/** Tells `watcher` of the server's progress on call `id`, its requests to the client and their answers, until `unwatch`. */
+		watch?(id: RequestId, watcher: CallWatcher): void;
+		unwatch?(id: RequestId): void;
 		/** Sends a notification or response to the server, noting answers to its requests (see `watch`). */
 		relay?(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void>;
 	};
@@ -63,6 +64,14 @@ export interface McpCall {
 	 * only then, so that a call refused before (see `refuse`) can get its own HTTP status.
 	 */
 	readonly accepted?: () => void;
+}
+
+/** What the server does about one call, as the request timeout needs to know. */
+export type CallActivity = 'progress' | 'asked' | 'answered';
+
+/** Hears what the server does about a call (an object, not a closure: one is made per call). */
+export interface CallWatcher {
+	activity(kind: CallActivity): void;
 }
 
 export type McpHandler = (call: McpCall) => Promise<JsonRpcResponse>;

@@ -79,7 +79,7 @@ export class ProxyServer {
 		this.routes.set('/messages', composeHttp(options.httpMiddlewares, (exchange) => sse.post(exchange)));
 		this.routes.set('/health', async ({ response }) => this.health(response));
 		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
-		this.server = createServer((request, response) => void this.dispatch(request, response));
+		this.server = createServer((request, response) => this.dispatch(request, response));
 		this.server.keepAliveTimeout = 65_000;
 		this.server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
 	}
@@ -107,20 +107,28 @@ export class ProxyServer {
 		});
 	}
 
-	private async dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
+	/** Not an async function: the route's promise is the only one a request costs here. */
+	private dispatch(request: IncomingMessage, response: ServerResponse): void {
 		const target = request.url ?? '/';
 		const query = target.indexOf('?');
 		const path = query < 0 ? target : target.slice(0, query);
 		const route = this.routes.get(path);
+		if (!route) {
+			response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${path}` }));
+			return;
+		}
 		const exchange = new Exchange(request, response, path, target);
 		try {
-			if (route) await route(exchange);
-			else response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${path}` }));
+			route(exchange).catch((error: unknown) => this.failed(exchange, error));
 		} catch (error) {
-			this.options.log.error(`${request.method} ${path} failed: ${(error as Error)?.stack ?? error}`);
-			if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'internal_error' }));
-			else response.end();
+			this.failed(exchange, error);
 		}
+	}
+
+	private failed({ request, response, path }: HttpExchange, error: unknown): void {
+		this.options.log.error(`${request.method} ${path} failed: ${(error as Error)?.stack ?? error}`);
+		if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'internal_error' }));
+		else response.end();
 	}
 
 	private health(response: ServerResponse): void {

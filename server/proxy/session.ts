@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Backend, BackendSession, OpenOptions, SessionSink } from './backend.js';
+import type { CallWatcher } from './chain.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from './jsonrpc.js';
 import { SESSION_TTL_MS, type SessionStore } from './sessionStore.js';
 import type { EventFormat, EventStream, ReplyStream } from './sse.js';
@@ -22,9 +23,6 @@ const BACKLOG_LIMIT = 100;
 const REPLAY_LIMIT = 200;
 /** The key of the session's GET stream in the replay buffer; a POST's reply is keyed by its request id. */
 const GET_STREAM = '';
-
-/** What the server does about one call, as the request timeout needs to know. */
-export type CallActivity = 'progress' | 'asked' | 'answered';
 
 interface ReplayEntry {
 	readonly id: number;
@@ -49,6 +47,8 @@ export class ClientSession implements SessionSink {
 	readonly backend: BackendSession;
 	/** The client's `initialize` parameters, once the session is open. */
 	handshake: Record<string, unknown> | undefined;
+	/** The headers of every Streamable HTTP reply of the session. */
+	readonly headers: Readonly<Record<string, string>>;
 	private lastSeen = Date.now();
 	private readonly replies = new Map<RequestId, ReplyStream | EventStream | CallReply>();
 	private stream: EventStream | undefined;
@@ -56,7 +56,7 @@ export class ClientSession implements SessionSink {
 	private closed = false;
 	/** Aborted when the session closes: cancels the session's calls in flight. */
 	private readonly controller = new AbortController();
-	private readonly watchers = new Map<RequestId, (activity: CallActivity) => void>();
+	private readonly watchers = new Map<RequestId, CallWatcher>();
 	/** Server request id → the client request it was asked for, while unanswered. */
 	private readonly asked = new Map<RequestId, RequestId>();
 	private nextEventId = 1;
@@ -72,6 +72,7 @@ export class ClientSession implements SessionSink {
 		private readonly onClose: (session: ClientSession, scope: CloseScope) => void,
 		open?: OpenOptions,
 	) {
+		this.headers = { 'Mcp-Session-Id': id };
 		this.backend = backend.open(this, open);
 		// Every call in flight listens to the session's end: any number of them is no leak.
 		setMaxListeners(0, this.controller.signal);
@@ -117,10 +118,13 @@ export class ClientSession implements SessionSink {
 		this.replies.delete(id);
 	}
 
-	/** Tells `listener` what the server does about the call `id`: progress, a request to the client, its answer. */
-	watch(id: RequestId, listener: (activity: CallActivity) => void): () => void {
-		this.watchers.set(id, listener);
-		return () => this.watchers.delete(id);
+	/** Tells `watcher` what the server does about the call `id`: progress, a request to the client, its answer. */
+	watch(id: RequestId, watcher: CallWatcher): void {
+		this.watchers.set(id, watcher);
+	}
+
+	unwatch(id: RequestId): void {
+		this.watchers.delete(id);
 	}
 
 	attachStream(stream: EventStream): void {
@@ -162,7 +166,7 @@ export class ClientSession implements SessionSink {
 			const call = this.asked.get(message.id);
 			if (call !== undefined) {
 				this.asked.delete(message.id);
-				this.watchers.get(call)?.('answered');
+				this.watchers.get(call)?.activity('answered');
 			}
 		}
 		return this.backend.send(message);
@@ -183,9 +187,9 @@ export class ClientSession implements SessionSink {
 			if (watcher) {
 				if (isRequest(message)) {
 					this.asked.set(message.id, relatedTo);
-					watcher('asked');
+					watcher.activity('asked');
 				} else if ((message as JsonRpcNotification).method === 'notifications/progress') {
-					watcher('progress');
+					watcher.activity('progress');
 				}
 			}
 			const reply = this.replies.get(relatedTo);

@@ -19,12 +19,13 @@ import {
 	isRequest,
 	MODERN_REVISION,
 	SUPPORTED_PROTOCOL_VERSIONS,
+	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 } from './jsonrpc.js';
 import type { ClientSession, SessionRegistry } from './session.js';
-import { EventStream, ReplyStream, type EventFormat } from './sse.js';
+import { EventStream, jsonHeaders, ReplyStream, type EventFormat } from './sse.js';
 import { headerMismatch, isModernRequest, StatelessBridge } from './stateless.js';
 
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -54,8 +55,9 @@ export function readJson(request: IncomingMessage): Promise<unknown> {
 				chunks.push(chunk);
 			}
 		});
-		request.once('error', reject);
-		request.once('end', () => {
+		// `on`, not `once`: each `once` wraps its listener, and both events come once anyway.
+		request.on('error', reject);
+		request.on('end', () => {
 			try {
 				resolve(JSON.parse(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
 			} catch {
@@ -72,10 +74,23 @@ export function sendError(response: ServerResponse, error: HttpError, headers: R
 	response.writeHead(error.status, { ...headers, 'Content-Type': 'application/json' }).end(body);
 }
 
+/** Answers a request the front turned away (an HttpError); anything else is the server's to report. */
+function refused(exchange: HttpExchange, error: unknown): Promise<void> {
+	if (!(error instanceof HttpError)) return Promise.reject(error);
+	sendError(exchange.response, error);
+	return Promise.resolve();
+}
+
+function messageOf(item: unknown): JsonRpcMessage {
+	const message = asMessage(item);
+	if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
+	return message;
+}
+
 /** A message the proxy refused, with its HTTP status. */
 export function sendRefusal(response: ServerResponse, answer: JsonRpcResponse, status: number, headers: Readonly<Record<string, string>> = {}): void {
 	const body = JSON.stringify(answer);
-	response.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+	response.writeHead(status, jsonHeaders(headers, undefined, Buffer.byteLength(body))).end(body);
 }
 
 export class StreamableHttpFront {
@@ -90,93 +105,114 @@ export class StreamableHttpFront {
 		this.stateless = new StatelessBridge(sessions, handle, notify);
 	}
 
-	async serve(exchange: HttpExchange): Promise<void> {
-		try {
-			const version = exchange.request.headers['mcp-protocol-version'];
-			if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version !== MODERN_REVISION) {
-				throw new HttpError(400, `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
-			}
-			switch (exchange.request.method) {
-				case 'POST':
-					return await this.post(exchange);
-				case 'GET':
-					return await this.get(exchange);
-				case 'DELETE':
-					return await this.delete(exchange);
-				default:
-					exchange.response.setHeader('Allow', 'GET, POST, DELETE');
-					throw new HttpError(405, 'Method not allowed');
-			}
-		} catch (error) {
-			if (error instanceof HttpError) sendError(exchange.response, error);
-			else throw error;
+	/** Not an async function, nor is anything above it: each would add a promise per request. */
+	serve(exchange: HttpExchange): Promise<void> {
+		const version = exchange.request.headers['mcp-protocol-version'];
+		if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version !== MODERN_REVISION) {
+			return refused(exchange, new HttpError(400, `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
+		}
+		switch (exchange.request.method) {
+			case 'POST':
+				return this.post(exchange);
+			case 'GET':
+				return this.get(exchange).catch((error: unknown) => refused(exchange, error));
+			case 'DELETE':
+				return this.delete(exchange).catch((error: unknown) => refused(exchange, error));
+			default:
+				exchange.response.setHeader('Allow', 'GET, POST, DELETE');
+				return refused(exchange, new HttpError(405, 'Method not allowed'));
 		}
 	}
 
 	/** The request's session: this replica's own, else one another replica saved. */
 	private async session(exchange: HttpExchange): Promise<ClientSession> {
+		return this.ownSession(exchange) ?? this.savedSession(exchange);
+	}
+
+	/** The request's session if this replica holds it (no promise: this is every request's). */
+	private ownSession(exchange: HttpExchange): ClientSession | undefined {
 		const id = exchange.request.headers['mcp-session-id'];
 		if (typeof id !== 'string' || !id) throw new HttpError(400, 'Bad Request: Mcp-Session-Id header is required');
-		const owner = exchange.identity?.subject;
-		const session = this.sessions.find(id, 'streamable', owner) ?? (await this.sessions.restore(id, owner));
+		const session = this.sessions.find(id, 'streamable', exchange.identity?.subject);
+		session?.touch();
+		return session;
+	}
+
+	private async savedSession(exchange: HttpExchange): Promise<ClientSession> {
+		const session = await this.sessions.restore(exchange.request.headers['mcp-session-id'] as string, exchange.identity?.subject);
 		if (!session) throw new HttpError(404, 'Session not found', ErrorCode.ConnectionClosed);
 		session.touch();
 		return session;
 	}
 
+	/**
+	 * A POST. The usual one, a single request of an open session, takes the shortest way: one
+	 * async function from the body to the reply (each one more costs a promise and a turn).
+	 */
 	private async post(exchange: HttpExchange): Promise<void> {
-		const { request, response } = exchange;
-		const type = request.headers['content-type'] ?? '';
-		if (!type.includes('application/json')) throw new HttpError(415, 'Unsupported Media Type: Content-Type must be application/json');
-		const body = await readJson(request);
-		const batch = Array.isArray(body);
-		const messages = (batch ? body : [body]).map((item) => {
-			const message = asMessage(item);
-			if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
-			return message;
-		});
+		try {
+			const type = exchange.request.headers['content-type'] ?? '';
+			if (!type.includes('application/json')) throw new HttpError(415, 'Unsupported Media Type: Content-Type must be application/json');
+			const body = await readJson(exchange.request);
+			if (Array.isArray(body)) return await this.postBatch(exchange, body.map(messageOf));
+			const message = messageOf(body);
+			exchange.messages = [message];
+			if (!isRequest(message)) return await this.postNotice(exchange, message as JsonRpcNotification | JsonRpcResponse);
+			if (exchange.request.headers['mcp-session-id'] === undefined && isModernRequest(message)) return await this.answerStateless(exchange, message);
+
+			const initialize = message.method === 'initialize';
+			const session = initialize ? this.sessions.create('streamable', exchange.identity?.subject) : (this.ownSession(exchange) ?? (await this.savedSession(exchange)));
+			// A handshake may wait for a server process to start; its answer stays plain JSON, as clients expect.
+			const reply = new ReplyStream(exchange.response, session.headers, !initialize, { source: session, stream: message.id });
+			session.track(message.id, reply);
+			try {
+				const answer = await this.run(exchange, session, message);
+				if (initialize && answer.result) await this.sessions.opened(session, message.params ?? {});
+				const refusal = refusalOf(answer);
+				session.answer(message.id, reply, answer, refusal?.status, refusal?.headers);
+				if (initialize && answer.error) session.close();
+			} finally {
+				session.untrack(message.id);
+			}
+		} catch (error) {
+			await refused(exchange, error);
+		}
+	}
+
+	/** A notification or a response to a server request, alone: 202 once it is on its way. */
+	private async postNotice(exchange: HttpExchange, message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+		if (exchange.request.headers['mcp-session-id'] === undefined && exchange.request.headers['mcp-protocol-version'] === MODERN_REVISION) {
+			exchange.response.writeHead(202).end(); // a 2026-07-28 client's notification: there is no session it could belong to
+			return;
+		}
+		const session = await this.session(exchange);
+		const refusedBy = await this.notify({ message, session, exchange });
+		this.acknowledge(exchange, session, refusedBy);
+	}
+
+	/** A JSON-RPC batch (2025-03-26 allows them): requests answered together in one JSON array. */
+	private async postBatch(exchange: HttpExchange, messages: JsonRpcMessage[]): Promise<void> {
 		if (messages.length === 0) throw new HttpError(400, 'Invalid Request: empty batch');
 		exchange.messages = messages;
-
-		if (exchange.request.headers['mcp-session-id'] === undefined && !batch) {
-			const [message] = messages;
-			if (isRequest(message!) && isModernRequest(message)) return this.answerStateless(exchange, message);
-			if (!isRequest(message!) && exchange.request.headers['mcp-protocol-version'] === MODERN_REVISION) {
-				response.writeHead(202).end(); // a 2026-07-28 client's notification: there is no session it could belong to
-				return;
-			}
-		}
-
-		let session: ClientSession;
-		const initialize = messages.find((message) => isRequest(message) && message.method === 'initialize');
-		if (initialize) {
-			if (messages.length > 1) throw new HttpError(400, 'Invalid Request: initialize must be sent alone');
-			session = this.sessions.create('streamable', exchange.identity?.subject);
-		} else {
-			session = await this.session(exchange);
-		}
-
+		if (messages.some((message) => isRequest(message) && message.method === 'initialize')) throw new HttpError(400, 'Invalid Request: initialize must be sent alone');
+		const session = await this.session(exchange);
 		const requests: JsonRpcRequest[] = [];
-		let refused: JsonRpcResponse | undefined;
+		let refusedBy: JsonRpcResponse | undefined;
 		for (const message of messages) {
 			if (isRequest(message)) requests.push(message);
-			else refused ??= await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
+			else refusedBy ??= await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
 		}
-		const headers = { 'Mcp-Session-Id': session.id };
-		if (requests.length === 0) {
-			const refusal = refused && refusalOf(refused);
-			if (refusal) return sendRefusal(response, refused!, refusal.status, { ...headers, ...refusal.headers });
-			response.writeHead(202, headers).end();
-			return;
-		}
-		if (!batch) {
-			const answer = await this.call(exchange, session, requests[0]!, headers);
-			if (initialize && answer.error) session.close();
-			return;
-		}
+		if (requests.length === 0) return this.acknowledge(exchange, session, refusedBy);
 		const answers = await Promise.all(requests.map((message) => this.run(exchange, session, message)));
 		const text = JSON.stringify(answers);
-		response.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+		exchange.response.writeHead(200, jsonHeaders(session.headers, undefined, Buffer.byteLength(text))).end(text);
+	}
+
+	/** 202 for messages that are on their way; the refusal, with its status, for one that was stopped. */
+	private acknowledge({ response }: HttpExchange, session: ClientSession, refusedBy: JsonRpcResponse | undefined): void {
+		const refusal = refusedBy && refusalOf(refusedBy);
+		if (refusal) return sendRefusal(response, refusedBy!, refusal.status, Object.assign({}, session.headers, refusal.headers));
+		response.writeHead(202, session.headers).end();
 	}
 
 	private async answerStateless(exchange: HttpExchange, message: JsonRpcRequest): Promise<void> {
@@ -186,22 +222,6 @@ export class StreamableHttpFront {
 		const answer = await this.stateless.answer(exchange, message, reply);
 		const refusal = refusalOf(answer);
 		reply.finish(answer, refusal?.status, refusal?.headers);
-	}
-
-	/** Runs one request, streaming related server messages into its reply. */
-	private async call(exchange: HttpExchange, session: ClientSession, message: JsonRpcRequest, headers: Record<string, string>): Promise<JsonRpcResponse> {
-		// A handshake may wait for a server process to start; its answer stays plain JSON, as clients expect.
-		const reply = new ReplyStream(exchange.response, headers, session.formatFor(message.id), message.method !== 'initialize');
-		session.track(message.id, reply);
-		try {
-			const answer = await this.run(exchange, session, message);
-			if (message.method === 'initialize' && answer.result) await this.sessions.opened(session, message.params ?? {});
-			const refusal = refusalOf(answer);
-			session.answer(message.id, reply, answer, refusal?.status, refusal?.headers);
-			return answer;
-		} finally {
-			session.untrack(message.id);
-		}
 	}
 
 	/**
@@ -216,9 +236,8 @@ export class StreamableHttpFront {
 		const accept = exchange.request.headers.accept ?? '';
 		if (!accept.includes('text/event-stream')) throw new HttpError(406, 'Not Acceptable: the client must accept text/event-stream');
 		const session = await this.session(exchange);
-		const headers = { 'Mcp-Session-Id': session.id };
 		const open = (format: EventFormat | undefined) => {
-			const stream = new EventStream(exchange.response, headers, format);
+			const stream = new EventStream(exchange.response, session.headers, format);
 			exchange.response.once('close', () => session.detachStream(stream));
 			return stream;
 		};

@@ -42,7 +42,7 @@ import {
 	type JsonRpcResponse,
 	type RequestId,
 } from '../jsonrpc.js';
-import { linkedController, onAbort } from '../abort.js';
+import { linkedController, onAbort, unlessAborted } from '../abort.js';
 import { SessionState } from './sessionState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
@@ -60,6 +60,17 @@ interface Pending {
 	/** The request holds a share of its session's turn. */
 	readonly held: boolean;
 	readonly resolve: (response: JsonRpcResponse) => void;
+	/** Unhooks the request from its caller's signal. */
+	readonly unhook?: () => void;
+}
+
+/** Counts requests sent, to tell which session sent the latest. */
+let requestOrdinal = 0;
+
+/** Answers a request in flight, for good. */
+function settle(entry: Pending, response: JsonRpcResponse): void {
+	entry.unhook?.();
+	entry.resolve(response);
 }
 
 export interface StdioBridgeOptions {
@@ -286,7 +297,7 @@ export class ServerProcess {
 		for (const [id, entry] of this.pending) {
 			this.pending.delete(id);
 			entry.session?.finished(entry.id);
-			entry.resolve(errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
+			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
 		}
 		this.serverRequests.clear();
 		if (this !== this.bridge.main) {
@@ -355,9 +366,10 @@ export class ServerProcess {
 	private write(message: JsonRpcMessage): void {
 		const stdin = this.attachment?.stdin;
 		if (!stdin) return;
-		// The messages of one turn of the event loop (the requests read from every connection that
-		// had one) leave in one system call, not one each.
-		if (!stdin.writableCorked) {
+		// While the server has other requests in flight, the messages of one turn of the event loop
+		// (the requests read from every connection that had one) leave in one system call, not one
+		// each. Else the message goes at once: one at a time, there is nothing to wait for.
+		if (!stdin.writableCorked && this.pending.size > 1) {
 			stdin.cork();
 			setImmediate(() => stdin.uncork());
 		}
@@ -385,7 +397,7 @@ export class ServerProcess {
 			this.state.completed(entry.session, entry.method, response);
 			if (entry.held) this.release(entry.session);
 		}
-		entry.resolve(response);
+		settle(entry, response);
 	}
 
 	private onServerRequest(request: JsonRpcRequest): void {
@@ -489,17 +501,14 @@ export class ServerProcess {
 		const progressToken = meta?.progressToken;
 		const params = progressToken === undefined ? request.params : { ...request.params, _meta: { ...meta, progressToken: id } };
 		return new Promise<JsonRpcResponse>((resolve) => {
-			const unhook = onAbort(signal, (reason) => this.abandon(id, String(reason ?? 'cancelled')));
 			this.pending.set(id, {
 				session,
 				id: request.id,
 				method: request.method,
 				progressToken,
 				held,
-				resolve: (response) => {
-					unhook();
-					resolve(response);
-				},
+				resolve,
+				unhook: onAbort(signal, (reason) => this.abandon(id, String(reason ?? 'cancelled'))),
 			});
 			session.started(request.id, id);
 			this.write({ jsonrpc: '2.0', id, method: request.method, params });
@@ -514,7 +523,7 @@ export class ServerProcess {
 		entry.session?.finished(entry.id);
 		if (entry.held && entry.session) this.release(entry.session);
 		this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: processId, reason } });
-		entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
+		settle(entry, errorResponse(entry.id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
 	/** Waits until `session` may have requests in flight (sessions take turns). */
@@ -572,7 +581,7 @@ export class ServerProcess {
 			session.finished(entry.id);
 			if (entry.held) this.release(session);
 			this.write({ ...message, params: { ...message.params, requestId: processId } });
-			entry.resolve(errorResponse(entry.id, ErrorCode.RequestTimeout, 'request cancelled by the client'));
+			settle(entry, errorResponse(entry.id, ErrorCode.RequestTimeout, 'request cancelled by the client'));
 			return;
 		}
 		this.write(message);
@@ -589,7 +598,7 @@ export class ServerProcess {
 			if (entry.session !== session) continue;
 			this.pending.delete(id);
 			this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client session closed' } });
-			entry.resolve(errorResponse(entry.id, ErrorCode.ConnectionClosed, 'client session closed'));
+			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, 'client session closed'));
 		}
 		for (const [id, holder] of this.serverRequests) {
 			if (holder !== session) continue;
@@ -608,6 +617,7 @@ export class ServerProcess {
 
 /** One client's view of the bridge. */
 export class BridgeSession implements BackendSession {
+	/** When the session last sent a request, as an ordinal: only the order matters. */
 	lastRequestAt = 0;
 	private process: ServerProcess | undefined;
 	private latest: RequestId | undefined;
@@ -627,7 +637,18 @@ export class BridgeSession implements BackendSession {
 		return this.process.forward(this, message, signal);
 	}
 
-	private async initialize(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	/** The session's handshake; `cancel` gives it up too, as a timeout does (it may wait for a process to start). */
+	private initialize(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const { controller, unlink } = linkedController(signal);
+		const forget = this.waiting(message.id, controller);
+		const cancelled = (reason: unknown) => errorResponse(message.id, ErrorCode.RequestTimeout, `request cancelled: ${String(reason ?? 'cancelled')}`);
+		return unlessAborted(this.handshake(message, controller.signal), controller.signal, cancelled).finally(() => {
+			unlink();
+			forget();
+		});
+	}
+
+	private async handshake(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (this.process) return errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is initialized already');
 		const requested = message.params?.protocolVersion;
 		if (typeof requested !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(requested)) {
@@ -644,9 +665,9 @@ export class BridgeSession implements BackendSession {
 		if (this.closed) return errorResponse(message.id, ErrorCode.ConnectionClosed, 'client session closed');
 		process.join(this);
 		const answer = await process.initialize();
-		if (answer.error) {
+		if (answer.error || this.closed) {
 			process.leave(this);
-			return { ...answer, id: message.id };
+			return answer.error ? { ...answer, id: message.id } : errorResponse(message.id, ErrorCode.ConnectionClosed, 'client session closed');
 		}
 		this.process = process;
 		return { jsonrpc: '2.0', id: message.id, result: answer.result };
@@ -674,7 +695,7 @@ export class BridgeSession implements BackendSession {
 	}
 
 	started(id: RequestId, processId: number): void {
-		this.lastRequestAt = performance.now();
+		this.lastRequestAt = ++requestOrdinal;
 		this.latest = id;
 		this.processIds.set(id, processId);
 	}

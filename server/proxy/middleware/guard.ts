@@ -8,9 +8,11 @@ import type { HttpMiddleware } from '../chain.js';
 
 export function guardMiddleware(host: string, port: number, options: GuardOptions = {}): HttpMiddleware {
 	const guard = new RequestGuard(host, port, options);
-	return async (exchange, next) => {
+	// Not an async function: one promise fewer on every request.
+	return (exchange, next) => {
 		const refusal = guard.check(exchange.request);
 		if (!refusal) return next(exchange);
 		exchange.response.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'forbidden', error_description: refusal }));
+		return Promise.resolve();
 	};
 }
