@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CedarAuthorizer } from '../server/proxy/security/cedarAuthorizer.js';
 import { argumentAttributes, cedarValue, claimAttributes, groupsOf } from '../server/proxy/security/cedarEntities.js';
+import { LruCache } from '../server/proxy/security/lru.js';
 import { referencesOf } from '../server/proxy/security/policyReferences.js';
 
 async function authorizer(...policies: string[]): Promise<CedarAuthorizer> {
@@ -96,5 +97,24 @@ describe('the attributes handed to Cedar', () => {
 			return check.authorize({ subject: 's', claims: { noise } }, 'call_tool', 'Tool', 't', args, args).allowed;
 		};
 		expect([decide(1, 'a'), decide(1, 'b'), decide(5, 'a'), decide(1, 'c'), decide(5, 'b')]).toEqual([true, true, false, true, false]);
+	});
+});
+
+describe('the caches of tokens and decisions', () => {
+	it('keeps what is used, forgets what is not, and never holds more than its capacity', () => {
+		const cache = new LruCache<string, number>(4);
+		cache.set('used', 0);
+		cache.set('unused', 0);
+		for (let index = 0; index < 20; index++) {
+			cache.set(`new ${index}`, index);
+			expect(cache.get('used')).toBe(0); // one client's token, looked up on every call
+		}
+		expect(cache.get('unused')).toBeUndefined();
+		const held = Array.from({ length: 20 }, (_, index) => `new ${index}`).filter((key) => cache.get(key) !== undefined);
+		expect(held.length + 1).toBeLessThanOrEqual(4);
+		cache.set('used', 1);
+		expect(cache.get('used')).toBe(1);
+		cache.delete('used');
+		expect(cache.get('used')).toBeUndefined();
 	});
 });

@@ -26,10 +26,12 @@ const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
 const WARM_UP = 500;
 const ROUNDS = 4;
+// Enough calls per round that each front runs for a while at its steady state: a front that
+// waited through a heavier neighbour's round starts its own with cold caches and a shrunk heap.
 export const PHASES = [
-	{ label: 'sequential', connections: 1, calls: 2_000 },
-	{ label: '16 connections', connections: 16, calls: 1_600 },
-	{ label: '64 connections', connections: 64, calls: 2_560 },
+	{ label: 'sequential', connections: 1, calls: 4_000 },
+	{ label: '16 connections', connections: 16, calls: 16_000 },
+	{ label: '64 connections', connections: 64, calls: 25_600 },
 ] as const;
 
 export interface Front {
@@ -166,23 +168,49 @@ export async function startWarm(starts: ReadonlyArray<() => Promise<Front>>, fro
 	for (const start of starts) {
 		const front = await start();
 		fronts.push(front);
+		// Every phase once, so that the code each takes is optimised before the rounds.
 		await calls(front.session, 1, WARM_UP);
-		await calls(front.session, 16, WARM_UP);
+		await calls(front.session, 16, WARM_UP * 4);
+		await calls(front.session, 64, WARM_UP * 4);
 	}
 }
 
 /**
- * Every phase over every front, in `rounds` rounds whose order rotates so that no front always
- * follows the same one; one tally per front and phase, CPU from the front's own process.
+ * The fronts' order in round `round`: a shuffle seeded by the round, the same in every run. Not
+ * a rotation, which keeps each front behind the same neighbour in every round, and a front's
+ * work after its round (a telemetry export, a collection) then always lands on the same one.
+ */
+export function orderOf(round: number, count: number): number[] {
+	const order = Array.from({ length: count }, (_, index) => index);
+	// mulberry32, a small well-mixed generator, seeded by the round.
+	let state = round + 1;
+	const random = () => {
+		state = (state + 0x6d2b79f5) | 0;
+		let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+		mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+		return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+	};
+	for (let last = count - 1; last > 0; last--) {
+		const pick = Math.floor(random() * (last + 1));
+		[order[last], order[pick]] = [order[pick]!, order[last]!];
+	}
+	return order;
+}
+
+/**
+ * Every phase over every front, in `rounds` rounds, each in its own order (see `orderOf`); one
+ * tally per front and phase, CPU from the front's own process. Each
+ * round starts with a tenth of its calls unmeasured: a front that waited through other fronts'
+ * rounds has lost its caches to them, and the measure is of a front at work.
  */
 export async function alternatingRounds(fronts: readonly Front[], rounds: number): Promise<Tally[][]> {
 	const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
 	for (let round = 0; round < rounds; round++) {
 		for (const [phaseIndex, phase] of PHASES.entries()) {
-			for (let offset = 0; offset < fronts.length; offset++) {
-				const index = (offset + round) % fronts.length;
+			for (const index of orderOf(round * PHASES.length + phaseIndex, fronts.length)) {
 				const front = fronts[index]!;
 				const tally = tallies[index]![phaseIndex]!;
+				await calls(front.session, phase.connections, phase.calls / rounds / 10);
 				const cpuBefore = front.pid ? cpuSecondsOf(front.pid) : 0;
 				const started = performance.now();
 				await calls(front.session, phase.connections, phase.calls / rounds, tally);

@@ -3,7 +3,15 @@
  * the session's signal, and an AbortController or a listener costs microseconds on the hot
  * path; here a signal gets one real listener, whatever the number of callbacks hung on it.
  */
-const callbacks = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+import { CallTable } from './callTable.js';
+
+/** The callbacks hung on one signal, by number (not a Set: see callTable.ts). */
+interface Hooks {
+	readonly callbacks: CallTable<(reason: unknown) => void>;
+	next: number;
+}
+
+const hooksOf = new WeakMap<AbortSignal, Hooks>();
 
 /** Runs `callback` when `signal` aborts (at once if it has); returns what unhooks it. */
 export function onAbort(signal: AbortSignal, callback: (reason: unknown) => void): () => void {
@@ -11,19 +19,20 @@ export function onAbort(signal: AbortSignal, callback: (reason: unknown) => void
 		callback(signal.reason);
 		return () => undefined;
 	}
-	let hooked = callbacks.get(signal);
-	if (!hooked) {
-		const set = new Set<(reason: unknown) => void>();
+	let hooks = hooksOf.get(signal);
+	if (!hooks) {
+		const created: Hooks = { callbacks: new CallTable(), next: 0 };
 		signal.addEventListener('abort', () => {
-			for (const hook of set) hook(signal.reason);
-			set.clear();
+			for (const hook of created.callbacks.values()) hook(signal.reason);
+			created.callbacks.clear();
 		}, { once: true });
-		callbacks.set(signal, set);
-		hooked = set;
+		hooksOf.set(signal, created);
+		hooks = created;
 	}
-	const registered = hooked;
-	registered.add(callback);
-	return () => registered.delete(callback);
+	const { callbacks } = hooks;
+	const key = hooks.next++;
+	callbacks.set(key, callback);
+	return () => callbacks.delete(key);
 }
 
 /** A controller that also aborts when `signal` does; `unlink` once it is done with. */

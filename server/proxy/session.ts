@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Backend, BackendSession, OpenOptions, SessionSink } from './backend.js';
+import { CallTable } from './callTable.js';
 import type { CallWatcher } from './chain.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from './jsonrpc.js';
 import { SESSION_TTL_MS, type SessionStore } from './sessionStore.js';
@@ -50,13 +51,13 @@ export class ClientSession implements SessionSink {
 	/** The headers of every Streamable HTTP reply of the session. */
 	readonly headers: Readonly<Record<string, string>>;
 	private lastSeen = Date.now();
-	private readonly replies = new Map<RequestId, ReplyStream | EventStream | CallReply>();
+	private readonly replies = new CallTable<ReplyStream | EventStream | CallReply>();
 	private stream: EventStream | undefined;
 	private backlog: JsonRpcMessage[] = [];
 	private closed = false;
 	/** Aborted when the session closes: cancels the session's calls in flight. */
 	private readonly controller = new AbortController();
-	private readonly watchers = new Map<RequestId, CallWatcher>();
+	private readonly watchers = new CallTable<CallWatcher>();
 	/** Server request id → the client request it was asked for, while unanswered. */
 	private readonly asked = new Map<RequestId, RequestId>();
 	private nextEventId = 1;

@@ -5,7 +5,7 @@
  * notification, a server request) or the call outlasts the keep-alive interval.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Deadlines } from './deadlines.js';
+import { Deadlines, type Deadline } from './deadlines.js';
 import type { JsonRpcMessage, RequestId } from './jsonrpc.js';
 
 /** Interval of keep-alive comments (`HANGAR_PROXY_KEEPALIVE_MS` overrides it). */
@@ -84,6 +84,7 @@ const longCalls = new Deadlines<ReplyStream>(KEEP_ALIVE_MS, (reply) => reply.kee
 /** The reply to one POSTed request: JSON if possible, else an event stream. */
 export class ReplyStream {
 	private stream: EventStream | undefined;
+	private readonly longCall: Deadline<ReplyStream> | undefined;
 
 	constructor(
 		private readonly response: ServerResponse,
@@ -93,7 +94,7 @@ export class ReplyStream {
 		/** How the reply's events are written, asked only if it becomes an event stream (plain events without). */
 		private readonly formats?: { readonly source: EventFormats; readonly stream: RequestId },
 	) {
-		if (keepAlive) longCalls.add(this);
+		this.longCall = keepAlive ? longCalls.add(this) : undefined;
 	}
 
 	/** The call outlasted the keep-alive interval: the reply becomes an event stream, which keep-alive comments hold open. */
@@ -121,7 +122,7 @@ export class ReplyStream {
 
 	/** Sends the response: as JSON with `status` (and extra headers) unless an event stream has begun. */
 	finish(message: JsonRpcMessage, status = 200, headers?: OutgoingHttpHeaders): void {
-		longCalls.delete(this);
+		longCalls.delete(this.longCall);
 		if (!this.open) return;
 		if (this.stream) {
 			this.stream.send(message);
@@ -134,7 +135,7 @@ export class ReplyStream {
 	}
 
 	cancel(): void {
-		longCalls.delete(this);
+		longCalls.delete(this.longCall);
 		this.stream?.end();
 	}
 }

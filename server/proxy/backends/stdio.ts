@@ -43,6 +43,7 @@ import {
 	type RequestId,
 } from '../jsonrpc.js';
 import { linkedController, onAbort, unlessAborted } from '../abort.js';
+import { CallTable } from '../callTable.js';
 import { SessionState } from './sessionState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
@@ -260,7 +261,7 @@ export class ServerProcess {
 	private initializeResult: Record<string, unknown> | undefined;
 	private initializing: Promise<JsonRpcResponse> | undefined;
 	private nextId = 1;
-	private readonly pending = new Map<number, Pending>();
+	private readonly pending = new CallTable<Pending>();
 	private readonly serverRequests = new Map<RequestId, BridgeSession>();
 	readonly sessions = new Set<BridgeSession>();
 	private readonly state = new SessionState<BridgeSession>();
@@ -294,7 +295,7 @@ export class ServerProcess {
 	detach(reason: string): void {
 		this.attachment?.close();
 		this.attachment = undefined;
-		for (const [id, entry] of this.pending) {
+		for (const [id, entry] of this.pending.entries()) {
 			this.pending.delete(id);
 			entry.session?.finished(entry.id);
 			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
@@ -594,7 +595,7 @@ export class ServerProcess {
 	/** A session ended: cancel what it has in flight, refuse the server requests it holds, drop its state. */
 	leave(session: BridgeSession): void {
 		if (!this.sessions.delete(session)) return;
-		for (const [id, entry] of this.pending) {
+		for (const [id, entry] of this.pending.entries()) {
 			if (entry.session !== session) continue;
 			this.pending.delete(id);
 			this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client session closed' } });
@@ -622,7 +623,7 @@ export class BridgeSession implements BackendSession {
 	private process: ServerProcess | undefined;
 	private latest: RequestId | undefined;
 	/** Client request id → process id, for the client's cancellations. */
-	private readonly processIds = new Map<RequestId, number>();
+	private readonly processIds = new CallTable<number>();
 	private readonly waitingRequests = new Map<RequestId, AbortController>();
 	private closed = false;
 

@@ -8,7 +8,7 @@
  */
 import type { CallActivity, CallWatcher, McpCall, McpHandler, McpMiddleware } from '../chain.js';
 import { linkedController } from '../abort.js';
-import { Deadlines } from '../deadlines.js';
+import { Deadlines, type Deadline } from '../deadlines.js';
 import { ErrorCode, errorResponse, type JsonRpcResponse } from '../jsonrpc.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -67,6 +67,7 @@ class TimedCall implements CallWatcher {
 	/** The call's own signal, for a backend that cannot cancel one call. */
 	readonly linked: ReturnType<typeof linkedController> | undefined;
 	private timer: NodeJS.Timeout | undefined;
+	private idleDeadline: Deadline<TimedCall> | undefined;
 	private waitingForClient = 0;
 	private done = false;
 	/** The answer of a call that timed out. */
@@ -113,14 +114,15 @@ class TimedCall implements CallWatcher {
 		const left = this.deadline - now;
 		// While the client is answering the server, only the overall maximum runs.
 		if (this.waitingForClient > 0 || left <= this.idleMs) this.timer = setTimeout(TimedCall.expire, Math.max(0, left), this, true);
-		else if (this.idleMs === this.idle.delayMs) this.idle.add(this, now);
+		else if (this.idleMs === this.idle.delayMs) this.idleDeadline = this.idle.add(this, now);
 		else this.timer = setTimeout(TimedCall.expire, this.idleMs, this, false);
 	}
 
 	private disarm(): void {
 		clearTimeout(this.timer);
 		this.timer = undefined;
-		this.idle.delete(this);
+		this.idle.delete(this.idleDeadline);
+		this.idleDeadline = undefined;
 	}
 
 	private end(): void {
