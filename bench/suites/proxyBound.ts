@@ -26,6 +26,8 @@ const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
 const WARM_UP = 500;
 const ROUNDS = 4;
+/** The pause before each front's round (see `alternatingRounds`). */
+const SETTLE_MS = 300;
 // Enough calls per round that each front runs for a while at its steady state: a front that
 // waited through a heavier neighbour's round starts its own with cold caches and a shrunk heap.
 export const PHASES = [
@@ -163,11 +165,14 @@ export async function calls(session: LeanSession, connections: number, total: nu
 	);
 }
 
-/** Starts each front and warms it up, adding it to `fronts` once started (the caller stops them). */
+/**
+ * Starts every front, then warms each up, adding them to `fronts` once started (the caller
+ * stops them). Warmed only once all have started, so that none waits through the others'
+ * start-up after its warm-up.
+ */
 export async function startWarm(starts: ReadonlyArray<() => Promise<Front>>, fronts: Front[]): Promise<void> {
-	for (const start of starts) {
-		const front = await start();
-		fronts.push(front);
+	for (const start of starts) fronts.push(await start());
+	for (const front of fronts) {
 		// Every phase once, so that the code each takes is optimised before the rounds.
 		await calls(front.session, 1, WARM_UP);
 		await calls(front.session, 16, WARM_UP * 4);
@@ -199,9 +204,11 @@ export function orderOf(round: number, count: number): number[] {
 
 /**
  * Every phase over every front, in `rounds` rounds, each in its own order (see `orderOf`); one
- * tally per front and phase, CPU from the front's own process. Each
- * round starts with a tenth of its calls unmeasured: a front that waited through other fronts'
- * rounds has lost its caches to them, and the measure is of a front at work.
+ * tally per front and phase, CPU from the front's own process. Each round starts after a pause,
+ * so that what the front before leaves running (a peer's collections, the engine relaying its
+ * last output, a telemetry export) is over, then a tenth of its calls unmeasured: a front that
+ * waited through other fronts' rounds has lost its caches to them, and the measure is of a
+ * front at work.
  */
 export async function alternatingRounds(fronts: readonly Front[], rounds: number): Promise<Tally[][]> {
 	const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
@@ -210,6 +217,7 @@ export async function alternatingRounds(fronts: readonly Front[], rounds: number
 			for (const index of orderOf(round * PHASES.length + phaseIndex, fronts.length)) {
 				const front = fronts[index]!;
 				const tally = tallies[index]![phaseIndex]!;
+				await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 				await calls(front.session, phase.connections, phase.calls / rounds / 10);
 				const cpuBefore = front.pid ? cpuSecondsOf(front.pid) : 0;
 				const started = performance.now();
@@ -249,6 +257,8 @@ export async function proxyBound(): Promise<Table[]> {
 		instantServer,
 		// Last, so the indexes above stay: traces and metrics by OTLP to a collector that drops them, and /metrics.
 		() => hangar('bench-bound-traced', "Hangar's proxy, telemetry on (traces, metrics, /metrics)", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
+		// The plain proxy again, started last: how far two identical fronts drift apart in one run.
+		() => hangar('bench-bound-again', "Hangar's proxy, a second one (the spread)"),
 	];
 	const fronts: Front[] = [];
 	try {
@@ -266,6 +276,7 @@ export async function proxyBound(): Promise<Table[]> {
 		]);
 		const [ours, secure, supergateway, mcpProxy, bridge] = [0, 1, 2, 3, 4].map((index) => tallies[index]!);
 		const traced = tallies[7]!;
+		const again = tallies[8]!;
 		const verdicts = PHASES.flatMap((phase, phaseIndex) => [
 			verdict(`${phase.label}: throughput vs the minimal bridge`, rate(ours![phaseIndex]!) / rate(bridge![phaseIndex]!), 0.9, true),
 			verdict(`${phase.label}: CPU per call vs the minimal bridge`, cpuPerCall(fronts[0]!, ours![phaseIndex]!) / cpuPerCall(fronts[4]!, bridge![phaseIndex]!), 1.2),
@@ -273,6 +284,7 @@ export async function proxyBound(): Promise<Table[]> {
 			verdict(`${phase.label}: throughput with telemetry on vs off`, rate(traced[phaseIndex]!) / rate(ours![phaseIndex]!), 0.95, true),
 			verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCall(fronts[7]!, traced[phaseIndex]!) / cpuPerCall(fronts[0]!, ours![phaseIndex]!), 1.05),
 			`${phase.label}: Hangar at ${(rate(ours![phaseIndex]!) / Math.max(rate(supergateway![phaseIndex]!), rate(mcpProxy![phaseIndex]!))).toFixed(2)}× the faster peer`,
+			`${phase.label}: the spread, the second plain proxy against the first: throughput ${(rate(again[phaseIndex]!) / rate(ours![phaseIndex]!)).toFixed(2)}×, CPU per call ${(cpuPerCall(fronts[8]!, again[phaseIndex]!) / cpuPerCall(fronts[0]!, ours![phaseIndex]!)).toFixed(2)}×`,
 		]);
 		return [
 			{
