@@ -418,7 +418,8 @@ describe('concurrency', () => {
 			callRest(serve.url, InstallSkill, params),
 			run(process.execPath, [join(process.cwd(), 'dist/server/cli/main.js'), 'skill', 'install', ref('raced'), '-c', 'claude-code'], { env: world.env }),
 		]);
-		expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+		// A failed install shows its reason, not just that it failed.
+		expect(results.map((result) => (result.status === 'rejected' ? `rejected: ${(result.reason as Error)?.message ?? result.reason}` : result.status))).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
 		expect((results[2] as PromiseFulfilledResult<{ status: number }>).value.status).toBe(201);
 		expect(Object.keys(await snapshot(userSkills('.claude', 'raced')))).toHaveLength(31);
 		expect(await exists(join(world.userHome, '.claude/skills/.hangar'))).toBe(false);
