@@ -89,7 +89,7 @@ export class JsonDocument<T> {
 
 /**
  * A folder of JSON documents, one per named entity (`<folder>/<name>.json`). Every change
- * takes the folder's lock, so an update cannot bring back an entity deleted meanwhile.
+ * takes the entity's lock, so an update cannot bring back an entity deleted meanwhile.
  */
 export class JsonCollection<T> {
 	constructor(

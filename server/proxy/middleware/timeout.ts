@@ -41,16 +41,12 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 		}
 		return new Promise<JsonRpcResponse>((resolve, reject) => {
 			const timed = new TimedCall(call, timeouts, idle, resolve);
-			next({ ...call, signal: timed.linked!.controller.signal }).then(
-				(response) => resolve(timed.answered(response)),
-				(error: unknown) => {
-					try {
-						resolve(timed.failed(error));
-					} catch {
-						reject(error);
-					}
-				},
-			);
+			next({ ...call, signal: timed.linked!.controller.signal })
+				.then(
+					(response) => timed.answered(response),
+					(error: unknown) => timed.failed(error),
+				)
+				.then(resolve, reject);
 		});
 	};
 }
