@@ -89,7 +89,7 @@ export class JsonDocument<T> {
 
 /**
  * A folder of JSON documents, one per named entity (`<folder>/<name>.json`). Every change
- * takes the entity's lock, so an update cannot bring back an entity deleted meanwhile.
+ * takes the folder's lock, so an update cannot bring back an entity deleted meanwhile.
  */
 export class JsonCollection<T> {
 	constructor(
@@ -126,16 +126,11 @@ export class JsonCollection<T> {
 		return values.filter((value): value is T => value !== undefined);
 	}
 
-	/**
-	 * Creates an entity; `false` when one of that name exists already. Writes lock the entity,
-	 * not the folder: nothing spans two entities, and with a folder lock fifty proxies recording
-	 * their state at once queued behind each other long enough to time out.
-	 */
+	/** Creates an entity; `false` when one of that name exists already. */
 	async create(name: string, value: T): Promise<boolean> {
-		const path = this.fileOf(name);
-		return withLock(path, async () => {
-			if ((await readTextIfExists(path)) !== undefined) return false;
-			await writeFileAtomic(path, encodeDocument(value, this.spec));
+		return withLock(this.folder, async () => {
+			if ((await readTextIfExists(this.fileOf(name))) !== undefined) return false;
+			await writeFileAtomic(this.fileOf(name), encodeDocument(value, this.spec));
 			return true;
 		});
 	}
@@ -143,7 +138,7 @@ export class JsonCollection<T> {
 	/** Changes an existing entity under its lock; `undefined` when it does not exist. */
 	async update(name: string, change: (current: T) => T): Promise<T | undefined> {
 		const path = this.fileOf(name);
-		return withLock(path, async () => {
+		return withLock(this.folder, async () => {
 			const text = await readTextIfExists(path);
 			if (text === undefined) return undefined;
 			const next = change(decodeDocument(path, text, this.spec));
@@ -154,8 +149,8 @@ export class JsonCollection<T> {
 
 	/** Deletes an entity; `false` when it did not exist. */
 	async delete(name: string): Promise<boolean> {
-		const path = this.fileOf(name);
-		return withLock(path, async () => {
+		return withLock(this.folder, async () => {
+			const path = this.fileOf(name);
 			if ((await readTextIfExists(path)) === undefined) return false;
 			await rm(path);
 			return true;
