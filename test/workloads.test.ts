@@ -211,7 +211,9 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 	it('stop: 202 at once, then stopping and stopped; listed only with all', async () => {
 		changes.length = 0;
 		expect(await rpc().request(StopWorkload, { name })).toBeNull();
-		await waitFor(async () => (await statusOf(name)) === 'stopped', 'stopped');
+		// The status is written before it is announced: wait for the announcement too.
+		const announced = (status: string) => changes.some((change) => change.name === name && change.status === status);
+		await waitFor(async () => (await statusOf(name)) === 'stopped' && announced('stopped'), 'stopped, and announced');
 		expect(changes.filter((change) => change.name === name).map((change) => change.status)).toEqual(['stopping', 'stopped']);
 		expect((await list()).map((workload) => workload.name)).not.toContain(name);
 		expect((await runtime.list({ 'hangar.name': name }))[0]?.state).toBe('exited');
@@ -220,7 +222,7 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 	it('restart: back on the same port', async () => {
 		changes.length = 0;
 		expect(await rpc().request(RestartWorkload, { name })).toBeNull();
-		await waitFor(async () => (await statusOf(name)) === 'running', 'running again');
+		await waitFor(async () => (await statusOf(name)) === 'running' && changes.some((change) => change.name === name && change.status === 'running'), 'running again, and announced');
 		expect((await summary(name))?.port).toBe(port);
 		expect(changes.filter((change) => change.name === name).map((change) => change.status)).toEqual(['starting', 'running']);
 		const client = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
