@@ -14,7 +14,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { publishSkill } from './support/publish.js';
 import { startRegistry, type Registry } from './support/registry.js';
@@ -54,6 +54,12 @@ let options: CodeServerOptions;
 let server: CodeServer;
 let browser: Browser;
 let page: Page;
+
+/** The last 200 lines of the extension host's log and of Hangar's output channel (the daemon's stderr). */
+async function logsOf(folder: string): Promise<Array<{ name: string; text: string }>> {
+	const files = (await readdir(folder, { recursive: true })).filter((file) => /(remoteexthost|Hangar)\.log$/.test(file));
+	return Promise.all(files.map(async (file) => ({ name: file, text: (await readFile(join(folder, file), 'utf8')).split('\n').slice(-200).join('\n') })));
+}
 
 async function screenshot(name: string): Promise<void> {
 	await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
@@ -97,6 +103,9 @@ describe('the extension in VS Code', () => {
 		page = await openWorkbench(browser, server, { workspace });
 	}, 600_000);
 
+	let failed = false;
+	beforeEach(({ onTestFailed }) => onTestFailed(() => void (failed = true)));
+
 	afterAll(async () => {
 		// What the editor looked like and logged at the end, pass or fail.
 		if (page) await screenshot('last').catch(() => undefined);
@@ -105,6 +114,8 @@ describe('the extension in VS Code', () => {
 			// The editor's logs, the Hangar output channel (the daemon's stderr) among them.
 			await rm(join(SCREENSHOTS, 'logs'), { recursive: true, force: true });
 			await cp(join(server.userData, 'logs'), join(SCREENSHOTS, 'logs'), { recursive: true }).catch(() => undefined);
+			// A run elsewhere leaves only its output: the extension host's and Hangar's logs go there too.
+			if (failed) for (const log of await logsOf(join(SCREENSHOTS, 'logs'))) console.error(`--- ${log.name}\n${log.text}`);
 		}
 		await page?.close().catch(() => undefined);
 		await browser?.close();
@@ -183,7 +194,13 @@ describe('the extension in VS Code', () => {
 		await page.locator('.activitybar [aria-label="Hangar"]').first().click();
 		const skills = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Skills' }) });
 		for (const project of projects) await skills.locator('.monaco-list-row', { hasText: basename(project) }).waitFor();
-		await expect.poll(() => skills.locator('.monaco-list-row', { hasText: SKILL }).count(), { timeout: 60_000 }).toBe(2);
+		// The rows' text is polled, not their count, so that a failure shows what the view holds.
+		const rows = () => skills.locator('.monaco-list-row').allInnerTexts();
+		await expect
+			.poll(rows, { timeout: 60_000 })
+			.toSatisfy((texts: string[]) => texts.filter((text) => text.includes(SKILL)).length === 2);
+		// Refreshing the whole tree raced VS Code's own first listing: the folders then stayed empty.
+		for (const log of await logsOf(join(server.userData, 'logs'))) expect(log.text).not.toContain('No tree item with id');
 		const registry = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Registry' }) });
 		await registry.locator('.monaco-list-row', { hasText: 'MCP Servers' }).click();
 		await registry.locator('.monaco-list-row', { hasText: 'arXiv' }).first().waitFor({ timeout: 60_000 });

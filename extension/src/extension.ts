@@ -120,7 +120,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			hangar.skills.refresh();
 			hangar.workloads.refresh();
 		}),
-		vscode.workspace.onDidChangeWorkspaceFolders(() => hangar.skills.refresh()),
+		vscode.workspace.onDidChangeWorkspaceFolders(() => hangar.skills.refreshScopes()),
 		vscode.workspace.onDidChangeConfiguration((event) => {
 			if (event.affectsConfiguration('hangar.daemonPath')) {
 				void supervisor.restart().catch((error: unknown) => showFailure(error, 'restart the daemon with the new hangar.daemonPath'));

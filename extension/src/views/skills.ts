@@ -61,12 +61,27 @@ export class SkillItem extends vscode.TreeItem {
 export type SkillsNode = ScopeItem | SkillItem | MessageItem;
 
 export class SkillsView implements vscode.TreeDataProvider<SkillsNode> {
-	private readonly changed = new vscode.EventEmitter<SkillsNode | undefined>();
+	private readonly changed = new vscode.EventEmitter<SkillsNode | SkillsNode[] | undefined>();
 	readonly onDidChangeTreeData = this.changed.event;
+	/** The scope nodes shown, once VS Code has asked for them; kept between refreshes. */
+	private scopes: ScopeItem[] | undefined;
 
 	constructor(private readonly daemon: DaemonSupervisor) {}
 
+	/**
+	 * Lists each scope's skills again, keeping the scope nodes. A refresh of the whole tree makes
+	 * VS Code forget them, and a listing it asked for just then finds no node and stays empty ("No
+	 * tree item with id …") until the next refresh. Nothing is fired before the view was first
+	 * shown: VS Code would run that refresh alongside the first rendering, with the same result.
+	 */
 	refresh(): void {
+		if (this.scopes) this.changed.fire(this.scopes);
+	}
+
+	/** The workspace folders changed: new scope nodes. */
+	refreshScopes(): void {
+		if (!this.scopes) return;
+		this.scopes = undefined;
 		this.changed.fire(undefined);
 	}
 
@@ -75,7 +90,7 @@ export class SkillsView implements vscode.TreeDataProvider<SkillsNode> {
 	}
 
 	async getChildren(node?: SkillsNode): Promise<SkillsNode[]> {
-		if (!node) return skillTargets().map((target) => new ScopeItem(target));
+		if (!node) return (this.scopes ??= skillTargets().map((target) => new ScopeItem(target)));
 		if (node.kind !== 'scope') return [];
 		const { target } = node;
 		try {
