@@ -147,10 +147,12 @@ describe('views', () => {
 		stub.folders = [stub.folder('/work/api')];
 		start();
 		const view = stub.trees.get('hangar.skills')!;
-		let refreshes = 0;
-		view.onDidChangeTreeData!(() => refreshes++);
+		const refreshes: unknown[] = [];
+		view.onDidChangeTreeData!((nodes) => refreshes.push(nodes));
+		expect((await view.getChildren()).map((node) => node.label)).toEqual(['api', 'User']);
 		stub.changeWorkspaceFolders([stub.folder('/work/api'), stub.folder('/work/docs')]);
-		expect(refreshes).toBe(1);
+		// The whole tree: its folder nodes change.
+		expect(refreshes).toEqual([undefined]);
 		expect((await view.getChildren()).map((node) => node.label)).toEqual(['api', 'docs', 'User']);
 	});
 });
@@ -224,13 +226,20 @@ describe('skill commands', () => {
 
 	it('the Skills view lists it under its folder, and refreshes when the daemon reports the change', async () => {
 		const view = stub.trees.get('hangar.skills')!;
-		let refreshes = 0;
-		view.onDidChangeTreeData!(() => refreshes++);
+		const refreshes: unknown[] = [];
+		view.onDidChangeTreeData!((nodes) => refreshes.push(nodes));
+		// Not shown yet: VS Code would run a refresh alongside the first listing, and lose its nodes.
+		await installInto(web);
+		expect(refreshes).toEqual([]);
+		const scopes = await view.getChildren();
 		await installInto(api);
-		expect(refreshes).toBeGreaterThanOrEqual(2); // skills/didChange, and the command's own refresh
+		// skills/didChange, and the command's own refresh: the same folder nodes, listed again.
+		expect(refreshes.length).toBeGreaterThanOrEqual(2);
+		for (const nodes of refreshes) expect(nodes).toEqual(scopes);
 		const [apiNode, webNode, userNode] = await view.getChildren();
+		expect([apiNode, webNode, userNode]).toEqual(scopes);
 		expect((await view.getChildren(apiNode)).map((item) => [item.label, item.description, item.contextValue])).toEqual([[SKILL, 'claude-code', 'skill']]);
-		expect((await view.getChildren(webNode)).map((item) => item.label)).toEqual(['No skills installed']);
+		expect((await view.getChildren(webNode)).map((item) => item.label)).toEqual([SKILL]);
 		expect((await view.getChildren(userNode)).map((item) => item.label)).toEqual(['No skills installed']);
 	});
 
