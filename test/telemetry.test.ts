@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, ExportWorkload, GetWorkload, GetWorkloadStats, ListWorkloads, type WorkloadStats } from '../protocol/protocol.workloads.js';
 import { CallStats } from '../server/proxy/telemetry/callStats.js';
+import { ProxyMetrics } from '../server/proxy/telemetry/proxyMetrics.js';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload } from './fixtures/security/support.js';
 import { OtlpReceiver, PrometheusServer, type OtlpSpan } from './fixtures/telemetry/receivers.js';
 import { startFixture, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -71,6 +74,8 @@ describe('a workload with telemetry', { timeout: 120_000 }, () => {
 				tracingEnabled: true,
 				metricsEnabled: true,
 				enablePrometheusMetricsPath: true,
+				// Every trace (the default keeps a tenth of those no client decides for).
+				samplingRate: '1',
 				customAttributes: { team: 'qa' },
 			},
 		});
@@ -140,6 +145,7 @@ describe('a workload with telemetry', { timeout: 120_000 }, () => {
 		expect(await prometheus.query('target_info{service_name="hangar-test",team="qa"}')).toHaveLength(1);
 		expect(await prometheus.query('hangar_proxy_denials_total{reason="authorization"}')).toHaveLength(1);
 		expect(await prometheus.query('mcp_server_operation_duration_count{mcp_method_name="tools/call"}')).not.toHaveLength(0);
+		expect(await prometheus.query('mcp_server_operation_duration_bucket{mcp_method_name="tools/call",le="0.01"}')).not.toHaveLength(0);
 		const sessions = await prometheus.query('hangar_proxy_sessions_active');
 		expect(Number(sessions[0]?.value[1])).toBeGreaterThanOrEqual(1);
 	});
@@ -168,6 +174,28 @@ describe('sampling', { timeout: 120_000 }, () => {
 		await waitFor(async () => receiver.spans.some((span) => span.traceId === sampledTrace && span.name === 'upstream tools/call'), 'the sampled trace', 60_000);
 		// The proxy's spans go out in order, so the unsampled ones would have arrived by now.
 		expect(receiver.spans.filter((span) => span.traceId === unsampledTrace || span.traceId === 'a'.repeat(32))).toEqual([]);
+	});
+	it('keeps a tenth of the traces no client decides for, by default (ToolHive\'s rate)', async () => {
+		const workload = await createWorkload(serve.url, {
+			name: 'sampled-by-default',
+			url: upstream.url,
+			header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } },
+			telemetry_config: { endpoint: receiver.url, tracingEnabled: true },
+		});
+		const session = await openSession(workload.url, {});
+		const calls = 300;
+		const traces = new Set<string>();
+		for (let id = 1; id <= calls; id++) {
+			const answer = await postMcp(workload.url, { id, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session });
+			traces.add((answer.body.result.content[0].text as string).split('-')[1]!);
+		}
+		const marker = 'c'.repeat(32);
+		await postMcp(workload.url, { id: 0, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session, traceparent: `00-${marker}-${CLIENT_SPAN}-01` });
+		await waitFor(async () => receiver.spans.some((span) => span.traceId === marker && span.name === 'upstream tools/call'), 'the marked trace', 60_000);
+		const kept = new Set(receiver.spans.filter((span) => traces.has(span.traceId)).map((span) => span.traceId));
+		// 30 expected; outside 8–60 happens less than once in a million runs.
+		expect(kept.size).toBeGreaterThanOrEqual(8);
+		expect(kept.size).toBeLessThanOrEqual(60);
 	});
 });
 
@@ -282,9 +310,67 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 	});
 });
 
+describe('the proxy\'s metrics', () => {
+	const collected = async (metrics: ProxyMetrics) => {
+		const { resourceMetrics } = await metrics.collect();
+		return new Map(resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).map((metric) => [metric.descriptor.name, metric]));
+	};
+
+	it('fill the MCP conventions\' duration buckets per method, tool and outcome, and count denials', async () => {
+		const metrics = new ProxyMetrics(resourceFromAttributes({}), () => 3);
+		metrics.request('tools/call', 'echo', 'ok', undefined, 0.004);
+		metrics.request('tools/call', 'echo', 'ok', undefined, 0.03);
+		metrics.request('tools/call', 'echo', 'ok', undefined, 400);
+		metrics.request('tools/call', 'echo', 'error', -32602, 0.01);
+		metrics.request('tools/call', 'secret', 'denied', 403, 0.001);
+		metrics.request('tools/list', undefined, 'ok', undefined, 0.001);
+		metrics.restarted();
+		const byName = await collected(metrics);
+		const duration = byName.get('mcp.server.operation.duration')!;
+		expect(duration.dataPointType).toBe(DataPointType.HISTOGRAM);
+		const echo = duration.dataPoints.find((point) => point.attributes['gen_ai.tool.name'] === 'echo' && point.attributes.status === 'ok')!;
+		const value = echo.value as Histogram;
+		expect(value.buckets.boundaries).toEqual([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]);
+		// 4 ms in the first bucket, 30 ms in (0.02, 0.05], 400 s above the last bound.
+		expect(value.buckets.counts).toEqual([1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+		expect(value).toMatchObject({ count: 3, min: 0.004, max: 400 });
+		expect(value.sum).toBeCloseTo(400.034);
+		const failed = duration.dataPoints.find((point) => point.attributes.status === 'error')!;
+		expect(failed.attributes).toEqual({ 'mcp.method.name': 'tools/call', status: 'error', 'gen_ai.tool.name': 'echo', 'error.type': '-32602' });
+		// A boundary is inclusive: 10 ms is in the first bucket.
+		expect((failed.value as Histogram).buckets.counts[0]).toBe(1);
+		const requests = byName.get('hangar.proxy.requests')!;
+		expect(requests.dataPoints.map((point) => [point.attributes['mcp.method.name'], point.attributes['gen_ai.tool.name'], point.attributes.status, point.value]).sort()).toEqual(
+			[
+				['tools/call', 'echo', 'ok', 3],
+				['tools/call', 'echo', 'error', 1],
+				['tools/call', 'secret', 'denied', 1],
+				['tools/list', undefined, 'ok', 1],
+			].sort(),
+		);
+		expect(byName.get('hangar.proxy.denials')!.dataPoints).toEqual([expect.objectContaining({ attributes: { reason: 'authorization', 'mcp.method.name': 'tools/call' }, value: 1 })]);
+		expect(byName.get('hangar.proxy.sessions.active')!.dataPoints[0]!.value).toBe(3);
+		expect(byName.get('hangar.proxy.upstream.restarts')!.dataPoints[0]!.value).toBe(1);
+	});
+
+	it('keep at most 2,000 series of clients\' names; the calls beyond share one overflow series', async () => {
+		const metrics = new ProxyMetrics(resourceFromAttributes({}), () => 0);
+		for (let tool = 0; tool < 2_500; tool++) metrics.request('tools/call', `tool-${tool}`, 'ok', undefined, 0.001);
+		for (let method = 0; method < 2_500; method++) metrics.request(`vendor/${method}`, undefined, 'denied', 403, 0.001);
+		const byName = await collected(metrics);
+		const requests = byName.get('hangar.proxy.requests')!.dataPoints;
+		expect(requests).toHaveLength(2_001);
+		expect(requests.find((point) => point.attributes['otel.metric.overflow'])!.value).toBe(3_000);
+		expect(requests.reduce((total, point) => total + (point.value as number), 0)).toBe(5_000);
+		const denials = byName.get('hangar.proxy.denials')!.dataPoints;
+		expect(denials).toHaveLength(2_001);
+		expect(denials.reduce((total, point) => total + (point.value as number), 0)).toBe(2_500);
+	});
+});
+
 describe('the daemon and hangar serve', { timeout: 120_000 }, () => {
 	it('trace their own operations, one span each, when the global default turns tracing on, and send them before exiting', async () => {
-		const set = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-service-name', 'hangar-doors'], home.env);
+		const set = await runHangar(['telemetry', 'set', '--otel-endpoint', receiver.url, '--otel-service-name', 'hangar-doors', '--otel-sampling-rate', '1'], home.env);
 		expect(set.code, set.stderr).toBe(0);
 		const env = { ...home.env, NODE_OPTIONS: `--import=${MODULE_HOOK}`, HANGAR_TEST_MODULE_LOG: moduleLog };
 		const traced = await startServe(env);

@@ -226,7 +226,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings
 		? await import('./telemetry/proxyTelemetry.js')
-				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, log }))
+				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, httpUpstream: Boolean(workload.remote_url) || workload.transport !== 'stdio', log }))
 				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
 		: undefined;
 	const stats = new CallStats();

@@ -6,8 +6,8 @@
  *   takes it, `host:port` (https, or http with `insecure`); `/v1/traces` and `/v1/metrics` are
  *   appended. Traces need it; metrics go there when it is set.
  * - `enablePrometheusMetricsPath`: metrics on `/metrics` of the proxy's own port.
- * - `samplingRate`: the share of traces kept, `"0"`–`"1"` (default 1), a client's sampled
- *   `traceparent` decides for its own trace.
+ * - `samplingRate`: the share of traces kept, `"0"`–`"1"` (default 0.1, as ToolHive's); a
+ *   client's sampled `traceparent` decides for its own trace.
  */
 import type { TelemetryConfig } from '../../protocol/runConfig.js';
 
@@ -27,6 +27,8 @@ export interface TelemetrySettings {
 }
 
 export const DEFAULT_SERVICE_NAME = 'hangar';
+/** ToolHive's default: a tenth of the traces that no client's `traceparent` decides for. */
+export const DEFAULT_SAMPLING_RATE = 0.1;
 
 /** The field at fault and why, or undefined when the configuration is sound. */
 export function telemetryConfigProblem(config: TelemetryConfig): { field: string; message: string } | undefined {
@@ -75,7 +77,7 @@ export function telemetrySettingsOf(config: TelemetryConfig | undefined, env: No
 		tracing,
 		metrics,
 		prometheus,
-		samplingRate: config.samplingRate ? Number(config.samplingRate) : 1,
+		samplingRate: config.samplingRate ? Number(config.samplingRate) : DEFAULT_SAMPLING_RATE,
 		attributes,
 	};
 }

@@ -102,7 +102,7 @@ export function addTelemetryOptions(command: Command): Command {
 	return command
 		.option('--otel-endpoint <url>', 'OTLP/HTTP collector for traces and metrics (URL, or host:port for https)')
 		.option('--otel-service-name <name>', 'service.name of the spans and metrics (default hangar)')
-		.option('--otel-sampling-rate <rate>', 'share of traces kept, 0 to 1 (default 1)')
+		.option('--otel-sampling-rate <rate>', 'share of traces kept, 0 to 1 (default 0.1)')
 		.option('--otel-headers <key=value>', 'header sent to the collector (repeatable or comma-separated)', collect, [])
 		.option('--otel-insecure', 'plain http to a host:port endpoint')
 		.option('--otel-tracing-enabled', 'send traces (on by default with --otel-endpoint)')

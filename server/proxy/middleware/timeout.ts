@@ -6,7 +6,7 @@
  * with a timeout error. Keep-alive comments hold the client's connection open meanwhile (see
  * sse.ts).
  */
-import type { CallActivity, CallWatcher, McpCall, McpHandler, McpMiddleware } from '../chain.js';
+import { callWith, type CallActivity, type CallWatcher, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
 import { linkedController } from '../abort.js';
 import { Deadlines, type Deadline } from '../deadlines.js';
 import { ErrorCode, errorResponse, type JsonRpcResponse } from '../jsonrpc.js';
@@ -41,7 +41,7 @@ export function timeoutMiddleware(timeouts: RequestTimeouts): McpMiddleware {
 		}
 		return new Promise<JsonRpcResponse>((resolve, reject) => {
 			const timed = new TimedCall(call, timeouts, idle, resolve);
-			next({ ...call, signal: timed.linked!.controller.signal })
+			next(callWith(call, { signal: timed.linked!.controller.signal }))
 				.then(
 					(response) => timed.answered(response),
 					(error: unknown) => timed.failed(error),

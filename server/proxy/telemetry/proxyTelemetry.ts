@@ -8,12 +8,12 @@
  * child, a CLIENT span `upstream <method>`, times the server's part. A client's W3C
  * `traceparent` (HTTP header, or `params._meta` as 2026-07-28 carries it) is the parent; the
  * upstream span's context goes to HTTP servers as `traceparent` and replaces a `_meta`
- * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf) in batches.
+ * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf) in batches. The request's
+ * span travels down the chain on the call (`McpCall.span`), so a request the proxy makes on a
+ * call's behalf (authorization's `tools/list`) hangs under it too.
  *
- * Metrics: `mcp.server.operation.duration` (histogram, seconds) and `hangar.proxy.requests`
- * (counter) by method, tool and status; `hangar.proxy.denials` by reason; the active sessions;
- * upstream reconnections. By OTLP/HTTP every 10 s when an endpoint is set, and on `/metrics` in
- * Prometheus' text format when asked for.
+ * Metrics (proxyMetrics.ts): by OTLP/HTTP every 10 s when an endpoint is set, and on `/metrics`
+ * in Prometheus' text format when asked for.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type SpanContext } from '@opentelemetry/api';
@@ -23,17 +23,15 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
-import { refusalOf, type HttpExchange, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
-import type { JsonRpcResponse, RequestId } from '../jsonrpc.js';
+import { callWith, refusalOf, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
+import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
 import { exporterOptions, resourceOf, traceExporter } from '../../telemetry/otlp.js';
-import { SpanRecorder, type RecordedSpan } from './spanRecorder.js';
+import { ProxyMetrics, type RequestStatus } from './proxyMetrics.js';
+import { RecordedSpan, SpanRecorder, UnsampledSpan } from './spanRecorder.js';
 
 const METRICS_INTERVAL_MS = 10_000;
-/** Series of the request metrics kept at most (tool names come from clients); the rest share one. */
-const MAX_SERIES = 2_000;
-const OVERFLOW = '';
 export const METRICS_PATH = '/metrics';
 
 export interface ProxyTelemetryOptions {
@@ -42,6 +40,8 @@ export interface ProxyTelemetryOptions {
 	readonly authorizes: boolean;
 	/** How many client sessions are open now. */
 	readonly sessions: () => number;
+	/** Whether the server is reached over HTTP, where a call's trace goes along in headers. */
+	readonly httpUpstream: boolean;
 	readonly log: Logger;
 }
 
@@ -93,13 +93,52 @@ function protocolVersionOf(call: McpCall): string | undefined {
 	return typeof version === 'string' ? version : undefined;
 }
 
+const ANSWERED = { status: 'ok', httpStatus: 200 } as const;
+
 /** `ok`, `error` (a JSON-RPC error from the server), or why the proxy refused. */
-function statusOf(response: JsonRpcResponse): { status: string; httpStatus: number } {
+function statusOf(response: JsonRpcResponse): { status: RequestStatus; httpStatus: number } {
+	if (!response.error) return ANSWERED;
 	const httpStatus = refusalOf(response)?.status ?? 200;
 	if (httpStatus === 403) return { status: 'denied', httpStatus };
 	if (httpStatus === 429) return { status: 'rate_limited', httpStatus };
 	if (httpStatus === 401) return { status: 'unauthorized', httpStatus };
-	return { status: response.error ? 'error' : 'ok', httpStatus };
+	return { status: 'error', httpStatus };
+}
+
+/** The name and attributes of a request's span. */
+function describeRequest(call: McpCall): { name: string; attributes: Attributes } {
+	const { method } = call.request;
+	const { target, attributes } = targetAttributes(method, call.request.params ?? {});
+	attributes['mcp.method.name'] = method;
+	attributes['mcp.session.id'] = call.session.id;
+	attributes['jsonrpc.request.id'] = String(call.request.id);
+	const version = protocolVersionOf(call);
+	if (version) attributes['mcp.protocol.version'] = version;
+	return { name: target ? `${method} ${target}` : method, attributes };
+}
+
+/** The span of the client's own, from `params._meta` or the HTTP headers. */
+function clientParentOf(call: McpCall): SpanContext | undefined {
+	const meta = call.request.params?._meta as Record<string, unknown> | undefined;
+	if (typeof meta?.traceparent === 'string') return clientSpanOf(meta);
+	const { headers } = call.exchange.request;
+	return headers.traceparent ? clientSpanOf(headers) : undefined;
+}
+
+function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undefined, authorizes: boolean): void {
+	if (response) {
+		const { status, httpStatus } = statusOf(response);
+		span.attributes['http.response.status_code'] = httpStatus;
+		if (authorizes) span.attributes['hangar.authz.decision'] = status === 'denied' ? 'deny' : 'allow';
+		if (response.error) {
+			span.attributes['rpc.jsonrpc.error_code'] = response.error.code;
+			span.attributes['error.type'] = String(response.error.code);
+			span.fail(response.error.message);
+		}
+	} else {
+		span.fail('the proxy failed');
+	}
+	span.end();
 }
 
 export async function startTelemetry(settings: TelemetrySettings, options: ProxyTelemetryOptions): Promise<ProxyTelemetry> {
@@ -107,24 +146,21 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	const closers: Array<() => Promise<void>> = [];
 	const routes = new Map<string, HttpHandler>();
 
-	let spans: SpanRecorder | undefined;
-	// No context manager: an AsyncLocalStorage one taxes every promise of the process. The
-	// request's span reaches the upstream middleware through `calls`, keyed by the exchange and
-	// the request id (middleware in between may replace the call, its request and its signal);
-	// the upstream span reaches the HTTP backend (its `traceparent` header) through `upstreams`,
-	// keyed by the signal it is handed.
-	const calls = new WeakMap<HttpExchange, Map<RequestId, RecordedSpan>>();
-	const upstreams = new WeakMap<AbortSignal, RecordedSpan>();
-	if (settings.tracing) {
-		const recorder = (spans = new SpanRecorder(traceExporter(settings), resource, settings.samplingRate, options.log));
-		outboundContext.headers = (signal) => upstreams.get(signal)?.headers;
-		closers.push(() => recorder.shutdown());
-	}
+	const spans = settings.tracing ? new SpanRecorder(traceExporter(settings), resource, settings.samplingRate, options.log) : undefined;
+	// The HTTP backend finds a call's trace by the signal it is handed (no context manager: an
+	// AsyncLocalStorage one taxes every promise of the process). Over stdio nothing asks.
+	const upstreams = spans && options.httpUpstream ? new WeakMap<AbortSignal, RecordedSpan | UnsampledSpan>() : undefined;
+	if (spans) closers.push(() => spans.shutdown());
+	if (upstreams) outboundContext.headers = (signal) => upstreams.get(signal)?.headers;
 
 	const readers: MetricReader[] = [];
-	if (settings.metrics) readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(exporterOptions(settings, 'metrics')), exportIntervalMillis: METRICS_INTERVAL_MS }));
-	if (settings.prometheus) {
-		const exporter = new PrometheusExporter({ preventServerStart: true });
+	const metrics = settings.metrics || settings.prometheus ? new ProxyMetrics(resource, options.sessions) : undefined;
+	if (metrics && settings.metrics) {
+		const exporter = new OTLPMetricExporter(exporterOptions(settings, 'metrics'));
+		readers.push(new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: METRICS_INTERVAL_MS, metricProducers: [metrics] }));
+	}
+	if (metrics && settings.prometheus) {
+		const exporter = new PrometheusExporter({ preventServerStart: true, metricProducers: [metrics] });
 		readers.push(exporter);
 		routes.set(METRICS_PATH, async ({ request, response }: { request: IncomingMessage; response: ServerResponse }) => {
 			if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -134,115 +170,57 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 			exporter.getMetricsRequestHandler(request, response);
 		});
 	}
-	let record: ((call: McpCall, response: JsonRpcResponse | undefined, seconds: number) => void) | undefined;
-	let restarts: { add(value: number): void } | undefined;
 	if (readers.length) {
+		// The readers collect from `metrics`; the provider is what binds them.
 		const meterProvider = new MeterProvider({ resource, readers });
-		const meter = meterProvider.getMeter('hangar-proxy');
-		const duration = meter.createHistogram('mcp.server.operation.duration', { unit: 's', description: 'How long the proxy took to answer an MCP request' });
-		const denials = meter.createCounter('hangar.proxy.denials', { description: 'Requests the proxy refused (authorization, rate limit)' });
-		restarts = meter.createCounter('hangar.proxy.upstream.restarts', { description: 'Times the MCP server came back after being lost' });
-		meter.createObservableUpDownCounter('hangar.proxy.sessions.active', { description: 'Client sessions open' }).addCallback((result) => result.observe(options.sessions()));
-		// The request count is kept here and observed at export: a call then costs one map look-up
-		// instead of a second recording (each hashes its attributes), and reuses its series'
-		// attributes object.
-		const series = new Map<string, { readonly attributes: Attributes; count: number }>();
-		meter
-			.createObservableCounter('hangar.proxy.requests', { description: 'MCP requests answered by the proxy' })
-			.addCallback((result) => series.forEach(({ attributes, count }) => result.observe(count, attributes)));
-		record = (call, response, seconds) => {
-			const { method } = call.request;
-			const status = response ? statusOf(response).status : 'error';
-			const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
-			const errorType = response?.error ? String(response.error.code) : undefined;
-			const key = `${method}\n${status}\n${errorType ?? ''}\n${tool ?? ''}`;
-			let entry = series.get(key);
-			if (!entry) {
-				const full = series.size >= MAX_SERIES;
-				entry = full ? series.get(OVERFLOW) : undefined;
-				if (!entry) {
-					const attributes: Attributes = full ? { 'otel.metric.overflow': true } : { 'mcp.method.name': method, status };
-					if (!full && tool !== undefined) attributes['gen_ai.tool.name'] = tool;
-					if (!full && errorType !== undefined) attributes['error.type'] = errorType;
-					entry = { attributes, count: 0 };
-					series.set(full ? OVERFLOW : key, entry);
-				}
-			}
-			entry.count++;
-			duration.record(seconds, entry.attributes);
-			if (status === 'denied' || status === 'rate_limited') denials.add(1, { reason: status === 'denied' ? 'authorization' : 'rate_limit', 'mcp.method.name': method });
-		};
 		closers.push(() => meterProvider.shutdown());
 	}
 
 	const request: McpMiddleware = async (call, next) => {
 		const started = performance.now();
-		const { method } = call.request;
-		const params = call.request.params ?? {};
-		let span: RecordedSpan | undefined;
-		let pending: Map<RequestId, RecordedSpan> | undefined;
-		if (spans) {
-			const meta = params._meta as Record<string, unknown> | undefined;
-			const carrier = typeof meta?.traceparent === 'string' ? meta : call.exchange.request.headers.traceparent ? call.exchange.request.headers : undefined;
-			const describe = () => {
-				const { target, attributes } = targetAttributes(method, params);
-				attributes['mcp.method.name'] = method;
-				attributes['mcp.session.id'] = call.session.id;
-				attributes['jsonrpc.request.id'] = String(call.request.id);
-				const version = protocolVersionOf(call);
-				if (version) attributes['mcp.protocol.version'] = version;
-				return { name: target ? `${method} ${target}` : method, attributes };
-			};
-			span = spans.start(SpanKind.SERVER, describe, carrier && clientSpanOf(carrier));
-			pending = calls.get(call.exchange);
-			if (!pending) calls.set(call.exchange, (pending = new Map()));
-			pending.set(call.request.id, span);
-		}
+		const span = spans?.start(SpanKind.SERVER, () => describeRequest(call), clientParentOf(call));
 		let response: JsonRpcResponse | undefined;
 		try {
-			response = await next(call);
+			response = await next(span ? callWith(call, { span }) : call);
 			return response;
 		} finally {
-			record?.(call, response, (performance.now() - started) / 1000);
-			if (span) pending!.delete(call.request.id);
-			if (span?.sampled) {
-				if (response) {
-					const { status, httpStatus } = statusOf(response);
-					span.attributes['http.response.status_code'] = httpStatus;
-					if (options.authorizes) span.attributes['hangar.authz.decision'] = status === 'denied' ? 'deny' : 'allow';
-					if (response.error) {
-						span.attributes['rpc.jsonrpc.error_code'] = response.error.code;
-						span.attributes['error.type'] = String(response.error.code);
-						span.fail(response.error.message);
-					}
-				} else {
-					span.fail('the proxy failed');
-				}
-				span.end();
+			if (metrics) {
+				const { method } = call.request;
+				const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
+				metrics.request(method, tool, response ? statusOf(response).status : 'error', response?.error?.code, (performance.now() - started) / 1000);
 			}
+			if (span instanceof RecordedSpan) finishRequestSpan(span, response, options.authorizes);
 		}
 	};
 
 	const upstream: McpMiddleware = async (call, next) => {
 		if (!spans) return next(call);
-		const pending = calls.get(call.exchange);
-		// A request the proxy sends on a call's behalf (authorization's tools/list) has an id of its
-		// own: it hangs under the exchange's call when there is one only.
-		const parent = pending?.get(call.request.id) ?? (pending?.size === 1 ? pending.values().next().value : undefined);
+		const parent = call.span;
 		const describe = () => ({ name: `upstream ${call.request.method}`, attributes: { 'mcp.method.name': call.request.method } });
-		const span = parent ? parent.child(SpanKind.CLIENT, describe) : spans.start(SpanKind.CLIENT, describe);
-		upstreams.set(call.signal, span);
+		// A call without a request span (none should come) starts a trace of its own.
+		const span = parent instanceof RecordedSpan ? parent.child(SpanKind.CLIENT, describe) : parent instanceof UnsampledSpan ? parent : spans.start(SpanKind.CLIENT, describe);
+		if (span instanceof UnsampledSpan) {
+			// Nothing to time. An HTTP server still hears that the trace is not sampled.
+			if (!upstreams) return next(call);
+			upstreams.set(call.signal, span);
+			try {
+				return await next(call);
+			} finally {
+				upstreams.delete(call.signal);
+			}
+		}
+		upstreams?.set(call.signal, span);
 		const meta = call.request.params?._meta as Record<string, unknown> | undefined;
 		if (typeof meta?.traceparent === 'string') {
 			// The server's own spans then hang under the proxy's.
-			call = { ...call, request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...span.headers } } } };
+			call = callWith(call, { request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...span.headers } } } });
 		}
 		try {
 			const response = await next(call);
 			if (response.error) span.fail(response.error.message);
 			return response;
 		} finally {
-			upstreams.delete(call.signal);
+			upstreams?.delete(call.signal);
 			span.end();
 		}
 	};
@@ -256,7 +234,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 			if (state === 'disconnected') lost = true;
 			else if (state === 'connected' && lost) {
 				lost = false;
-				restarts?.add(1);
+				metrics?.restarted();
 			}
 		},
 		async close() {

@@ -1,10 +1,10 @@
 /**
- * The proxy's spans, recorded without the SDK's span objects. A call's spans are a few strings
- * and a start time until they end; only the sampled ones then become the plain records that the
- * official OTLP exporter serialises, sent in batches. The SDK's tracer (a context and a span
- * object per span, attribute sanitising, span processors, its own metrics) made traces cost the
- * proxy 35–55 µs of CPU per call on the lean bench, 16–42 µs without it (docs/benchmarks.md);
- * the daemon's few spans keep the SDK.
+ * The proxy's spans, recorded without the SDK's span objects. A sampled span is a few strings
+ * and a start time until it ends, then the plain record that the official OTLP exporter
+ * serialises, sent in batches; an unsampled one is nothing until an upstream request asks for its
+ * `traceparent`. The SDK's tracer (a context and a span object per span, attribute sanitising,
+ * span processors, its own metrics) made traces cost the proxy 35–55 µs of CPU per call on the
+ * lean bench, 16–42 µs without it (docs/benchmarks.md); the daemon's few spans keep the SDK.
  *
  * Sampling is parent-based like the SDK's default: a client's `traceparent` decides, else the
  * configured rate.
@@ -15,6 +15,7 @@ import { ExportResultCode } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../../log.js';
+import type { CallSpan } from '../chain.js';
 
 /** Spans per export; a busy proxy fills one in well under a second. */
 const BATCH_SIZE = 512;
@@ -46,9 +47,15 @@ function hrTime(milliseconds: number): HrTime {
 /** What a sampled span is called and says; asked only when the span is sampled. */
 export type SpanDescription = () => { readonly name: string; readonly attributes: Attributes };
 
-const UNSAMPLED = (): { name: string; attributes: Attributes } => ({ name: '', attributes: {} });
+function traceparentOf(traceId: string, spanId: string, sampled: boolean, traceState: SpanContext['traceState']): Record<string, string> {
+	const traceparent = `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
+	const serialized = traceState?.serialize();
+	return serialized ? { traceparent, tracestate: serialized } : { traceparent };
+}
 
-export class RecordedSpan {
+/** A span that is recorded: its ids, name and attributes, and the time it started. */
+export class RecordedSpan implements CallSpan {
+	readonly sampled = true;
 	readonly context: SpanContext;
 	readonly name: string;
 	readonly attributes: Attributes;
@@ -61,28 +68,21 @@ export class RecordedSpan {
 		readonly kind: SpanKind,
 		describe: SpanDescription,
 		readonly parent: SpanContext | undefined,
-		sampled: boolean,
 	) {
 		this.#recorder = recorder;
-		this.context = { traceId: parent?.traceId ?? randomId(16), spanId: randomId(8), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: parent?.traceState };
-		({ name: this.name, attributes: this.attributes } = (sampled ? describe : UNSAMPLED)());
-	}
-
-	get sampled(): boolean {
-		return (this.context.traceFlags & TraceFlags.SAMPLED) !== 0;
+		this.context = { traceId: parent?.traceId ?? randomId(16), spanId: randomId(8), traceFlags: TraceFlags.SAMPLED, traceState: parent?.traceState };
+		({ name: this.name, attributes: this.attributes } = describe());
 	}
 
 	/** The headers that make this span the parent of an upstream request. */
 	get headers(): Record<string, string> {
-		const { traceId, spanId, traceFlags, traceState } = this.context;
-		const traceparent = `00-${traceId}-${spanId}-0${traceFlags & TraceFlags.SAMPLED}`;
-		const serialized = traceState?.serialize();
-		return serialized ? { traceparent, tracestate: serialized } : { traceparent };
+		const { traceId, spanId, traceState } = this.context;
+		return traceparentOf(traceId, spanId, true, traceState);
 	}
 
-	/** A child of this span, sampled as this one is. */
+	/** A child of this span. */
 	child(kind: SpanKind, describe: SpanDescription): RecordedSpan {
-		return new RecordedSpan(this.#recorder, kind, describe, this.context, this.sampled);
+		return new RecordedSpan(this.#recorder, kind, describe, this.context);
 	}
 
 	fail(message: string): void {
@@ -90,7 +90,6 @@ export class RecordedSpan {
 	}
 
 	end(): void {
-		if (!this.sampled) return;
 		const endedAt = performance.now();
 		const origin = performance.timeOrigin;
 		const { context, parent, name, kind, attributes } = this;
@@ -116,6 +115,24 @@ export class RecordedSpan {
 	}
 }
 
+/**
+ * A span that is not recorded, which costs nothing until an upstream request asks for its
+ * `traceparent`: the server then hears, with fresh ids (or in the client's trace), that the trace
+ * is not sampled, as the SDK would tell it.
+ */
+export class UnsampledSpan implements CallSpan {
+	readonly sampled = false;
+
+	constructor(readonly parent?: SpanContext) {}
+
+	get headers(): Record<string, string> {
+		return traceparentOf(this.parent?.traceId ?? randomId(16), randomId(8), false, this.parent?.traceState);
+	}
+}
+
+/** The unsampled span of every call that came with no trace of its own. */
+const UNSAMPLED_ROOT = new UnsampledSpan();
+
 export class SpanRecorder {
 	#queue: ReadableSpan[] = [];
 	#exporting: Promise<void> | undefined;
@@ -129,10 +146,15 @@ export class SpanRecorder {
 		private readonly log: Logger,
 	) {}
 
-	/** A span starting now: under a client's span when it sent one, else the root of a new trace. */
-	start(kind: SpanKind, describe: SpanDescription, parent?: SpanContext): RecordedSpan {
+	/**
+	 * A span starting now: under a client's span when it sent one (whose flag decides the
+	 * sampling), else the root of a new trace, sampled at the configured rate. `describe` is
+	 * asked only for a sampled span.
+	 */
+	start(kind: SpanKind, describe: SpanDescription, parent?: SpanContext): RecordedSpan | UnsampledSpan {
 		const sampled = parent ? (parent.traceFlags & TraceFlags.SAMPLED) !== 0 : this.samplingRate >= 1 || Math.random() < this.samplingRate;
-		return new RecordedSpan(this, kind, describe, parent, sampled);
+		if (sampled) return new RecordedSpan(this, kind, describe, parent);
+		return parent ? new UnsampledSpan(parent) : UNSAMPLED_ROOT;
 	}
 
 	add(span: ReadableSpan): void {
