@@ -94,11 +94,11 @@ async function startContainer(): Promise<string> {
 	return stdout.trim();
 }
 
-async function minimalBridge(): Promise<Front> {
+async function minimalBridge(name: string): Promise<Front> {
 	const container = await startContainer();
 	const server = await spawnHttp([peerScript('minimal-bridge'), container]);
 	return {
-		name: 'minimal bridge (node:http + one engine attach)',
+		name,
 		pid: server.pid,
 		session: await retry(() => openSession(server.url)),
 		stop: async () => {
@@ -240,6 +240,25 @@ export async function startCollector(): Promise<{ url: string; close(): void }> 
 	return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
+export function rateOf(tally: Tally): number {
+	return tally.latencies.length / (tally.milliseconds / 1000);
+}
+
+/** The front process's CPU per call, in µs. */
+export function cpuPerCallOf(tally: Tally): number {
+	return (tally.cpuSeconds * 1e6) / tally.latencies.length;
+}
+
+/** Two processes of one front as one: their calls, time and CPU together. */
+export function pooled(first: Tally, second: Tally): Tally {
+	return { latencies: [...first.latencies, ...second.latencies], milliseconds: first.milliseconds + second.milliseconds, cpuSeconds: first.cpuSeconds + second.cpuSeconds };
+}
+
+/** How far the second of two identical fronts is from the first. */
+export function spread(first: Tally, second: Tally): string {
+	return `throughput ${(rateOf(second) / rateOf(first)).toFixed(2)}×, CPU per call ${(cpuPerCallOf(second) / cpuPerCallOf(first)).toFixed(2)}×`;
+}
+
 export async function proxyBound(): Promise<Table[]> {
 	const issuer = await startIssuer();
 	const folder = await mkdtemp(join(tmpdir(), 'hangar-bench-bound-'));
@@ -247,45 +266,49 @@ export async function proxyBound(): Promise<Table[]> {
 	await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action == Action::"call_tool", resource == Tool::"echo");'], entities_json: '[]' } }));
 	const token = await issuer.sign('RS256', 'rita');
 	const collector = await startCollector();
-	const starts: Array<() => Promise<Front>> = [
-		() => hangar('bench-bound', "Hangar's proxy"),
-		() => hangar('bench-bound-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
-		() => npmPeer('supergateway 4', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
-		() => npmPeer('mcp-proxy 6', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
-		minimalBridge,
-		engineAttach,
-		instantServer,
-		// Last, so the indexes above stay: traces and metrics by OTLP to a collector that drops them, and /metrics.
-		() => hangar('bench-bound-traced', "Hangar's proxy, telemetry on (traces, metrics, /metrics)", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
-		// The plain proxy again, started last: how far two identical fronts drift apart in one run.
-		() => hangar('bench-bound-again', "Hangar's proxy, a second one (the spread)"),
-	];
+	// Two processes of the plain proxy and of the bridge: two identical processes differ by up
+	// to 15 % on this machine (their spread lines show it), so each verdict compares the two of
+	// one side, pooled, with the two of the other.
+	const starts = {
+		ours: () => hangar('bench-bound', "Hangar's proxy"),
+		secure: () => hangar('bench-bound-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
+		supergateway: () => npmPeer('supergateway 4', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
+		mcpProxy: () => npmPeer('mcp-proxy 6', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
+		bridge: () => minimalBridge('minimal bridge (node:http + one engine attach)'),
+		engine: engineAttach,
+		instant: instantServer,
+		// Traces and metrics by OTLP to a collector that drops them, and /metrics.
+		traced: () => hangar('bench-bound-traced', "Hangar's proxy, telemetry on (traces at the default tenth, metrics, /metrics)", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
+		oursAgain: () => hangar('bench-bound-again', "Hangar's proxy, a second process"),
+		bridgeAgain: () => minimalBridge('minimal bridge, a second process'),
+	};
+	const keys = Object.keys(starts) as Array<keyof typeof starts>;
 	const fronts: Front[] = [];
 	try {
-		await startWarm(starts, fronts);
+		await startWarm(keys.map((key) => starts[key]), fronts);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
-		const rate = (tally: Tally) => tally.latencies.length / (tally.milliseconds / 1000);
-		const cpuPerCall = (front: Front, tally: Tally) => (front.pid ? (tally.cpuSeconds * 1e6) / tally.latencies.length : Number.NaN);
-		const us = (value: number) => (Number.isNaN(value) ? '—' : `${Math.round(value)} µs`);
 		const rows = fronts.map((front, index) => [
 			front.name,
 			...PHASES.flatMap((_, phaseIndex) => {
 				const tally = tallies[index]![phaseIndex]!;
-				return [ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rate(tally)), us(cpuPerCall(front, tally))];
+				return [ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rateOf(tally)), front.pid ? `${Math.round(cpuPerCallOf(tally))} µs` : '—'];
 			}),
 		]);
-		const [ours, secure, supergateway, mcpProxy, bridge] = [0, 1, 2, 3, 4].map((index) => tallies[index]!);
-		const traced = tallies[7]!;
-		const again = tallies[8]!;
-		const verdicts = PHASES.flatMap((phase, phaseIndex) => [
-			verdict(`${phase.label}: throughput vs the minimal bridge`, rate(ours![phaseIndex]!) / rate(bridge![phaseIndex]!), 0.9, true),
-			verdict(`${phase.label}: CPU per call vs the minimal bridge`, cpuPerCall(fronts[0]!, ours![phaseIndex]!) / cpuPerCall(fronts[4]!, bridge![phaseIndex]!), 1.2),
-			verdict(`${phase.label}: throughput with security on vs off`, rate(secure![phaseIndex]!) / rate(ours![phaseIndex]!), 0.9, true),
-			verdict(`${phase.label}: throughput with telemetry on vs off`, rate(traced[phaseIndex]!) / rate(ours![phaseIndex]!), 0.95, true),
-			verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCall(fronts[7]!, traced[phaseIndex]!) / cpuPerCall(fronts[0]!, ours![phaseIndex]!), 1.05),
-			`${phase.label}: Hangar at ${(rate(ours![phaseIndex]!) / Math.max(rate(supergateway![phaseIndex]!), rate(mcpProxy![phaseIndex]!))).toFixed(2)}× the faster peer`,
-			`${phase.label}: the spread, the second plain proxy against the first: throughput ${(rate(again[phaseIndex]!) / rate(ours![phaseIndex]!)).toFixed(2)}×, CPU per call ${(cpuPerCall(fronts[8]!, again[phaseIndex]!) / cpuPerCall(fronts[0]!, ours![phaseIndex]!)).toFixed(2)}×`,
-		]);
+		const tally = (key: keyof typeof starts, phaseIndex: number) => tallies[keys.indexOf(key)]![phaseIndex]!;
+		const verdicts = PHASES.flatMap((phase, index) => {
+			const ours = pooled(tally('ours', index), tally('oursAgain', index));
+			const bridge = pooled(tally('bridge', index), tally('bridgeAgain', index));
+			const faster = Math.max(rateOf(tally('supergateway', index)), rateOf(tally('mcpProxy', index)));
+			return [
+				verdict(`${phase.label}: throughput vs the minimal bridge`, rateOf(ours) / rateOf(bridge), 0.9, true),
+				verdict(`${phase.label}: CPU per call vs the minimal bridge`, cpuPerCallOf(ours) / cpuPerCallOf(bridge), 1.2),
+				verdict(`${phase.label}: throughput with security on vs off`, rateOf(tally('secure', index)) / rateOf(ours), 0.9, true),
+				verdict(`${phase.label}: throughput with telemetry on vs off`, rateOf(tally('traced', index)) / rateOf(ours), 0.95, true),
+				verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCallOf(tally('traced', index)) / cpuPerCallOf(ours), 1.05),
+				`${phase.label}: Hangar at ${(rateOf(ours) / faster).toFixed(2)}× the faster peer`,
+				`${phase.label}: the spread, ${spread(tally('ours', index), tally('oursAgain', index))} between the two plain proxies, ${spread(tally('bridge', index), tally('bridgeAgain', index))} between the two bridges`,
+			];
+		});
 		return [
 			{
 				title: `tools/call (echo) from a lean client (raw keep-alive HTTP, one session) to the same containerised stdio server: ${PHASES.map((phase) => `${phase.label} (${phase.calls.toLocaleString('en-US')} calls)`).join(', ')}, ${ROUNDS} alternating rounds; CPU is the front process's own per call`,

@@ -23,7 +23,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
-import { callWith, refusalOf, type HttpHandler, type McpCall, type McpMiddleware } from '../chain.js';
+import { callWith, refusalOf, type HttpHandler, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
@@ -176,39 +176,53 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		closers.push(() => meterProvider.shutdown());
 	}
 
-	const request: McpMiddleware = async (call, next) => {
-		const started = performance.now();
-		const span = spans?.start(SpanKind.SERVER, () => describeRequest(call), clientParentOf(call));
-		let response: JsonRpcResponse | undefined;
-		try {
-			response = await next(span ? callWith(call, { span }) : call);
-			return response;
-		} finally {
-			if (metrics) {
-				const { method } = call.request;
-				const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
-				metrics.request(method, tool, response ? statusOf(response).status : 'error', response?.error?.code, (performance.now() - started) / 1000);
-			}
-			if (span instanceof RecordedSpan) finishRequestSpan(span, response, options.authorizes);
+	/** The metrics and the sampled span of a call answered with `response` (none when the chain failed). */
+	const finish = (call: McpCall, response: JsonRpcResponse | undefined, started: number, span: RecordedSpan | UnsampledSpan | undefined): void => {
+		if (metrics) {
+			const { method } = call.request;
+			const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
+			metrics.request(method, tool, response ? statusOf(response).status : 'error', response?.error?.code, (performance.now() - started) / 1000);
 		}
+		if (span instanceof RecordedSpan) finishRequestSpan(span, response, options.authorizes);
 	};
 
-	const upstream: McpMiddleware = async (call, next) => {
+	// Not async, as the upstream one: a promise of its own per call is measurable here.
+	const request: McpMiddleware = (call, next) => {
+		const span = spans?.start(SpanKind.SERVER, () => describeRequest(call), clientParentOf(call));
+		const onward = span ? callWith(call, { span }) : call;
+		if (!metrics && !(span instanceof RecordedSpan)) return next(onward);
+		const started = performance.now();
+		return next(onward).then(
+			(response) => {
+				finish(call, response, started, span);
+				return response;
+			},
+			(error: unknown) => {
+				finish(call, undefined, started, span);
+				throw error;
+			},
+		);
+	};
+
+	// Not async either: an unsampled call, the most of them, goes on without a promise of its own.
+	const upstream: McpMiddleware = (call, next) => {
 		if (!spans) return next(call);
 		const parent = call.span;
+		if (parent instanceof UnsampledSpan) return untimedUpstream(call, next, parent);
 		const describe = () => ({ name: `upstream ${call.request.method}`, attributes: { 'mcp.method.name': call.request.method } });
 		// A call without a request span (none should come) starts a trace of its own.
-		const span = parent instanceof RecordedSpan ? parent.child(SpanKind.CLIENT, describe) : parent instanceof UnsampledSpan ? parent : spans.start(SpanKind.CLIENT, describe);
-		if (span instanceof UnsampledSpan) {
-			// Nothing to time. An HTTP server still hears that the trace is not sampled.
-			if (!upstreams) return next(call);
-			upstreams.set(call.signal, span);
-			try {
-				return await next(call);
-			} finally {
-				upstreams.delete(call.signal);
-			}
-		}
+		const span = parent instanceof RecordedSpan ? parent.child(SpanKind.CLIENT, describe) : spans.start(SpanKind.CLIENT, describe);
+		return span instanceof RecordedSpan ? timedUpstream(call, next, span) : untimedUpstream(call, next, span);
+	};
+
+	/** Nothing to time. An HTTP server still hears that the trace is not sampled. */
+	const untimedUpstream = (call: McpCall, next: McpHandler, span: UnsampledSpan): Promise<JsonRpcResponse> => {
+		if (!upstreams) return next(call);
+		upstreams.set(call.signal, span);
+		return next(call).finally(() => upstreams.delete(call.signal));
+	};
+
+	const timedUpstream = async (call: McpCall, next: McpHandler, span: RecordedSpan): Promise<JsonRpcResponse> => {
 		upstreams?.set(call.signal, span);
 		const meta = call.request.params?._meta as Record<string, unknown> | undefined;
 		if (typeof meta?.traceparent === 'string') {
