@@ -10,11 +10,15 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HangarError } from '../protocol/errors.js';
+import { Notifier } from '../server/environment.js';
 import { GroupStore } from '../server/groups/store.js';
+import { createLogger } from '../server/log.js';
+import { WorkloadStore } from '../server/runspec/store.js';
 import { writeFileAtomic } from '../server/store/atomic.js';
 import { JsonDocument } from '../server/store/document.js';
 import { tryLock, withLock } from '../server/store/lock.js';
 import { resolvePaths } from '../server/store/paths.js';
+import { StatusFeed } from '../server/workloads/statusFeed.js';
 import { createTestHome, type TestHome } from './support/home.js';
 
 const DIST = fileURLToPath(new URL('../dist', import.meta.url));
@@ -185,5 +189,27 @@ describe('cross-process locks', () => {
 			await exited(holder);
 		}
 		expect(await readdir(join(home.path, 'state'))).toEqual([]);
+	});
+});
+
+describe('workload statuses', () => {
+	it('a workload being removed stays so: a late status from its start does not hide it, a failed deletion does', async () => {
+		const store = new WorkloadStore(resolvePaths(home.env));
+		const notifier = new Notifier();
+		const announced: unknown[] = [];
+		notifier.subscribe((_method, params) => announced.push(params));
+		const feed = new StatusFeed(store, notifier, createLogger('test', 'error'));
+		await feed.set('w', 'starting', 'creating');
+		await feed.set('w', 'removing');
+		// The start that was under way finishes after the delete began, as in a bulk delete.
+		await Promise.all([feed.set('w', 'running'), feed.set('w', 'stopped', 'the proxy ended'), feed.set('w', 'removing')]);
+		expect(await store.statuses.get('w')).toMatchObject({ status: 'removing' });
+		await feed.set('w', 'error', 'delete failed: busy');
+		expect(await store.statuses.get('w')).toMatchObject({ status: 'error', status_context: 'delete failed: busy' });
+		expect(announced).toEqual([
+			{ name: 'w', status: 'starting', status_context: 'creating' },
+			{ name: 'w', status: 'removing', status_context: undefined },
+			{ name: 'w', status: 'error', status_context: 'delete failed: busy' },
+		]);
 	});
 });

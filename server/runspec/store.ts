@@ -90,9 +90,20 @@ class RecordFolder<T> {
 	}
 
 	async put(name: string, value: T): Promise<void> {
+		await this.change(name, () => value);
+	}
+
+	/**
+	 * Writes what `decide` makes of the current record (undefined when there is none), under the
+	 * record's lock; `decide` returning undefined leaves it as it is. Whether it wrote.
+	 */
+	async change(name: string, decide: (current: T | undefined) => T | undefined): Promise<boolean> {
 		for (;;) {
-			if (await this.collection.update(name, () => value)) return;
-			if (await this.collection.create(name, value)) return;
+			let decided: T | undefined;
+			if (await this.collection.update(name, (current) => (decided = decide(current)) ?? current)) return decided !== undefined;
+			decided = decide(undefined);
+			if (decided === undefined) return false;
+			if (await this.collection.create(name, decided)) return true;
 		}
 	}
 

@@ -8,10 +8,19 @@ import { mkdir } from 'node:fs/promises';
 import { WorkloadsDidChange, type WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
-import type { WorkloadStore } from '../runspec/store.js';
+import type { StoredStatus, WorkloadStore } from '../runspec/store.js';
 
 const TRANSITIONAL = new Set<WorkloadStatus>(['starting', 'stopping', 'removing']);
 const REMOVED = 'removed';
+
+/** Whether `status` (with `context`) is news after `previous`. */
+function replaces(previous: StoredStatus, status: WorkloadStatus, context: string | undefined): boolean {
+	// `starting` for a create, then for its start, is one change.
+	if (previous.status === status && (TRANSITIONAL.has(status) || previous.status_context === context)) return false;
+	// A workload being removed stays so until it is gone (the reconciler finishes a deletion cut
+	// short): a late `running` from its start must not hide it. Only a failed deletion says otherwise.
+	return previous.status !== 'removing' || status === 'error';
+}
 
 export class StatusFeed {
 	/** Workload → `updated_at` of the last status announced. */
@@ -27,17 +36,13 @@ export class StatusFeed {
 
 	async set(name: string, status: WorkloadStatus, context?: string): Promise<void> {
 		const now = new Date().toISOString();
-		const previous = await this.store.statuses.get(name).catch(() => undefined);
-		// `starting` for a create, then for its start, is one change.
-		if (previous?.status === status && (TRANSITIONAL.has(status) || previous.status_context === context)) return;
-		this.notified.set(name, now);
-		await this.store.statuses.put(name, {
-			status,
-			status_context: context,
-			started_at: status === 'running' ? now : previous?.started_at,
-			updated_at: now,
+		// Decided and written under the record's lock: two writers never both act on one old status.
+		const written = await this.store.statuses.change(name, (previous) => {
+			if (previous && !replaces(previous, status, context)) return undefined;
+			this.notified.set(name, now);
+			return { status, status_context: context, started_at: status === 'running' ? now : previous?.started_at, updated_at: now };
 		});
-		this.notifier.notify(WorkloadsDidChange, { name, status, status_context: context });
+		if (written) this.notifier.notify(WorkloadsDidChange, { name, status, status_context: context });
 	}
 
 	/** Runs the deletion of `name`, then announces its removal (not the watcher, which would see it first). */
