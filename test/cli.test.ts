@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
-import { Cli } from '../server/cli/cli.js';
+import { Cli, streamProgress } from '../server/cli/cli.js';
 import { buildProgram } from '../server/cli/program.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
@@ -167,5 +167,25 @@ describe('errors say what was wrong and what to do next', () => {
 		const result = await hangar('client', 'unregister', 'cursor');
 		expect(result).toMatchObject({ code: 1, stdout: '' });
 		expect(result.stderr).toBe("hangar: client 'cursor' is not registered; see hangar client ls\n");
+	});
+});
+
+describe('progress on stderr', () => {
+	const run = (isTTY: boolean) => {
+		let written = '';
+		const progress = streamProgress({ isTTY, write: (chunk: string) => ((written += chunk), true) } as unknown as NodeJS.WriteStream);
+		progress.begin('Installing', 'skill');
+		progress.report('git: Counting objects', 50);
+		progress.report('git: Receiving objects', 10);
+		// git interleaves the server's stages with its own: a late update of a stage already passed.
+		progress.report('git: Counting objects', 100);
+		progress.report('git: Receiving objects', 100);
+		progress.end('Installed');
+		return written;
+	};
+
+	it('shows each stage once, a line each when piped, updated in place on a terminal', () => {
+		expect(run(false)).toBe('Installing: skill\n  git: Counting objects (50%)\n  git: Receiving objects (10%)\nInstalled\n');
+		expect(run(true)).toBe('Installing: skill\n  git: Counting objects (50%)\n  git: Receiving objects (10%)\r\x1b[K  git: Receiving objects (100%)\nInstalled\n');
 	});
 });

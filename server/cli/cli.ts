@@ -40,16 +40,21 @@ export class Cli {
 
 /**
  * Progress on stderr, so stdout stays clean for `--json`: on a terminal one line per stage,
- * updated in place as its percentage moves; otherwise one line per stage.
+ * updated in place as its percentage moves; otherwise one line per stage. A stage that comes
+ * back once another has begun (git interleaves the server's stages with its own) is not shown
+ * again.
  */
 export function streamProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
 	/** The stage of the last line written; on a terminal that line is still open. */
 	let stage: string | undefined;
 	let open = false;
+	/** The stages of this piece of work that another has followed. */
+	const passed = new Set<string>();
 	const closeLine = () => {
 		if (open) stream.write('\n');
 		open = false;
 		stage = undefined;
+		passed.clear();
 	};
 	return {
 		begin: (title, message) => {
@@ -58,8 +63,9 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr): Pro
 		},
 		report: (message, percentage) => {
 			if (!message && percentage === undefined) return;
-			const text = `  ${message ?? ''}${percentage !== undefined ? ` (${percentage}%)` : ''}`;
 			const next = message ?? stage ?? '';
+			if (next !== stage && passed.has(next)) return;
+			const text = `  ${message ?? ''}${percentage !== undefined ? ` (${percentage}%)` : ''}`;
 			if (stream.isTTY) {
 				if (open && next === stage) stream.write(`\r\x1b[K${text}`);
 				else {
@@ -70,6 +76,7 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr): Pro
 			} else if (next !== stage) {
 				stream.write(`${text}\n`);
 			}
+			if (stage !== undefined && next !== stage) passed.add(stage);
 			stage = next;
 		},
 		end: (message) => {
