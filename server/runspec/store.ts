@@ -90,21 +90,12 @@ class RecordFolder<T> {
 	}
 
 	async put(name: string, value: T): Promise<void> {
-		await this.change(name, () => value);
+		await this.collection.change(name, () => value);
 	}
 
-	/**
-	 * Writes what `decide` makes of the current record (undefined when there is none), under the
-	 * record's lock; `decide` returning undefined leaves it as it is. Whether it wrote.
-	 */
-	async change(name: string, decide: (current: T | undefined) => T | undefined): Promise<boolean> {
-		for (;;) {
-			let decided: T | undefined;
-			if (await this.collection.update(name, (current) => (decided = decide(current)) ?? current)) return decided !== undefined;
-			decided = decide(undefined);
-			if (decided === undefined) return false;
-			if (await this.collection.create(name, decided)) return true;
-		}
+	/** See `JsonCollection.change`. */
+	change(name: string, decide: (current: T | undefined) => T | undefined): Promise<boolean> {
+		return this.collection.change(name, decide);
 	}
 
 	/** Changes an existing record under its lock (a `change` that returns it as it is leaves it so). */

@@ -73,7 +73,7 @@ export class SkillRecords {
 
 	async put(record: SkillRecord): Promise<void> {
 		const key = recordKey({ scope: record.scope, projectRoot: record.project_root }, record.name);
-		if (!(await this.collection.update(key, () => record))) await this.collection.create(key, record);
+		await this.collection.change(key, () => record);
 	}
 
 	async update(placement: Placement, name: string, change: (record: SkillRecord) => SkillRecord): Promise<SkillRecord | undefined> {

@@ -147,6 +147,21 @@ export class JsonCollection<T> {
 		});
 	}
 
+	/**
+	 * Writes what `decide` makes of the entity (undefined when there is none), under its lock;
+	 * `decide` returning undefined leaves it as it is. Whether it wrote.
+	 */
+	async change(name: string, decide: (current: T | undefined) => T | undefined): Promise<boolean> {
+		const path = this.fileOf(name);
+		return withLock(this.folder, async () => {
+			const text = await readTextIfExists(path);
+			const next = decide(text === undefined ? undefined : decodeDocument(path, text, this.spec));
+			if (next === undefined) return false;
+			await writeFileAtomic(path, encodeDocument(next, this.spec));
+			return true;
+		});
+	}
+
 	/** Deletes an entity; `false` when it did not exist. */
 	async delete(name: string): Promise<boolean> {
 		return withLock(this.folder, async () => {

@@ -4,7 +4,7 @@
  * name. The filter names tools as clients see them, after renaming.
  */
 import type { ToolOverride } from '../../../protocol/runConfig.js';
-import type { McpMiddleware } from '../chain.js';
+import { callWith, type McpMiddleware } from '../chain.js';
 import { ErrorCode, errorResponse } from '../jsonrpc.js';
 
 export function toolsMiddleware(filter: readonly string[] | undefined, overrides: Readonly<Record<string, ToolOverride>> | undefined): McpMiddleware | undefined {
@@ -37,7 +37,7 @@ export function toolsMiddleware(filter: readonly string[] | undefined, overrides
 			if (renamedAway || (allowed && !allowed.has(name))) {
 				return errorResponse(request.id, ErrorCode.InvalidParams, `Tool ${name} not found`);
 			}
-			if (real !== name) return next({ ...call, request: { ...request, params: { ...request.params, name: real } } });
+			if (real !== name) return next(callWith(call, { request: { ...request, params: { ...request.params, name: real } } }));
 		}
 		return next(call);
 	};
