@@ -10,13 +10,18 @@ import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { TelemetrySettings } from '../runspec/telemetryConfig.js';
 
-export function resourceOf(settings: TelemetrySettings, attributes: Readonly<Record<string, string>>): Resource {
-	return resourceFromAttributes({
+/** The resource's attributes: the service, then Hangar's `attributes`, then the user's own. */
+export function resourceAttributesOf(settings: TelemetrySettings, attributes: Readonly<Record<string, string>>): Record<string, string> {
+	return {
 		'service.name': settings.serviceName,
 		...(settings.serviceVersion ? { 'service.version': settings.serviceVersion } : {}),
 		...attributes,
 		...settings.attributes,
-	});
+	};
+}
+
+export function resourceOf(settings: TelemetrySettings, attributes: Readonly<Record<string, string>>): Resource {
+	return resourceFromAttributes(resourceAttributesOf(settings, attributes));
 }
 
 /** The options of the OTLP/HTTP exporter of `signal` (`<endpoint>/v1/<signal>`). */

@@ -8,7 +8,7 @@
  * child, a CLIENT span `upstream <method>`, times the server's part. A client's W3C
  * `traceparent` (HTTP header, or `params._meta` as 2026-07-28 carries it) is the parent; the
  * upstream span's context goes to HTTP servers as `traceparent` and replaces a `_meta`
- * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf) in batches. The request's
+ * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf, otlpSpans.ts) in batches. The request's
  * span travels down the chain on the call (`McpCall.span`), so a request the proxy makes on a
  * call's behalf (authorization's `tools/list`) hangs under it too.
  *
@@ -16,10 +16,11 @@
  * in Prometheus' text format when asked for.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type SpanContext } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, trace, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
@@ -27,7 +28,8 @@ import { callWith, refusalOf, type HttpHandler, type McpCall, type McpHandler, t
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
-import { exporterOptions, resourceOf, traceExporter } from '../../telemetry/otlp.js';
+import { exporterOptions, resourceAttributesOf } from '../../telemetry/otlp.js';
+import { encodedSpanExporter, type SpanAttributes } from './otlpSpans.js';
 import { ProxyMetrics, type RequestStatus } from './proxyMetrics.js';
 import { RecordedSpan, SpanRecorder, UnsampledSpan } from './spanRecorder.js';
 
@@ -74,7 +76,7 @@ function clientSpanOf(carrier: Record<string, unknown>): SpanContext | undefined
 }
 
 /** What a request acts on, by the MCP semantic conventions' attribute names. */
-function targetAttributes(method: string, params: Record<string, unknown>): { target: string | undefined; attributes: Attributes } {
+function targetAttributes(method: string, params: Record<string, unknown>): { target: string | undefined; attributes: SpanAttributes } {
 	// A fresh object each time: the caller adds to it.
 	const name = typeof params.name === 'string' ? params.name : undefined;
 	const uri = typeof params.uri === 'string' ? params.uri : undefined;
@@ -106,7 +108,7 @@ function statusOf(response: JsonRpcResponse): { status: RequestStatus; httpStatu
 }
 
 /** The name and attributes of a request's span. */
-function describeRequest(call: McpCall): { name: string; attributes: Attributes } {
+function describeRequest(call: McpCall): { name: string; attributes: SpanAttributes } {
 	const { method } = call.request;
 	const { target, attributes } = targetAttributes(method, call.request.params ?? {});
 	attributes['mcp.method.name'] = method;
@@ -142,11 +144,12 @@ function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undef
 }
 
 export async function startTelemetry(settings: TelemetrySettings, options: ProxyTelemetryOptions): Promise<ProxyTelemetry> {
-	const resource = resourceOf(settings, { 'hangar.workload': options.workload });
+	const resourceAttributes = resourceAttributesOf(settings, { 'hangar.workload': options.workload });
+	const resource = resourceFromAttributes(resourceAttributes);
 	const closers: Array<() => Promise<void>> = [];
 	const routes = new Map<string, HttpHandler>();
 
-	const spans = settings.tracing ? new SpanRecorder(traceExporter(settings), resource, settings.samplingRate, options.log) : undefined;
+	const spans = settings.tracing ? new SpanRecorder(encodedSpanExporter(settings, resourceAttributes, 'hangar-proxy'), settings.samplingRate, options.log) : undefined;
 	// The HTTP backend finds a call's trace by the signal it is handed (no context manager: an
 	// AsyncLocalStorage one taxes every promise of the process). Over stdio nothing asks.
 	const upstreams = spans && options.httpUpstream ? new WeakMap<AbortSignal, RecordedSpan | UnsampledSpan>() : undefined;

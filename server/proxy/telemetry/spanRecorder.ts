@@ -1,28 +1,33 @@
 /**
  * The proxy's spans, recorded without the SDK's span objects. A sampled span is a few strings
- * and a start time until it ends, then the plain record that the official OTLP exporter
- * serialises, sent in batches; an unsampled one is nothing until an upstream request asks for its
- * `traceparent`. The SDK's tracer (a context and a span object per span, attribute sanitising,
- * span processors, its own metrics) made traces cost the proxy 35–55 µs of CPU per call on the
- * lean bench, 16–42 µs without it (docs/benchmarks.md); the daemon's few spans keep the SDK.
+ * and a start time until it ends, then a few hundred bytes of OTLP protobuf in the batch that
+ * will carry it (otlpSpans.ts); an unsampled one is nothing until an upstream request asks for
+ * its `traceparent`. The SDK's tracer (a context and a span object per span, attribute
+ * sanitising, span processors, its own metrics) made traces cost the proxy 35–55 µs of CPU per
+ * call on the lean bench, 16–42 µs without it (docs/benchmarks.md); the daemon's few spans keep
+ * the SDK.
  *
  * Sampling is parent-based like the SDK's default: a client's `traceparent` decides, else the
  * configured rate.
  */
 import { randomFillSync } from 'node:crypto';
-import { SpanStatusCode, TraceFlags, type Attributes, type HrTime, type SpanContext, type SpanKind, type SpanStatus } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
-import type { Resource } from '@opentelemetry/resources';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { SpanStatusCode, TraceFlags, type SpanContext, type SpanKind } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { Logger } from '../../log.js';
 import type { CallSpan } from '../chain.js';
+import { SpanBatch, type EncodedSpans, type FinishedSpan, type SpanAttributes } from './otlpSpans.js';
+
+/** Where batches go: the official OTLP/HTTP transport (otlpSpans.ts). */
+export interface SpanExporter {
+	export(spans: EncodedSpans, done: (result: ExportResult) => void): void;
+	shutdown(): Promise<void>;
+}
 
 /** Spans per export; a busy proxy fills one in well under a second. */
 const BATCH_SIZE = 512;
-/** Spans kept while an export is under way; beyond, new ones are dropped (and counted). */
-const MAX_QUEUE = 8_192;
+/** Full batches kept while an export is under way; beyond, new spans are dropped (and counted). */
+const MAX_WAITING = 16;
 const EXPORT_DELAY_MS = 2_000;
-const SCOPE = { name: 'hangar-proxy' };
 
 /** Random ids from a pool refilled 4 KiB at a time (one call to the CSPRNG per ~170 spans). */
 const pool = Buffer.alloc(4_096);
@@ -39,13 +44,8 @@ function randomId(bytes: 8 | 16): string {
 	}
 }
 
-function hrTime(milliseconds: number): HrTime {
-	const seconds = Math.floor(milliseconds / 1_000);
-	return [seconds, Math.min(999_999_999, Math.round((milliseconds - seconds * 1_000) * 1e6))];
-}
-
 /** What a sampled span is called and says; asked only when the span is sampled. */
-export type SpanDescription = () => { readonly name: string; readonly attributes: Attributes };
+export type SpanDescription = () => { readonly name: string; readonly attributes: SpanAttributes };
 
 function traceparentOf(traceId: string, spanId: string, sampled: boolean, traceState: SpanContext['traceState']): Record<string, string> {
 	const traceparent = `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
@@ -54,14 +54,15 @@ function traceparentOf(traceId: string, spanId: string, sampled: boolean, traceS
 }
 
 /** A span that is recorded: its ids, name and attributes, and the time it started. */
-export class RecordedSpan implements CallSpan {
+export class RecordedSpan implements CallSpan, FinishedSpan {
 	readonly sampled = true;
 	readonly context: SpanContext;
 	readonly name: string;
-	readonly attributes: Attributes;
+	readonly attributes: SpanAttributes;
+	readonly startedAt = performance.now();
+	endedAt = 0;
+	status: FinishedSpan['status'] = { code: SpanStatusCode.UNSET };
 	readonly #recorder: SpanRecorder;
-	readonly #startedAt = performance.now();
-	#status: SpanStatus = { code: SpanStatusCode.UNSET };
 
 	constructor(
 		recorder: SpanRecorder,
@@ -72,6 +73,30 @@ export class RecordedSpan implements CallSpan {
 		this.#recorder = recorder;
 		this.context = { traceId: parent?.traceId ?? randomId(16), spanId: randomId(8), traceFlags: TraceFlags.SAMPLED, traceState: parent?.traceState };
 		({ name: this.name, attributes: this.attributes } = describe());
+	}
+
+	get traceId(): string {
+		return this.context.traceId;
+	}
+
+	get spanId(): string {
+		return this.context.spanId;
+	}
+
+	get traceFlags(): number {
+		return this.context.traceFlags;
+	}
+
+	get traceState(): string | undefined {
+		return this.context.traceState?.serialize();
+	}
+
+	get parentSpanId(): string | undefined {
+		return this.parent?.spanId;
+	}
+
+	get parentIsRemote(): boolean {
+		return this.parent?.isRemote === true;
 	}
 
 	/** The headers that make this span the parent of an upstream request. */
@@ -86,32 +111,12 @@ export class RecordedSpan implements CallSpan {
 	}
 
 	fail(message: string): void {
-		this.#status = { code: SpanStatusCode.ERROR, message };
+		this.status = { code: SpanStatusCode.ERROR, message };
 	}
 
 	end(): void {
-		const endedAt = performance.now();
-		const origin = performance.timeOrigin;
-		const { context, parent, name, kind, attributes } = this;
-		this.#recorder.add({
-			name,
-			kind,
-			spanContext: () => context,
-			parentSpanContext: parent,
-			startTime: hrTime(origin + this.#startedAt),
-			endTime: hrTime(origin + endedAt),
-			duration: hrTime(endedAt - this.#startedAt),
-			status: this.#status,
-			attributes,
-			links: [],
-			events: [],
-			ended: true,
-			resource: this.#recorder.resource,
-			instrumentationScope: SCOPE,
-			droppedAttributesCount: 0,
-			droppedEventsCount: 0,
-			droppedLinksCount: 0,
-		});
+		this.endedAt = performance.now();
+		this.#recorder.add(this);
 	}
 }
 
@@ -134,14 +139,15 @@ export class UnsampledSpan implements CallSpan {
 const UNSAMPLED_ROOT = new UnsampledSpan();
 
 export class SpanRecorder {
-	#queue: ReadableSpan[] = [];
+	#batch = new SpanBatch();
+	/** Full batches waiting for the export under way. */
+	readonly #waiting: EncodedSpans[] = [];
 	#exporting: Promise<void> | undefined;
 	#timer: NodeJS.Timeout | undefined;
 	#dropped = 0;
 
 	constructor(
 		private readonly exporter: SpanExporter,
-		readonly resource: Resource,
 		private readonly samplingRate: number,
 		private readonly log: Logger,
 	) {}
@@ -157,30 +163,34 @@ export class SpanRecorder {
 		return parent ? new UnsampledSpan(parent) : UNSAMPLED_ROOT;
 	}
 
-	add(span: ReadableSpan): void {
-		if (this.#queue.length >= MAX_QUEUE) {
+	/** Encodes a span that ended into the batch being filled. */
+	add(span: FinishedSpan): void {
+		if (this.#waiting.length >= MAX_WAITING) {
 			this.#dropped++;
 			return;
 		}
-		this.#queue.push(span);
-		if (this.#queue.length >= BATCH_SIZE) this.#export();
-		else this.#timer ??= setTimeout(() => this.#export(), EXPORT_DELAY_MS).unref();
+		this.#batch.add(span);
+		if (this.#batch.count >= BATCH_SIZE) {
+			this.#waiting.push(this.#batch.take());
+			this.#export();
+		} else this.#timer ??= setTimeout(() => this.#export(), EXPORT_DELAY_MS).unref();
 	}
 
-	/** Sends what is queued, then stops the exporter. */
+	/** Sends what is recorded, then stops the exporter. */
 	async shutdown(): Promise<void> {
-		while (this.#exporting || this.#queue.length) await (this.#exporting ?? this.#export());
+		while (this.#exporting || this.#waiting.length || this.#batch.count) await (this.#exporting ?? this.#export());
 		await this.exporter.shutdown();
 	}
 
 	#export(): Promise<void> | undefined {
 		clearTimeout(this.#timer);
 		this.#timer = undefined;
-		if (this.#exporting || !this.#queue.length) return this.#exporting;
-		const batch = this.#queue.splice(0, BATCH_SIZE);
+		if (this.#exporting) return this.#exporting;
+		const batch = this.#waiting.shift() ?? (this.#batch.count ? this.#batch.take() : undefined);
+		if (!batch) return undefined;
 		this.#exporting = new Promise<void>((resolve) =>
 			this.exporter.export(batch, (result) => {
-				if (result.code !== ExportResultCode.SUCCESS) this.log.debug(`cannot export ${batch.length} spans: ${result.error?.message ?? 'failed'}`);
+				if (result.code !== ExportResultCode.SUCCESS) this.log.debug(`cannot export ${batch.count} spans: ${result.error?.message ?? 'failed'}`);
 				resolve();
 			}),
 		).then(() => {
@@ -189,8 +199,8 @@ export class SpanRecorder {
 				this.log.warn(`${this.#dropped} spans were dropped while the trace exporter was behind`);
 				this.#dropped = 0;
 			}
-			if (this.#queue.length >= BATCH_SIZE) this.#export();
-			else if (this.#queue.length) this.#timer ??= setTimeout(() => this.#export(), EXPORT_DELAY_MS).unref();
+			if (this.#waiting.length) this.#export();
+			else if (this.#batch.count) this.#timer ??= setTimeout(() => this.#export(), EXPORT_DELAY_MS).unref();
 		});
 		return this.#exporting;
 	}

@@ -1,0 +1,152 @@
+/**
+ * The proxy's own OTLP/protobuf span encoding against the official one: the same spans, encoded
+ * by both and decoded with every field of opentelemetry-proto's `trace.proto` that either
+ * writes, must read the same (the end-to-end tests in telemetry.test.ts send them to a receiver).
+ */
+import { SpanKind, SpanStatusCode, TraceFlags, type HrTime } from '@opentelemetry/api';
+import { TraceState } from '@opentelemetry/core';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import protobuf from 'protobufjs';
+import { describe, expect, it } from 'vitest';
+import { SpanBatch, spanRequestSerializer, type FinishedSpan, type SpanAttributes } from '../server/proxy/telemetry/otlpSpans.js';
+
+/** `ExportTraceServiceRequest` with every field the two encoders write (trace.proto's numbers). */
+const ExportTraceServiceRequest = protobuf.Root.fromJSON({
+	nested: {
+		ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
+		ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
+		Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 }, droppedAttributesCount: { type: 'uint32', id: 2 } } },
+		ScopeSpans: { fields: { scope: { type: 'InstrumentationScope', id: 1 }, spans: { rule: 'repeated', type: 'Span', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
+		InstrumentationScope: { fields: { name: { type: 'string', id: 1 }, version: { type: 'string', id: 2 }, attributes: { rule: 'repeated', type: 'KeyValue', id: 3 } } },
+		Span: {
+			fields: {
+				traceId: { type: 'bytes', id: 1 },
+				spanId: { type: 'bytes', id: 2 },
+				traceState: { type: 'string', id: 3 },
+				parentSpanId: { type: 'bytes', id: 4 },
+				name: { type: 'string', id: 5 },
+				kind: { type: 'int32', id: 6 },
+				startTimeUnixNano: { type: 'fixed64', id: 7 },
+				endTimeUnixNano: { type: 'fixed64', id: 8 },
+				attributes: { rule: 'repeated', type: 'KeyValue', id: 9 },
+				droppedAttributesCount: { type: 'uint32', id: 10 },
+				droppedEventsCount: { type: 'uint32', id: 12 },
+				droppedLinksCount: { type: 'uint32', id: 14 },
+				status: { type: 'Status', id: 15 },
+				flags: { type: 'fixed32', id: 16 },
+			},
+		},
+		Status: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
+		KeyValue: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
+		AnyValue: { fields: { stringValue: { type: 'string', id: 1 }, boolValue: { type: 'bool', id: 2 }, intValue: { type: 'int64', id: 3 }, doubleValue: { type: 'double', id: 4 } } },
+	},
+}).lookupType('ExportTraceServiceRequest');
+
+const decode = (bytes: Uint8Array) => ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, bytes: String, defaults: true });
+
+/** The Unix nanoseconds of a `performance.now()` reading, computed exactly. */
+function unixNanos(milliseconds: number): bigint {
+	const unix = performance.timeOrigin + milliseconds;
+	const whole = Math.floor(unix);
+	return BigInt(whole) * 1_000_000n + BigInt(Math.round((unix - whole) * 1e6));
+}
+
+const hrTimeOf = (nanos: bigint): HrTime => [Number(nanos / 1_000_000_000n), Number(nanos % 1_000_000_000n)];
+
+const RESOURCE = { 'service.name': 'hangar', 'hangar.workload': 'fetch', 'deployment.environment': 'café' };
+const SCOPE = 'hangar-proxy';
+/** One object each: the official serializer groups spans by their resource's and scope's identity. */
+const RESOURCE_OF_SPANS = resourceFromAttributes(RESOURCE);
+const SCOPE_OF_SPANS = { name: SCOPE };
+
+/** The official serializer's input for the same span. */
+function readableOf(span: FinishedSpan): ReadableSpan {
+	const traceState = span.traceState ? new TraceState(span.traceState) : undefined;
+	return {
+		name: span.name,
+		kind: span.kind,
+		spanContext: () => ({ traceId: span.traceId, spanId: span.spanId, traceFlags: span.traceFlags, traceState }),
+		parentSpanContext: span.parentSpanId ? { traceId: span.traceId, spanId: span.parentSpanId, traceFlags: span.traceFlags, isRemote: span.parentIsRemote } : undefined,
+		startTime: hrTimeOf(unixNanos(span.startedAt)),
+		endTime: hrTimeOf(unixNanos(span.endedAt)),
+		duration: [0, 0],
+		status: span.status,
+		attributes: Object.fromEntries(Object.entries(span.attributes).filter(([, value]) => value !== undefined)) as Record<string, string | number | boolean>,
+		links: [],
+		events: [],
+		ended: true,
+		resource: RESOURCE_OF_SPANS,
+		instrumentationScope: SCOPE_OF_SPANS,
+		droppedAttributesCount: 0,
+		droppedEventsCount: 0,
+		droppedLinksCount: 0,
+	};
+}
+
+function span(overrides: Partial<FinishedSpan> & { attributes?: SpanAttributes } = {}): FinishedSpan {
+	return {
+		traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+		spanId: '00f067aa0ba902b7',
+		traceFlags: TraceFlags.SAMPLED,
+		traceState: undefined,
+		parentSpanId: undefined,
+		parentIsRemote: false,
+		name: 'tools/call echo',
+		kind: SpanKind.SERVER,
+		startedAt: 1_234.5678,
+		endedAt: 1_240.0001,
+		attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo' },
+		status: { code: SpanStatusCode.UNSET },
+		...overrides,
+	};
+}
+
+const SPANS: Record<string, FinishedSpan> = {
+	'a root span with string attributes': span(),
+	'a child of a client\'s span, with its tracestate': span({ parentSpanId: 'b7ad6b7169203331', parentIsRemote: true, traceState: 'vendor=opaque,other=1' }),
+	'a local child, failed with a message': span({ kind: SpanKind.CLIENT, name: 'upstream tools/call', parentSpanId: 'b7ad6b7169203331', status: { code: SpanStatusCode.ERROR, message: 'the server went away' } }),
+	'numbers, negative and fractional, booleans, an undefined value': span({
+		attributes: { 'rpc.jsonrpc.error_code': -32601, 'http.response.status_code': 403, 'hangar.ratio': 0.25, 'hangar.large': 2 ** 40, 'hangar.flag': true, 'hangar.off': false, 'hangar.nothing': undefined },
+		status: { code: SpanStatusCode.ERROR },
+	}),
+	'long and non-ASCII strings (lengths of two bytes)': span({
+		name: `resources/read ${'file:///'.padEnd(300, 'x')}`,
+		attributes: { 'mcp.resource.uri': `file:///${'é'.repeat(200)}`, 'gen_ai.tool.name': 'überprüfen 🚀', 'hangar.long': 'y'.repeat(127), 'hangar.longer': 'z'.repeat(128) },
+	}),
+};
+
+describe('the proxy\'s OTLP span encoding', () => {
+	for (const [name, finished] of Object.entries(SPANS)) {
+		it(`reads as the official serializer's: ${name}`, () => {
+			const batch = new SpanBatch();
+			batch.add(finished);
+			const ours = spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(batch.take())!;
+			const official = ProtobufTraceSerializer.serializeRequest([readableOf(finished)])!;
+			expect(decode(ours)).toEqual(decode(official));
+		});
+	}
+
+	it('carries many spans in one batch, in order, and starts empty again once taken', () => {
+		const batch = new SpanBatch();
+		const spans = Array.from({ length: 600 }, (_, index) => span({ name: `tools/call tool-${index}`, spanId: (index + 1).toString(16).padStart(16, '0') }));
+		for (const each of spans) batch.add(each);
+		expect(batch.count).toBe(600);
+		const taken = batch.take();
+		expect(taken.count).toBe(600);
+		expect(batch.count).toBe(0);
+		const ours = decode(spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(taken)!);
+		expect(ours).toEqual(decode(ProtobufTraceSerializer.serializeRequest(spans.map(readableOf))!));
+		expect(decode(spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(batch.take())!).resourceSpans[0].scopeSpans[0].spans).toEqual([]);
+	});
+
+	it('writes times to the nanosecond, as exact integer arithmetic does', () => {
+		const readings = [0, 0.000001, 1.5, 999.9999994, 86_400_000.123456, ...Array.from({ length: 200 }, () => Math.random() * 1e10)];
+		const batch = new SpanBatch();
+		for (const reading of readings) batch.add(span({ startedAt: reading, endedAt: reading + 0.0005 }));
+		const [{ scopeSpans }] = decode(spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(batch.take())!).resourceSpans;
+		const times = scopeSpans[0].spans.map((each: { startTimeUnixNano: string; endTimeUnixNano: string }) => [each.startTimeUnixNano, each.endTimeUnixNano]);
+		expect(times).toEqual(readings.map((reading) => [String(unixNanos(reading)), String(unixNanos(reading + 0.0005))]));
+	});
+});
