@@ -5,6 +5,10 @@
  * sessions bound to their caller, the token never reaching the server, and an audit event
  * for every outcome.
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, EVERYTHING, startRemoteServer, textOf, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { TestIssuer } from './fixtures/security/issuer.js';
@@ -227,6 +231,106 @@ async function remoteUrl(): Promise<string> {
 	remotes.push(remote);
 	return remote.url;
 }
+
+/**
+ * A real HAProxy serving the workload under `https://mcp.example.test/team/tools` as a TLS-
+ * terminating reverse proxy would: the prefix stripped, the Host set to the workload's address
+ * (as nginx's default does), and the X-Forwarded-* headers added.
+ */
+async function reverseProxy(workloadPort: number): Promise<{ url: string; stop(): Promise<void> }> {
+	const folder = await mkdtemp(join(tmpdir(), 'hangar-reverse-proxy-'));
+	const port = await freePort();
+	const config = [
+		'defaults',
+		'  mode http',
+		'  timeout connect 5s',
+		'  timeout client 60s',
+		'  timeout server 60s',
+		'frontend public',
+		`  bind 127.0.0.1:${port}`,
+		'  default_backend workload',
+		'backend workload',
+		'  http-request set-header X-Forwarded-Proto https',
+		'  http-request set-header X-Forwarded-Host mcp.example.test',
+		'  http-request set-header X-Forwarded-Prefix /team/tools',
+		`  http-request set-header Host 127.0.0.1:${workloadPort}`,
+		'  http-request replace-path /team/tools(/.*)? \\1',
+		`  server proxy 127.0.0.1:${workloadPort}`,
+	].join('\n');
+	await writeFile(join(folder, 'haproxy.cfg'), `${config}\n`);
+	const child = spawn('haproxy', ['-db', '-f', join(folder, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
+	let output = '';
+	child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	const url = `http://127.0.0.1:${port}/team/tools`;
+	for (let attempt = 0; ; attempt++) {
+		if (child.exitCode !== null) throw new Error(`haproxy exited: ${output}`);
+		if (await fetch(`${url}/health`).then(() => true, () => false)) break;
+		if (attempt > 100) throw new Error(`haproxy did not start: ${output}`);
+		await sleep(100);
+	}
+	return {
+		url,
+		async stop() {
+			const exited = new Promise((resolve) => child.once('exit', resolve));
+			child.kill();
+			await exited;
+			await rm(folder, { recursive: true, force: true });
+		},
+	};
+}
+
+describe('behind a reverse proxy', { timeout: 60_000 }, () => {
+	let trusting: Workload;
+
+	beforeAll(async () => {
+		trusting = await createWorkload(serve.url, {
+			name: 'authn-forwarded',
+			image: EVERYTHING,
+			transport: 'stdio',
+			cmd_arguments: ['stdio'],
+			oidc: { issuer: issuer.issuer, audience: issuer.audience, client_id: 'hangar-tests' },
+			trust_proxy_headers: true,
+		});
+	}, 120_000);
+
+	it('names its public address in the metadata, the challenge and the SSE endpoint when it trusts X-Forwarded-*', async () => {
+		const front = await reverseProxy(trusting.port);
+		try {
+			const refused = await postMcp(`${front.url}/mcp`, INITIALIZE, {});
+			expect(refused.status).toBe(401);
+			expect(refused.headers.get('www-authenticate')).toContain('resource_metadata="https://mcp.example.test/team/tools/.well-known/oauth-protected-resource/mcp"');
+			const metadata = await fetch(`${front.url}/.well-known/oauth-protected-resource/mcp`);
+			expect(((await metadata.json()) as { resource: string }).resource).toBe('https://mcp.example.test/team/tools/mcp');
+
+			// The SDK's legacy SSE client follows the endpoint event back through the prefix.
+			const client = await connect(`${front.url}/sse`, 'sse', {}, bearer(await tokenFor('alice')));
+			try {
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'through the prefix' } }))).toBe('Echo: through the prefix');
+			} finally {
+				await client.close();
+			}
+		} finally {
+			await front.stop();
+		}
+	});
+
+	it('ignores X-Forwarded-* from anyone by default, and a forwarded value that is not a scheme, host or path', async () => {
+		const forged = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Prefix': '/phish' };
+		const refused = await postMcp(workload.url, INITIALIZE, forged);
+		expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="http://127.0.0.1:${workload.port}/.well-known/oauth-protected-resource/mcp"`);
+		const metadata = await fetch(`http://127.0.0.1:${workload.port}/.well-known/oauth-protected-resource/mcp`, { headers: forged });
+		expect(((await metadata.json()) as { resource: string }).resource).toBe(`http://127.0.0.1:${workload.port}/mcp`);
+
+		for (const [header, value] of [
+			['X-Forwarded-Host', 'evil.example/path"'],
+			['X-Forwarded-Proto', 'javascript'],
+			['X-Forwarded-Prefix', '/../admin'],
+		] as const) {
+			const answer = await postMcp(`http://127.0.0.1:${trusting.port}/mcp`, INITIALIZE, { [header]: value });
+			expect(answer.headers.get('www-authenticate')).toContain(`resource_metadata="http://127.0.0.1:${trusting.port}/.well-known/oauth-protected-resource/mcp"`);
+		}
+	});
+});
 
 describe('a remote server behind authentication', { timeout: 60_000 }, () => {
 	it('never receives the client\'s token', async () => {

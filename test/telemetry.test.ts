@@ -126,6 +126,10 @@ describe('a workload with telemetry', { timeout: 120_000 }, () => {
 	});
 
 	it('exports metrics by OTLP, and a real Prometheus scrapes them from /metrics', async () => {
+		// A call answered and one denied, of this test's own.
+		const first = await openSession(workload.url, {});
+		expect((await postMcp(workload.url, { id: 1, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': first })).status).toBe(200);
+		expect((await postMcp(workload.url, { id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } }, { 'Mcp-Session-Id': first })).status).toBe(403);
 		await waitFor(async () => receiver.metricNames.has('mcp.server.operation.duration') && receiver.metricNames.has('hangar.proxy.requests'), 'OTLP metrics', 60_000);
 		const text = await (await fetch(`${new URL(workload.url).origin}/metrics`)).text();
 		expect(text).toMatch(/^# TYPE hangar_proxy_requests_total counter$/m);

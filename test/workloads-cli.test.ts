@@ -83,7 +83,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 		const run = await hangar(
 			'run', EVERYTHING, '--name', name, '--transport', 'stdio', '-e', 'GREETING=hi', '--label', 'team=tools', '--tools', 'echo,get-env',
 			'--oidc-issuer', 'https://issuer.example', '--oidc-audience', 'hangar', '--oidc-client-id', 'cli', '--oidc-jwks-url', 'https://issuer.example/jwks',
-			'--authz-config', authz, '--restart', 'always', '--request-timeout', '30', '--', 'stdio',
+			'--authz-config', authz, '--restart', 'always', '--request-timeout', '30', '--trust-proxy-headers', '--', 'stdio',
 		);
 		expect(run.stderr).toContain(`Creating workload ${name}`);
 		expect(run).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^Workload ${name} is running: http://127\\.0\\.0\\.1:\\d+/mcp\\n$`)) });
@@ -98,6 +98,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 			tools_filter: ['echo', 'get-env'],
 			oidc_config: { issuer: 'https://issuer.example', audience: 'hangar', clientID: 'cli', jwksurl: 'https://issuer.example/jwks' },
 			authz_config_path: authz,
+			trust_proxy_headers: true,
 		});
 		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ restart_policy: 'always', request_timeout: 30, status: 'running' });
 	});

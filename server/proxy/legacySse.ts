@@ -6,6 +6,7 @@
  */
 import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from './chain.js';
 import { asMessage, isRequest, type JsonRpcNotification, type JsonRpcResponse } from './jsonrpc.js';
+import type { PublicAddress } from './publicAddress.js';
 import type { SessionRegistry } from './session.js';
 import { EventStream } from './sse.js';
 import { HttpError, readJson, sendError, sendRefusal } from './streamable.js';
@@ -15,6 +16,8 @@ export class LegacySseFront {
 		private readonly sessions: SessionRegistry,
 		private readonly handle: McpHandler,
 		private readonly messagesPath: string,
+		/** A reverse proxy's path prefix goes before the messages path. */
+		private readonly address: PublicAddress,
 		/** Notifications and the client's responses go through the notice middleware. */
 		private readonly notify: NoticeHandler = forwardNotice,
 	) {}
@@ -28,7 +31,7 @@ export class LegacySseFront {
 		}
 		const session = this.sessions.create('sse', exchange.identity?.subject);
 		const stream = new EventStream(response);
-		stream.write(`event: endpoint\ndata: ${this.messagesPath}?session_id=${session.id}\n\n`);
+		stream.write(`event: endpoint\ndata: ${this.address.prefix(request)}${this.messagesPath}?session_id=${session.id}\n\n`);
 		session.attachStream(stream);
 		response.once('close', () => session.close());
 	}

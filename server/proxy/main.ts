@@ -27,6 +27,7 @@ import { composeHttp, type McpMiddleware } from './chain.js';
 import { guardMiddleware } from './middleware/guard.js';
 import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './middleware/timeout.js';
 import { toolsMiddleware } from './middleware/tools.js';
+import { PublicAddress } from './publicAddress.js';
 import { buildSecurity } from './security/proxySecurity.js';
 import { ProxyServer } from './server.js';
 import { STATS_PATH } from '../runspec/stats.js';
@@ -210,7 +211,8 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		mcp: ['/mcp', '/sse', '/messages', ...paths.streamable, ...paths.sse],
 		sse: new Set(['/sse', '/messages', ...paths.sse]),
 	};
-	const security = await buildSecurity(workload, endpoints, environment.paths, log).catch((error: Error) =>
+	const publicAddress = new PublicAddress(workload.trust_proxy_headers === true);
+	const security = await buildSecurity(workload, endpoints, publicAddress, environment.paths, log).catch((error: Error) =>
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
 	const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
@@ -254,6 +256,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
 		routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+		address: publicAddress,
 		log,
 	});
 	try {

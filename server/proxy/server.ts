@@ -21,6 +21,7 @@ import {
 } from './chain.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 import { LegacySseFront } from './legacySse.js';
+import type { PublicAddress } from './publicAddress.js';
 import { SessionRegistry, type SessionRegistryOptions } from './session.js';
 import { StreamableHttpFront } from './streamable.js';
 
@@ -40,6 +41,8 @@ export interface ProxyServerOptions {
 	readonly sessions?: SessionRegistryOptions;
 	/** Other routes (protected-resource metadata…), served as given, outside the middleware chain. */
 	readonly routes?: ReadonlyMap<string, HttpHandler>;
+	/** The address clients reach the proxy by, behind a reverse proxy too. */
+	readonly address: PublicAddress;
 	readonly log: Logger;
 }
 
@@ -71,7 +74,7 @@ export class ProxyServer {
 		const handle = composeMcp(options.mcpMiddlewares, forwardToBackend);
 		const notify = composeNotices(options.noticeMiddlewares ?? [], forwardNotice);
 		const streamable = new StreamableHttpFront(this.sessions, handle, notify);
-		const sse = new LegacySseFront(this.sessions, handle, '/messages', notify);
+		const sse = new LegacySseFront(this.sessions, handle, '/messages', options.address, notify);
 		const serveStreamable = composeHttp(options.httpMiddlewares, (exchange) => streamable.serve(exchange));
 		const serveSse = composeHttp(options.httpMiddlewares, async (exchange) => sse.connect(exchange));
 		for (const path of ['/mcp', ...(options.streamablePaths ?? [])]) this.routes.set(path, serveStreamable);

@@ -54,6 +54,7 @@ interface SpecOptions extends TelemetryOptions {
 	toolsOverride?: string;
 	permissionProfile?: string;
 	isolateNetwork?: boolean;
+	trustProxyHeaders?: boolean;
 	restart?: string;
 	requestTimeout?: number;
 	sessionMode?: string;
@@ -121,6 +122,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', integer)
 		.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
 		.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
+		.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
 		.option('-e, --env <KEY=VALUE>', 'environment variable of the server (repeatable)', collect, [])
 		.option('--secret <NAME,target=ENV>', 'secret passed as an environment variable (repeatable)', collect, [])
 		.option('-v, --volume <host:container[:ro]>', 'mount a host path (repeatable)', collect, [])
@@ -223,6 +225,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('proxy_port', options.proxyPort);
 	set('target_port', options.targetPort);
 	set('host', options.host);
+	set('trust_proxy_headers', options.trustProxyHeaders);
 	if (options.allowedOrigins.length) spec.allowed_origins = options.allowedOrigins.flatMap((value) => value.split(',')).filter(Boolean);
 	if (options.env.length) spec.env_vars = pairs(options.env, '=', 'environment variable');
 	if (options.secret.length) {

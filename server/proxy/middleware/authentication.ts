@@ -8,6 +8,7 @@
  * The token itself goes no further: the backends never forward client headers.
  */
 import type { HttpExchange, HttpMiddleware } from '../chain.js';
+import type { PublicAddress } from '../publicAddress.js';
 import { metadataUrlOf } from '../security/protectedResource.js';
 import { TokenRejected, type TokenValidator } from '../security/tokenValidator.js';
 
@@ -16,17 +17,17 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 type BearerError = 'invalid_request' | 'invalid_token';
 
-export function authenticationMiddleware(validator: TokenValidator, resourceUrl: string | undefined): HttpMiddleware {
+export function authenticationMiddleware(validator: TokenValidator, resourceUrl: string | undefined, address: PublicAddress): HttpMiddleware {
 	return async (exchange, next) => {
 		const header = exchange.request.headers.authorization;
-		if (header === undefined) return unauthorized(exchange, resourceUrl, 'invalid_request', 'authorization header required');
+		if (header === undefined) return unauthorized(exchange, resourceUrl, address, 'invalid_request', 'authorization header required');
 		const match = BEARER.exec(header);
-		if (!match) return unauthorized(exchange, resourceUrl, 'invalid_request', "invalid authorization header format, expected 'Bearer <token>'");
+		if (!match) return unauthorized(exchange, resourceUrl, address, 'invalid_request', "invalid authorization header format, expected 'Bearer <token>'");
 		try {
 			exchange.identity = await validator.verify(match[1]!);
 		} catch (error) {
 			if (!(error instanceof TokenRejected)) throw error;
-			return unauthorized(exchange, resourceUrl, 'invalid_token', `Invalid token: ${error.message}`);
+			return unauthorized(exchange, resourceUrl, address, 'invalid_token', `Invalid token: ${error.message}`);
 		}
 		return next(exchange);
 	};
@@ -36,10 +37,10 @@ function quoted(value: string): string {
 	return `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
 
-function unauthorized(exchange: HttpExchange, resourceUrl: string | undefined, error: BearerError, description: string): void {
+function unauthorized(exchange: HttpExchange, resourceUrl: string | undefined, address: PublicAddress, error: BearerError, description: string): void {
 	const { response } = exchange;
 	exchange.request.resume(); // the body is not read: drain it so the connection can be reused
-	const challenge = `Bearer resource_metadata=${quoted(metadataUrlOf(exchange, resourceUrl))}, error=${quoted(error)}, error_description=${quoted(description)}`;
+	const challenge = `Bearer resource_metadata=${quoted(metadataUrlOf(exchange, resourceUrl, address))}, error=${quoted(error)}, error_description=${quoted(description)}`;
 	const body = JSON.stringify({ error, error_description: description });
 	response
 		.writeHead(401, {

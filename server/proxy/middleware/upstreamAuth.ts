@@ -10,12 +10,13 @@
 import { upstreamDenialOf } from '../backend.js';
 import { refuse, type McpMiddleware } from '../chain.js';
 import { ErrorCode, errorResponse } from '../jsonrpc.js';
+import type { PublicAddress } from '../publicAddress.js';
 import { metadataUrlOf } from '../security/protectedResource.js';
 
 /** RFC 6750 parameters passed on, with values limited to what those parameters may hold. */
 const KEPT_PARAMETERS = /\b(error|scope)="([\x20\x21\x23-\x5B\x5D-\x7E]*)"/g;
 
-export function upstreamAuthMiddleware(resourceUrl: string | undefined): McpMiddleware {
+export function upstreamAuthMiddleware(resourceUrl: string | undefined, address: PublicAddress): McpMiddleware {
 	return async (call, next) => {
 		const response = await next(call);
 		const retryAfter = (response.error?.data as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
@@ -30,7 +31,7 @@ export function upstreamAuthMiddleware(resourceUrl: string | undefined): McpMidd
 		return refuse(errorResponse(call.request.id, denial.status, message), {
 			status: denial.status,
 			headers: {
-				'WWW-Authenticate': `Bearer resource_metadata="${metadataUrlOf(call.exchange, resourceUrl)}"${kept}`,
+				'WWW-Authenticate': `Bearer resource_metadata="${metadataUrlOf(call.exchange, resourceUrl, address)}"${kept}`,
 				'Access-Control-Expose-Headers': 'WWW-Authenticate',
 			},
 		});

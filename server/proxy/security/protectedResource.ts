@@ -6,20 +6,20 @@
  */
 import type { TokenValidatorConfig } from '../../../protocol/runConfig.js';
 import type { HttpExchange, HttpHandler } from '../chain.js';
+import type { PublicAddress } from '../publicAddress.js';
 
 export const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-function origin(exchange: HttpExchange): string {
-	return `http://${exchange.request.headers.host ?? 'localhost'}`;
-}
-
-/** The metadata URL for a request to an MCP endpoint (what `WWW-Authenticate` names). */
-export function metadataUrlOf(exchange: HttpExchange, resourceUrl: string | undefined): string {
+/**
+ * The metadata URL for a request to an MCP endpoint (what `WWW-Authenticate` names). Behind a
+ * reverse proxy's path prefix it is served under that prefix, where the client can reach it.
+ */
+export function metadataUrlOf(exchange: HttpExchange, resourceUrl: string | undefined, address: PublicAddress): string {
 	if (resourceUrl) {
 		const url = new URL(resourceUrl);
 		return `${url.origin}${METADATA_PATH}${url.pathname === '/' ? '' : url.pathname}`;
 	}
-	return `${origin(exchange)}${METADATA_PATH}${exchange.path}`;
+	return address.urlOf(exchange.request, `${METADATA_PATH}${exchange.path}`);
 }
 
 /**
@@ -27,7 +27,7 @@ export function metadataUrlOf(exchange: HttpExchange, resourceUrl: string | unde
  * suffixed form the endpoint it names. Without `config` (no authentication of its own, but an
  * HTTP server behind that may refuse the proxy), the document names the resource only.
  */
-export function protectedResourceRoutes(config: TokenValidatorConfig | undefined, mainPath: string, mcpPaths: readonly string[]): Map<string, HttpHandler> {
+export function protectedResourceRoutes(config: TokenValidatorConfig | undefined, mainPath: string, mcpPaths: readonly string[], address: PublicAddress): Map<string, HttpHandler> {
 	const serve = (resourcePath: string): HttpHandler => async (exchange) => {
 		const { request, response } = exchange;
 		if (request.method === 'OPTIONS') {
@@ -38,7 +38,7 @@ export function protectedResourceRoutes(config: TokenValidatorConfig | undefined
 			response.writeHead(405, { Allow: 'GET, OPTIONS', 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'method_not_allowed' }));
 			return;
 		}
-		const resource = config?.resourceURL || `${origin(exchange)}${resourcePath}`;
+		const resource = config?.resourceURL || address.urlOf(request, resourcePath);
 		const body = JSON.stringify(
 			config
 				? {

@@ -12,6 +12,7 @@ import type { Logger } from '../../log.js';
 import type { HangarPaths } from '../../store/paths.js';
 import type { StoredWorkload } from '../../runspec/store.js';
 import type { HttpHandler, HttpMiddleware, McpMiddleware, NoticeMiddleware } from '../chain.js';
+import type { PublicAddress } from '../publicAddress.js';
 import { Auditor } from '../middleware/audit.js';
 import { authenticationMiddleware } from '../middleware/authentication.js';
 import { authorizationMiddleware } from '../middleware/authorization.js';
@@ -56,7 +57,7 @@ export function isAuditEnabled(workload: StoredWorkload): boolean {
 	return workload.audit_config !== undefined && workload.audit_config.enabled !== false;
 }
 
-export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoints, paths: HangarPaths, log: Logger): Promise<ProxySecurity> {
+export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoints, address: PublicAddress, paths: HangarPaths, log: Logger): Promise<ProxySecurity> {
 	const httpMiddlewares: HttpMiddleware[] = [];
 	const mcpMiddlewares: McpMiddleware[] = [];
 	const noticeMiddlewares: NoticeMiddleware[] = [];
@@ -77,15 +78,15 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	const oidc = workload.oidc_config;
 	if (oidc?.issuer) {
 		const validator = await TokenValidator.create(oidc);
-		httpMiddlewares.push(authenticationMiddleware(validator, oidc.resourceURL || undefined));
-		routes = protectedResourceRoutes(oidc, endpoints.main, endpoints.mcp);
+		httpMiddlewares.push(authenticationMiddleware(validator, oidc.resourceURL || undefined, address));
+		routes = protectedResourceRoutes(oidc, endpoints.main, endpoints.mcp, address);
 		log.info(`clients must present tokens of ${oidc.issuer} for audience ${oidc.audience}`);
 	}
 
 	// An HTTP server may refuse the proxy (401/403): the client is told so, and where the metadata is.
 	if (workload.remote_url || workload.transport !== 'stdio') {
-		mcpMiddlewares.push(upstreamAuthMiddleware(oidc?.resourceURL || undefined));
-		if (!oidc?.issuer) routes = protectedResourceRoutes(undefined, endpoints.main, endpoints.mcp);
+		mcpMiddlewares.push(upstreamAuthMiddleware(oidc?.resourceURL || undefined, address));
+		if (!oidc?.issuer) routes = protectedResourceRoutes(undefined, endpoints.main, endpoints.mcp, address);
 	}
 
 	if (workload.authz_config_path) {

@@ -95,10 +95,16 @@ function protocolVersionOf(call: McpCall): string | undefined {
 	return typeof version === 'string' ? version : undefined;
 }
 
-const ANSWERED = { status: 'ok', httpStatus: 200 } as const;
+/** How a request ended, for its metrics and its span. */
+interface Outcome {
+	readonly status: RequestStatus;
+	readonly httpStatus: number;
+}
+
+const ANSWERED: Outcome = { status: 'ok', httpStatus: 200 };
 
 /** `ok`, `error` (a JSON-RPC error from the server), or why the proxy refused. */
-function statusOf(response: JsonRpcResponse): { status: RequestStatus; httpStatus: number } {
+function statusOf(response: JsonRpcResponse): Outcome {
 	if (!response.error) return ANSWERED;
 	const httpStatus = refusalOf(response)?.status ?? 200;
 	if (httpStatus === 403) return { status: 'denied', httpStatus };
@@ -127,9 +133,9 @@ function clientParentOf(call: McpCall): SpanContext | undefined {
 	return headers.traceparent ? clientSpanOf(headers) : undefined;
 }
 
-function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undefined, authorizes: boolean): void {
-	if (response) {
-		const { status, httpStatus } = statusOf(response);
+function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undefined, outcome: Outcome | undefined, authorizes: boolean): void {
+	if (response && outcome) {
+		const { status, httpStatus } = outcome;
 		span.attributes['http.response.status_code'] = httpStatus;
 		if (authorizes) span.attributes['hangar.authz.decision'] = status === 'denied' ? 'deny' : 'allow';
 		if (response.error) {
@@ -181,12 +187,13 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 
 	/** The metrics and the sampled span of a call answered with `response` (none when the chain failed). */
 	const finish = (call: McpCall, response: JsonRpcResponse | undefined, started: number, span: RecordedSpan | UnsampledSpan | undefined): void => {
+		const outcome = response && statusOf(response);
 		if (metrics) {
 			const { method } = call.request;
 			const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
-			metrics.request(method, tool, response ? statusOf(response).status : 'error', response?.error?.code, (performance.now() - started) / 1000);
+			metrics.request(method, tool, outcome?.status ?? 'error', response?.error?.code, (performance.now() - started) / 1000);
 		}
-		if (span instanceof RecordedSpan) finishRequestSpan(span, response, options.authorizes);
+		if (span instanceof RecordedSpan) finishRequestSpan(span, response, outcome, options.authorizes);
 	};
 
 	// Not async, as the upstream one: a promise of its own per call is measurable here.
