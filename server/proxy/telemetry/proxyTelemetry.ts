@@ -24,14 +24,14 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
-import { callWith, refusalOf, type HttpHandler, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
+import { callWith, refusalOf, type CallSpan, type HttpHandler, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
 import { exporterOptions, resourceAttributesOf } from '../../telemetry/otlp.js';
 import { encodedSpanExporter, type SpanAttributes } from './otlpSpans.js';
 import { ProxyMetrics, type RequestStatus } from './proxyMetrics.js';
-import { RecordedSpan, SpanRecorder, UnsampledSpan } from './spanRecorder.js';
+import { RecordedSpan, SpanRecorder, UNSAMPLED_ROOT, type SpanDescription } from './spanRecorder.js';
 
 const METRICS_INTERVAL_MS = 10_000;
 export const METRICS_PATH = '/metrics';
@@ -114,7 +114,7 @@ function statusOf(response: JsonRpcResponse): Outcome {
 }
 
 /** The name and attributes of a request's span. */
-function describeRequest(call: McpCall): { name: string; attributes: SpanAttributes } {
+function describeRequest(call: McpCall): SpanDescription {
 	const { method } = call.request;
 	const { target, attributes } = targetAttributes(method, call.request.params ?? {});
 	attributes['mcp.method.name'] = method;
@@ -123,6 +123,11 @@ function describeRequest(call: McpCall): { name: string; attributes: SpanAttribu
 	const version = protocolVersionOf(call);
 	if (version) attributes['mcp.protocol.version'] = version;
 	return { name: target ? `${method} ${target}` : method, attributes };
+}
+
+/** The name and attributes of the span of a call's way to the server. */
+function describeUpstream(call: McpCall): SpanDescription {
+	return { name: `upstream ${call.request.method}`, attributes: { 'mcp.method.name': call.request.method } };
 }
 
 /** The span of the client's own, from `params._meta` or the HTTP headers. */
@@ -158,7 +163,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	const spans = settings.tracing ? new SpanRecorder(encodedSpanExporter(settings, resourceAttributes, 'hangar-proxy'), settings.samplingRate, options.log) : undefined;
 	// The HTTP backend finds a call's trace by the signal it is handed (no context manager: an
 	// AsyncLocalStorage one taxes every promise of the process). Over stdio nothing asks.
-	const upstreams = spans && options.httpUpstream ? new WeakMap<AbortSignal, RecordedSpan | UnsampledSpan>() : undefined;
+	const upstreams = spans && options.httpUpstream ? new WeakMap<AbortSignal, CallSpan>() : undefined;
 	if (spans) closers.push(() => spans.shutdown());
 	if (upstreams) outboundContext.headers = (signal) => upstreams.get(signal)?.headers;
 
@@ -186,7 +191,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	}
 
 	/** The metrics and the sampled span of a call answered with `response` (none when the chain failed). */
-	const finish = (call: McpCall, response: JsonRpcResponse | undefined, started: number, span: RecordedSpan | UnsampledSpan | undefined): void => {
+	const finish = (call: McpCall, response: JsonRpcResponse | undefined, started: number, span: CallSpan | undefined): void => {
 		const outcome = response && statusOf(response);
 		if (metrics) {
 			const { method } = call.request;
@@ -198,8 +203,9 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 
 	// Not async, as the upstream one: a promise of its own per call is measurable here.
 	const request: McpMiddleware = (call, next) => {
-		const span = spans?.start(SpanKind.SERVER, () => describeRequest(call), clientParentOf(call));
-		const onward = span ? callWith(call, { span }) : call;
+		const span = spans?.start(SpanKind.SERVER, describeRequest, call, clientParentOf(call));
+		// A call without a span is in no trace: most calls go on as they came.
+		const onward = span && span !== UNSAMPLED_ROOT ? callWith(call, { span }) : call;
 		if (!metrics && !(span instanceof RecordedSpan)) return next(onward);
 		const started = performance.now();
 		return next(onward).then(
@@ -218,15 +224,12 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	const upstream: McpMiddleware = (call, next) => {
 		if (!spans) return next(call);
 		const parent = call.span;
-		if (parent instanceof UnsampledSpan) return untimedUpstream(call, next, parent);
-		const describe = () => ({ name: `upstream ${call.request.method}`, attributes: { 'mcp.method.name': call.request.method } });
-		// A call without a request span (none should come) starts a trace of its own.
-		const span = parent instanceof RecordedSpan ? parent.child(SpanKind.CLIENT, describe) : spans.start(SpanKind.CLIENT, describe);
-		return span instanceof RecordedSpan ? timedUpstream(call, next, span) : untimedUpstream(call, next, span);
+		if (parent instanceof RecordedSpan) return timedUpstream(call, next, parent.child(SpanKind.CLIENT, describeUpstream, call));
+		return untimedUpstream(call, next, parent ?? UNSAMPLED_ROOT);
 	};
 
 	/** Nothing to time. An HTTP server still hears that the trace is not sampled. */
-	const untimedUpstream = (call: McpCall, next: McpHandler, span: UnsampledSpan): Promise<JsonRpcResponse> => {
+	const untimedUpstream = (call: McpCall, next: McpHandler, span: CallSpan): Promise<JsonRpcResponse> => {
 		if (!upstreams) return next(call);
 		upstreams.set(call.signal, span);
 		return next(call).finally(() => upstreams.delete(call.signal));

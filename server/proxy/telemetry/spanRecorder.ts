@@ -44,8 +44,14 @@ function randomId(bytes: 8 | 16): string {
 	}
 }
 
-/** What a sampled span is called and says; asked only when the span is sampled. */
-export type SpanDescription = () => { readonly name: string; readonly attributes: SpanAttributes };
+/** What a span is called and says. */
+export interface SpanDescription {
+	readonly name: string;
+	readonly attributes: SpanAttributes;
+}
+
+/** Describes a span by its subject (a call); asked only when the span is sampled. */
+export type Describe<T> = (subject: T) => SpanDescription;
 
 function traceparentOf(traceId: string, spanId: string, sampled: boolean, traceState: SpanContext['traceState']): Record<string, string> {
 	const traceparent = `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
@@ -67,12 +73,13 @@ export class RecordedSpan implements CallSpan, FinishedSpan {
 	constructor(
 		recorder: SpanRecorder,
 		readonly kind: SpanKind,
-		describe: SpanDescription,
+		{ name, attributes }: SpanDescription,
 		readonly parent: SpanContext | undefined,
 	) {
 		this.#recorder = recorder;
 		this.context = { traceId: parent?.traceId ?? randomId(16), spanId: randomId(8), traceFlags: TraceFlags.SAMPLED, traceState: parent?.traceState };
-		({ name: this.name, attributes: this.attributes } = describe());
+		this.name = name;
+		this.attributes = attributes;
 	}
 
 	get traceId(): string {
@@ -106,8 +113,8 @@ export class RecordedSpan implements CallSpan, FinishedSpan {
 	}
 
 	/** A child of this span. */
-	child(kind: SpanKind, describe: SpanDescription): RecordedSpan {
-		return new RecordedSpan(this.#recorder, kind, describe, this.context);
+	child<T>(kind: SpanKind, describe: Describe<T>, subject: T): RecordedSpan {
+		return new RecordedSpan(this.#recorder, kind, describe(subject), this.context);
 	}
 
 	fail(message: string): void {
@@ -136,7 +143,7 @@ export class UnsampledSpan implements CallSpan {
 }
 
 /** The unsampled span of every call that came with no trace of its own. */
-const UNSAMPLED_ROOT = new UnsampledSpan();
+export const UNSAMPLED_ROOT = new UnsampledSpan();
 
 export class SpanRecorder {
 	#batch = new SpanBatch();
@@ -155,11 +162,11 @@ export class SpanRecorder {
 	/**
 	 * A span starting now: under a client's span when it sent one (whose flag decides the
 	 * sampling), else the root of a new trace, sampled at the configured rate. `describe` is
-	 * asked only for a sampled span.
+	 * asked only for a sampled span (a function and its subject, not a closure made per call).
 	 */
-	start(kind: SpanKind, describe: SpanDescription, parent?: SpanContext): RecordedSpan | UnsampledSpan {
+	start<T>(kind: SpanKind, describe: Describe<T>, subject: T, parent?: SpanContext): RecordedSpan | UnsampledSpan {
 		const sampled = parent ? (parent.traceFlags & TraceFlags.SAMPLED) !== 0 : this.samplingRate >= 1 || Math.random() < this.samplingRate;
-		if (sampled) return new RecordedSpan(this, kind, describe, parent);
+		if (sampled) return new RecordedSpan(this, kind, describe(subject), parent);
 		return parent ? new UnsampledSpan(parent) : UNSAMPLED_ROOT;
 	}
 
