@@ -8,41 +8,9 @@ import { TraceState } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { SpanBatch, spanRequestSerializer, type FinishedSpan, type SpanAttributes } from '../server/proxy/telemetry/otlpSpans.js';
-
-/** `ExportTraceServiceRequest` with every field the two encoders write (trace.proto's numbers). */
-const ExportTraceServiceRequest = protobuf.Root.fromJSON({
-	nested: {
-		ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
-		ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
-		Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 }, droppedAttributesCount: { type: 'uint32', id: 2 } } },
-		ScopeSpans: { fields: { scope: { type: 'InstrumentationScope', id: 1 }, spans: { rule: 'repeated', type: 'Span', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
-		InstrumentationScope: { fields: { name: { type: 'string', id: 1 }, version: { type: 'string', id: 2 }, attributes: { rule: 'repeated', type: 'KeyValue', id: 3 } } },
-		Span: {
-			fields: {
-				traceId: { type: 'bytes', id: 1 },
-				spanId: { type: 'bytes', id: 2 },
-				traceState: { type: 'string', id: 3 },
-				parentSpanId: { type: 'bytes', id: 4 },
-				name: { type: 'string', id: 5 },
-				kind: { type: 'int32', id: 6 },
-				startTimeUnixNano: { type: 'fixed64', id: 7 },
-				endTimeUnixNano: { type: 'fixed64', id: 8 },
-				attributes: { rule: 'repeated', type: 'KeyValue', id: 9 },
-				droppedAttributesCount: { type: 'uint32', id: 10 },
-				droppedEventsCount: { type: 'uint32', id: 12 },
-				droppedLinksCount: { type: 'uint32', id: 14 },
-				status: { type: 'Status', id: 15 },
-				flags: { type: 'fixed32', id: 16 },
-			},
-		},
-		Status: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
-		KeyValue: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
-		AnyValue: { fields: { stringValue: { type: 'string', id: 1 }, boolValue: { type: 'bool', id: 2 }, intValue: { type: 'int64', id: 3 }, doubleValue: { type: 'double', id: 4 } } },
-	},
-}).lookupType('ExportTraceServiceRequest');
+import { ExportTraceServiceRequest } from './fixtures/telemetry/receivers.js';
 
 const decode = (bytes: Uint8Array) => ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, bytes: String, defaults: true });
 
