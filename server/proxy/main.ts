@@ -231,7 +231,8 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, httpUpstream: Boolean(workload.remote_url) || workload.transport !== 'stdio', log }))
 				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
 		: undefined;
-	const stats = new CallStats();
+	// The statistics time every call, and hand the timing to telemetry's metrics.
+	const stats = new CallStats(Date.now, telemetry?.callEnded);
 	const statsToken = configuration.statsToken ?? randomBytes(24).toString('base64url');
 	const mcpMiddlewares = [
 		stats.middleware,

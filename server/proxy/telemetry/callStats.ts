@@ -5,7 +5,7 @@
  * the last error. Served on `STATS_PATH` to holders of the token in the proxy's record.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { HttpHandler, McpMiddleware } from '../chain.js';
+import type { HttpHandler, McpCall, McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../jsonrpc.js';
 import { MAX_STATS_WINDOW_SECONDS, type ProxyStats } from '../../runspec/stats.js';
 
@@ -21,6 +21,9 @@ function bucketOf(ms: number): number {
 	return bucket;
 }
 
+/** Hears every call the statistics time (telemetry's metrics), so that a call is timed once. */
+export type CallListener = (call: McpCall, response: JsonRpcResponse | undefined, ms: number) => void;
+
 export class CallStats {
 	private readonly calls = new Uint32Array(SLOTS);
 	private readonly errors = new Uint32Array(SLOTS);
@@ -33,7 +36,10 @@ export class CallStats {
 	private lastError: ProxyStats['last_error'];
 	private readonly startedAt: number;
 
-	constructor(private readonly now: () => number = Date.now) {
+	constructor(
+		private readonly now: () => number = Date.now,
+		private readonly listener?: CallListener,
+	) {
 		this.startedAt = now();
 		this.second = Math.floor(this.startedAt / 1000);
 	}
@@ -45,11 +51,15 @@ export class CallStats {
 		// Not an async function: one promise fewer per call on the hot path.
 		return next(call).then(
 			(response) => {
-				this.record(performance.now() - started, response, method);
+				const ms = performance.now() - started;
+				this.record(ms, response, method);
+				this.listener?.(call, response, ms);
 				return response;
 			},
 			(error: unknown) => {
-				this.record(performance.now() - started, undefined, method);
+				const ms = performance.now() - started;
+				this.record(ms, undefined, method);
+				this.listener?.(call, undefined, ms);
 				throw error;
 			},
 		);

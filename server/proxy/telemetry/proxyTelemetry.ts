@@ -30,6 +30,7 @@ import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
 import { exporterOptions, resourceAttributesOf } from '../../telemetry/otlp.js';
 import { encodedSpanExporter, type SpanAttributes } from './otlpSpans.js';
+import type { CallListener } from './callStats.js';
 import { ProxyMetrics, type RequestStatus } from './proxyMetrics.js';
 import { RecordedSpan, SpanRecorder, UNSAMPLED_ROOT, type SpanDescription } from './spanRecorder.js';
 
@@ -48,8 +49,10 @@ export interface ProxyTelemetryOptions {
 }
 
 export interface ProxyTelemetry {
-	/** First in the MCP chain: the request's span and metrics. */
+	/** First in the MCP chain after the call statistics: the request's span. */
 	readonly request: McpMiddleware;
+	/** The metrics of a call the call statistics timed, when metrics are on. */
+	readonly callEnded: CallListener | undefined;
 	/** Last in the MCP chain, next to the backend: the upstream span and its propagation. */
 	readonly upstream: McpMiddleware;
 	/** `/metrics`, when Prometheus is asked for. */
@@ -138,9 +141,9 @@ function clientParentOf(call: McpCall): SpanContext | undefined {
 	return headers.traceparent ? clientSpanOf(headers) : undefined;
 }
 
-function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undefined, outcome: Outcome | undefined, authorizes: boolean): void {
-	if (response && outcome) {
-		const { status, httpStatus } = outcome;
+function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undefined, authorizes: boolean): void {
+	if (response) {
+		const { status, httpStatus } = statusOf(response);
 		span.attributes['http.response.status_code'] = httpStatus;
 		if (authorizes) span.attributes['hangar.authz.decision'] = status === 'denied' ? 'deny' : 'allow';
 		if (response.error) {
@@ -190,31 +193,27 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		closers.push(() => meterProvider.shutdown());
 	}
 
-	/** The metrics and the sampled span of a call answered with `response` (none when the chain failed). */
-	const finish = (call: McpCall, response: JsonRpcResponse | undefined, started: number, span: CallSpan | undefined): void => {
-		const outcome = response && statusOf(response);
-		if (metrics) {
+	/** A call's metrics, timed by the call statistics (response undefined when the chain failed). */
+	const callEnded: CallListener | undefined =
+		metrics &&
+		((call, response, ms) => {
 			const { method } = call.request;
 			const tool = method === 'tools/call' ? String(call.request.params?.name ?? '') : undefined;
-			metrics.request(method, tool, outcome?.status ?? 'error', response?.error?.code, (performance.now() - started) / 1000);
-		}
-		if (span instanceof RecordedSpan) finishRequestSpan(span, response, outcome, options.authorizes);
-	};
+			metrics.request(method, tool, response ? statusOf(response).status : 'error', response?.error?.code, ms / 1000);
+		});
 
 	// Not async, as the upstream one: a promise of its own per call is measurable here.
 	const request: McpMiddleware = (call, next) => {
 		const span = spans?.start(SpanKind.SERVER, describeRequest, call, clientParentOf(call));
 		// A call without a span is in no trace: most calls go on as they came.
-		const onward = span && span !== UNSAMPLED_ROOT ? callWith(call, { span }) : call;
-		if (!metrics && !(span instanceof RecordedSpan)) return next(onward);
-		const started = performance.now();
-		return next(onward).then(
+		if (!(span instanceof RecordedSpan)) return next(span && span !== UNSAMPLED_ROOT ? callWith(call, { span }) : call);
+		return next(callWith(call, { span })).then(
 			(response) => {
-				finish(call, response, started, span);
+				finishRequestSpan(span, response, options.authorizes);
 				return response;
 			},
 			(error: unknown) => {
-				finish(call, undefined, started, span);
+				finishRequestSpan(span, undefined, options.authorizes);
 				throw error;
 			},
 		);
@@ -255,6 +254,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	let lost = false;
 	return {
 		request,
+		callEnded,
 		upstream,
 		routes,
 		backendState(state) {
