@@ -137,14 +137,9 @@ export class JsonCollection<T> {
 
 	/** Changes an existing entity under its lock; `undefined` when it does not exist. */
 	async update(name: string, change: (current: T) => T): Promise<T | undefined> {
-		const path = this.fileOf(name);
-		return withLock(this.folder, async () => {
-			const text = await readTextIfExists(path);
-			if (text === undefined) return undefined;
-			const next = change(decodeDocument(path, text, this.spec));
-			await writeFileAtomic(path, encodeDocument(next, this.spec));
-			return next;
-		});
+		let next: T | undefined;
+		await this.change(name, (current) => (current === undefined ? undefined : (next = change(current))));
+		return next;
 	}
 
 	/**
