@@ -31,12 +31,11 @@ const SCOPE_OF_SPANS = { name: SCOPE };
 
 /** The official serializer's input for the same span. */
 function readableOf(span: FinishedSpan): ReadableSpan {
-	const traceState = span.traceState ? new TraceState(span.traceState) : undefined;
 	return {
 		name: span.name,
 		kind: span.kind,
-		spanContext: () => ({ traceId: span.traceId, spanId: span.spanId, traceFlags: span.traceFlags, traceState }),
-		parentSpanContext: span.parentSpanId ? { traceId: span.traceId, spanId: span.parentSpanId, traceFlags: span.traceFlags, isRemote: span.parentIsRemote } : undefined,
+		spanContext: () => span.context,
+		parentSpanContext: span.parent,
 		startTime: hrTimeOf(unixNanos(span.startedAt)),
 		endTime: hrTimeOf(unixNanos(span.endedAt)),
 		duration: [0, 0],
@@ -53,28 +52,29 @@ function readableOf(span: FinishedSpan): ReadableSpan {
 	};
 }
 
-function span(overrides: Partial<FinishedSpan> & { attributes?: SpanAttributes } = {}): FinishedSpan {
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+
+/** A span of the test trace; `spanId` is its own, `parent` (with `isRemote`) its parent's. */
+function span(overrides: Partial<Omit<FinishedSpan, 'context' | 'parent'>> & { spanId?: string; traceState?: string; parent?: { spanId: string; isRemote?: boolean } } = {}): FinishedSpan {
+	const { spanId = '00f067aa0ba902b7', traceState, parent, ...rest } = overrides;
+	const state = traceState ? new TraceState(traceState) : undefined;
 	return {
-		traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-		spanId: '00f067aa0ba902b7',
-		traceFlags: TraceFlags.SAMPLED,
-		traceState: undefined,
-		parentSpanId: undefined,
-		parentIsRemote: false,
+		context: { traceId: TRACE_ID, spanId, traceFlags: TraceFlags.SAMPLED, traceState: state },
+		parent: parent && { traceId: TRACE_ID, spanId: parent.spanId, traceFlags: TraceFlags.SAMPLED, traceState: state, isRemote: parent.isRemote },
 		name: 'tools/call echo',
 		kind: SpanKind.SERVER,
 		startedAt: 1_234.5678,
 		endedAt: 1_240.0001,
 		attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo' },
 		status: { code: SpanStatusCode.UNSET },
-		...overrides,
+		...rest,
 	};
 }
 
 const SPANS: Record<string, FinishedSpan> = {
 	'a root span with string attributes': span(),
-	'a child of a client\'s span, with its tracestate': span({ parentSpanId: 'b7ad6b7169203331', parentIsRemote: true, traceState: 'vendor=opaque,other=1' }),
-	'a local child, failed with a message': span({ kind: SpanKind.CLIENT, name: 'upstream tools/call', parentSpanId: 'b7ad6b7169203331', status: { code: SpanStatusCode.ERROR, message: 'the server went away' } }),
+	'a child of a client\'s span, with its tracestate': span({ parent: { spanId: 'b7ad6b7169203331', isRemote: true }, traceState: 'vendor=opaque,other=1' }),
+	'a local child, failed with a message': span({ kind: SpanKind.CLIENT, name: 'upstream tools/call', parent: { spanId: 'b7ad6b7169203331' }, status: { code: SpanStatusCode.ERROR, message: 'the server went away' } }),
 	'numbers, negative and fractional, booleans, an undefined value': span({
 		attributes: { 'rpc.jsonrpc.error_code': -32601, 'http.response.status_code': 403, 'hangar.ratio': 0.25, 'hangar.large': 2 ** 40, 'hangar.flag': true, 'hangar.off': false, 'hangar.nothing': undefined },
 		status: { code: SpanStatusCode.ERROR },

@@ -9,7 +9,7 @@
  * the proxy about twice as much (docs/benchmarks.md); a test checks that both encode the same
  * spans alike.
  */
-import { SpanStatusCode, type SpanKind } from '@opentelemetry/api';
+import { SpanStatusCode, type SpanContext, type SpanKind } from '@opentelemetry/api';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer, type IExporterMetricsHelper, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer';
@@ -20,13 +20,9 @@ export type SpanAttributes = Record<string, string | number | boolean | undefine
 
 /** What a finished span says, as the encoding reads it. Times are `performance.now()` readings. */
 export interface FinishedSpan {
-	readonly traceId: string;
-	readonly spanId: string;
-	readonly traceFlags: number;
-	readonly traceState: string | undefined;
-	readonly parentSpanId: string | undefined;
-	/** Whether the parent is the client's (a span of another process). */
-	readonly parentIsRemote: boolean;
+	readonly context: SpanContext;
+	/** `isRemote` when it is the client's (a span of another process). */
+	readonly parent: SpanContext | undefined;
 	readonly name: string;
 	readonly kind: SpanKind;
 	readonly startedAt: number;
@@ -260,18 +256,19 @@ function writeAttributes(writer: ProtoWriter, field: number, attributes: SpanAtt
 /** A `Span` as a `spans` field of `ScopeSpans`. */
 function writeSpan(writer: ProtoWriter, span: FinishedSpan): void {
 	const start = writer.begin(2);
+	const { context, parent } = span;
 	writer.byte(tag(1, LENGTH)); // trace_id
-	writer.hex(span.traceId);
+	writer.hex(context.traceId);
 	writer.byte(tag(2, LENGTH)); // span_id
-	writer.hex(span.spanId);
-	const { traceState, parentSpanId } = span;
+	writer.hex(context.spanId);
+	const traceState = context.traceState?.serialize();
 	if (traceState) {
 		writer.byte(tag(3, LENGTH)); // trace_state
 		writer.string(traceState);
 	}
-	if (parentSpanId) {
+	if (parent) {
 		writer.byte(tag(4, LENGTH)); // parent_span_id
-		writer.hex(parentSpanId);
+		writer.hex(parent.spanId);
 	}
 	writer.byte(tag(5, LENGTH)); // name
 	writer.string(span.name);
@@ -294,7 +291,7 @@ function writeSpan(writer: ProtoWriter, span: FinishedSpan): void {
 	}
 	writer.finish(status);
 	writer.varint(tag(16, FIXED32)); // flags
-	writer.fixed32((span.traceFlags & 0xff) | FLAG_HAS_IS_REMOTE | (span.parentIsRemote ? FLAG_IS_REMOTE : 0));
+	writer.fixed32((context.traceFlags & 0xff) | FLAG_HAS_IS_REMOTE | (parent?.isRemote ? FLAG_IS_REMOTE : 0));
 	writer.finish(start);
 }
 

@@ -82,30 +82,6 @@ export class RecordedSpan implements CallSpan, FinishedSpan {
 		this.attributes = attributes;
 	}
 
-	get traceId(): string {
-		return this.context.traceId;
-	}
-
-	get spanId(): string {
-		return this.context.spanId;
-	}
-
-	get traceFlags(): number {
-		return this.context.traceFlags;
-	}
-
-	get traceState(): string | undefined {
-		return this.context.traceState?.serialize();
-	}
-
-	get parentSpanId(): string | undefined {
-		return this.parent?.spanId;
-	}
-
-	get parentIsRemote(): boolean {
-		return this.parent?.isRemote === true;
-	}
-
 	/** The headers that make this span the parent of an upstream request. */
 	get headers(): Record<string, string> {
 		const { traceId, spanId, traceState } = this.context;
