@@ -9,7 +9,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { SpanBatch, spanRequestSerializer, type FinishedSpan, type SpanAttributes } from '../server/proxy/telemetry/otlpSpans.js';
+import { encodeSpanRequest, SpanBatch, type FinishedSpan, type SpanAttributes } from '../server/proxy/telemetry/otlpSpans.js';
 import { ExportTraceServiceRequest } from './fixtures/telemetry/receivers.js';
 
 const decode = (bytes: Uint8Array) => ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, bytes: String, defaults: true });
@@ -90,7 +90,7 @@ describe('the proxy\'s OTLP span encoding', () => {
 		it(`reads as the official serializer's: ${name}`, () => {
 			const batch = new SpanBatch();
 			batch.add(finished);
-			const ours = spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(batch.take())!;
+			const ours = encodeSpanRequest(RESOURCE, SCOPE, batch.take());
 			const official = ProtobufTraceSerializer.serializeRequest([readableOf(finished)])!;
 			expect(decode(ours)).toEqual(decode(official));
 		});
@@ -104,16 +104,16 @@ describe('the proxy\'s OTLP span encoding', () => {
 		const taken = batch.take();
 		expect(taken.count).toBe(600);
 		expect(batch.count).toBe(0);
-		const ours = decode(spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(taken)!);
+		const ours = decode(encodeSpanRequest(RESOURCE, SCOPE, taken));
 		expect(ours).toEqual(decode(ProtobufTraceSerializer.serializeRequest(spans.map(readableOf))!));
-		expect(decode(spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(batch.take())!).resourceSpans[0].scopeSpans[0].spans).toEqual([]);
+		expect(decode(encodeSpanRequest(RESOURCE, SCOPE, batch.take())).resourceSpans[0].scopeSpans[0].spans).toEqual([]);
 	});
 
 	it('writes times to the nanosecond, as exact integer arithmetic does', () => {
 		const readings = [0, 0.000001, 1.5, 999.9999994, 86_400_000.123456, ...Array.from({ length: 200 }, () => Math.random() * 1e10)];
 		const batch = new SpanBatch();
 		for (const reading of readings) batch.add(span({ startedAt: reading, endedAt: reading + 0.0005 }));
-		const [{ scopeSpans }] = decode(spanRequestSerializer(RESOURCE, SCOPE).serializeRequest(batch.take())!).resourceSpans;
+		const [{ scopeSpans }] = decode(encodeSpanRequest(RESOURCE, SCOPE, batch.take())).resourceSpans;
 		const times = scopeSpans[0].spans.map((each: { startTimeUnixNano: string; endTimeUnixNano: string }) => [each.startTimeUnixNano, each.endTimeUnixNano]);
 		expect(times).toEqual(readings.map((reading) => [String(unixNanos(reading)), String(unixNanos(reading + 0.0005))]));
 	});

@@ -155,6 +155,26 @@ describe('a workload with telemetry', { timeout: 120_000 }, () => {
 	});
 });
 
+describe('a proxy that stops', { timeout: 120_000 }, () => {
+	it('sends the spans and metrics it still holds before it exits', async () => {
+		const workload = await createWorkload(serve.url, {
+			name: 'flushed',
+			url: upstream.url,
+			header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } },
+			telemetry_config: { endpoint: receiver.url, tracingEnabled: true, metricsEnabled: true, samplingRate: '1' },
+		});
+		const session = await openSession(workload.url, {});
+		const marker = 'd'.repeat(32);
+		const answer = await postMcp(workload.url, { id: 1, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session, traceparent: `00-${marker}-${CLIENT_SPAN}-01` });
+		expect(answer.status).toBe(200);
+		// Before the spans' two seconds and the metrics' ten are up: only the proxy's last sending delivers them.
+		const stopped = await runHangar(['stop', workload.name], home.env);
+		expect(stopped.code, stopped.stderr).toBe(0);
+		expect(receiver.spans.filter((span) => span.traceId === marker).map((span) => span.name).sort()).toEqual(['tools/call traceparent', 'upstream tools/call']);
+		expect(receiver.metricWorkloads).toContain(workload.name);
+	});
+});
+
 describe('sampling', { timeout: 120_000 }, () => {
 	it('follows a client\'s sampled flag, else the rate: at 0, only the client\'s sampled trace is sent; the others still propagate, unsampled', async () => {
 		const workload = await createWorkload(serve.url, {

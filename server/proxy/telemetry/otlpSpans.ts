@@ -2,19 +2,14 @@
  * The proxy's spans in OTLP's protobuf encoding (opentelemetry-proto's `trace.proto`), written
  * into the batch that will carry them as each span ends. From then on a span is a few hundred
  * bytes in a buffer: nothing for the garbage collector to trace or promote while the batch
- * fills, and no second pass to serialise it. The official exporter's HTTP transport (retries,
- * headers, TLS, the `OTEL_EXPORTER_OTLP_*` variables) sends the batches.
+ * fills, and no second pass to serialise it. The official exporter's HTTP transport sends the
+ * batches, from a thread of its own (otlpSender.ts).
  *
  * With the official serializer, which read span objects a batch at a time, a sampled call cost
  * the proxy about twice as much (docs/benchmarks.md); a test checks that both encode the same
  * spans alike.
  */
 import { SpanStatusCode, type SpanContext, type SpanKind } from '@opentelemetry/api';
-import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { ProtobufTraceSerializer, type IExporterMetricsHelper, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer';
-import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
-import { exporterOptions } from '../../telemetry/otlp.js';
 
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
 
@@ -316,37 +311,20 @@ export class SpanBatch {
 	}
 }
 
-/**
- * The serializer the official transport calls: an `ExportTraceServiceRequest` of one resource
- * and one scope around a batch's spans.
- */
-export function spanRequestSerializer(resource: SpanAttributes, scopeName: string): ISerializer<EncodedSpans, IExportTraceServiceResponse> {
-	return {
-		serializeRequest({ bytes }) {
-			const writer = new ProtoWriter(bytes.length + 1024);
-			const resourceSpans = writer.begin(1); // ExportTraceServiceRequest.resource_spans
-			const resourceField = writer.begin(1); // ResourceSpans.resource
-			writeAttributes(writer, 1, resource);
-			writer.finish(resourceField);
-			const scopeSpans = writer.begin(2); // ResourceSpans.scope_spans
-			const scope = writer.begin(1); // ScopeSpans.scope
-			writer.byte(tag(1, LENGTH)); // InstrumentationScope.name
-			writer.string(scopeName);
-			writer.finish(scope);
-			writer.bytes(bytes);
-			writer.finish(scopeSpans);
-			writer.finish(resourceSpans);
-			return writer.written;
-		},
-		// The response's partial success, which the transport logs: the official decoder's.
-		deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
-	};
-}
-
-const countingSpans: IExporterMetricsHelper<EncodedSpans> = { name: 'span', countItems: (batch) => batch.count };
-
-/** The official OTLP/HTTP transport, sending batches of encoded spans under `resource`. */
-export function encodedSpanExporter(settings: TelemetrySettings, resource: SpanAttributes, scopeName: string): OTLPExporterBase<EncodedSpans> {
-	const options = convertLegacyHttpOptions(exporterOptions(settings, 'traces'), 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
-	return new OTLPExporterBase(createOtlpHttpExportDelegate(options, spanRequestSerializer(resource, scopeName), 'otlp_http_span_exporter', countingSpans, undefined));
+/** An `ExportTraceServiceRequest` of one resource and one scope around a batch's spans. */
+export function encodeSpanRequest(resource: SpanAttributes, scopeName: string, { bytes }: EncodedSpans): Uint8Array {
+	const writer = new ProtoWriter(bytes.length + 1024);
+	const resourceSpans = writer.begin(1); // ExportTraceServiceRequest.resource_spans
+	const resourceField = writer.begin(1); // ResourceSpans.resource
+	writeAttributes(writer, 1, resource);
+	writer.finish(resourceField);
+	const scopeSpans = writer.begin(2); // ResourceSpans.scope_spans
+	const scope = writer.begin(1); // ScopeSpans.scope
+	writer.byte(tag(1, LENGTH)); // InstrumentationScope.name
+	writer.string(scopeName);
+	writer.finish(scope);
+	writer.bytes(bytes);
+	writer.finish(scopeSpans);
+	writer.finish(resourceSpans);
+	return writer.written;
 }

@@ -8,7 +8,8 @@
  * child, a CLIENT span `upstream <method>`, times the server's part. A client's W3C
  * `traceparent` (HTTP header, or `params._meta` as 2026-07-28 carries it) is the parent; the
  * upstream span's context goes to HTTP servers as `traceparent` and replaces a `_meta`
- * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf, otlpSpans.ts) in batches. The request's
+ * `traceparent` the client sent. Spans go by OTLP/HTTP (protobuf, otlpSpans.ts) in batches, sent
+ * from a thread of their own (otlpSender.ts), as the OTLP metrics are. The request's
  * span travels down the chain on the call (`McpCall.span`), so a request the proxy makes on a
  * call's behalf (authorization's `tools/list`) hangs under it too.
  *
@@ -17,11 +18,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, trace, type SpanContext } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { JsonMetricsSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../log.js';
 import type { BackendState } from '../backend.js';
 import { callWith, refusalOf, type CallSpan, type HttpHandler, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
@@ -29,10 +30,11 @@ import type { JsonRpcResponse } from '../jsonrpc.js';
 import { outboundContext } from '../outbound.js';
 import type { TelemetrySettings } from '../../runspec/telemetryConfig.js';
 import { exporterOptions, resourceAttributesOf } from '../../telemetry/otlp.js';
-import { encodedSpanExporter, type SpanAttributes } from './otlpSpans.js';
+import { OtlpSender } from './otlpSender.js';
+import { encodeSpanRequest, type SpanAttributes } from './otlpSpans.js';
 import type { CallListener } from './callStats.js';
 import { ProxyMetrics, type RequestStatus } from './proxyMetrics.js';
-import { RecordedSpan, SpanRecorder, UNSAMPLED_ROOT, type SpanDescription } from './spanRecorder.js';
+import { RecordedSpan, SpanRecorder, UNSAMPLED_ROOT, type SpanDescription, type SpanExporter } from './spanRecorder.js';
 
 const METRICS_INTERVAL_MS = 10_000;
 export const METRICS_PATH = '/metrics';
@@ -157,13 +159,38 @@ function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undef
 	span.end();
 }
 
+/** Batches of the proxy's spans, sent by `sender` as `ExportTraceServiceRequest`s. */
+function spanSender(sender: OtlpSender, resource: SpanAttributes): SpanExporter {
+	return {
+		export: (spans, done) => sender.send('traces', { body: encodeSpanRequest(resource, 'hangar-proxy', spans), count: spans.count }, done),
+		shutdown: () => Promise.resolve(),
+	};
+}
+
+/** The proxy's metrics, in OTLP's JSON as the official HTTP exporter writes them, sent by `sender`. */
+function metricSender(sender: OtlpSender): PushMetricExporter {
+	return {
+		export(resourceMetrics, done) {
+			const body = JsonMetricsSerializer.serializeRequest(resourceMetrics);
+			if (!body) return done({ code: ExportResultCode.FAILED, error: new Error('the metrics could not be encoded') });
+			const count = resourceMetrics.scopeMetrics.reduce((sum, scope) => sum + scope.metrics.reduce((points, metric) => points + metric.dataPoints.length, 0), 0);
+			sender.send('metrics', { body, count }, done);
+		},
+		forceFlush: () => Promise.resolve(),
+		shutdown: () => Promise.resolve(),
+	};
+}
+
 export async function startTelemetry(settings: TelemetrySettings, options: ProxyTelemetryOptions): Promise<ProxyTelemetry> {
 	const resourceAttributes = resourceAttributesOf(settings, { 'hangar.workload': options.workload });
 	const resource = resourceFromAttributes(resourceAttributes);
 	const closers: Array<() => Promise<void>> = [];
 	const routes = new Map<string, HttpHandler>();
 
-	const spans = settings.tracing ? new SpanRecorder(encodedSpanExporter(settings, resourceAttributes, 'hangar-proxy'), settings.samplingRate, options.log) : undefined;
+	const sender = settings.tracing || settings.metrics
+		? new OtlpSender({ traces: settings.tracing ? exporterOptions(settings, 'traces') : undefined, metrics: settings.metrics ? exporterOptions(settings, 'metrics') : undefined })
+		: undefined;
+	const spans = sender && settings.tracing ? new SpanRecorder(spanSender(sender, resourceAttributes), settings.samplingRate, options.log) : undefined;
 	// The HTTP backend finds a call's trace by the signal it is handed (no context manager: an
 	// AsyncLocalStorage one taxes every promise of the process). Over stdio nothing asks.
 	const upstreams = spans && options.httpUpstream ? new WeakMap<AbortSignal, CallSpan>() : undefined;
@@ -172,8 +199,8 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 
 	const readers: MetricReader[] = [];
 	const metrics = settings.metrics || settings.prometheus ? new ProxyMetrics(resource, options.sessions) : undefined;
-	if (metrics && settings.metrics) {
-		const exporter = new OTLPMetricExporter(exporterOptions(settings, 'metrics'));
+	if (metrics && sender && settings.metrics) {
+		const exporter = metricSender(sender);
 		readers.push(new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: METRICS_INTERVAL_MS, metricProducers: [metrics] }));
 	}
 	if (metrics && settings.prometheus) {
@@ -267,6 +294,8 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		async close() {
 			outboundContext.headers = undefined;
 			await Promise.allSettled(closers.map((close) => close()));
+			// Last: the spans and metrics flushed above go through it.
+			await sender?.shutdown();
 		},
 	};
 }
