@@ -4,9 +4,9 @@
  * (plain, and with authentication + authorization on), supergateway, mcp-proxy and a minimal
  * bridge of the same build as Hangar's (node:http + one engine attach); below them the engine
  * attach with no HTTP at all, and a node:http server that answers at once (no container).
- * Sequential, then 16 and 64 connections on one session; rounds alternate between fronts. CPU
- * per call is the front process's own, from /proc (the `docker run -i` client the peers relay
- * through is not counted).
+ * Sequential, then 16 and 64 connections on one session; rounds alternate between fronts (then
+ * telemetry's A/B in paired bursts, bench/rounds.ts). CPU per call is the front process's own,
+ * from /proc (the `docker run -i` client the peers relay through is not counted).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,40 +18,17 @@ import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { AUDIENCE, startIssuer } from '../issuer.js';
-import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
+import { openSession } from '../lean.js';
 import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
+import { alternatingRounds, cpuPerCallOf, pairedBursts, pairedRatio, PHASES, pooled, rateOf, spread, startWarm, type Cycle, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
-const WARM_UP = 500;
 const ROUNDS = 4;
-/** The pause before each front's round (see `alternatingRounds`). */
-const SETTLE_MS = 300;
-// Enough calls per round that each front runs for a while at its steady state: a front that
-// waited through a heavier neighbour's round starts its own with cold caches and a shrunk heap.
-export const PHASES = [
-	{ label: 'sequential', connections: 1, calls: 4_000 },
-	{ label: '16 connections', connections: 16, calls: 16_000 },
-	{ label: '64 connections', connections: 64, calls: 25_600 },
-] as const;
-
-export interface Front {
-	readonly name: string;
-	/** The process whose CPU is the front's, if it is a process of its own. */
-	readonly pid: number | undefined;
-	readonly session: LeanSession;
-	stop(): Promise<void>;
-}
-
-export interface Tally {
-	latencies: number[];
-	milliseconds: number;
-	cpuSeconds: number;
-}
-
 const run = promisify(execFile);
-
+/** Cycles of the telemetry A/B (see `pairedBursts`). */
+const CYCLES = 20;
 
 async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
@@ -152,87 +129,6 @@ async function instantServer(): Promise<Front> {
 	return { name: 'node:http answering at once (no container)', pid: server.pid, session: await openSession(server.url), stop: async () => server.stop() };
 }
 
-export async function calls(session: LeanSession, connections: number, total: number, tally?: Tally): Promise<void> {
-	const perConnection = Math.ceil(total / connections);
-	await Promise.all(
-		Array.from({ length: connections }, async () => {
-			for (let index = 0; index < perConnection; index++) {
-				const sent = performance.now();
-				await session.call();
-				tally?.latencies.push(performance.now() - sent);
-			}
-		}),
-	);
-}
-
-/**
- * Starts every front, then warms each up, adding them to `fronts` once started (the caller
- * stops them). Warmed only once all have started, so that none waits through the others'
- * start-up after its warm-up.
- */
-export async function startWarm(starts: ReadonlyArray<() => Promise<Front>>, fronts: Front[]): Promise<void> {
-	for (const start of starts) fronts.push(await start());
-	for (const front of fronts) {
-		// Every phase once, so that the code each takes is optimised before the rounds.
-		await calls(front.session, 1, WARM_UP);
-		await calls(front.session, 16, WARM_UP * 4);
-		await calls(front.session, 64, WARM_UP * 4);
-	}
-}
-
-/**
- * The fronts' order in round `round`: a shuffle seeded by the round, the same in every run. Not
- * a rotation, which keeps each front behind the same neighbour in every round, and a front's
- * work after its round (a telemetry export, a collection) then always lands on the same one.
- */
-export function orderOf(round: number, count: number): number[] {
-	const order = Array.from({ length: count }, (_, index) => index);
-	// mulberry32, a small well-mixed generator, seeded by the round.
-	let state = round + 1;
-	const random = () => {
-		state = (state + 0x6d2b79f5) | 0;
-		let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-		mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-		return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-	};
-	for (let last = count - 1; last > 0; last--) {
-		const pick = Math.floor(random() * (last + 1));
-		[order[last], order[pick]] = [order[pick]!, order[last]!];
-	}
-	return order;
-}
-
-/**
- * Every phase over every front, in `rounds` rounds, each in its own order (see `orderOf`); one
- * tally per front and phase, CPU from the front's own process. Each round starts after a pause,
- * so that what the front before leaves running (a peer's collections, the engine relaying its
- * last output, a telemetry export) is over, then a tenth of its calls unmeasured: a front that
- * waited through other fronts' rounds has lost its caches to them, and the measure is of a
- * front at work.
- */
-export async function alternatingRounds(fronts: readonly Front[], rounds: number): Promise<Tally[][]> {
-	const tallies = fronts.map(() => PHASES.map((): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 })));
-	// Round 0 is not measured: the front warmed first has waited through every other's warm-up,
-	// and paid 20–30 % more in its first rounds than an identical front warmed last.
-	for (let round = 0; round <= rounds; round++) {
-		for (const [phaseIndex, phase] of PHASES.entries()) {
-			for (const index of orderOf(round * PHASES.length + phaseIndex, fronts.length)) {
-				const front = fronts[index]!;
-				const tally = round === 0 ? undefined : tallies[index]![phaseIndex]!;
-				await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-				await calls(front.session, phase.connections, phase.calls / rounds / 10);
-				const cpuBefore = front.pid ? cpuSecondsOf(front.pid) : 0;
-				const started = performance.now();
-				await calls(front.session, phase.connections, phase.calls / rounds, tally);
-				if (!tally) continue;
-				tally.milliseconds += performance.now() - started;
-				if (front.pid) tally.cpuSeconds += cpuSecondsOf(front.pid) - cpuBefore;
-			}
-		}
-	}
-	return tallies;
-}
-
 /** An OTLP/HTTP collector on loopback that accepts and drops everything. */
 export async function startCollector(): Promise<{ url: string; close(): void }> {
 	const server = createServer((request, response) => {
@@ -243,23 +139,16 @@ export async function startCollector(): Promise<{ url: string; close(): void }> 
 	return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
-export function rateOf(tally: Tally): number {
-	return tally.latencies.length / (tally.milliseconds / 1000);
-}
 
-/** The front process's CPU per call, in µs. */
-export function cpuPerCallOf(tally: Tally): number {
-	return (tally.cpuSeconds * 1e6) / tally.latencies.length;
-}
-
-/** Two processes of one front as one: their calls, time and CPU together. */
-export function pooled(first: Tally, second: Tally): Tally {
-	return { latencies: [...first.latencies, ...second.latencies], milliseconds: first.milliseconds + second.milliseconds, cpuSeconds: first.cpuSeconds + second.cpuSeconds };
-}
-
-/** How far the second of two identical fronts is from the first. */
-export function spread(first: Tally, second: Tally): string {
-	return `throughput ${(rateOf(second) / rateOf(first)).toFixed(2)}×, CPU per call ${(cpuPerCallOf(second) / cpuPerCallOf(first)).toFixed(2)}×`;
+/** Telemetry on (side b) against off (side a), from paired bursts: the medians of the cycles' ratios. */
+export function telemetryVerdicts(label: string, cycles: readonly Cycle[]): string[] {
+	const throughput = pairedRatio(cycles, rateOf);
+	const cpu = pairedRatio(cycles, cpuPerCallOf);
+	const middle = ({ quartiles: [low, high] }: { quartiles: [number, number] }) => `middle half of ${cycles.length} paired cycles ${low.toFixed(2)}–${high.toFixed(2)}×`;
+	return [
+		verdict(`${label}: throughput with telemetry on vs off`, throughput.median, 0.95, true, middle(throughput)),
+		verdict(`${label}: CPU per call with telemetry on vs off`, cpu.median, 1.05, false, middle(cpu)),
+	];
 }
 
 export async function proxyBound(): Promise<Table[]> {
@@ -271,7 +160,7 @@ export async function proxyBound(): Promise<Table[]> {
 	const collector = await startCollector();
 	// Two processes of each front a verdict compares: two identical processes differ by up to
 	// 15 % on this machine (the spread lines show it), so a verdict compares the two of one side,
-	// pooled, with the two of the other.
+	// pooled (telemetry's, in paired bursts), with the two of the other.
 	const starts = {
 		ours: () => hangar('bench-bound', "Hangar's proxy"),
 		secure: () => hangar('bench-bound-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
@@ -292,6 +181,9 @@ export async function proxyBound(): Promise<Table[]> {
 	try {
 		await startWarm(keys.map((key) => starts[key]), fronts);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
+		const front = (key: keyof typeof starts) => fronts[keys.indexOf(key)]!;
+		const telemetry: Cycle[][] = [];
+		for (const phase of PHASES) telemetry.push(await pairedBursts([front('ours'), front('oursAgain')], [front('traced'), front('tracedAgain')], phase, CYCLES));
 		const rows = fronts.map((front, index) => [
 			front.name,
 			...PHASES.flatMap((_, phaseIndex) => {
@@ -304,14 +196,12 @@ export async function proxyBound(): Promise<Table[]> {
 			const ours = pooled(tally('ours', index), tally('oursAgain', index));
 			const bridge = pooled(tally('bridge', index), tally('bridgeAgain', index));
 			const secure = pooled(tally('secure', index), tally('secureAgain', index));
-			const traced = pooled(tally('traced', index), tally('tracedAgain', index));
 			const faster = Math.max(rateOf(tally('supergateway', index)), rateOf(tally('mcpProxy', index)));
 			return [
 				verdict(`${phase.label}: throughput vs the minimal bridge`, rateOf(ours) / rateOf(bridge), 0.9, true),
 				verdict(`${phase.label}: CPU per call vs the minimal bridge`, cpuPerCallOf(ours) / cpuPerCallOf(bridge), 1.2),
 				verdict(`${phase.label}: throughput with security on vs off`, rateOf(secure) / rateOf(ours), 0.9, true),
-				verdict(`${phase.label}: throughput with telemetry on vs off`, rateOf(traced) / rateOf(ours), 0.95, true),
-				verdict(`${phase.label}: CPU per call with telemetry on vs off`, cpuPerCallOf(traced) / cpuPerCallOf(ours), 1.05),
+				...telemetryVerdicts(phase.label, telemetry[index]!),
 				`${phase.label}: Hangar at ${(rateOf(ours) / faster).toFixed(2)}× the faster peer`,
 				`${phase.label}: the spread, ${spread(tally('ours', index), tally('oursAgain', index))} between the two plain proxies, ${spread(tally('bridge', index), tally('bridgeAgain', index))} between the two bridges`,
 			];

@@ -12,8 +12,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
 import { benchEnv, freePort, peer, runHangar, spawnHttp, stopChild } from '../processes.js';
+import { calls } from '../rounds.js';
 import { median, ms, percentile, perSecond, type Table } from '../stats.js';
-import { calls } from './proxyBound.js';
 
 const SERVER_DELAY_MS = 5;
 const PHASES = [
