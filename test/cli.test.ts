@@ -77,6 +77,18 @@ describe('usage errors exit with 2, commander\'s own included', () => {
 		expect(result.stderr).not.toBe('');
 	});
 
+	it.each([
+		[['serve', '--port', '70000'], '--port <port>', '70000', 'a port number'],
+		[['run', 'hangar-test/everything:1', '--proxy-port', 'abc'], '--proxy-port <port>', 'abc', 'a port number'],
+		[['run', 'hangar-test/everything:1', '--remote-auth-callback-port', '1e3'], '--remote-auth-callback-port <port>', '1e3', 'a port number'],
+		[['run', 'hangar-test/everything:1', '--request-timeout', '-3'], '--request-timeout <seconds>', '-3', 'a whole number'],
+		[['registry', 'servers', '--page', 'two'], '--page <n>', 'two', 'an integer'],
+	])('hangar %j names the option and the value it refuses', async (args, option, value, expected) => {
+		const result = await hangar(...args);
+		expect(result.code).toBe(2);
+		expect(result.stderr).toContain(`option '${option}' argument '${value}' is invalid. expected ${expected}`);
+	});
+
 	it('help and version exit with 0', { timeout: 120_000 }, async () => {
 		expect((await hangar('--help')).code).toBe(0);
 		expect((await hangar('--version')).code).toBe(0);

@@ -2,8 +2,9 @@
  * The long-running doors: `hangar daemon` (JSON-RPC over stdio) and `hangar serve` (REST).
  * Their modules are imported only when chosen, so other commands start fast.
  */
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Cli } from '../cli.js';
+import { port } from '../values.js';
 
 export function registerDoorCommands(program: Command, cli: Cli): void {
 	program
@@ -15,7 +16,7 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 		.command('serve')
 		.description('Serve the management operations as a REST API on ToolHive-compatible paths')
 		.option('--host <host>', 'address to bind', '127.0.0.1')
-		.option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 8080)
+		.option('--port <port>', 'port to bind (0 picks a free one)', port, 8080)
 		.option('--socket <path>', 'listen on a UNIX socket instead of host and port')
 		.option('--allowed-origin <origin>', 'a browser origin (scheme://host:port) allowed besides the server\'s own; repeatable', collect, [])
 		.action(async (options: { host: string; port: number; socket?: string; allowedOrigin: string[] }) => {
@@ -44,10 +45,4 @@ function collect(value: string, previous: string[]): string[] {
 		throw new Error(`invalid origin ${value}: expected scheme://host[:port]`);
 	}
 	return [...previous, origin.origin];
-}
-
-function parsePort(value: string): number {
-	const port = Number(value);
-	if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError(`expected a port number 0-65535`);
-	return port;
 }

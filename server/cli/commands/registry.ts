@@ -22,11 +22,12 @@ import {
 	type RegistrySummary,
 } from '../../../protocol/protocol.registries.js';
 import { printJson, printTable, type Cli } from '../cli.js';
+import { integer } from '../values.js';
 
 interface ListOptions {
 	registry?: string;
-	page?: string;
-	limit?: string;
+	page?: number;
+	limit?: number;
 	json?: boolean;
 }
 
@@ -75,8 +76,8 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 		.description('Search servers across all registries (or one with --registry)')
 		.argument('[query]', 'case-insensitive text to find in names and descriptions')
 		.option('--registry <name>', 'search only this registry')
-		.option('--page <n>', 'page number, from 1')
-		.option('--limit <n>', 'servers per page (at most 200)')
+		.option('--page <n>', 'page number, from 1', integer)
+		.option('--limit <n>', 'servers per page (at most 200)', integer)
 		.option('--json', 'print JSON')
 		.action(async (query: string | undefined, options: ListOptions) => {
 			const registryName = options.registry ?? ALL_REGISTRIES;
@@ -113,8 +114,8 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 		.description('Search skills across all registries (or one with --registry)')
 		.argument('[query]', 'case-insensitive text to find in names, namespaces and descriptions')
 		.option('--registry <name>', 'search only this registry')
-		.option('--page <n>', 'page number, from 1')
-		.option('--limit <n>', 'skills per page (at most 200)')
+		.option('--page <n>', 'page number, from 1', integer)
+		.option('--limit <n>', 'skills per page (at most 200)', integer)
 		.option('--json', 'print JSON')
 		.action(async (query: string | undefined, options: ListOptions) => {
 			const registryName = options.registry ?? ALL_REGISTRIES;
@@ -171,13 +172,13 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 		.description('Add a named registry from a registry file (path or URL) or an MCP Registry API URL')
 		.argument('<name>', 'lowercase letters, digits, ".", "_" and "-"')
 		.argument('<source>', 'https://… URL, file://… URL or file path')
-		.option('--priority <n>', 'search precedence: lower first (named registries default to 100, "default" to 1000)')
+		.option('--priority <n>', 'search precedence: lower first (named registries default to 100, "default" to 1000)', integer)
 		.option('--allow-private-ip', 'allow plain http:// and private or loopback addresses')
-		.action(async (name: string, source: string, options: { priority?: string; allowPrivateIp?: boolean }) => {
+		.action(async (name: string, source: string, options: { priority?: number; allowPrivateIp?: boolean }) => {
 			const added = await cli.call(AddRegistry, {
 				name,
 				source: isUrl(source) ? source : resolve(source),
-				...(options.priority !== undefined ? { priority: integer(options.priority, '--priority') } : {}),
+				...(options.priority !== undefined ? { priority: options.priority } : {}),
 				...(options.allowPrivateIp ? { allow_private_ip: true } : {}),
 			});
 			const counts = `${added.server_count ?? 0} servers, ${added.remote_server_count ?? 0} remote servers, ${added.skill_count ?? 0} skills`;
@@ -209,14 +210,9 @@ const summaryColumns: Readonly<Record<string, (entry: RegistrySummary) => unknow
 function pageParams(query: string | undefined, options: ListOptions): { q?: string; page?: number; limit?: number } {
 	return {
 		...(query ? { q: query } : {}),
-		...(options.page !== undefined ? { page: integer(options.page, '--page') } : {}),
-		...(options.limit !== undefined ? { limit: integer(options.limit, '--limit') } : {}),
+		...(options.page !== undefined ? { page: options.page } : {}),
+		...(options.limit !== undefined ? { limit: options.limit } : {}),
 	};
-}
-
-function integer(value: string, option: string): number {
-	if (!/^-?\d+$/.test(value)) throw HangarError.badRequest(`${option} must be an integer (got ${value})`);
-	return Number.parseInt(value, 10);
 }
 
 function isUrl(value: string): boolean {

@@ -12,6 +12,7 @@ import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkload, SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
 import { parseDuration } from '../../runspec/duration.js';
 import { collect, printJson, type Cli } from '../cli.js';
+import { port } from '../values.js';
 
 export const DEFAULT_SIGNIN_TIMEOUT_S = 300;
 
@@ -97,12 +98,6 @@ export interface RemoteAuthOptions {
 	remoteAuthResource?: string;
 	remoteAuthBearerToken?: string;
 	remoteAuthBearerTokenFile?: string;
-}
-
-function port(value: string): number {
-	const number = Number(value);
-	if (!Number.isInteger(number) || number < 0 || number > 65535) throw new HangarError(400, `invalid port ${value}`);
-	return number;
 }
 
 export function addRemoteAuthOptions(command: Command): Command {

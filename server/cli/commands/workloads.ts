@@ -26,6 +26,7 @@ import {
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
 import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { port, wholeNumber } from '../values.js';
 import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
 import { registerTopCommands } from './top.js';
 import { addRemoteAuthOptions, registerSignInCommand, remoteAuthOf, signInFlow, type RemoteAuthOptions } from './signin.js';
@@ -92,12 +93,6 @@ export interface TelemetryOptions {
 	otelCustomAttributes: string[];
 }
 
-function integer(value: string): number {
-	const number = Number(value);
-	if (!Number.isInteger(number) || number < 0) throw new HangarError(400, `invalid number ${value}`);
-	return number;
-}
-
 /** The `--otel-*` flags, with ToolHive's names. */
 export function addTelemetryOptions(command: Command): Command {
 	return command
@@ -118,8 +113,8 @@ function addSpecOptions(command: Command): Command {
 		.option('--group <group>', 'group of the workload (default: default)')
 		.option('--transport <transport>', 'how the server speaks MCP: stdio, sse or streamable-http')
 		.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
-		.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', integer)
-		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', integer)
+		.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', port)
+		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', port)
 		.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
 		.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
 		.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
@@ -133,7 +128,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
 		.option('--no-isolate-network', 'do not isolate the network')
 		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
-		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', integer)
+		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
 		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
@@ -151,8 +146,8 @@ function addSpecOptions(command: Command): Command {
 		.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
 		.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
 		.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
-		.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', integer)
-		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', integer);
+		.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', wholeNumber)
+		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', wholeNumber);
 }
 
 function pairs(values: string[], separator: string, what: string): Record<string, string> {
@@ -569,7 +564,7 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.description(`Print a workload's server output (its last ${LOG_LINES} lines), or its proxy's log with --proxy`)
 		.argument('<name>')
 		.option('--proxy', 'the proxy\'s log instead')
-		.option('-n, --tail <lines>', `only the last lines (at most ${LOG_LINES})`, integer)
+		.option('-n, --tail <lines>', `only the last lines (at most ${LOG_LINES})`, wholeNumber)
 		.option('-f, --follow', 'keep printing new output until Ctrl-C')
 		.action(async (name: string, options: { proxy?: boolean; tail?: number; follow?: boolean }) => {
 			const read = async () => splitLines(await cli.call(options.proxy ? GetWorkloadProxyLogs : GetWorkloadLogs, { name }));
@@ -594,8 +589,8 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.command('proxy')
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
-		.addOption(new Option('--replica <index>', 'serve as this replica, behind the workload\'s load balancer').argParser(integer).hideHelp())
-		.addOption(new Option('--replica-port <port>', 'the replica\'s loopback port').argParser(integer).hideHelp())
+		.addOption(new Option('--replica <index>', 'serve as this replica, behind the workload\'s load balancer').argParser(wholeNumber).hideHelp())
+		.addOption(new Option('--replica-port <port>', 'the replica\'s loopback port').argParser(port).hideHelp())
 		.action(async (name: string, options: { replica?: number; replicaPort?: number }) => {
 			const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../../proxy/main.js'), import('../../runtime/docker.js')]);
 			const replica = options.replica && options.replicaPort ? { index: options.replica, port: options.replicaPort } : undefined;
