@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteWorkloads, ListWorkloads, RestartWorkload, StopWorkloads } from '../protocol/protocol.workloads.js';
+import { DeleteWorkloads, GetWorkloadLogs, ListWorkloads, RestartWorkload, StopWorkloads } from '../protocol/protocol.workloads.js';
 import { startRedis, type RedisServer } from './fixtures/security/redis.js';
 import { createWorkload, deleteAllWorkloads, type Workload } from './fixtures/security/support.js';
 import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
@@ -92,6 +92,19 @@ describe('backend_replicas: several server containers behind one proxy', { timeo
 		expect(containers.map(({ name }) => name)).toEqual([first, `${first}-2`, `${first}-3`]);
 		const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; status: string }> };
 		expect(workloads.filter(({ name }) => name === workload.name)).toEqual([expect.objectContaining({ status: 'running' })]);
+	});
+
+	it('give every instance\'s output as one log, in time, each line after its container\'s name', async () => {
+		const names = (await containersOf(workload.name)).map(({ name }) => name);
+		// Each instance says it listens once it has started.
+		const log = await waitFor(async () => {
+			const { status, body } = await callRest(serve.url, GetWorkloadLogs, { name: workload.name });
+			expect(status).toBe(200);
+			const text = body as string;
+			return names.every((name) => text.includes(`${name.padEnd(names.at(-1)!.length)} | MCP Streamable HTTP Server listening on port 3001\n`)) ? text : undefined;
+		}, 'every instance\'s start in the log', 60_000);
+		// Every line is an instance's, without the engine's timestamps (the merging is test/workloads-logs.test.ts's).
+		for (const line of log.split('\n').filter(Boolean)) expect(line).toMatch(new RegExp(`^(${names.join('|')}) *\\| (?!\\d{4}-)`));
 	});
 
 	it('spread sessions across the instances, each session staying on its own', async () => {

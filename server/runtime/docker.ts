@@ -301,9 +301,9 @@ export class DockerRuntime implements Runtime {
 		};
 	}
 
-	async logs(id: string, lines: number): Promise<string> {
+	async logs(id: string, lines: number, options: { readonly timestamps?: boolean } = {}): Promise<string> {
 		const raw = await this.call(`logs of container ${id}`, (docker) =>
-			docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false }),
+			docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false, timestamps: options.timestamps ?? false }),
 		);
 		const parts: Buffer[] = [];
 		demultiplexer((_, payload) => parts.push(payload))(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));

@@ -113,6 +113,9 @@ export interface Runtime {
 	 * Closing the attachment closes that process's stdin.
 	 */
 	execCommand(id: string): Promise<Attachment>;
-	/** The last `lines` lines of the container's stdout and stderr. */
-	logs(id: string, lines: number): Promise<string>;
+	/**
+	 * The last `lines` lines of the container's stdout and stderr; with `timestamps`, each line
+	 * begins with the engine's RFC 3339 time of it (nanoseconds) and a space.
+	 */
+	logs(id: string, lines: number, options?: { readonly timestamps?: boolean }): Promise<string>;
 }

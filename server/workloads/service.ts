@@ -17,6 +17,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { buildRunConfig, detailOf, exportedRunConfig, keepCachedAuth, type CreateRequest, type UpdateRequest } from './config.js';
 import type { ClientConfigSync, GroupDirectory, SecretResolver, ServerCatalog } from './dependencies.js';
 import { checkCancelled, WorkloadLifecycle } from './lifecycle.js';
+import { mergedLogs } from './logs.js';
 import { WorkloadObserver } from './observer.js';
 import { PortPolicy } from './portPolicy.js';
 import { WorkloadQueue } from './queue.js';
@@ -25,6 +26,7 @@ import { effectiveStatus, type EffectiveStatus } from './status.js';
 import { signIn } from './signIn.js';
 import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
+import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
@@ -241,12 +243,28 @@ export class WorkloadService {
 		return effectiveStatus(config, await this.observer.observe(config));
 	}
 
+	/**
+	 * The server's last output. A workload of several server instances (`backend_replicas`) gives
+	 * every instance's, merged in time, each line after its container's name (`name-2 | …`), as
+	 * `docker compose logs` shows them.
+	 */
 	async logs(name: string): Promise<string> {
 		const config = await this.observer.require(name);
 		if (!config.container_name) throw HangarError.notFound(`workload ${name} is a remote server and has no container logs; see its proxy logs`, 'no_container');
-		const container = await this.runtime.inspect(config.container_name);
-		if (!container) throw HangarError.notFound(`the container of workload ${name} is gone`, 'container_not_found');
-		return this.runtime.logs(container.id, LOG_LINES);
+		const instances = backendInstancesOf(config);
+		if (instances === 1) {
+			const container = await this.runtime.inspect(config.container_name);
+			if (!container) throw HangarError.notFound(`the container of workload ${name} is gone`, 'container_not_found');
+			return this.runtime.logs(container.id, LOG_LINES);
+		}
+		const outputs: Array<{ container: string; text: string }> = [];
+		for (let replica = 1; replica <= instances; replica++) {
+			const container = await this.runtime.inspect(instanceContainerName(config, replica));
+			// An instance the engine is replacing has no container for a moment: the others still tell.
+			if (container) outputs.push({ container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true }) });
+		}
+		if (!outputs.length) throw HangarError.notFound(`the containers of workload ${name} are gone`, 'container_not_found');
+		return mergedLogs(outputs, LOG_LINES);
 	}
 
 	async proxyLogs(name: string): Promise<string> {
