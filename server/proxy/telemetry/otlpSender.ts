@@ -12,6 +12,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { Logger } from '../../log.js';
 import type { exporterOptions } from '../../telemetry/otlp.js';
 
 export type OtlpSignal = 'traces' | 'metrics';
@@ -29,6 +30,9 @@ export type SenderMessage = ({ readonly type: 'send'; readonly id: number; reado
 
 export type SenderAnswer = { readonly type: 'sent'; readonly id: number; readonly code: ExportResultCode; readonly error?: string } | { readonly type: 'closed' };
 
+/** The thread's module, next to this one in the build. */
+const WORKER = new URL('./otlpSenderWorker.js', import.meta.url);
+
 export class OtlpSender {
 	readonly #worker: Worker;
 	readonly #waiting = new Map<number, (result: ExportResult) => void>();
@@ -37,8 +41,12 @@ export class OtlpSender {
 	#gone: Error | undefined;
 	#closed: Promise<void> | undefined;
 
-	constructor(options: SenderOptions) {
-		this.#worker = new Worker(new URL('./otlpSenderWorker.js', import.meta.url), { workerData: options });
+	constructor(
+		options: SenderOptions,
+		private readonly log: Logger,
+		worker: URL = WORKER,
+	) {
+		this.#worker = new Worker(worker, { workerData: options });
 		// The proxy lives as long as its server: the sender never keeps it up.
 		this.#worker.unref();
 		this.#worker.on('message', (answer: SenderAnswer) => {
@@ -75,6 +83,7 @@ export class OtlpSender {
 	}
 
 	#lost(error: Error): void {
+		if (!this.#gone && !this.#closed) this.log.warn(`telemetry is no longer sent: ${error.message}`);
 		this.#gone ??= error;
 		for (const done of this.#waiting.values()) done({ code: ExportResultCode.FAILED, error });
 		this.#waiting.clear();

@@ -188,7 +188,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	const routes = new Map<string, HttpHandler>();
 
 	const sender = settings.tracing || settings.metrics
-		? new OtlpSender({ traces: settings.tracing ? exporterOptions(settings, 'traces') : undefined, metrics: settings.metrics ? exporterOptions(settings, 'metrics') : undefined })
+		? new OtlpSender({ traces: settings.tracing ? exporterOptions(settings, 'traces') : undefined, metrics: settings.metrics ? exporterOptions(settings, 'metrics') : undefined }, options.log)
 		: undefined;
 	const spans = sender && settings.tracing ? new SpanRecorder(spanSender(sender, resourceAttributes), settings.samplingRate, options.log) : undefined;
 	// The HTTP backend finds a call's trace by the signal it is handed (no context manager: an
