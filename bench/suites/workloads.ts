@@ -248,10 +248,10 @@ async function measureAll(starts: ReadonlyArray<() => Promise<Target>>): Promise
 
 /**
  * Telemetry on against off with this client: two processes of each, in short bursts that
- * alternate between them in cycles ordered A B B A (then reversed), as the lean table's A/B
- * (bench/rounds.ts); the verdicts read the median of the cycles' throughput ratios. One process
- * of each in the rounds above differ by more than telemetry costs: the SDK client spends a core
- * of its own, and two processes of one front differ by up to 15 % here.
+ * alternate between them, each cycle in the reverse order of the one before (A B A B, B A B A),
+ * as the lean table's A/B (bench/rounds.ts); the verdicts read the median of the cycles'
+ * throughput ratios. The rounds above, with one process of each, cannot tell telemetry's cost:
+ * the SDK client spends a core of its own, and two processes of one front differ by up to 15 %.
  */
 async function telemetryVerdicts(): Promise<string[]> {
 	const subjects: Subject[] = [];
