@@ -163,7 +163,6 @@ function finishRequestSpan(span: RecordedSpan, response: JsonRpcResponse | undef
 function spanSender(sender: OtlpSender, resource: SpanAttributes): SpanExporter {
 	return {
 		export: (spans, done) => sender.send('traces', { body: encodeSpanRequest(resource, 'hangar-proxy', spans), count: spans.count }, done),
-		shutdown: () => Promise.resolve(),
 	};
 }
 
@@ -194,7 +193,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 	// The HTTP backend finds a call's trace by the signal it is handed (no context manager: an
 	// AsyncLocalStorage one taxes every promise of the process). Over stdio nothing asks.
 	const upstreams = spans && options.httpUpstream ? new WeakMap<AbortSignal, CallSpan>() : undefined;
-	if (spans) closers.push(() => spans.shutdown());
+	if (spans) closers.push(() => spans.flush());
 	if (upstreams) outboundContext.headers = (signal) => upstreams.get(signal)?.headers;
 
 	const readers: MetricReader[] = [];

@@ -17,10 +17,9 @@ import type { Logger } from '../../log.js';
 import type { CallSpan } from '../chain.js';
 import { SpanBatch, type EncodedSpans, type FinishedSpan, type SpanAttributes } from './otlpSpans.js';
 
-/** Where batches go: the official OTLP/HTTP transport (otlpSpans.ts). */
+/** Where batches go: the OTLP sender's thread (otlpSender.ts), which the caller ends. */
 export interface SpanExporter {
 	export(spans: EncodedSpans, done: (result: ExportResult) => void): void;
-	shutdown(): Promise<void>;
 }
 
 /** Spans per export; a busy proxy fills one in well under a second. */
@@ -159,10 +158,9 @@ export class SpanRecorder {
 		} else this.#timer ??= setTimeout(() => this.#export(), EXPORT_DELAY_MS).unref();
 	}
 
-	/** Sends what is recorded, then stops the exporter. */
-	async shutdown(): Promise<void> {
+	/** Sends what is recorded, and resolves once every batch is through. */
+	async flush(): Promise<void> {
 		while (this.#exporting || this.#waiting.length || this.#batch.count) await (this.#exporting ?? this.#export());
-		await this.exporter.shutdown();
 	}
 
 	#export(): Promise<void> | undefined {
