@@ -1,8 +1,9 @@
 /**
  * The proxy's OTLP sender (server/proxy/telemetry/otlpSender.ts): encoded requests go from its
  * worker thread (the build's, dist/) by the official transport to a real OTLP/HTTP receiver on
- * loopback; each request's result comes back; shutting down sends what is under way first; a
- * thread that cannot start fails every request at once and says so once.
+ * loopback; each request's result comes back; a body moves to the thread instead of being
+ * copied; shutting down sends what is under way first; a thread that cannot start fails every
+ * request at once and says so once.
  */
 import { SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
@@ -67,6 +68,23 @@ describe('the OTLP sender', { timeout: 60_000 }, () => {
 			await sender.shutdown();
 		}
 		expect(log.warnings).toEqual([]);
+	});
+
+	it('moves a body to its thread, and fails a body that is no longer there without stopping', async () => {
+		const sender = new OtlpSender(endpoints(), recordingLog(), WORKER);
+		try {
+			const request = spanRequest('a'.repeat(32));
+			const first = sent(sender, 'traces', request);
+			// Moved, not copied: the proxy's side of the memory is gone.
+			expect(request.body.byteLength).toBe(0);
+			expect((await first).code).toBe(ExportResultCode.SUCCESS);
+			const again = await sent(sender, 'traces', request);
+			expect(again.code).toBe(ExportResultCode.FAILED);
+			expect(again.error?.message).toMatch(/no body/);
+			expect((await sent(sender, 'traces', spanRequest('b'.repeat(32)))).code).toBe(ExportResultCode.SUCCESS);
+		} finally {
+			await sender.shutdown();
+		}
 	});
 
 	it('sends what is under way before its thread ends', async () => {

@@ -59,14 +59,23 @@ export class OtlpSender {
 		this.#worker.on('exit', (code) => this.#lost(new Error(`the OTLP sender's thread ended (exit code ${code})`)));
 	}
 
-	/** Sends `request` to `signal`'s endpoint; `done` hears how it went. */
+	/**
+	 * Sends `request` to `signal`'s endpoint; `done` hears how it went. The body's memory moves to
+	 * the thread rather than being copied: it must be the body's own (not a slice of Node's
+	 * buffer pool), and the caller does not touch it again.
+	 */
 	send(signal: OtlpSignal, request: OtlpRequest, done: (result: ExportResult) => void): void {
 		if (this.#gone) return done({ code: ExportResultCode.FAILED, error: this.#gone });
+		// A body already moved is empty here; posted again, it would vanish without an answer.
+		if (!request.body.byteLength) return done({ code: ExportResultCode.FAILED, error: new Error('the request has no body (was it sent already?)') });
 		const id = this.#nextId++;
-		this.#waiting.set(id, done);
-		// Copied, not transferred: a small body may share its memory with Node's buffer pool.
 		const message: SenderMessage = { type: 'send', id, signal, body: request.body, count: request.count };
-		this.#worker.postMessage(message);
+		try {
+			this.#worker.postMessage(message, [request.body.buffer as ArrayBuffer]);
+		} catch (error) {
+			return done({ code: ExportResultCode.FAILED, error: error as Error });
+		}
+		this.#waiting.set(id, done);
 	}
 
 	/** Sends what is under way, then ends the thread. */

@@ -45,6 +45,11 @@ port.on('message', (message: SenderMessage) => {
 	const { id, signal, body, count } = message;
 	const exporter = exporters[signal];
 	const settle = ({ code, error }: ExportResult) => answer({ type: 'sent', id, code, error: error?.message });
-	if (!exporter) settle({ code: ExportResultCode.FAILED, error: new Error(`no ${signal} endpoint`) });
-	else exporter.export({ body, count }, settle);
+	if (!exporter) return settle({ code: ExportResultCode.FAILED, error: new Error(`no ${signal} endpoint`) });
+	try {
+		exporter.export({ body, count }, settle);
+	} catch (error) {
+		// Every request gets its answer: the proxy's recorder waits for it.
+		settle({ code: ExportResultCode.FAILED, error: error as Error });
+	}
 });

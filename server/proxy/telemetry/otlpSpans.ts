@@ -66,19 +66,20 @@ function varintSize(value: number): number {
 
 /**
  * A protobuf writer over a growing buffer. Short ASCII strings and hex ids are written in
- * JavaScript: each call into Buffer's C++ writers costs more than the loop.
+ * JavaScript: each call into Buffer's C++ writers costs more than the loop. Its buffers are
+ * never slices of Node's pool: a request's bytes move to the sender's thread as they are.
  */
 class ProtoWriter {
 	buffer: Buffer;
 	position = 0;
 
 	constructor(capacity: number) {
-		this.buffer = Buffer.allocUnsafe(capacity);
+		this.buffer = Buffer.allocUnsafeSlow(capacity);
 	}
 
 	ensure(extra: number): void {
 		if (this.position + extra <= this.buffer.length) return;
-		const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.position + extra));
+		const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.position + extra));
 		this.buffer.copy(grown, 0, 0, this.position);
 		this.buffer = grown;
 	}
@@ -215,7 +216,7 @@ class ProtoWriter {
 	/** What was written, handed over: the writer starts again on a new buffer. */
 	take(): Uint8Array {
 		const written = this.buffer.subarray(0, this.position);
-		this.buffer = Buffer.allocUnsafe(Math.max(256, this.position));
+		this.buffer = Buffer.allocUnsafeSlow(Math.max(256, this.position));
 		this.position = 0;
 		return written;
 	}
