@@ -228,7 +228,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 			metrics.request(method, tool, response ? statusOf(response).status : 'error', response?.error?.code, ms / 1000);
 		});
 
-	// Not async, as the upstream one: a promise of its own per call is measurable here.
+	// Neither middleware is async: a promise of its own per call is measurable here.
 	const request: McpMiddleware = (call, next) => {
 		const span = spans?.start(SpanKind.SERVER, describeRequest, call, clientParentOf(call));
 		// A call without a span is in no trace: most calls go on as they came.
@@ -245,7 +245,7 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		);
 	};
 
-	// Not async either: an unsampled call, the most of them, goes on without a promise of its own.
+	// An unsampled call, the most of them, goes on as it came.
 	const upstream: McpMiddleware = (call, next) => {
 		if (!spans) return next(call);
 		const parent = call.span;
@@ -260,21 +260,27 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		return next(call).finally(() => upstreams.delete(call.signal));
 	};
 
-	const timedUpstream = async (call: McpCall, next: McpHandler, span: RecordedSpan): Promise<JsonRpcResponse> => {
-		upstreams?.set(call.signal, span);
+	const timedUpstream = (call: McpCall, next: McpHandler, span: RecordedSpan): Promise<JsonRpcResponse> => {
+		const { signal } = call;
+		upstreams?.set(signal, span);
 		const meta = call.request.params?._meta as Record<string, unknown> | undefined;
 		if (typeof meta?.traceparent === 'string') {
 			// The server's own spans then hang under the proxy's.
 			call = callWith(call, { request: { ...call.request, params: { ...call.request.params, _meta: { ...meta, ...span.headers } } } });
 		}
-		try {
-			const response = await next(call);
-			if (response.error) span.fail(response.error.message);
-			return response;
-		} finally {
-			upstreams?.delete(call.signal);
-			span.end();
-		}
+		return next(call).then(
+			(response) => {
+				upstreams?.delete(signal);
+				if (response.error) span.fail(response.error.message);
+				span.end();
+				return response;
+			},
+			(error: unknown) => {
+				upstreams?.delete(signal);
+				span.end();
+				throw error;
+			},
+		);
 	};
 
 	let lost = false;
