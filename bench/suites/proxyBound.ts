@@ -5,7 +5,7 @@
  * bridge of the same build as Hangar's (node:http + one engine attach); below them the engine
  * attach with no HTTP at all, and a node:http server that answers at once (no container).
  * Sequential, then 16 and 64 connections on one session; rounds alternate between fronts (then
- * telemetry's A/B in paired bursts, bench/rounds.ts). CPU per call is the front process's own,
+ * telemetry's A/B in paired bursts, bench/rounds.ts, with more processes a side). CPU per call is the front process's own,
  * from /proc (the `docker run -i` client the peers relay through is not counted).
  */
 import { execFile, spawn } from 'node:child_process';
@@ -29,6 +29,12 @@ const ROUNDS = 4;
 const run = promisify(execFile);
 /** Cycles of the telemetry A/B (see `pairedBursts`). */
 const CYCLES = 20;
+/**
+ * Processes a side in telemetry's A/B. Two processes of the same build differ by up to 15 % here
+ * and keep their difference for as long as they run (the spread lines show it), which no number
+ * of cycles averages out: with two a side it swayed the verdicts by about 5 %.
+ */
+export const SIDE_PROCESSES = 4;
 
 async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
@@ -144,7 +150,7 @@ export async function startCollector(): Promise<{ url: string; close(): void }> 
 export function telemetryVerdicts(label: string, cycles: readonly Cycle[]): string[] {
 	const throughput = pairedRatio(cycles, rateOf);
 	const cpu = pairedRatio(cycles, cpuPerCallOf);
-	const middle = ({ quartiles: [low, high] }: { quartiles: [number, number] }) => `middle half of ${cycles.length} paired cycles ${low.toFixed(2)}–${high.toFixed(2)}×`;
+	const middle = ({ quartiles: [low, high] }: { quartiles: [number, number] }) => `middle half of ${cycles.length} paired cycles of ${SIDE_PROCESSES} processes a side ${low.toFixed(2)}–${high.toFixed(2)}×`;
 	return [
 		verdict(`${label}: throughput with telemetry on vs off`, throughput.median, 0.95, true, middle(throughput)),
 		verdict(`${label}: CPU per call with telemetry on vs off`, cpu.median, 1.05, false, middle(cpu)),
@@ -158,9 +164,9 @@ export async function proxyBound(): Promise<Table[]> {
 	await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action == Action::"call_tool", resource == Tool::"echo");'], entities_json: '[]' } }));
 	const token = await issuer.sign('RS256', 'rita');
 	const collector = await startCollector();
-	// Two processes of each front a verdict compares: two identical processes differ by up to
-	// 15 % on this machine (the spread lines show it), so a verdict compares the two of one side,
-	// pooled (telemetry's, in paired bursts), with the two of the other.
+	// Two processes of each front a verdict compares (telemetry's, `SIDE_PROCESSES`): two
+	// identical processes differ by up to 15 % on this machine (the spread lines show it), so a
+	// verdict compares one side's processes, pooled (telemetry's, in paired bursts), with the other's.
 	const starts = {
 		ours: () => hangar('bench-bound', "Hangar's proxy"),
 		secure: () => hangar('bench-bound-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
@@ -177,13 +183,22 @@ export async function proxyBound(): Promise<Table[]> {
 		tracedAgain: () => hangar('bench-bound-traced-again', "Hangar's proxy, telemetry on, a second process", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
 	};
 	const keys = Object.keys(starts) as Array<keyof typeof starts>;
-	const fronts: Front[] = [];
+	// The telemetry A/B's other processes, measured in its bursts only.
+	const more = Array.from({ length: SIDE_PROCESSES - 2 }, (_, index) => [
+		() => hangar(`bench-bound-more-${index}`, "Hangar's proxy, another process"),
+		() => hangar(`bench-bound-traced-more-${index}`, "Hangar's proxy, telemetry on, another process", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
+	]);
+	const all: Front[] = [];
 	try {
-		await startWarm(keys.map((key) => starts[key]), fronts);
+		await startWarm([...keys.map((key) => starts[key]), ...more.flat()], all);
+		const fronts = all.slice(0, keys.length);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
 		const front = (key: keyof typeof starts) => fronts[keys.indexOf(key)]!;
+		const extra = all.slice(keys.length);
+		const off = [front('ours'), front('oursAgain'), ...extra.filter((_, index) => index % 2 === 0)];
+		const on = [front('traced'), front('tracedAgain'), ...extra.filter((_, index) => index % 2 === 1)];
 		const telemetry: Cycle[][] = [];
-		for (const phase of PHASES) telemetry.push(await pairedBursts([front('ours'), front('oursAgain')], [front('traced'), front('tracedAgain')], phase, CYCLES));
+		for (const phase of PHASES) telemetry.push(await pairedBursts(off, on, phase, CYCLES));
 		const rows = fronts.map((front, index) => [
 			front.name,
 			...PHASES.flatMap((_, phaseIndex) => {
@@ -215,7 +230,7 @@ export async function proxyBound(): Promise<Table[]> {
 			},
 		];
 	} finally {
-		for (const front of fronts) {
+		for (const front of all) {
 			front.session.close();
 			await front.stop();
 		}

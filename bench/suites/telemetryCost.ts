@@ -2,12 +2,13 @@
  * What telemetry costs the proxy: the lean client's `tools/call` (echo) against Hangar's proxy
  * plain, with traces (at the default rate, a tenth, and every one) and metrics by OTLP (to a
  * collector on loopback that drops them) and `/metrics`, and with each alone, in alternating
- * rounds with no peers; then the verdicts' A/B, two processes off against two with traces and
- * metrics on, in paired bursts (bench/rounds.ts). CPU per call is the proxy process's own.
+ * rounds with no peers; then the verdicts' A/B, `SIDE_PROCESSES` processes off against as many
+ * with traces and metrics on, in paired bursts (bench/rounds.ts). CPU per call is the proxy
+ * process's own.
  */
 import { alternatingRounds, cpuPerCallOf, pairedBursts, PHASES, rateOf, spread, startWarm, type Cycle, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, type Table } from '../stats.js';
-import { hangar, startCollector, telemetryVerdicts } from './proxyBound.js';
+import { hangar, SIDE_PROCESSES, startCollector, telemetryVerdicts } from './proxyBound.js';
 
 const ROUNDS = 4;
 const CYCLES = 30;
@@ -26,14 +27,21 @@ export async function telemetryCost(): Promise<Table[]> {
 		() => hangar('bench-otel-off-again', 'telemetry off, a second process'),
 		() => hangar('bench-otel-on-again', 'traces (the default tenth) + metrics + /metrics, a second process', on),
 	];
-	const fronts: Front[] = [];
+	// The A/B's other processes, measured in its bursts only.
+	const more = Array.from({ length: SIDE_PROCESSES - 2 }, (_, index) => [
+		() => hangar(`bench-otel-off-more-${index}`, 'telemetry off, another process'),
+		() => hangar(`bench-otel-on-more-${index}`, 'traces (the default tenth) + metrics + /metrics, another process', on),
+	]);
+	const all: Front[] = [];
 	try {
-		await startWarm(starts, fronts);
+		await startWarm([...starts, ...more.flat()], all);
+		const fronts = all.slice(0, starts.length);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
-		const [off, traced] = fronts;
-		const [offAgain, tracedAgain] = fronts.slice(-2);
+		const extra = all.slice(starts.length);
+		const off = [fronts[0]!, fronts[5]!, ...extra.filter((_, index) => index % 2 === 0)];
+		const traced = [fronts[1]!, fronts[6]!, ...extra.filter((_, index) => index % 2 === 1)];
 		const cycles: Cycle[][] = [];
-		for (const phase of PHASES) cycles.push(await pairedBursts([off!, offAgain!], [traced!, tracedAgain!], phase, CYCLES));
+		for (const phase of PHASES) cycles.push(await pairedBursts(off, traced, phase, CYCLES));
 		const rows = fronts.map((front, index) => [
 			front.name,
 			...PHASES.flatMap((_, phaseIndex) => {
@@ -47,14 +55,14 @@ export async function telemetryCost(): Promise<Table[]> {
 		]);
 		return [
 			{
-				title: `Telemetry's cost: tools/call (echo) from a lean client through Hangar's proxy to the same containerised stdio server, ${ROUNDS} alternating rounds (after one unmeasured) of ${PHASES.map((phase) => `${phase.label} (${phase.calls.toLocaleString('en-US')} calls)`).join(', ')}; CPU is the proxy process's own per call. The verdicts: ${CYCLES} paired cycles of bursts per phase, off against on`,
+				title: `Telemetry's cost: tools/call (echo) from a lean client through Hangar's proxy to the same containerised stdio server, ${ROUNDS} alternating rounds (after one unmeasured) of ${PHASES.map((phase) => `${phase.label} (${phase.calls.toLocaleString('en-US')} calls)`).join(', ')}; CPU is the proxy process's own per call. The verdicts: ${CYCLES} paired cycles of bursts per phase, ${SIDE_PROCESSES} processes off against ${SIDE_PROCESSES} on`,
 				columns: ['proxy', ...PHASES.flatMap((phase) => [`${phase.label} p50`, 'p99', 'calls/s', 'CPU/call'])],
 				rows,
 				verdicts,
 			},
 		];
 	} finally {
-		for (const front of fronts) {
+		for (const front of all) {
 			front.session.close();
 			await front.stop();
 		}

@@ -21,7 +21,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
-import { proxyBound } from './proxyBound.js';
+import { proxyBound, SIDE_PROCESSES } from './proxyBound.js';
 
 const IMAGE = 'hangar-test/everything:1';
 const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
@@ -247,16 +247,17 @@ async function measureAll(starts: ReadonlyArray<() => Promise<Target>>): Promise
 }
 
 /**
- * Telemetry on against off with this client: two processes of each, in short bursts that
- * alternate between them, each cycle in the reverse order of the one before (A B A B, B A B A),
- * as the lean table's A/B (bench/rounds.ts); the verdicts read the median of the cycles'
- * throughput ratios. The rounds above, with one process of each, cannot tell telemetry's cost:
- * the SDK client spends a core of its own, and two processes of one front differ by up to 15 %.
+ * Telemetry on against off with this client: `SIDE_PROCESSES` processes of each, in short bursts
+ * that alternate between them, each cycle in the reverse order of the one before (A B A B,
+ * B A B A), as the lean table's A/B (bench/rounds.ts); the verdicts read the median of the
+ * cycles' throughput ratios. The rounds above, with one process of each, cannot tell
+ * telemetry's cost: the SDK client spends a core of its own, and two processes of one front
+ * differ by up to 15 %.
  */
 async function telemetryVerdicts(): Promise<string[]> {
 	const subjects: Subject[] = [];
 	try {
-		for (const start of [hangar("Hangar's proxy"), hangarTraced, hangar("Hangar's proxy, a second process"), hangarTraced]) subjects.push(await Subject.start(start));
+		for (let index = 0; index < SIDE_PROCESSES; index++) subjects.push(await Subject.start(hangar("Hangar's proxy, another process")), await Subject.start(hangarTraced));
 		const ratios = { sequential: [] as number[], concurrent: [] as number[] };
 		for (let cycle = 0; cycle <= CYCLES; cycle++) {
 			const order = cycle % 2 ? [...subjects].reverse() : subjects;
@@ -266,7 +267,7 @@ async function telemetryVerdicts(): Promise<string[]> {
 					const { latencies, milliseconds } = subject[phase];
 					const [callsBefore, millisecondsBefore] = [latencies.length, milliseconds];
 					await (phase === 'sequential' ? subject.sequentialRound(SEQUENTIAL / 10) : subject.concurrentRound(PER_CLIENT / 10));
-					// Traced are the second and the fourth.
+					// Every second one is traced.
 					const side = sides[subjects.indexOf(subject) % 2]!;
 					side.calls += subject[phase].latencies.length - callsBefore;
 					side.milliseconds += subject[phase].milliseconds - millisecondsBefore;
@@ -275,7 +276,7 @@ async function telemetryVerdicts(): Promise<string[]> {
 				if (cycle > 0) ratios[phase].push(on / off);
 			}
 		}
-		const middle = (values: number[]) => `middle half of ${CYCLES} paired cycles ${percentile(values, 25).toFixed(2)}–${percentile(values, 75).toFixed(2)}×`;
+		const middle = (values: number[]) => `middle half of ${CYCLES} paired cycles of ${SIDE_PROCESSES} processes a side ${percentile(values, 25).toFixed(2)}–${percentile(values, 75).toFixed(2)}×`;
 		return [
 			verdict('sequential throughput, telemetry on vs off', median(ratios.sequential), 0.95, true, middle(ratios.sequential)),
 			verdict(`${CLIENTS}-client throughput, telemetry on vs off`, median(ratios.concurrent), 0.95, true, middle(ratios.concurrent)),
