@@ -83,6 +83,10 @@ describe('usage errors exit with 2, commander\'s own included', () => {
 		[['run', 'hangar-test/everything:1', '--remote-auth-callback-port', '1e3'], '--remote-auth-callback-port <port>', '1e3', 'a port number'],
 		[['run', 'hangar-test/everything:1', '--request-timeout', '-3'], '--request-timeout <seconds>', '-3', 'a whole number'],
 		[['registry', 'servers', '--page', 'two'], '--page <n>', 'two', 'an integer'],
+		[['top', '--once', '--window', '1e1'], '-w, --window <seconds>', '1e1', 'a whole number from 1 to 60'],
+		[['top', '--once', '--window', '0'], '-w, --window <seconds>', '0', 'a whole number from 1 to 60'],
+		[['top', '--interval', '0x10'], '-i, --interval <seconds>', '0x10', 'a number of seconds above 0 and at most 3600'],
+		[['top', '--interval', '0'], '-i, --interval <seconds>', '0', 'a number of seconds above 0 and at most 3600'],
 	])('hangar %j names the option and the value it refuses', async (args, option, value, expected) => {
 		const result = await hangar(...args);
 		expect(result.code).toBe(2);

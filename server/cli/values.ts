@@ -33,3 +33,21 @@ export function integer(value: string): number {
 	if (number === undefined) throw new InvalidArgumentError('expected an integer.');
 	return number;
 }
+
+/** A whole number from `min` to `max`. */
+export function wholeNumberFrom(min: number, max: number): (value: string) => number {
+	return (value) => {
+		const number = integerOf(value, false);
+		if (number === undefined || number < min || number > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}.`);
+		return number;
+	};
+}
+
+/** Seconds in decimal digits, fractions allowed (`0.5`): above 0 and at most `max`. */
+export function secondsUpTo(max: number): (value: string) => number {
+	return (value) => {
+		const seconds = /^\+?(\d+(\.\d*)?|\.\d+)$/.test(value.trim()) ? Number(value) : Number.NaN;
+		if (!(seconds > 0 && seconds <= max)) throw new InvalidArgumentError(`expected a number of seconds above 0 and at most ${max}.`);
+		return seconds;
+	};
+}

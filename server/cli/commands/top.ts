@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
 import { printJson, printTable, type Cli } from '../cli.js';
+import { secondsUpTo, wholeNumberFrom } from '../values.js';
 
 const CLEAR_SCREEN = '\u001b[H\u001b[2J';
 const MAX_INTERVAL_SECONDS = 3_600;
@@ -18,18 +19,6 @@ interface TopOptions {
 	interval: number;
 	window: number;
 	group?: string;
-}
-
-function interval(value: string): number {
-	const seconds = Number(value);
-	if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_INTERVAL_SECONDS) throw new HangarError(400, `--interval must be a number of seconds above 0 and at most ${MAX_INTERVAL_SECONDS} (got ${value})`);
-	return seconds;
-}
-
-function window(value: string): number {
-	const seconds = Number(value);
-	if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_STATS_WINDOW_SECONDS) throw new HangarError(400, `--window must be a whole number of seconds from 1 to ${MAX_STATS_WINDOW_SECONDS} (got ${value})`);
-	return seconds;
 }
 
 /** The stats of every running workload (one that stops meanwhile, or whose proxy does not answer now, is left out). */
@@ -74,8 +63,8 @@ export function registerTopCommands(program: Command, cli: Cli): void {
 		.option('--once', 'print once and exit (for scripts)')
 		.option('--no-stream', 'the same as --once (docker stats\' name)')
 		.option('--json', 'print JSON: one array with --once, else one array per line (NDJSON)')
-		.option('-i, --interval <seconds>', 'seconds between refreshes', interval, 2)
-		.option('-w, --window <seconds>', `seconds of recent calls counted (1 to ${MAX_STATS_WINDOW_SECONDS})`, window, 10)
+		.option('-i, --interval <seconds>', 'seconds between refreshes', secondsUpTo(MAX_INTERVAL_SECONDS), 2)
+		.option('-w, --window <seconds>', `seconds of recent calls counted (1 to ${MAX_STATS_WINDOW_SECONDS})`, wholeNumberFrom(1, MAX_STATS_WINDOW_SECONDS), 10)
 		.option('-g, --group <group>', 'only the workloads of this group')
 		.addHelpText('after', '\nThe proxy of each workload counts its calls whether or not telemetry is on; the same numbers are\nserved as workloads/stats (GET /api/v1beta/workloads/{name}/stats).\n')
 		.action(async (options: TopOptions) => {
