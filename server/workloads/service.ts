@@ -257,12 +257,12 @@ export class WorkloadService {
 			if (!container) throw HangarError.notFound(`the container of workload ${name} is gone`, 'container_not_found');
 			return this.runtime.logs(container.id, LOG_LINES);
 		}
-		const outputs: Array<{ container: string; text: string }> = [];
-		for (let replica = 1; replica <= instances; replica++) {
-			const container = await this.runtime.inspect(instanceContainerName(config, replica));
+		const read = Array.from({ length: instances }, async (_, index) => {
+			const container = await this.runtime.inspect(instanceContainerName(config, index + 1));
 			// An instance the engine is replacing has no container for a moment: the others still tell.
-			if (container) outputs.push({ container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true }) });
-		}
+			return container && { container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true }) };
+		});
+		const outputs = (await Promise.all(read)).filter((output) => output !== undefined);
 		if (!outputs.length) throw HangarError.notFound(`the containers of workload ${name} are gone`, 'container_not_found');
 		return mergedLogs(outputs, LOG_LINES);
 	}
