@@ -5,8 +5,9 @@
  * bridge of the same build as Hangar's (node:http + one engine attach); below them the engine
  * attach with no HTTP at all, and a node:http server that answers at once (no container).
  * Sequential, then 16 and 64 connections on one session; rounds alternate between fronts (then
- * telemetry's A/B in paired bursts, bench/rounds.ts, with more processes a side). CPU per call is the front process's own,
- * from /proc (the `docker run -i` client the peers relay through is not counted).
+ * telemetry's A/B in paired bursts, bench/rounds.ts, with more processes a side). CPU per call
+ * is the front process's own, from /proc (the `docker run -i` client the peers relay through is
+ * not counted).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
