@@ -168,6 +168,22 @@ describe('cross-process locks', () => {
 		expect(await tryLock(target, async () => 'taken')).toEqual({ value: 'taken' });
 	});
 
+	it('a holder that exited but was never reaped (a zombie) leaves a lock taken over', async () => {
+		// `sleep 30` takes the place of the shell and never reaps the shell's other child.
+		const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'] });
+		try {
+			const pid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (data: Buffer) => resolve(String(data)))));
+			const stat = async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+			while ((await stat())[0] !== 'Z') await new Promise((resolve) => setTimeout(resolve, 20));
+			const target = join(home.path, 'state', 'zombie.json');
+			await mkdir(`${target}.lock`, { recursive: true });
+			await writeFile(join(`${target}.lock`, 'owner'), JSON.stringify({ pid, host: hostname(), started: (await stat())[19], token: 'exited' }));
+			expect(await tryLock(target, async () => 'taken')).toEqual({ value: 'taken' });
+		} finally {
+			parent.kill();
+		}
+	});
+
 	it('a lock whose pid now belongs to another process is taken over', async () => {
 		const target = join(home.path, 'state', 'reused.json');
 		await mkdir(`${target}.lock`, { recursive: true });

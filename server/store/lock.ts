@@ -141,25 +141,34 @@ async function exists(path: string): Promise<boolean> {
 	);
 }
 
-/** True when a process with this pid exists on this host. */
+/**
+ * True when a process with this pid runs on this host. One that exited but was never reaped (a
+ * zombie: its parent ignores it, or it was left to an init that does not reap, as in some
+ * containers) keeps its pid and is not alive.
+ */
 export function isAlive(pid: number): boolean {
 	try {
 		process.kill(pid, 0);
-		return true;
 	} catch (error) {
 		return (error as NodeJS.ErrnoException).code === 'EPERM';
 	}
+	const state = statOf(pid)?.[0];
+	return state !== 'Z' && state !== 'X';
 }
 
-/** A process's start time in clock ticks since boot (Linux); undefined elsewhere. */
-function processStart(pid: number | 'self'): string | undefined {
+/** The fields of `/proc/<pid>/stat` after the command name (which may hold spaces), from field 3 (Linux). */
+function statOf(pid: number | 'self'): string[] | undefined {
 	try {
 		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-		// Fields after the command name (which may hold spaces), from field 3; start time is field 22.
-		return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+		return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 	} catch {
 		return undefined;
 	}
+}
+
+/** A process's start time in clock ticks since boot (field 22, Linux); undefined elsewhere. */
+function processStart(pid: number | 'self'): string | undefined {
+	return statOf(pid)?.[19];
 }
 
 const START = processStart('self');
