@@ -5,6 +5,7 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isAlive } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 
 export interface BalancerFiles {
@@ -26,10 +27,7 @@ export async function stopLeftoverBalancer(files: BalancerFiles): Promise<void> 
 	if (command.includes(files.config)) {
 		try {
 			process.kill(pid, 'SIGTERM');
-			for (let waited = 0; waited < 5_000; waited += 50) {
-				process.kill(pid, 0); // throws once it is gone
-				await new Promise((resolve) => setTimeout(resolve, 50));
-			}
+			for (let waited = 0; waited < 5_000 && isAlive(pid); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
 		} catch {
 			// gone
 		}
