@@ -28,12 +28,12 @@ let home: TestHome;
 beforeEach(async () => (home = await createTestHome()));
 afterEach(() => home.dispose());
 
-function runWriter(kind: string, target: string, writer: string, count: number): Promise<void> {
+function runWriter(kind: string, target: string, writer: string, count: number, ...rest: string[]): Promise<void> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(process.execPath, [WRITER, kind, DIST, target, writer, String(count)], { stdio: ['ignore', 'ignore', 'pipe'] });
+		const child = spawn(process.execPath, [WRITER, kind, DIST, target, writer, String(count), ...rest], { stdio: ['ignore', 'ignore', 'pipe'] });
 		let stderr = '';
 		child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-		child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${writer} failed: ${stderr}`))));
+		child.once('exit', (code, signal) => (code === 0 || signal === 'SIGKILL' ? resolve() : reject(new Error(`writer ${writer} failed: ${stderr}`))));
 	});
 }
 
@@ -177,7 +177,7 @@ describe('cross-process locks', () => {
 			while ((await stat())[0] !== 'Z') await new Promise((resolve) => setTimeout(resolve, 20));
 			const target = join(home.path, 'state', 'zombie.json');
 			await mkdir(`${target}.lock`, { recursive: true });
-			await writeFile(join(`${target}.lock`, 'owner'), JSON.stringify({ pid, host: hostname(), started: (await stat())[19], token: 'exited' }));
+			await writeFile(join(`${target}.lock`, 'owner-exited'), JSON.stringify({ pid, host: hostname(), started: (await stat())[19] }));
 			expect(await tryLock(target, async () => 'taken')).toEqual({ value: 'taken' });
 		} finally {
 			parent.kill();
@@ -187,10 +187,22 @@ describe('cross-process locks', () => {
 	it('a lock whose pid now belongs to another process is taken over', async () => {
 		const target = join(home.path, 'state', 'reused.json');
 		await mkdir(`${target}.lock`, { recursive: true });
-		// The parent of this test process is alive, but it is not the process that took the lock.
-		await writeFile(join(`${target}.lock`, 'owner'), JSON.stringify({ pid: process.ppid, host: hostname(), started: '1', token: 'gone' }));
+		// The parent of this test process is alive, but it is not the process that took the lock
+		// (written as an older Hangar did: its owner file was named just 'owner').
+		await writeFile(join(`${target}.lock`, 'owner'), JSON.stringify({ pid: process.ppid, host: hostname(), started: '1' }));
 		expect(await tryLock(target, async () => 'taken')).toEqual({ value: 'taken' });
 	});
+
+	it('sixteen processes contending: every change is kept, holders killed -9 are taken over, nothing is left behind', async () => {
+		// A lock released and taken again between another process's look and its move used to be
+		// moved aside and put back after its holder had gone on: held by a live process forever.
+		const state = join(home.path, 'state');
+		const counter = join(state, 'counter');
+		const writers = Array.from({ length: 16 }, (_, index) => (index % 4 === 0 ? runWriter('count', counter, String(index), 150, '9') : runWriter('count', counter, String(index), 150)));
+		await Promise.all(writers);
+		expect(Number(await readFile(counter, 'utf8'))).toBe(12 * 150 + 4 * 10);
+		expect(await readdir(state)).toEqual(['counter']);
+	}, 120_000);
 
 	it('a signal cancels the wait for a live holder, and nothing is left behind', async () => {
 		const target = join(home.path, 'state', 'busy.json');

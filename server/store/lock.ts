@@ -2,16 +2,22 @@
  * Cross-process locks, so several daemons, the CLI and the REST server can share one state
  * folder, and an install may hold a skill's lock for minutes.
  *
- * The lock of `<target>` is the folder `<target>.lock` holding an `owner` file (pid, host,
- * process start time, a token). It is made complete in a scratch folder and renamed into place,
- * so it never exists without its owner. A lock is taken over only when its holder is gone:
- * on this host, a dead pid (or a pid now used by another process); on another host sharing
- * the folder, an owner file not refreshed for 30 s. A holder that is alive but paused (SIGSTOP,
- * a debugger, a suspended laptop) keeps its lock however long the pause lasts.
+ * The lock of `<target>` is the folder `<target>.lock` holding one owner file, named after a
+ * token no other lock has (`owner-<token>`: pid, host, process start time). The folder is
+ * made complete in a scratch folder and renamed into place, so it never exists without its
+ * owner. Every removal is conditional on what it removes: the holder, or a process taking
+ * over an abandoned lock, unlinks that one owner file, then removes the folder only if it is
+ * empty. A lock released and taken again in the meantime is never removed by mistake, as it
+ * would be by moving the folder aside (a rename moves whichever lock is in place).
+ *
+ * A lock is taken over only when its holder is gone: on this host, a dead pid (or a pid now
+ * used by another process); on another host sharing the folder, an owner file not refreshed
+ * for 30 s. A holder that is alive but paused (SIGSTOP, a debugger, a suspended laptop) keeps
+ * its lock however long the pause lasts.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
@@ -23,13 +29,14 @@ const STALE_MS = 30_000;
 /** How long `withLock` waits without a signal before answering 503. */
 const WAIT_MS = 30_000;
 const MAX_POLL_MS = 100;
+/** Owner files start so; an older Hangar named its owner file just this. */
+const OWNER = 'owner';
 
 interface Owner {
 	readonly pid: number;
 	readonly host: string;
 	/** When the process started (Linux `/proc/<pid>/stat`), to tell a reused pid from the holder. */
 	readonly started?: string;
-	readonly token: string;
 }
 
 export interface LockOptions {
@@ -41,49 +48,51 @@ export interface LockOptions {
 export async function withLock<T>(target: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
 	const path = lockPathOf(target);
 	const deadline = options.signal ? Number.POSITIVE_INFINITY : Date.now() + WAIT_MS;
-	let owner: Owner | undefined;
-	for (let delay = 5; !(owner = await acquire(path)); delay = Math.min(delay * 2, MAX_POLL_MS)) {
+	let ownerFile: string | undefined;
+	for (let delay = 5; !(ownerFile = await acquire(path)); delay = Math.min(delay * 2, MAX_POLL_MS)) {
 		if (options.signal?.aborted) throw HangarError.cancelled(`waiting for the lock of ${basename(target)}`);
 		if (Date.now() > deadline) throw new HangarError(503, `state is locked by another Hangar process (${path}); try again`, 'locked');
 		await new Promise((resolve) => setTimeout(resolve, delay));
 	}
-	return holding(path, owner, work);
+	return holding(ownerFile, work);
 }
 
 /** Runs `work` only if the lock is free right now; undefined when someone holds it. */
 export async function tryLock<T>(target: string, work: () => Promise<T>): Promise<{ value: T } | undefined> {
-	const path = lockPathOf(target);
-	const owner = await acquire(path);
-	return owner ? { value: await holding(path, owner, work) } : undefined;
+	const ownerFile = await acquire(lockPathOf(target));
+	return ownerFile ? { value: await holding(ownerFile, work) } : undefined;
 }
 
 function lockPathOf(target: string): string {
 	return `${target}.lock`;
 }
 
-async function holding<T>(path: string, owner: Owner, work: () => Promise<T>): Promise<T> {
-	const heartbeat = setInterval(() => void utimes(join(path, 'owner'), new Date(), new Date()).catch(() => undefined), HEARTBEAT_MS);
+async function holding<T>(ownerFile: string, work: () => Promise<T>): Promise<T> {
+	const heartbeat = setInterval(() => void utimes(ownerFile, new Date(), new Date()).catch(() => undefined), HEARTBEAT_MS);
 	heartbeat.unref();
 	try {
 		return await work();
 	} finally {
 		clearInterval(heartbeat);
-		await release(path, owner);
+		await release(ownerFile);
 	}
 }
 
-async function acquire(path: string): Promise<Owner | undefined> {
-	if ((await exists(path)) && !(await takeOverIfAbandoned(path))) return undefined;
+/** Takes the lock if it is free (or abandoned); the path of its owner file, or undefined. */
+async function acquire(path: string): Promise<string | undefined> {
+	if ((await exists(path)) && !(await clearIfAbandoned(path))) return undefined;
 	await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-	const owner: Owner = { pid: process.pid, host: hostname(), ...(START !== undefined && { started: START }), token: randomBytes(8).toString('hex') };
-	const scratch = `${path}.${process.pid}-${owner.token}.tmp`;
+	const token = randomBytes(8).toString('hex');
+	const name = `${OWNER}-${token}`;
+	const scratch = `${path}.${token}.tmp`;
 	await mkdir(scratch, { mode: 0o700 });
 	try {
-		await writeFile(join(scratch, 'owner'), JSON.stringify(owner));
+		const owner: Owner = { pid: process.pid, host: hostname(), ...(START !== undefined && { started: START }) };
+		await writeFile(join(scratch, name), JSON.stringify(owner));
+		// Replaces nothing but an empty folder: one its holder is removing, or an older Hangar's.
 		await rename(scratch, path);
-		return owner;
+		return join(path, name);
 	} catch (error) {
-		// Someone else's lock is in place: a rename never replaces a folder that holds a file.
 		if (['EEXIST', 'ENOTEMPTY', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
 		throw error;
 	} finally {
@@ -91,46 +100,65 @@ async function acquire(path: string): Promise<Owner | undefined> {
 	}
 }
 
-/** Moves an abandoned lock aside (only the one that was seen abandoned); true when it is gone. */
-async function takeOverIfAbandoned(path: string): Promise<boolean> {
-	const seen = await readOwner(path);
-	if (!(await isAbandoned(path, seen))) return false;
-	const aside = `${path}.abandoned-${randomBytes(6).toString('hex')}`;
-	try {
-		await rename(path, aside);
-	} catch {
-		return !(await exists(path)); // someone else moved it first
+/** Removes the lock if its holder is gone; true when the lock may be free now. */
+async function clearIfAbandoned(path: string): Promise<boolean> {
+	const found = await ownerOf(path);
+	if (found === 'gone') return true;
+	if (found === 'none') {
+		// Emptied by a holder releasing it, or left empty by an older Hangar.
+		await rmdir(path).catch(() => undefined);
+		return true;
 	}
-	const moved = await readOwner(aside);
-	if (moved?.token !== seen?.token) {
-		// A fresh lock was put in place between our look and our move: put it back.
-		await rename(aside, path).catch(() => undefined);
-		return false;
-	}
-	await rm(aside, { recursive: true, force: true });
+	if (!(await isAbandoned(found.file, found.owner))) return false;
+	// That owner's file, then the folder only if nothing took its place.
+	await unlink(found.file).then(
+		() => rmdir(path).catch(() => undefined),
+		() => undefined,
+	);
 	return true;
 }
 
-async function release(path: string, owner: Owner): Promise<void> {
-	if ((await readOwner(path))?.token !== owner.token) return; // taken over: it is not ours to remove
-	// Renamed away first, so the lock is gone in one step and a newcomer's lock is never removed.
-	const gone = `${path}.released-${owner.token}`;
-	await rename(path, gone).catch(() => undefined);
-	await rm(gone, { recursive: true, force: true });
+async function release(ownerFile: string): Promise<void> {
+	try {
+		await unlink(ownerFile);
+	} catch {
+		return; // taken over (from another host, after a long pause): what is there now is not ours
+	}
+	await rmdir(dirname(ownerFile)).catch(() => undefined); // a newcomer may have moved in already
 }
 
-async function readOwner(path: string): Promise<Owner | undefined> {
+type Found = 'gone' | 'none' | { readonly file: string; readonly owner: Owner | undefined };
+
+/** Who holds the lock at `path`: 'gone' when there is none, 'none' for a folder without an owner. */
+async function ownerOf(path: string): Promise<Found> {
+	let entries: string[];
 	try {
-		return JSON.parse(await readFile(join(path, 'owner'), 'utf8')) as Owner;
+		entries = await readdir(path);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+		throw error;
+	}
+	const name = entries.find((entry) => entry.startsWith(OWNER));
+	if (name === undefined) return 'none';
+	const file = join(path, name);
+	let text: string;
+	try {
+		text = await readFile(file, 'utf8');
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone'; // released since
+		throw error;
+	}
+	try {
+		return { file, owner: JSON.parse(text) as Owner };
 	} catch {
-		return undefined;
+		return { file, owner: undefined }; // no holder leaves this: its file is whole before the folder is in place
 	}
 }
 
-async function isAbandoned(path: string, owner: Owner | undefined): Promise<boolean> {
-	if (!owner) return true; // not a lock of this design (an empty folder left by an older Hangar)
+async function isAbandoned(ownerFile: string, owner: Owner | undefined): Promise<boolean> {
+	if (!owner) return true;
 	if (owner.host === hostname()) return !isAlive(owner.pid) || (owner.started !== undefined && processStart(owner.pid) !== owner.started);
-	const beat = await lstat(join(path, 'owner')).then((stats) => stats.mtimeMs, () => 0);
+	const beat = await lstat(ownerFile).then((stats) => stats.mtimeMs, () => 0);
 	return Date.now() - beat > STALE_MS;
 }
 
