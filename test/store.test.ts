@@ -15,7 +15,7 @@ import { GroupStore } from '../server/groups/store.js';
 import { createLogger } from '../server/log.js';
 import { WorkloadStore } from '../server/runspec/store.js';
 import { writeFileAtomic } from '../server/store/atomic.js';
-import { JsonDocument } from '../server/store/document.js';
+import { JsonCollection, JsonDocument } from '../server/store/document.js';
 import { tryLock, withLock } from '../server/store/lock.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { StatusFeed } from '../server/workloads/statusFeed.js';
@@ -136,6 +136,25 @@ describe('two processes writing at once', () => {
 		const all = await groups.list();
 		expect(all).toHaveLength(51);
 		expect((await groups.get('default')).skills).toHaveLength(50);
+	});
+
+	it('an entity being changed by one process holds up no change to another entity, and its own change waits for it', async () => {
+		const folder = join(home.path, 'records');
+		const records = new JsonCollection(folder, { schema: z.object({ value: z.number() }), version: 1 });
+		const holder = await startHolder(join(folder, 'a.json'));
+		let waited = false;
+		const changingA = records.change('a', () => ({ value: 1 })).then((written) => ((waited = true), written));
+		try {
+			expect(await records.create('b', { value: 2 })).toBe(true);
+			expect(await records.change('b', () => ({ value: 3 }))).toBe(true);
+			expect(await records.delete('b')).toBe(true);
+			expect(waited).toBe(false);
+		} finally {
+			holder.stdin!.end();
+		}
+		expect(await changingA).toBe(true);
+		expect(await records.list()).toEqual([{ value: 1 }]);
+		expect(await readdir(folder)).toEqual(['a.json']);
 	});
 });
 

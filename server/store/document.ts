@@ -89,7 +89,8 @@ export class JsonDocument<T> {
 
 /**
  * A folder of JSON documents, one per named entity (`<folder>/<name>.json`). Every change
- * takes the folder's lock, so an update cannot bring back an entity deleted meanwhile.
+ * takes the entity's lock, so an update cannot bring back an entity deleted meanwhile, while
+ * changes to different entities (fifty proxies recording their state) go on side by side.
  */
 export class JsonCollection<T> {
 	constructor(
@@ -128,9 +129,10 @@ export class JsonCollection<T> {
 
 	/** Creates an entity; `false` when one of that name exists already. */
 	async create(name: string, value: T): Promise<boolean> {
-		return withLock(this.folder, async () => {
-			if ((await readTextIfExists(this.fileOf(name))) !== undefined) return false;
-			await writeFileAtomic(this.fileOf(name), encodeDocument(value, this.spec));
+		const path = this.fileOf(name);
+		return withLock(path, async () => {
+			if ((await readTextIfExists(path)) !== undefined) return false;
+			await writeFileAtomic(path, encodeDocument(value, this.spec));
 			return true;
 		});
 	}
@@ -148,7 +150,7 @@ export class JsonCollection<T> {
 	 */
 	async change(name: string, decide: (current: T | undefined) => T | undefined): Promise<boolean> {
 		const path = this.fileOf(name);
-		return withLock(this.folder, async () => {
+		return withLock(path, async () => {
 			const text = await readTextIfExists(path);
 			const next = decide(text === undefined ? undefined : decodeDocument(path, text, this.spec));
 			if (next === undefined) return false;
@@ -159,8 +161,8 @@ export class JsonCollection<T> {
 
 	/** Deletes an entity; `false` when it did not exist. */
 	async delete(name: string): Promise<boolean> {
-		return withLock(this.folder, async () => {
-			const path = this.fileOf(name);
+		const path = this.fileOf(name);
+		return withLock(path, async () => {
 			if ((await readTextIfExists(path)) === undefined) return false;
 			await rm(path);
 			return true;
