@@ -2,6 +2,7 @@
  * `hangar daemon` as an editor meets it: the LSP lifecycle, and robustness against frames
  * no correct client sends. Every bad frame gets a JSON-RPC error and the daemon stays up.
  */
+import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ListGroups, operations } from '../protocol/index.js';
 import { createTestHome, type TestHome } from './support/home.js';
@@ -70,6 +71,19 @@ describe('lifecycle', () => {
 		daemon.send({ jsonrpc: '2.0', method: 'exit' });
 		expect(await daemon.exited()).toBe(1);
 	});
+
+	it('exits when the process that started it is gone, even one that was never reaped (a zombie)', async () => {
+		// `sleep 30` takes the place of the shell and never reaps the shell's other child.
+		const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'] });
+		try {
+			const pid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (data: Buffer) => resolve(String(data)))));
+			await request('initialize', { processId: pid, capabilities: {} });
+			await expectAlive();
+			expect(await daemon.exited()).toBe(1);
+		} finally {
+			parent.kill();
+		}
+	}, 15_000);
 
 	it('exits when its stdin closes', async () => {
 		await initialize();

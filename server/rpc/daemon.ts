@@ -24,6 +24,7 @@ import type { HangarError } from '../../protocol/errors.js';
 import { contextFor, type Progress } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
 import type { Environment } from '../environment.js';
+import { isAlive } from '../store/lock.js';
 import { VERSION } from '../version.js';
 import { FramedMessageReader } from './framing.js';
 import type { Manifest } from './manifest.js';
@@ -151,17 +152,12 @@ function progressFor(connection: MessageConnection, params: unknown): Progress |
 	};
 }
 
-/** LSP: a server exits when the process that started it is gone. */
+/** LSP: a server exits when the process that started it is gone (exited, even if never reaped). */
 function watchParent(pid: number, onGone: () => void): void {
 	const timer = setInterval(() => {
-		try {
-			process.kill(pid, 0);
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code === 'ESRCH') {
-				clearInterval(timer);
-				onGone();
-			}
-		}
+		if (isAlive(pid)) return;
+		clearInterval(timer);
+		onGone();
 	}, PARENT_CHECK_MS);
 	timer.unref();
 }
