@@ -11,6 +11,7 @@ import { HangarError } from '../../protocol/errors.js';
 import { balancerFilesOf, stopLeftoverBalancer } from '../runspec/balancer.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { ProxyRecord, WorkloadStore } from '../runspec/store.js';
+import { isAlive } from '../store/lock.js';
 
 /** The `hangar` entry point of this build, which runs `hangar proxy NAME`. */
 export const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));
@@ -25,11 +26,7 @@ export interface LaunchResult {
 
 /** True when `pid` is alive and (where the OS tells) is this workload's proxy. */
 export async function isProxyProcess(pid: number, name: string): Promise<boolean> {
-	try {
-		process.kill(pid, 0);
-	} catch (error) {
-		return (error as NodeJS.ErrnoException).code === 'EPERM';
-	}
+	if (!isAlive(pid)) return false;
 	if (process.platform !== 'linux') return true;
 	try {
 		const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
