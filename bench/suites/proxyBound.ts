@@ -147,6 +147,22 @@ export async function startCollector(): Promise<{ url: string; close(): void }> 
 }
 
 
+/**
+ * The telemetry A/B's processes beyond the table's two a side (`SIDE_PROCESSES - 2` of each),
+ * measured in its bursts only: starts of one off and one on, in turn.
+ */
+export function moreSideStarts(off: (index: number) => Promise<Front>, on: (index: number) => Promise<Front>): Array<() => Promise<Front>> {
+	return Array.from({ length: SIDE_PROCESSES - 2 }, (_, index) => [() => off(index), () => on(index)]).flat();
+}
+
+/** The A/B's two sides: the table's processes of each, and those `moreSideStarts` started (off, on, off, …). */
+export function sidesOf(off: readonly Front[], on: readonly Front[], more: readonly Front[]): [Front[], Front[]] {
+	return [
+		[...off, ...more.filter((_, index) => index % 2 === 0)],
+		[...on, ...more.filter((_, index) => index % 2 === 1)],
+	];
+}
+
 /** Telemetry on (side b) against off (side a), from paired bursts: the medians of the cycles' ratios. */
 export function telemetryVerdicts(label: string, cycles: readonly Cycle[]): string[] {
 	const throughput = pairedRatio(cycles, rateOf);
@@ -184,20 +200,17 @@ export async function proxyBound(): Promise<Table[]> {
 		tracedAgain: () => hangar('bench-bound-traced-again', "Hangar's proxy, telemetry on, a second process", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
 	};
 	const keys = Object.keys(starts) as Array<keyof typeof starts>;
-	// The telemetry A/B's other processes, measured in its bursts only.
-	const more = Array.from({ length: SIDE_PROCESSES - 2 }, (_, index) => [
-		() => hangar(`bench-bound-more-${index}`, "Hangar's proxy, another process"),
-		() => hangar(`bench-bound-traced-more-${index}`, "Hangar's proxy, telemetry on, another process", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
-	]);
+	const more = moreSideStarts(
+		(index) => hangar(`bench-bound-more-${index}`, "Hangar's proxy, another process"),
+		(index) => hangar(`bench-bound-traced-more-${index}`, "Hangar's proxy, telemetry on, another process", ['--otel-endpoint', collector.url, '--otel-enable-prometheus-metrics-path']),
+	);
 	const all: Front[] = [];
 	try {
-		await startWarm([...keys.map((key) => starts[key]), ...more.flat()], all);
+		await startWarm([...keys.map((key) => starts[key]), ...more], all);
 		const fronts = all.slice(0, keys.length);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
 		const front = (key: keyof typeof starts) => fronts[keys.indexOf(key)]!;
-		const extra = all.slice(keys.length);
-		const off = [front('ours'), front('oursAgain'), ...extra.filter((_, index) => index % 2 === 0)];
-		const on = [front('traced'), front('tracedAgain'), ...extra.filter((_, index) => index % 2 === 1)];
+		const [off, on] = sidesOf([front('ours'), front('oursAgain')], [front('traced'), front('tracedAgain')], all.slice(keys.length));
 		const telemetry: Cycle[][] = [];
 		for (const phase of PHASES) telemetry.push(await pairedBursts(off, on, phase, CYCLES));
 		const rows = fronts.map((front, index) => [

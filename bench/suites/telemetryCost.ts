@@ -8,7 +8,7 @@
  */
 import { alternatingRounds, cpuPerCallOf, pairedBursts, PHASES, rateOf, spread, startWarm, type Cycle, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, type Table } from '../stats.js';
-import { hangar, SIDE_PROCESSES, startCollector, telemetryVerdicts } from './proxyBound.js';
+import { hangar, moreSideStarts, SIDE_PROCESSES, sidesOf, startCollector, telemetryVerdicts } from './proxyBound.js';
 
 const ROUNDS = 4;
 const CYCLES = 30;
@@ -27,19 +27,16 @@ export async function telemetryCost(): Promise<Table[]> {
 		() => hangar('bench-otel-off-again', 'telemetry off, a second process'),
 		() => hangar('bench-otel-on-again', 'traces (the default tenth) + metrics + /metrics, a second process', on),
 	];
-	// The A/B's other processes, measured in its bursts only.
-	const more = Array.from({ length: SIDE_PROCESSES - 2 }, (_, index) => [
-		() => hangar(`bench-otel-off-more-${index}`, 'telemetry off, another process'),
-		() => hangar(`bench-otel-on-more-${index}`, 'traces (the default tenth) + metrics + /metrics, another process', on),
-	]);
+	const more = moreSideStarts(
+		(index) => hangar(`bench-otel-off-more-${index}`, 'telemetry off, another process'),
+		(index) => hangar(`bench-otel-on-more-${index}`, 'traces (the default tenth) + metrics + /metrics, another process', on),
+	);
 	const all: Front[] = [];
 	try {
-		await startWarm([...starts, ...more.flat()], all);
+		await startWarm([...starts, ...more], all);
 		const fronts = all.slice(0, starts.length);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
-		const extra = all.slice(starts.length);
-		const off = [fronts[0]!, fronts[5]!, ...extra.filter((_, index) => index % 2 === 0)];
-		const traced = [fronts[1]!, fronts[6]!, ...extra.filter((_, index) => index % 2 === 1)];
+		const [off, traced] = sidesOf([fronts[0]!, fronts[5]!], [fronts[1]!, fronts[6]!], all.slice(starts.length));
 		const cycles: Cycle[][] = [];
 		for (const phase of PHASES) cycles.push(await pairedBursts(off, traced, phase, CYCLES));
 		const rows = fronts.map((front, index) => [
