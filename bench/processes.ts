@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
@@ -79,12 +79,14 @@ export async function spawnHttp(args: readonly string[], env: NodeJS.ProcessEnv 
 	return { url, pid: child.pid, stop: () => child.kill() };
 }
 
-const require = createRequire(import.meta.url);
+/** The folder `scripts/bench-peers.sh` installs the npm peers into. */
+const PEERS = join(process.env.HANGAR_BENCH_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'hangar-bench'), 'peers');
 
-/** The script of an npm package's command, run with this Node. */
+/** The script an npm peer's `bin` names, from the peers' own install (`scripts/bench-peers.sh`). */
 export function binOf(pkg: string): string {
-	const manifest = require.resolve(`${pkg}/package.json`);
-	const { bin } = require(manifest) as { bin: string | Record<string, string> };
+	const fromPeers = createRequire(join(PEERS, 'package.json'));
+	const manifest = fromPeers.resolve(`${pkg}/package.json`);
+	const { bin } = fromPeers(manifest) as { bin: string | Record<string, string> };
 	return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0]!);
 }
 
