@@ -31,6 +31,8 @@ need_apt prometheus prometheus
 # Nothing can be pulled from a container registry here: the images are assembled from this
 # machine's node binary and MCP servers from npm, and imported with `docker import`.
 need_apt dockerd docker.io
+# DOCKER_HOST=ssh://: a real OpenSSH server on loopback (the test starts its own)
+need_apt sshd openssh-server
 if ! docker info >/dev/null 2>&1; then
 	log "starting dockerd"
 	(dockerd >/var/log/dockerd.log 2>&1 &)
