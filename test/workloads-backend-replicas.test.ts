@@ -250,6 +250,15 @@ describe('backend_replicas with a server that speaks 2026-07-28', { timeout: 180
 					const [status, startedAt] = stdout.trim().split(' ');
 					return status === 'running' && startedAt !== startedBefore.trim();
 				}, `instance ${victim.replica} running again`, 60_000);
+				// Running is not yet listening: until its server answers, killing the other instance
+				// would leave none to take the calls (on a loaded machine, node takes seconds to start).
+				const { stdout: published } = await run('docker', ['port', victim.id, '3001/tcp']);
+				const address = published.trim().split('\n')[0]!;
+				await waitFor(
+					async () => (await fetch(`http://${address}/mcp`, { method: 'POST' }).then(() => true, () => false)),
+					`instance ${victim.replica} answering again`,
+					60_000,
+				);
 			}
 		} finally {
 			await client.close();
