@@ -10,7 +10,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { metadataGuardedLookup } from '../../net/addresses.js';
-import { deniedUpstream, isSignInState, type Backend, type BackendSession, type BackendState, type OpenOptions, type SessionSink } from '../backend.js';
+import { deniedUpstream, isSignInState, type Backend, type UpstreamSession, type BackendState, type OpenOptions, type ClientSessionSink } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -21,11 +21,11 @@ import {
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 	type RequestId,
-} from '../jsonrpc.js';
-import { outboundContext } from '../outbound.js';
-import { ModernDialect, type ModernWire } from './modern.js';
-import type { UpstreamAuthenticator } from '../upstreamAuth/authenticator.js';
-import { UpstreamAuthError } from '../upstreamAuth/errors.js';
+} from '../core/jsonrpc.js';
+import { outboundContext } from '../net/outbound.js';
+import { Server2026Dialect, type Wire2026 } from '../revisions/server2026.js';
+import type { UpstreamAuthenticator } from '../chain/upstreamAuth/authenticator.js';
+import { UpstreamAuthError } from '../chain/upstreamAuth/errors.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -187,7 +187,7 @@ export class HttpBackend implements Backend {
 		});
 	}
 
-	open(sink: SessionSink, options: OpenOptions = {}): BackendSession {
+	open(sink: ClientSessionSink, options: OpenOptions = {}): UpstreamSession {
 		return this.options.transport === 'sse' ? new SseUpstreamSession(this, sink) : new StreamableUpstreamSession(this, sink, options);
 	}
 
@@ -302,7 +302,7 @@ function connectionError(backend: HttpBackend, id: RequestId, error: Error): Jso
 }
 
 /** An upstream Streamable HTTP session: POST per message, plus a GET stream for server messages. */
-/** What a replica needs to take a Streamable HTTP session over (`BackendSession.snapshot`). */
+/** What a replica needs to take a Streamable HTTP session over (`UpstreamSession.snapshot`). */
 interface UpstreamSnapshot {
 	readonly sessionId: string;
 	readonly protocolVersion?: string;
@@ -312,19 +312,19 @@ function isUpstreamSnapshot(value: unknown): value is UpstreamSnapshot {
 	return typeof (value as UpstreamSnapshot | undefined)?.sessionId === 'string';
 }
 
-class StreamableUpstreamSession implements BackendSession, ModernWire {
+class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 	private sessionId: string | undefined;
 	private protocolVersion: string | undefined;
 	private readonly controller = new AbortController();
 	/** Set when the server speaks only MCP 2026-07-28. */
-	private dialect: ModernDialect | undefined;
+	private dialect: Server2026Dialect | undefined;
 	private clientStreaming = false;
 	/** Follows the server's stream while this replica's client streams, when the session is replicated. */
 	private listening: AbortController | undefined;
 
 	constructor(
 		private readonly backend: HttpBackend,
-		private readonly sink: SessionSink,
+		private readonly sink: ClientSessionSink,
 		private readonly options: OpenOptions = {},
 	) {
 		if (isUpstreamSnapshot(options.adopt)) {
@@ -338,7 +338,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 		return this.sessionId && !this.dialect ? { sessionId: this.sessionId, protocolVersion: this.protocolVersion } : undefined;
 	}
 
-	get speaksModern(): boolean {
+	get speaks2026(): boolean {
 		return this.dialect !== undefined;
 	}
 
@@ -370,7 +370,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 
 	/** The server may speak only MCP 2026-07-28: then this client's session is carried in that revision. */
 	private async discover(initialize: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
-		const discovered = await ModernDialect.discover(this, this.sink, initialize, signal);
+		const discovered = await Server2026Dialect.discover(this, this.sink, initialize, signal);
 		this.dialect = discovered?.dialect;
 		this.dialect?.streaming(this.clientStreaming);
 		return discovered?.answer;
@@ -531,14 +531,14 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 }
 
 /** An upstream legacy SSE session: one GET /sse stream, messages POSTed to its endpoint. */
-class SseUpstreamSession implements BackendSession {
+class SseUpstreamSession implements UpstreamSession {
 	private readonly controller = new AbortController();
 	private readonly endpoint: Promise<URL>;
 	private readonly pending = new Map<RequestId, (response: JsonRpcResponse) => void>();
 
 	constructor(
 		private readonly backend: HttpBackend,
-		private readonly sink: SessionSink,
+		private readonly sink: ClientSessionSink,
 	) {
 		this.endpoint = this.connect();
 		this.endpoint.catch(() => undefined);
