@@ -10,7 +10,8 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { metadataGuardedLookup } from '../../net/addresses.js';
-import { deniedUpstream, isSignInState, type Backend, type UpstreamSession, type BackendState, type OpenOptions, type ClientSessionSink } from '../core/backend.js';
+import { readBody } from '../../net/body.js';
+import { isSignInState, type Backend, type UpstreamSession, type BackendState, type OpenOptions, type ClientSessionSink, type UpstreamCredentials } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -24,8 +25,9 @@ import {
 } from '../core/jsonrpc.js';
 import { outboundContext } from '../net/outbound.js';
 import { Server2026Dialect, type Wire2026 } from '../revisions/server2026.js';
-import type { UpstreamAuthenticator } from '../chain/upstreamAuth/authenticator.js';
-import { UpstreamAuthError } from '../chain/upstreamAuth/errors.js';
+import { CallTable } from '../core/callTable.js';
+import { UpstreamAuthError } from '../core/upstreamAuthError.js';
+import { tag } from '../core/tags.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -44,8 +46,8 @@ export interface HttpBackendOptions {
 	/** Wait until the server accepts connections before calling the backend ready. */
 	readonly probe: boolean;
 	readonly log: Logger;
-	/** The OAuth client of a remote server (upstreamAuth/): its token on every request, its answer to a 401 or 403. */
-	readonly auth?: UpstreamAuthenticator;
+	/** The OAuth client of a remote server (chain/upstreamAuth/): its token on every request, its answer to a 401 or 403. */
+	readonly auth?: UpstreamCredentials;
 }
 
 export class HttpBackend implements Backend {
@@ -215,15 +217,12 @@ function probe(url: URL): Promise<void> {
 	});
 }
 
-export async function readText(response: IncomingMessage): Promise<string> {
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of response as AsyncIterable<Buffer>) {
-		size += chunk.length;
-		if (size > MAX_BODY_BYTES) throw new Error('the server sent a body over 16 MiB');
-		chunks.push(chunk);
-	}
-	return Buffer.concat(chunks).toString('utf8');
+/** An upstream answer's body as text; past the cap the connection is dropped. */
+export function readText(response: IncomingMessage): Promise<string> {
+	return readBody(response, MAX_BODY_BYTES, String, () => {
+		response.destroy();
+		return new Error('the server sent a body over 16 MiB');
+	});
 }
 
 export interface SseEvent {
@@ -277,18 +276,6 @@ function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNo
 	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
 }
 
-/** A request that failed to reach the server: whether it may have reached it before the connection failed. */
-export interface ConnectionFailure {
-	readonly reached: boolean;
-}
-
-const connectionFailures = new WeakMap<JsonRpcResponse, ConnectionFailure>();
-
-/** Set on the answer made of a failed connection (see spread.ts, which fails sessions over on it). */
-export function connectionFailureOf(response: JsonRpcResponse): ConnectionFailure | undefined {
-	return connectionFailures.get(response);
-}
-
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
 	if (error instanceof UpstreamAuthError) {
 		return errorResponse(id, ErrorCode.Unauthenticated, error.message, error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds });
@@ -297,7 +284,7 @@ function connectionError(backend: HttpBackend, id: RequestId, error: Error): Jso
 	const answer = errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
 	// Refused, or the server not located at all (its container not running): nothing reached it.
 	const code = (error as NodeJS.ErrnoException).code;
-	connectionFailures.set(answer, { reached: code !== undefined && code !== 'ECONNREFUSED' });
+	tag(answer, { connectionFailure: { reached: code !== undefined && code !== 'ECONNREFUSED' } });
 	return answer;
 }
 
@@ -534,7 +521,7 @@ class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 class SseUpstreamSession implements UpstreamSession {
 	private readonly controller = new AbortController();
 	private readonly endpoint: Promise<URL>;
-	private readonly pending = new Map<RequestId, (response: JsonRpcResponse) => void>();
+	private readonly pending = new CallTable<(response: JsonRpcResponse) => void>();
 
 	constructor(
 		private readonly backend: HttpBackend,
@@ -580,7 +567,7 @@ class SseUpstreamSession implements UpstreamSession {
 					if (!announced) reject(error);
 					if (this.controller.signal.aborted) return;
 					if (!announced && !(error instanceof UpstreamAuthError)) this.backend.failed(error as Error);
-					for (const [id, waiting] of this.pending) waiting(errorResponse(id, ErrorCode.ConnectionClosed, (error as Error).message));
+					for (const [id, waiting] of this.pending.entries()) waiting(errorResponse(id, ErrorCode.ConnectionClosed, (error as Error).message));
 					this.pending.clear();
 					this.sink.ended((error as Error).message);
 				}
@@ -641,5 +628,5 @@ function httpError(id: RequestId, response: IncomingMessage, text: string): Json
 	const answer = errorResponse(id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
 	if (status !== 401 && status !== 403) return answer;
 	const challenge = response.headers['www-authenticate'];
-	return deniedUpstream(answer, { status, challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge });
+	return tag(answer, { denial: { status, challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge } });
 }

@@ -22,7 +22,8 @@ import type { RestartPolicy, Runtime } from '../../runtime/runtime.js';
 import type { Backend, UpstreamSession, BackendState, OpenOptions, ClientSessionSink } from '../core/backend.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../core/jsonrpc.js';
 import { comesBack } from '../../runspec/instances.js';
-import { connectionFailureOf, type HttpBackend } from './http.js';
+import type { HttpBackend } from './http.js';
+import { tagsOf } from '../core/tags.js';
 
 /** How often an instance is asked whether it still answers (an HTTP GET, as at start). */
 const CHECK_INTERVAL_MS = 3_000;
@@ -162,7 +163,7 @@ class SpreadUpstreamSession implements UpstreamSession {
 		const tried = new Set<number>();
 		for (;;) {
 			const answer = await this.inner.request(message, signal);
-			const failure = connectionFailureOf(answer);
+			const failure = tagsOf(answer)?.connectionFailure;
 			if (!failure) {
 				if (message.method === 'initialize' && answer.result) this.initialized = true;
 				return answer;
@@ -207,7 +208,7 @@ class SpreadUpstreamSession implements UpstreamSession {
 			return undefined;
 		}
 		const answer = await session.request(message, signal);
-		const failure = connectionFailureOf(answer);
+		const failure = tagsOf(answer)?.connectionFailure;
 		if (!failure) return answer;
 		this.dropSide(target);
 		// Refused: the session's own instance takes it. Possibly reached: as on the session's own.

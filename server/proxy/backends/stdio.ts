@@ -262,7 +262,7 @@ export class ServerProcess {
 	private initializing: Promise<JsonRpcResponse> | undefined;
 	private nextId = 1;
 	private readonly pending = new CallTable<Pending>();
-	private readonly serverRequests = new Map<RequestId, StdioUpstreamSession>();
+	private readonly serverRequests = new CallTable<StdioUpstreamSession>();
 	readonly sessions = new Set<StdioUpstreamSession>();
 	private readonly state = new SharedProcessState<StdioUpstreamSession>();
 	/** Whose requests may be in flight, when sessions take turns (see the module comment). */
@@ -601,7 +601,7 @@ export class ServerProcess {
 			this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client session closed' } });
 			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, 'client session closed'));
 		}
-		for (const [id, holder] of this.serverRequests) {
+		for (const [id, holder] of this.serverRequests.entries()) {
 			if (holder !== session) continue;
 			this.serverRequests.delete(id);
 			this.write(errorResponse(id, ErrorCode.InternalError, 'the client session closed'));
@@ -624,7 +624,7 @@ export class StdioUpstreamSession implements UpstreamSession {
 	private latest: RequestId | undefined;
 	/** Client request id → process id, for the client's cancellations. */
 	private readonly processIds = new CallTable<number>();
-	private readonly waitingRequests = new Map<RequestId, AbortController>();
+	private readonly waitingRequests = new CallTable<AbortController>();
 	private closed = false;
 
 	constructor(

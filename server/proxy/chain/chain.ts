@@ -61,7 +61,7 @@ export interface McpCall {
 	readonly exchange: HttpExchange;
 	/**
 	 * Called when the call is handed to the server. The legacy SSE front acknowledges a POST
-	 * only then, so that a call refused before (see `refuse`) can get its own HTTP status.
+	 * only then, so that a call refused before (a refusal, core/tags.ts) can get its own HTTP status.
 	 */
 	readonly accepted?: () => void;
 	/** The call's span, when telemetry traces the workload: what the upstream span hangs under. */
@@ -126,7 +126,7 @@ export interface McpNotice {
 	readonly exchange: HttpExchange;
 }
 
-/** Resolves undefined once the message is on its way, or with the error (see `refuse`) that stopped it. */
+/** Resolves undefined once the message is on its way, or with the error (a refusal, core/tags.ts) that stopped it. */
 export type NoticeHandler = (notice: McpNotice) => Promise<JsonRpcResponse | undefined>;
 export type NoticeMiddleware = (notice: McpNotice, next: NoticeHandler) => Promise<JsonRpcResponse | undefined>;
 
@@ -142,21 +142,3 @@ export const forwardNotice: NoticeHandler = async (notice) => {
 	await (notice.session.relay ? notice.session.relay(notice.message) : notice.session.backend.send(notice.message));
 	return undefined;
 };
-
-/** The HTTP status (and headers) a response made by the proxy instead of the server travels with. */
-export interface Refusal {
-	readonly status: number;
-	readonly headers?: Readonly<Record<string, string>>;
-}
-
-const refusals = new WeakMap<JsonRpcResponse, Refusal>();
-
-/** Marks `response` as a refusal sent with an HTTP error status (403, 429…) rather than 200. */
-export function refuse(response: JsonRpcResponse, refusal: Refusal): JsonRpcResponse {
-	refusals.set(response, refusal);
-	return response;
-}
-
-export function refusalOf(response: JsonRpcResponse): Refusal | undefined {
-	return refusals.get(response);
-}

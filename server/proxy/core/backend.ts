@@ -71,20 +71,23 @@ export interface Backend {
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
 }
 
-/** The server refused the proxy's credentials: its HTTP status and `WWW-Authenticate` challenge. */
-export interface UpstreamDenial {
-	readonly status: 401 | 403;
-	readonly challenge: string | undefined;
-}
+/** Where the proxy's sign-in to a remote server stands (chain/upstreamAuth/authenticator.ts). */
+export type AuthState = 'none' | 'authenticated' | 'unauthenticated' | 'auth_retrying';
 
-const denials = new WeakMap<JsonRpcResponse, UpstreamDenial>();
-
-/** Marks `response` as the server's 401 or 403; the proxy passes it on as such (see chain/upstreamAuth/middleware.ts). */
-export function deniedUpstream(response: JsonRpcResponse, denial: UpstreamDenial): JsonRpcResponse {
-	denials.set(response, denial);
-	return response;
-}
-
-export function upstreamDenialOf(response: JsonRpcResponse): UpstreamDenial | undefined {
-	return denials.get(response);
+/**
+ * What the HTTP backend asks of the OAuth client of a remote server: its token on every
+ * request, its answer to a 401 or 403, its state while it cannot authenticate (an
+ * UpstreamAuthError then, core/upstreamAuthError.ts).
+ */
+export interface UpstreamCredentials {
+	readonly state: AuthState;
+	readonly detail: string | undefined;
+	onStateChange?: (state: AuthState, detail: string | undefined) => void;
+	/** The `Authorization` header to send, if any. */
+	authorization(): Promise<string | undefined>;
+	/** The server answered `status` to `sent`: whether a retry may now succeed. */
+	denied(status: 401 | 403, header: string | undefined, sent: string | undefined): Promise<boolean>;
+	/** Why calls are refused while signed out. */
+	refusal(): string;
+	close(): void;
 }

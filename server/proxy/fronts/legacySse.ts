@@ -4,12 +4,13 @@
  * (`/messages?session_id=…`); POSTs answer 202 and every response and server message
  * travels on the event stream. The session ends when the stream closes.
  */
-import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from '../chain/chain.js';
-import { asMessage, isRequest, type JsonRpcNotification, type JsonRpcResponse } from '../core/jsonrpc.js';
+import { forwardNotice, type HttpExchange, type McpHandler, type NoticeHandler } from '../chain/chain.js';
+import { isRequest, type JsonRpcNotification, type JsonRpcResponse } from '../core/jsonrpc.js';
 import type { PublicAddress } from '../net/publicAddress.js';
 import type { ClientSessionRegistry } from '../sessions/clientSession.js';
 import { EventStream } from '../sessions/streams.js';
-import { HttpError, readJson, sendError, sendRefusal } from './streamable.js';
+import { HttpError, messageOf, readJson, sendError, sendRefusal } from './http.js';
+import { tagsOf } from '../core/tags.js';
 
 export class LegacySseFront {
 	constructor(
@@ -52,8 +53,7 @@ export class LegacySseFront {
 			if (!id) throw new HttpError(400, 'Bad Request: session_id is required');
 			const session = this.sessions.find(id, 'sse', exchange.identity?.subject);
 			if (!session) throw new HttpError(404, 'Session not found');
-			const message = asMessage(await readJson(request));
-			if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
+			const message = messageOf(await readJson(request));
 			exchange.messages = [message];
 			session.touch();
 			const accepted = () => {
@@ -61,13 +61,13 @@ export class LegacySseFront {
 			};
 			if (!isRequest(message)) {
 				const refused = await this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session, exchange });
-				const refusal = refused && refusalOf(refused);
+				const refusal = refused && tagsOf(refused)?.refusal;
 				if (refusal) return sendRefusal(response, refused!, refusal.status, refusal.headers);
 				accepted();
 				return;
 			}
 			const answer = await this.handle({ request: message, session, signal: session.signal, exchange, accepted });
-			const refusal = refusalOf(answer);
+			const refusal = tagsOf(answer)?.refusal;
 			if (refusal && !response.headersSent) return sendRefusal(response, answer, refusal.status, refusal.headers);
 			accepted();
 			session.deliver(answer);

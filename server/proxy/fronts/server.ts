@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../../log.js';
+import { sendJson } from '../../net/body.js';
 import type { Backend } from '../core/backend.js';
 import {
 	composeHttp,
@@ -117,7 +118,7 @@ export class ProxyServer {
 		const path = query < 0 ? target : target.slice(0, query);
 		const route = this.routes.get(path);
 		if (!route) {
-			response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not_found', error_description: `no MCP endpoint at ${path}` }));
+			sendJson(response, 404, { error: 'not_found', error_description: `no MCP endpoint at ${path}` });
 			return;
 		}
 		const exchange = new Exchange(request, response, path, target);
@@ -130,7 +131,7 @@ export class ProxyServer {
 
 	private failed({ request, response, path }: HttpExchange, error: unknown): void {
 		this.options.log.error(`${request.method} ${path} failed: ${(error as Error)?.stack ?? error}`);
-		if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'internal_error' }));
+		if (!response.headersSent) sendJson(response, 500, { error: 'internal_error' });
 		else response.end();
 	}
 

@@ -10,10 +10,8 @@
  * - DELETE ends the session.
  * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from '../chain/chain.js';
+import { forwardNotice, type HttpExchange, type McpHandler, type NoticeHandler } from '../chain/chain.js';
 import {
-	asMessage,
 	ErrorCode,
 	errorResponse,
 	isRequest,
@@ -27,70 +25,14 @@ import {
 import type { ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import { EventStream, jsonHeaders, ReplyStream, type EventFormat } from '../sessions/streams.js';
 import { headerMismatch, isRequest2026, Client2026Bridge } from '../revisions/client2026.js';
-
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-
-export class HttpError extends Error {
-	constructor(
-		readonly status: number,
-		message: string,
-		readonly code: number = ErrorCode.InvalidRequest,
-	) {
-		super(message);
-	}
-}
-
-/** Reads a JSON body (at most 4 MiB). Events rather than async iteration: this is the hot path. */
-export function readJson(request: IncomingMessage): Promise<unknown> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		let size = 0;
-		request.on('data', (chunk: Buffer) => {
-			size += chunk.length;
-			if (size > MAX_MESSAGE_BYTES) {
-				request.removeAllListeners('data');
-				request.resume();
-				reject(new HttpError(413, 'message over 4 MiB'));
-			} else {
-				chunks.push(chunk);
-			}
-		});
-		// `on`, not `once`: each `once` wraps its listener, and both events come once anyway.
-		request.on('error', reject);
-		request.on('end', () => {
-			try {
-				resolve(JSON.parse(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-			} catch {
-				reject(new HttpError(400, 'Parse error: the body is not JSON', ErrorCode.ParseError));
-			}
-		});
-	});
-}
-
-/** Writes a JSON-RPC error without an id, as the transport answers malformed requests. */
-export function sendError(response: ServerResponse, error: HttpError, headers: Record<string, string> = {}): void {
-	if (response.headersSent) return;
-	const body = JSON.stringify(errorResponse(null, error.code, error.message));
-	response.writeHead(error.status, { ...headers, 'Content-Type': 'application/json' }).end(body);
-}
+import { tagsOf } from '../core/tags.js';
+import { HttpError, messageOf, readJson, sendError, sendRefusal } from './http.js';
 
 /** Answers a request the front turned away (an HttpError); anything else is the server's to report. */
 function refused(exchange: HttpExchange, error: unknown): Promise<void> {
 	if (!(error instanceof HttpError)) return Promise.reject(error);
 	sendError(exchange.response, error);
 	return Promise.resolve();
-}
-
-function messageOf(item: unknown): JsonRpcMessage {
-	const message = asMessage(item);
-	if (!message) throw new HttpError(400, 'Invalid Request: not a JSON-RPC 2.0 message');
-	return message;
-}
-
-/** A message the proxy refused, with its HTTP status. */
-export function sendRefusal(response: ServerResponse, answer: JsonRpcResponse, status: number, headers: Readonly<Record<string, string>> = {}): void {
-	const body = JSON.stringify(answer);
-	response.writeHead(status, jsonHeaders(headers, undefined, Buffer.byteLength(body))).end(body);
 }
 
 export class StreamableHttpFront {
@@ -168,7 +110,7 @@ export class StreamableHttpFront {
 			try {
 				const answer = await this.run(exchange, session, message);
 				if (initialize && answer.result) await this.sessions.opened(session, message.params ?? {});
-				const refusal = refusalOf(answer);
+				const refusal = tagsOf(answer)?.refusal;
 				session.answer(message.id, reply, answer, refusal?.status, refusal?.headers);
 				if (initialize && answer.error) session.close();
 			} finally {
@@ -210,7 +152,7 @@ export class StreamableHttpFront {
 
 	/** 202 for messages that are on their way; the refusal, with its status, for one that was stopped. */
 	private acknowledge({ response }: HttpExchange, session: ClientSession, refusedBy: JsonRpcResponse | undefined): void {
-		const refusal = refusedBy && refusalOf(refusedBy);
+		const refusal = refusedBy && tagsOf(refusedBy)?.refusal;
 		if (refusal) return sendRefusal(response, refusedBy!, refusal.status, Object.assign({}, session.headers, refusal.headers));
 		response.writeHead(202, session.headers).end();
 	}
@@ -220,7 +162,7 @@ export class StreamableHttpFront {
 		if (mismatch) return sendRefusal(exchange.response, errorResponse(message.id, ErrorCode.HeaderMismatch, `Bad Request: ${mismatch}`), 400);
 		const reply = new ReplyStream(exchange.response, {});
 		const answer = await this.clients2026.answer(exchange, message, reply);
-		const refusal = refusalOf(answer);
+		const refusal = tagsOf(answer)?.refusal;
 		reply.finish(answer, refusal?.status, refusal?.headers);
 	}
 

@@ -6,6 +6,7 @@
  * Tasks extension is offered as the 2025-11-25 tasks the client knows.
  */
 import type { ClientSessionSink } from '../core/backend.js';
+import { CallTable } from '../core/callTable.js';
 import {
 	encodeHeaderValue,
 	ErrorCode,
@@ -38,7 +39,7 @@ const LIST_CHANGES = { toolsListChanged: 'tools', promptsListChanged: 'prompts',
 
 export class Server2026Dialect {
 	/** The client's answers to input requests, awaited by the id they were asked under. */
-	private readonly inputs = new Map<RequestId, (response: JsonRpcResponse) => void>();
+	private readonly inputs = new CallTable<(response: JsonRpcResponse) => void>();
 	private nextId = 1;
 	/** The resources the client subscribed to, carried by the open listen with the list changes it wants. */
 	private readonly subscriptions = new Set<string>();

@@ -59,7 +59,7 @@ export class ClientSession implements ClientSessionSink {
 	private readonly controller = new AbortController();
 	private readonly watchers = new CallTable<CallWatcher>();
 	/** Server request id → the client request it was asked for, while unanswered. */
-	private readonly asked = new Map<RequestId, RequestId>();
+	private readonly asked = new CallTable<RequestId>();
 	private nextEventId = 1;
 	private readonly replay: ReplayEntry[] = [];
 	private claimant: ((message: JsonRpcMessage) => boolean) | undefined;

@@ -5,10 +5,11 @@
  * its chain, so it sees what authorization and rate limiting answered (403, 429).
  */
 import type { AuditConfig } from '../../../../protocol/runConfig.js';
-import { refusalOf, type HttpExchange, type HttpMiddleware, type McpCall, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
+import { type HttpExchange, type HttpMiddleware, type McpCall, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../../core/jsonrpc.js';
 import { auditEvent, capture, eventTypeOf, outcomeOf, targetOf, type AuditOutcome, type ClientInfo, type EventFields } from './auditEvent.js';
 import { DEFAULT_MAX_DATA_SIZE, type AuditLog } from './auditLog.js';
+import { tagsOf } from '../../core/tags.js';
 
 export class Auditor {
 	/** Exchanges whose calls the MCP side logged. */
@@ -79,7 +80,7 @@ export class Auditor {
 			this.sessionEvent(exchange, session, {
 				type,
 				target: method ? targetOf(method, 'params' in message ? message.params : undefined, exchange.path) : { type: 'server', endpoint: exchange.path },
-				outcome: failed ? 'error' : refused ? outcomeOf(refusalOf(refused)?.status ?? 400) : 'success',
+				outcome: failed ? 'error' : refused ? outcomeOf(tagsOf(refused)?.refusal?.status ?? 400) : 'success',
 				durationMs: performance.now() - started,
 				data: Object.keys(data).length ? data : undefined,
 			});
@@ -93,7 +94,7 @@ export class Auditor {
 
 	private mcpEvent(call: McpCall, type: string, response: JsonRpcResponse | undefined, durationMs: number): void {
 		const { request, exchange, session } = call;
-		let outcome: AuditOutcome = response ? outcomeOf(refusalOf(response)?.status ?? 200) : 'error';
+		let outcome: AuditOutcome = response ? outcomeOf(tagsOf(response)?.refusal?.status ?? 200) : 'error';
 		if (outcome === 'success' && response?.error && this.config.detectApplicationErrors !== false) outcome = 'application_error';
 		const data: Record<string, unknown> = {};
 		const extra: Record<string, unknown> = {};

@@ -11,11 +11,12 @@
  * not seen yet.
  */
 import type { Logger } from '../../../log.js';
-import { refuse, type HttpExchange, type McpCall, type McpHandler, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
+import { type HttpExchange, type McpCall, type McpHandler, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import { errorResponse, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import type { CedarAuthorizer } from './cedarAuthorizer.js';
 import { hintAttributes, type Attributes } from './cedarEntities.js';
 import { authorizationOf, RESPONSE_CHECK, type Check, type Filter } from './methodActions.js';
+import { tag } from '../../core/tags.js';
 
 /** ToolHive's JSON-RPC code for a denied request. */
 export const DENIED_CODE = 403;
@@ -37,7 +38,7 @@ export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger
 		const decision = authorizer.check(exchange.identity, check);
 		if (decision.allowed) return undefined;
 		log.info(`denied ${check.action} ${what} to ${exchange.identity?.subject ?? 'an anonymous caller'}: ${decision.reason}`);
-		return refuse(errorResponse(id, DENIED_CODE, 'Unauthorized'), { status: 403 });
+		return tag(errorResponse(id, DENIED_CODE, 'Unauthorized'), { refusal: { status: 403 } });
 	};
 
 	const filter = (exchange: HttpExchange, response: JsonRpcResponse, { key, item }: Filter): JsonRpcResponse => {

@@ -5,10 +5,11 @@
  * HTTP 429, a `Retry-After` header and a JSON-RPC error (code 429) saying when to try again.
  * Per-user buckets count by the token's `sub`; anonymous callers have none.
  */
-import { refuse, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
+import { type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import { errorResponse, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import type { RateLimits } from '../../../runspec/rateLimitConfig.js';
 import type { BucketClaim, BucketStore } from './tokenBuckets.js';
+import { tag } from '../../core/tags.js';
 
 /** ToolHive's JSON-RPC code for a rate-limited request. */
 export const RATE_LIMITED_CODE = 429;
@@ -35,9 +36,8 @@ export function rateLimitMiddleware(limits: RateLimits, buckets: BucketStore, pr
 		const taken = await buckets.take(claims);
 		if (taken.allowed) return undefined;
 		const retryAfterSeconds = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
-		return refuse(errorResponse(id, RATE_LIMITED_CODE, 'Rate limit exceeded', { retryAfterSeconds }), {
-			status: 429,
-			headers: { 'Retry-After': String(retryAfterSeconds) },
+		return tag(errorResponse(id, RATE_LIMITED_CODE, 'Rate limit exceeded', { retryAfterSeconds }), {
+			refusal: { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) } },
 		});
 	};
 	return {

@@ -25,7 +25,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Logger } from '../../../log.js';
 import type { BackendState } from '../../core/backend.js';
-import { callWith, refusalOf, type CallSpan, type HttpHandler, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
+import { callWith, type CallSpan, type HttpHandler, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
 import type { JsonRpcResponse } from '../../core/jsonrpc.js';
 import { outboundContext } from '../../net/outbound.js';
 import type { TelemetrySettings } from '../../../runspec/telemetryConfig.js';
@@ -35,6 +35,7 @@ import { encodeSpanRequest, type SpanAttributes } from './otlpSpans.js';
 import type { CallListener } from './callStats.js';
 import { ProxyMetrics, type RequestStatus } from './proxyMetrics.js';
 import { RecordedSpan, SpanRecorder, UNSAMPLED_ROOT, type SpanDescription, type SpanExporter } from './spanRecorder.js';
+import { tagsOf } from '../../core/tags.js';
 
 const METRICS_INTERVAL_MS = 10_000;
 export const METRICS_PATH = '/metrics';
@@ -111,7 +112,7 @@ const ANSWERED: Outcome = { status: 'ok', httpStatus: 200 };
 /** `ok`, `error` (a JSON-RPC error from the server), or why the proxy refused. */
 function statusOf(response: JsonRpcResponse): Outcome {
 	if (!response.error) return ANSWERED;
-	const httpStatus = refusalOf(response)?.status ?? 200;
+	const httpStatus = tagsOf(response)?.refusal?.status ?? 200;
 	if (httpStatus === 403) return { status: 'denied', httpStatus };
 	if (httpStatus === 429) return { status: 'rate_limited', httpStatus };
 	if (httpStatus === 401) return { status: 'unauthorized', httpStatus };

@@ -25,11 +25,10 @@ import { isSignInState } from '../../../runspec/store.js';
 import { CallbackListener } from './callback.js';
 import { deviceEndpointOf, DEVICE_GRANT, pollDeviceToken, startDeviceAuthorization } from './device.js';
 import { discover, parseChallenge, scopesFor, type Challenge, type Discovered } from './discovery.js';
-import { UpstreamAuthError } from './errors.js';
+import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
 import type { PolicyFetch } from './fetch.js';
 import type { TokenStore } from './tokenStore.js';
-
-export type AuthState = 'none' | 'authenticated' | 'unauthenticated' | 'auth_retrying';
+import type { AuthState, UpstreamCredentials } from '../../core/backend.js';
 
 const REFRESH_AHEAD_MS = 60_000;
 const RETRY_MIN_MS = 2_000;
@@ -62,7 +61,7 @@ interface Pending {
 	readonly device: boolean;
 }
 
-export class UpstreamAuthenticator {
+export class UpstreamAuthenticator implements UpstreamCredentials {
 	state: AuthState = 'none';
 	detail: string | undefined;
 	onStateChange?: (state: AuthState, detail: string | undefined) => void;

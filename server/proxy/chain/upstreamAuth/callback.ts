@@ -4,7 +4,7 @@
  * `state` is not the one sent is refused and the sign-in goes on waiting.
  */
 import { createServer, type Server } from 'node:http';
-import { UpstreamAuthError } from './errors.js';
+import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
 
 export interface CallbackResult {
 	readonly code: string;

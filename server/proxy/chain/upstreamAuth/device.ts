@@ -4,7 +4,7 @@
  */
 import type { AuthorizationServerMetadata, OAuthClientInformation, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { PolicyFetch } from './fetch.js';
-import { UpstreamAuthError } from './errors.js';
+import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 

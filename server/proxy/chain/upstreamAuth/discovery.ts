@@ -11,7 +11,7 @@ import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-util
 import type { AuthorizationServerMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { RemoteAuthConfig } from '../../../../protocol/runConfig.js';
 import type { PolicyFetch } from './fetch.js';
-import { UpstreamAuthError } from './errors.js';
+import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
 
 export interface Challenge {
 	readonly error?: string;

@@ -4,22 +4,26 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { HttpHandler } from '../chain.js';
+import { BodyTooLarge, readBody, sendJson } from '../../../net/body.js';
 import { SignInRequest } from '../../../runspec/signin.js';
 import type { UpstreamAuthenticator } from './authenticator.js';
 
 const MAX_BODY = 4096;
+const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function signInRoute(auth: UpstreamAuthenticator, token: string): HttpHandler {
 	const expected = Buffer.from(`Bearer ${token}`);
 	return async ({ request, response }) => {
 		const given = Buffer.from(request.headers.authorization ?? '');
-		const answer = (status: number, body: unknown) => response.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
+		const answer = (status: number, body: unknown) => sendJson(response, status, body, NO_STORE);
 		if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void answer(401, { error: 'unauthorized' });
 		if (request.method !== 'POST') return void answer(405, { error: 'method not allowed' });
-		let text = '';
-		for await (const chunk of request as AsyncIterable<Buffer>) {
-			text += chunk.toString('utf8');
-			if (text.length > MAX_BODY) return void answer(413, { error: 'too large' });
+		let text: string;
+		try {
+			text = await readBody(request, MAX_BODY, String);
+		} catch (error) {
+			if (error instanceof BodyTooLarge) return void answer(413, { error: 'too large' });
+			throw error;
 		}
 		let body: unknown;
 		try {
