@@ -45,6 +45,82 @@ function nodeOf(file: string): string {
 
 const describeArrow = ({ from, to }: Arrow) => `${from} → ${to}`;
 const server = arrowsOf('server');
+const proxy = server.filter(({ from }) => from.startsWith('server/proxy/'));
+const proxyFiles = sources('server/proxy').map((file) => ({ file, text: readFileSync(join(ROOT, file), 'utf8') }));
+
+/** Folder cycles of `arrows`, each as `a → b → a`, the folders being what `node` makes of a file. */
+function cyclesOf(arrows: readonly Arrow[], node: (file: string) => string): string[] {
+	const edges = new Map<string, Set<string>>();
+	for (const { from, to } of arrows) {
+		const [a, b] = [node(from), node(to)];
+		if (a !== b && b.startsWith('server/')) (edges.get(a) ?? edges.set(a, new Set()).get(a)!).add(b);
+	}
+	const cycles: string[] = [];
+	const state = new Map<string, 'open' | 'done'>();
+	const visit = (at: string, path: string[]) => {
+		if (state.get(at) === 'done') return;
+		if (state.get(at) === 'open') return void cycles.push([...path.slice(path.indexOf(at)), at].join(' → '));
+		state.set(at, 'open');
+		for (const next of edges.get(at) ?? []) visit(next, [...path, at]);
+		state.set(at, 'done');
+	};
+	for (const at of edges.keys()) visit(at, []);
+	return cycles;
+}
+
+/**
+ * The proxy's stages, in the order a request passes them (docs/architecture.md): each imports
+ * only stages after it. `core/` and `net/` are the ground every stage may import; they import
+ * no stage.
+ */
+const STAGES = ['fronts', 'sessions', 'chain', 'backends'];
+const GROUND = ['core', 'net'];
+
+/** The stage of a file of server/proxy (its folder there, or the file itself at the root). */
+function stageOf(file: string): string {
+	const parts = file.split('/');
+	if (parts[0] !== 'server' || parts[1] !== 'proxy') return nodeOf(file);
+	return parts.length > 3 ? `server/proxy/${parts[2]}` : file;
+}
+
+const stageName = (file: string) => stageOf(file).replace(/^server\/proxy\//, '');
+
+/** Arrows of server/proxy that break its stage rules, each with the rule it breaks. */
+function stageViolations(arrows: readonly Arrow[]): string[] {
+	const broken: string[] = [];
+	for (const arrow of arrows) {
+		const { from, to } = arrow;
+		if (!from.startsWith('server/proxy/') || !to.startsWith('server/proxy/')) continue;
+		const [a, b] = [stageName(from), stageName(to)];
+		if (a === b) continue;
+		const say = (rule: string) => broken.push(`${describeArrow(arrow)}: ${rule}`);
+		if (b === 'main.ts') say('nothing imports the entry');
+		else if (b === 'scale' && a !== 'main.ts') say('scale/ is reached from main.ts only');
+		else if (b === 'revisions' && a !== 'fronts' && from !== 'server/proxy/backends/http.ts') say('revisions/ is reached from the fronts and the HTTP backend only');
+		else if (GROUND.includes(a) && !GROUND.includes(b)) say('core/ and net/ import no stage');
+		else if (a === 'revisions' && !['sessions', 'chain', ...GROUND].includes(b)) say('revisions/ imports only sessions/, chain/ and the ground');
+		else if (STAGES.includes(a) && STAGES.includes(b) && STAGES.indexOf(b) < STAGES.indexOf(a)) say(`${a}/ is after ${b}/: no import back up`);
+	}
+	return broken;
+}
+
+/** Fields and variables of server/proxy that are a Map keyed by request id (per-call state goes in a CallTable). */
+function requestIdMaps(files: ReadonlyArray<{ readonly file: string; readonly text: string }>): string[] {
+	return files.flatMap(({ file, text }) => [...text.matchAll(/\bMap<\s*RequestId\b/g)].map((match) => `${file}: ${match[0]}`));
+}
+
+/**
+ * Places in server/proxy that read a stream chunk by chunk. Bodies are read by net/body.ts; the
+ * HTTP backend keeps its streaming reader of server-sent events, and HAProxy's check its stderr.
+ */
+const CHUNK_READERS: Readonly<Record<string, number>> = { 'server/proxy/backends/http.ts': 1, 'server/proxy/scale/haproxy.ts': 1 };
+
+function bodyReaders(files: ReadonlyArray<{ readonly file: string; readonly text: string }>): string[] {
+	return files
+		.map(({ file, text }) => ({ file, count: [...text.matchAll(/\.on\(\s*'data'|for await \(const chunk\b|Buffer\.concat\(/g)].length }))
+		.filter(({ file, count }) => count > (CHUNK_READERS[file] ?? 0))
+		.map(({ file, count }) => `${file}: ${count}`);
+}
 
 describe('the import rules', () => {
 	it('the arrows are read at all (the rules below would pass on nothing)', () => {
@@ -81,22 +157,51 @@ describe('the import rules', () => {
 		expect(upward.map(describeArrow)).toEqual([]);
 	});
 
-	it('no cycle between folders of server/', () => {
-		const edges = new Map<string, Set<string>>();
-		for (const { from, to } of server) {
-			const [a, b] = [nodeOf(from), nodeOf(to)];
-			if (a !== b && b.startsWith('server/')) (edges.get(a) ?? edges.set(a, new Set()).get(a)!).add(b);
-		}
-		const cycles: string[] = [];
-		const state = new Map<string, 'open' | 'done'>();
-		const visit = (node: string, path: string[]) => {
-			if (state.get(node) === 'done') return;
-			if (state.get(node) === 'open') return void cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
-			state.set(node, 'open');
-			for (const next of edges.get(node) ?? []) visit(next, [...path, node]);
-			state.set(node, 'done');
-		};
-		for (const node of edges.keys()) visit(node, []);
-		expect(cycles).toEqual([]);
+	it('no cycle between folders of server/, nor between the stages of server/proxy', () => {
+		expect(cyclesOf(server, nodeOf)).toEqual([]);
+		expect(cyclesOf(proxy, stageOf)).toEqual([]);
+	});
+
+	it('the cycle check finds a planted cycle', () => {
+		const planted = [...proxy, { from: 'server/proxy/core/jsonrpc.ts', to: 'server/proxy/fronts/http.ts' }];
+		expect(cyclesOf(planted, stageOf)).not.toEqual([]);
+		expect(cyclesOf([...server, { from: 'server/net/body.ts', to: 'server/proxy/main.ts' }], nodeOf)).not.toEqual([]);
+	});
+});
+
+describe('the proxy\'s stages (server/proxy)', () => {
+	it('the stages are there and read', () => {
+		expect(proxy).toContainEqual({ from: 'server/proxy/fronts/streamable.ts', to: 'server/proxy/revisions/client2026.ts' });
+		expect(new Set(proxy.map(({ from }) => stageName(from)))).toEqual(new Set(['main.ts', ...STAGES, 'revisions', 'scale', ...GROUND]));
+	});
+
+	it('import only downward: fronts → sessions → chain → backends; revisions from the fronts and the HTTP backend; scale from main.ts', () => {
+		expect(stageViolations(proxy)).toEqual([]);
+	});
+
+	it('each stage rule catches a planted arrow', () => {
+		const planted: Arrow[] = [
+			{ from: 'server/proxy/backends/stdio.ts', to: 'server/proxy/chain/chain.ts' },
+			{ from: 'server/proxy/chain/chain.ts', to: 'server/proxy/sessions/clientSession.ts' },
+			{ from: 'server/proxy/sessions/clientSession.ts', to: 'server/proxy/fronts/http.ts' },
+			{ from: 'server/proxy/backends/spread.ts', to: 'server/proxy/revisions/server2026.ts' },
+			{ from: 'server/proxy/sessions/clientSession.ts', to: 'server/proxy/scale/replicas.ts' },
+			{ from: 'server/proxy/core/backend.ts', to: 'server/proxy/backends/http.ts' },
+			{ from: 'server/proxy/revisions/server2026.ts', to: 'server/proxy/backends/stdio.ts' },
+			{ from: 'server/proxy/fronts/server.ts', to: 'server/proxy/main.ts' },
+		];
+		for (const arrow of planted) expect(stageViolations([arrow]), describeArrow(arrow)).toHaveLength(1);
+	});
+
+	it('no Map keyed by request id (per-call state lives in a CallTable)', () => {
+		expect(requestIdMaps(proxyFiles)).toEqual([]);
+		expect(requestIdMaps([{ file: 'planted.ts', text: 'private readonly pending = new Map<RequestId, () => void>();' }])).toHaveLength(1);
+	});
+
+	it('one body reader: nothing in the proxy reads a body chunk by chunk but net/body.ts', () => {
+		expect(bodyReaders(proxyFiles)).toEqual([]);
+		const planted = "for await (const chunk of request) text += chunk;";
+		expect(bodyReaders([{ file: 'server/proxy/fronts/planted.ts', text: planted }])).toHaveLength(1);
+		expect(bodyReaders([{ file: 'server/proxy/backends/http.ts', text: `${planted}\nrequest.on('data', push);` }])).toHaveLength(1);
 	});
 });

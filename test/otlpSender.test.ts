@@ -1,5 +1,5 @@
 /**
- * The proxy's OTLP sender (server/proxy/telemetry/otlpSender.ts): encoded requests go from its
+ * The proxy's OTLP sender (server/proxy/chain/telemetry/otlpSender.ts): encoded requests go from its
  * worker thread (the build's, dist/) by the official transport to a real OTLP/HTTP receiver on
  * loopback; each request's result comes back; a body moves to the thread instead of being
  * copied; shutting down sends what is under way first; a thread that cannot start fails every
@@ -9,12 +9,12 @@ import { SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '../server/log.js';
-import { OtlpSender, type OtlpRequest, type OtlpSignal } from '../server/proxy/telemetry/otlpSender.js';
-import { encodeSpanRequest, SpanBatch } from '../server/proxy/telemetry/otlpSpans.js';
+import { OtlpSender, type OtlpRequest, type OtlpSignal } from '../server/proxy/chain/telemetry/otlpSender.js';
+import { encodeSpanRequest, SpanBatch } from '../server/proxy/chain/telemetry/otlpSpans.js';
 import { OtlpReceiver } from './fixtures/telemetry/receivers.js';
 
 /** The thread's module is the build's (a test run builds first, as the README's test command does). */
-const WORKER = new URL('../dist/server/proxy/telemetry/otlpSenderWorker.js', import.meta.url);
+const WORKER = new URL('../dist/server/proxy/chain/telemetry/otlpSenderWorker.js', import.meta.url);
 
 let receiver: OtlpReceiver;
 beforeAll(async () => {

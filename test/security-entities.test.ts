@@ -3,10 +3,10 @@
  * conversions policies rely on, and the escapes a claim or argument must not smuggle in.
  */
 import { describe, expect, it } from 'vitest';
-import { CedarAuthorizer } from '../server/proxy/security/cedarAuthorizer.js';
-import { argumentAttributes, cedarValue, claimAttributes, groupsOf } from '../server/proxy/security/cedarEntities.js';
-import { LruCache } from '../server/proxy/security/lru.js';
-import { referencesOf } from '../server/proxy/security/policyReferences.js';
+import { CedarAuthorizer } from '../server/proxy/chain/authorization/cedarAuthorizer.js';
+import { argumentAttributes, cedarValue, claimAttributes, groupsOf } from '../server/proxy/chain/authorization/cedarEntities.js';
+import { LruCache } from '../server/proxy/chain/lru.js';
+import { referencesOf } from '../server/proxy/chain/authorization/policyReferences.js';
 
 async function authorizer(...policies: string[]): Promise<CedarAuthorizer> {
 	return CedarAuthorizer.create({ version: '1.0', policies, entities: [], groupClaimName: undefined, roleClaimName: undefined, groupEntityType: 'THVGroup' }, 'server');

@@ -1,7 +1,11 @@
 /**
  * The one size-capped body reader, for requests Hangar serves and answers it fetches: it
  * stops reading at the first chunk past the cap, so a peer cannot make Hangar buffer more.
+ * `readCapped` reads any async iterable (a fetch body), `readBody` a Node stream (a request
+ * the proxy serves, an answer of its HTTP backend), and `sendJson` writes a JSON answer.
  */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 
 /** A body went past its cap; the caller turns it into its own error (413, a refused source…). */
 export class BodyTooLarge extends Error {
@@ -23,4 +27,45 @@ export async function readCapped(body: AsyncIterable<Uint8Array>, limit: number,
 		chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
 	}
 	return Buffer.concat(chunks);
+}
+
+/**
+ * Reads a Node stream of at most `limit` bytes and resolves with what `parse` makes of it (a
+ * throw of `parse` rejects). Past the cap it rejects with what `tooLarge` makes (BodyTooLarge
+ * without) and drains the rest unread. Events rather than async iteration, and one promise:
+ * the proxy reads every request so.
+ */
+export function readBody<T>(stream: Readable, limit: number, parse: (body: Buffer) => T, tooLarge: () => Error = () => new BodyTooLarge(limit)): Promise<T> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let size = 0;
+		stream.on('data', (chunk: Buffer) => {
+			size += chunk.length;
+			if (size > limit) {
+				stream.removeAllListeners('data');
+				stream.resume();
+				reject(tooLarge());
+			} else {
+				chunks.push(chunk);
+			}
+		});
+		// `on`, not `once`: each `once` wraps its listener, and both events come once anyway.
+		stream.on('error', reject);
+		stream.on('end', () => {
+			try {
+				resolve(parse(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+			} catch (error) {
+				reject(error);
+			}
+		});
+	});
+}
+
+/** Writes `body` as the JSON answer, with `headers` besides its type and length. */
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers?: Readonly<OutgoingHttpHeaders>): void {
+	const text = JSON.stringify(body);
+	const all: OutgoingHttpHeaders = Object.assign({}, headers);
+	all['Content-Type'] = 'application/json';
+	all['Content-Length'] = Buffer.byteLength(text);
+	response.writeHead(status, all).end(text);
 }

@@ -18,29 +18,29 @@ import { remotePathOf } from '../runspec/urls.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
-import { EgressProxy } from './egress.js';
-import type { Backend } from './backend.js';
+import { EgressProxy } from './net/egress.js';
+import type { Backend } from './core/backend.js';
 import { HttpBackend } from './backends/http.js';
 import { instanceLocator, SpreadBackend } from './backends/spread.js';
 import { StdioBridge } from './backends/stdio.js';
-import { composeHttp, type McpMiddleware } from './chain.js';
-import { guardMiddleware } from './middleware/guard.js';
-import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './middleware/timeout.js';
-import { toolsMiddleware } from './middleware/tools.js';
-import { PublicAddress } from './publicAddress.js';
-import { buildSecurity } from './security/proxySecurity.js';
-import { ProxyServer } from './server.js';
+import { composeHttp, type McpMiddleware } from './chain/chain.js';
+import { guardMiddleware } from './fronts/guard.js';
+import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './chain/timeouts/timeout.js';
+import { toolsMiddleware } from './chain/toolFilter/tools.js';
+import { PublicAddress } from './net/publicAddress.js';
+import { buildSecurity } from './chain/security.js';
+import { ProxyServer } from './fronts/server.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
-import { CallStats } from './telemetry/callStats.js';
+import { CallStats } from './chain/telemetry/callStats.js';
 import { SecretsService } from '../secrets/service.js';
-import { UpstreamAuthenticator } from './upstreamAuth/authenticator.js';
-import { accessFor, policyFetch } from './upstreamAuth/fetch.js';
-import { signInRoute } from './upstreamAuth/route.js';
-import { TokenStore } from './upstreamAuth/tokenStore.js';
+import { UpstreamAuthenticator } from './chain/upstreamAuth/authenticator.js';
+import { accessFor, policyFetch } from './chain/upstreamAuth/fetch.js';
+import { signInRoute } from './chain/upstreamAuth/route.js';
+import { TokenStore } from './chain/upstreamAuth/tokenStore.js';
 import { SIGNIN_PATH } from '../runspec/signin.js';
-import { RedisSessionStore } from './sessionStore.js';
-import { replicaPrefix } from './haproxy.js';
+import { RedisClientSessionStore } from './sessions/store.js';
+import { replicaPrefix } from './scale/haproxy.js';
 import type { Environment } from '../environment.js';
 
 
@@ -62,7 +62,7 @@ function receiveConfiguration(): Promise<Omit<LaunchMessage, 'type'>> {
 	});
 }
 
-/** One of the proxy processes of a replicated workload, behind its load balancer (replicas.ts). */
+/** One of the proxy processes of a replicated workload, behind its load balancer (scale/replicas.ts). */
 export interface ReplicaRole {
 	/** From 1. */
 	readonly index: number;
@@ -199,7 +199,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	if (!workload) return fail(`no workload named ${name}`);
 	if (!workload.port) return fail(`workload ${name} has no port`);
 	if (!replica && (workload.scaling_config?.replicas ?? 1) > 1) {
-		const { superviseReplicas } = await import('./replicas.js');
+		const { superviseReplicas } = await import('./scale/replicas.js');
 		return superviseReplicas(workload, environment, store, await receiveConfiguration());
 	}
 	const configuration = await receiveConfiguration();
@@ -219,7 +219,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const auth = authenticatorOf(workload, upstreamHeaders, environment, store);
 	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica);
 	const sessionRedis = replica && workload.scaling_config?.session_redis;
-	const sessionStore = sessionRedis?.address ? await RedisSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
+	const sessionStore = sessionRedis?.address ? await RedisClientSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
 	if (sessionStore) {
 		report({ type: 'sessions', shared: sessionStore.available });
 		sessionStore.onAvailability = (shared) => report({ type: 'sessions', shared });
@@ -227,7 +227,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// OpenTelemetry is loaded only for a workload that turns it on.
 	const telemetrySettings = telemetrySettingsOf(workload.telemetry_config);
 	const telemetry = telemetrySettings
-		? await import('./telemetry/proxyTelemetry.js')
+		? await import('./chain/telemetry/proxyTelemetry.js')
 				.then(({ startTelemetry }) => startTelemetry(telemetrySettings, { workload: name, authorizes: Boolean(workload.authz_config_path), sessions: () => server.sessionCount, httpUpstream: Boolean(workload.remote_url) || workload.transport !== 'stdio', log }))
 				.catch((error: Error) => fail(`cannot start telemetry: ${error.message}`))
 		: undefined;

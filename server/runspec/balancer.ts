@@ -1,6 +1,6 @@
 /**
  * The files of a replicated workload's load balancer (HAProxy, run by its proxy: see
- * proxy/replicas.ts), and the stop of one that a killed proxy left behind. HAProxy does not
+ * proxy/scale/replicas.ts), and the stop of one that a killed proxy left behind. HAProxy does not
  * end with the process that started it; left running, it would hold the workload's port.
  */
 import { readFile, rm } from 'node:fs/promises';

@@ -356,7 +356,7 @@ export class WorkloadLifecycle {
 		}
 		await this.store.configs.delete(config.name);
 		await this.store.forgetRuntimeState(config.name);
-		// A remote server's sign-in (proxy/upstreamAuth/) leaves a refresh token and perhaps a client secret behind.
+		// A remote server's sign-in (proxy/chain/upstreamAuth/) leaves a refresh token and perhaps a client secret behind.
 		const auth = config.remote_auth_config;
 		for (const ref of [auth?.cached_refresh_token_ref, auth?.cached_client_secret_ref]) {
 			if (ref) await this.options.secrets.delete?.(ref).catch((error: Error) => this.log.warn(`cannot delete the secret ${ref}: ${error.message}`));

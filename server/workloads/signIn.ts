@@ -1,6 +1,6 @@
 /**
  * `workloads/signIn`: a remote workload's proxy signs in to its OAuth-protected server. The
- * proxy holds the OAuth client (proxy/upstreamAuth/); this asks it, over its sign-in endpoint
+ * proxy holds the OAuth client (proxy/chain/upstreamAuth/); this asks it, over its sign-in endpoint
  * (`runspec/signin.ts`), to start a sign-in (or report the pending one) and, with `wait`, to
  * answer once it completed. Nothing secret passes: the answer is a URL or a device code.
  */

@@ -10,7 +10,8 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { metadataGuardedLookup } from '../../net/addresses.js';
-import { deniedUpstream, isSignInState, type Backend, type BackendSession, type BackendState, type OpenOptions, type SessionSink } from '../backend.js';
+import { readBody } from '../../net/body.js';
+import { isSignInState, type Backend, type UpstreamSession, type BackendState, type OpenOptions, type ClientSessionSink, type UpstreamCredentials } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -21,11 +22,12 @@ import {
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 	type RequestId,
-} from '../jsonrpc.js';
-import { outboundContext } from '../outbound.js';
-import { ModernDialect, type ModernWire } from './modern.js';
-import type { UpstreamAuthenticator } from '../upstreamAuth/authenticator.js';
-import { UpstreamAuthError } from '../upstreamAuth/errors.js';
+} from '../core/jsonrpc.js';
+import { outboundContext } from '../net/outbound.js';
+import { Server2026Dialect, type Wire2026 } from '../revisions/server2026.js';
+import { CallTable } from '../core/callTable.js';
+import { UpstreamAuthError } from '../core/upstreamAuthError.js';
+import { tag } from '../core/tags.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -44,8 +46,8 @@ export interface HttpBackendOptions {
 	/** Wait until the server accepts connections before calling the backend ready. */
 	readonly probe: boolean;
 	readonly log: Logger;
-	/** The OAuth client of a remote server (upstreamAuth/): its token on every request, its answer to a 401 or 403. */
-	readonly auth?: UpstreamAuthenticator;
+	/** The OAuth client of a remote server (chain/upstreamAuth/): its token on every request, its answer to a 401 or 403. */
+	readonly auth?: UpstreamCredentials;
 }
 
 export class HttpBackend implements Backend {
@@ -187,7 +189,7 @@ export class HttpBackend implements Backend {
 		});
 	}
 
-	open(sink: SessionSink, options: OpenOptions = {}): BackendSession {
+	open(sink: ClientSessionSink, options: OpenOptions = {}): UpstreamSession {
 		return this.options.transport === 'sse' ? new SseUpstreamSession(this, sink) : new StreamableUpstreamSession(this, sink, options);
 	}
 
@@ -215,15 +217,12 @@ function probe(url: URL): Promise<void> {
 	});
 }
 
-export async function readText(response: IncomingMessage): Promise<string> {
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of response as AsyncIterable<Buffer>) {
-		size += chunk.length;
-		if (size > MAX_BODY_BYTES) throw new Error('the server sent a body over 16 MiB');
-		chunks.push(chunk);
-	}
-	return Buffer.concat(chunks).toString('utf8');
+/** An upstream answer's body as text; past the cap the connection is dropped. */
+export function readText(response: IncomingMessage): Promise<string> {
+	return readBody(response, MAX_BODY_BYTES, String, () => {
+		response.destroy();
+		return new Error('the server sent a body over 16 MiB');
+	});
 }
 
 export interface SseEvent {
@@ -277,18 +276,6 @@ function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNo
 	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
 }
 
-/** A request that failed to reach the server: whether it may have reached it before the connection failed. */
-export interface ConnectionFailure {
-	readonly reached: boolean;
-}
-
-const connectionFailures = new WeakMap<JsonRpcResponse, ConnectionFailure>();
-
-/** Set on the answer made of a failed connection (see spread.ts, which fails sessions over on it). */
-export function connectionFailureOf(response: JsonRpcResponse): ConnectionFailure | undefined {
-	return connectionFailures.get(response);
-}
-
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {
 	if (error instanceof UpstreamAuthError) {
 		return errorResponse(id, ErrorCode.Unauthenticated, error.message, error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds });
@@ -297,12 +284,12 @@ function connectionError(backend: HttpBackend, id: RequestId, error: Error): Jso
 	const answer = errorResponse(id, ErrorCode.ConnectionClosed, `cannot reach the MCP server: ${error.message}`);
 	// Refused, or the server not located at all (its container not running): nothing reached it.
 	const code = (error as NodeJS.ErrnoException).code;
-	connectionFailures.set(answer, { reached: code !== undefined && code !== 'ECONNREFUSED' });
+	tag(answer, { connectionFailure: { reached: code !== undefined && code !== 'ECONNREFUSED' } });
 	return answer;
 }
 
 /** An upstream Streamable HTTP session: POST per message, plus a GET stream for server messages. */
-/** What a replica needs to take a Streamable HTTP session over (`BackendSession.snapshot`). */
+/** What a replica needs to take a Streamable HTTP session over (`UpstreamSession.snapshot`). */
 interface UpstreamSnapshot {
 	readonly sessionId: string;
 	readonly protocolVersion?: string;
@@ -312,19 +299,19 @@ function isUpstreamSnapshot(value: unknown): value is UpstreamSnapshot {
 	return typeof (value as UpstreamSnapshot | undefined)?.sessionId === 'string';
 }
 
-class StreamableUpstreamSession implements BackendSession, ModernWire {
+class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 	private sessionId: string | undefined;
 	private protocolVersion: string | undefined;
 	private readonly controller = new AbortController();
 	/** Set when the server speaks only MCP 2026-07-28. */
-	private dialect: ModernDialect | undefined;
+	private dialect: Server2026Dialect | undefined;
 	private clientStreaming = false;
 	/** Follows the server's stream while this replica's client streams, when the session is replicated. */
 	private listening: AbortController | undefined;
 
 	constructor(
 		private readonly backend: HttpBackend,
-		private readonly sink: SessionSink,
+		private readonly sink: ClientSessionSink,
 		private readonly options: OpenOptions = {},
 	) {
 		if (isUpstreamSnapshot(options.adopt)) {
@@ -338,7 +325,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 		return this.sessionId && !this.dialect ? { sessionId: this.sessionId, protocolVersion: this.protocolVersion } : undefined;
 	}
 
-	get speaksModern(): boolean {
+	get speaks2026(): boolean {
 		return this.dialect !== undefined;
 	}
 
@@ -370,7 +357,7 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 
 	/** The server may speak only MCP 2026-07-28: then this client's session is carried in that revision. */
 	private async discover(initialize: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
-		const discovered = await ModernDialect.discover(this, this.sink, initialize, signal);
+		const discovered = await Server2026Dialect.discover(this, this.sink, initialize, signal);
 		this.dialect = discovered?.dialect;
 		this.dialect?.streaming(this.clientStreaming);
 		return discovered?.answer;
@@ -531,14 +518,14 @@ class StreamableUpstreamSession implements BackendSession, ModernWire {
 }
 
 /** An upstream legacy SSE session: one GET /sse stream, messages POSTed to its endpoint. */
-class SseUpstreamSession implements BackendSession {
+class SseUpstreamSession implements UpstreamSession {
 	private readonly controller = new AbortController();
 	private readonly endpoint: Promise<URL>;
-	private readonly pending = new Map<RequestId, (response: JsonRpcResponse) => void>();
+	private readonly pending = new CallTable<(response: JsonRpcResponse) => void>();
 
 	constructor(
 		private readonly backend: HttpBackend,
-		private readonly sink: SessionSink,
+		private readonly sink: ClientSessionSink,
 	) {
 		this.endpoint = this.connect();
 		this.endpoint.catch(() => undefined);
@@ -580,7 +567,7 @@ class SseUpstreamSession implements BackendSession {
 					if (!announced) reject(error);
 					if (this.controller.signal.aborted) return;
 					if (!announced && !(error instanceof UpstreamAuthError)) this.backend.failed(error as Error);
-					for (const [id, waiting] of this.pending) waiting(errorResponse(id, ErrorCode.ConnectionClosed, (error as Error).message));
+					for (const [id, waiting] of this.pending.entries()) waiting(errorResponse(id, ErrorCode.ConnectionClosed, (error as Error).message));
 					this.pending.clear();
 					this.sink.ended((error as Error).message);
 				}
@@ -641,5 +628,5 @@ function httpError(id: RequestId, response: IncomingMessage, text: string): Json
 	const answer = errorResponse(id, ErrorCode.InternalError, `the MCP server answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
 	if (status !== 401 && status !== 403) return answer;
 	const challenge = response.headers['www-authenticate'];
-	return deniedUpstream(answer, { status, challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge });
+	return tag(answer, { denial: { status, challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge } });
 }

@@ -12,17 +12,18 @@
  * (as MCP's Streamable HTTP transport says a client does), which lands on a live instance.
  * A request that reached no server (refused, or the container not running) before the session
  * had anything upstream — its `initialize`, or any request of a session carried in the
- * stateless 2026-07-28 revision — is sent to another instance instead.
+ * 2026-07-28 revision — is sent to another instance instead.
  *
  * With a server that speaks 2026-07-28 nothing of a session lives upstream, so its requests
  * that stand alone (a tool call, a list, a read) are spread across the instances one by one too.
  */
 import type { Logger } from '../../log.js';
 import type { RestartPolicy, Runtime } from '../../runtime/runtime.js';
-import type { Backend, BackendSession, BackendState, OpenOptions, SessionSink } from '../backend.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc.js';
+import type { Backend, UpstreamSession, BackendState, OpenOptions, ClientSessionSink } from '../core/backend.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../core/jsonrpc.js';
 import { comesBack } from '../../runspec/instances.js';
-import { connectionFailureOf, type HttpBackend } from './http.js';
+import type { HttpBackend } from './http.js';
+import { tagsOf } from '../core/tags.js';
 
 /** How often an instance is asked whether it still answers (an HTTP GET, as at start). */
 const CHECK_INTERVAL_MS = 3_000;
@@ -33,7 +34,7 @@ const STANDALONE = new Set(['tools/call', 'tools/list', 'prompts/list', 'prompts
 /** Client capabilities under which the server may ask the client something in the middle of a request. */
 const ASKING_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
 
-/** What a replica hands another to take a session over (`BackendSession.snapshot`): the instance and its own snapshot. */
+/** What a replica hands another to take a session over (`UpstreamSession.snapshot`): the instance and its own snapshot. */
 interface SpreadSnapshot {
 	readonly instance: number;
 	readonly upstream: unknown;
@@ -111,11 +112,11 @@ export class SpreadBackend implements Backend {
 		return fallback;
 	}
 
-	open(sink: SessionSink, options: OpenOptions = {}): BackendSession {
+	open(sink: ClientSessionSink, options: OpenOptions = {}): UpstreamSession {
 		if (isSpreadSnapshot(options.adopt) && options.adopt.instance < this.instances.length) {
-			return new SpreadSession(this, sink, options, options.adopt.instance, options.adopt.upstream);
+			return new SpreadUpstreamSession(this, sink, options, options.adopt.instance, options.adopt.upstream);
 		}
-		return new SpreadSession(this, sink, options, this.pick()!, undefined);
+		return new SpreadUpstreamSession(this, sink, options, this.pick()!, undefined);
 	}
 
 	async close(): Promise<void> {
@@ -126,20 +127,20 @@ export class SpreadBackend implements Backend {
 }
 
 /** A client session on one instance, moved to another only while nothing of it lives upstream. */
-class SpreadSession implements BackendSession {
-	private inner: BackendSession;
+class SpreadUpstreamSession implements UpstreamSession {
+	private inner: UpstreamSession;
 	/** The client's `initialize`, replayed on another instance when the session moves before it is answered. */
 	private initialize: JsonRpcRequest | undefined;
 	private initialized = false;
 	private ended = false;
 	private clientStreaming = false;
-	private readonly relay: SessionSink;
+	private readonly relay: ClientSessionSink;
 	/** With a server that speaks 2026-07-28: the session opened on other instances too, for requests spread across them. */
-	private readonly sides = new Map<number, Promise<BackendSession | undefined>>();
+	private readonly sides = new Map<number, Promise<UpstreamSession | undefined>>();
 
 	constructor(
 		private readonly spread: SpreadBackend,
-		private readonly sink: SessionSink,
+		private readonly sink: ClientSessionSink,
 		private readonly options: OpenOptions,
 		private instance: number,
 		adopt: unknown,
@@ -149,8 +150,8 @@ class SpreadSession implements BackendSession {
 		if (adopt !== undefined) this.initialized = true;
 	}
 
-	get speaksModern(): boolean | undefined {
-		return this.inner.speaksModern;
+	get speaks2026(): boolean | undefined {
+		return this.inner.speaks2026;
 	}
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
@@ -162,13 +163,13 @@ class SpreadSession implements BackendSession {
 		const tried = new Set<number>();
 		for (;;) {
 			const answer = await this.inner.request(message, signal);
-			const failure = connectionFailureOf(answer);
+			const failure = tagsOf(answer)?.connectionFailure;
 			if (!failure) {
 				if (message.method === 'initialize' && answer.result) this.initialized = true;
 				return answer;
 			}
-			// Nothing of the session upstream yet, or a stateless one: another instance will do.
-			const movable = !failure.reached && (!this.initialized || this.inner.speaksModern === true);
+			// Nothing of the session upstream yet, or a 2026-07-28 one: another instance will do.
+			const movable = !failure.reached && (!this.initialized || this.inner.speaks2026 === true);
 			tried.add(this.instance);
 			const other = movable && !signal.aborted ? this.spread.pick(tried) : undefined;
 			if (other === undefined) {
@@ -186,7 +187,7 @@ class SpreadSession implements BackendSession {
 	 * answered).
 	 */
 	private spreads(message: JsonRpcRequest): boolean {
-		if (this.inner.speaksModern !== true || !this.initialize || !STANDALONE.has(message.method)) return false;
+		if (this.inner.speaks2026 !== true || !this.initialize || !STANDALONE.has(message.method)) return false;
 		if (message.method === 'tools/call' && message.params?.task !== undefined) return false;
 		const declared = (this.initialize.params?.capabilities ?? {}) as Record<string, unknown>;
 		return !ASKING_CAPABILITIES.some((capability) => declared[capability] !== undefined);
@@ -207,7 +208,7 @@ class SpreadSession implements BackendSession {
 			return undefined;
 		}
 		const answer = await session.request(message, signal);
-		const failure = connectionFailureOf(answer);
+		const failure = tagsOf(answer)?.connectionFailure;
 		if (!failure) return answer;
 		this.dropSide(target);
 		// Refused: the session's own instance takes it. Possibly reached: as on the session's own.
@@ -215,10 +216,10 @@ class SpreadSession implements BackendSession {
 	}
 
 	/** The session on instance `target`, its handshake replayed there (a `server/discover`). */
-	private async openSide(target: number, signal: AbortSignal): Promise<BackendSession | undefined> {
+	private async openSide(target: number, signal: AbortSignal): Promise<UpstreamSession | undefined> {
 		const session = this.spread.instances[target]!.open({ deliver: (message, relatedTo) => this.sink.deliver(message, relatedTo), ended: () => this.dropSide(target) }, this.options);
 		const answer = await session.request(this.initialize!, signal);
-		if (answer.result && session.speaksModern) return session;
+		if (answer.result && session.speaks2026) return session;
 		session.close();
 		return undefined;
 	}
@@ -237,7 +238,7 @@ class SpreadSession implements BackendSession {
 		if (!this.initialize || message === this.initialize) return true;
 		const answer = await this.inner.request(this.initialize, signal);
 		if (!answer.result) return false;
-		if (!this.inner.speaksModern) await this.inner.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+		if (!this.inner.speaks2026) await this.inner.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 		if (this.clientStreaming) this.inner.streaming?.(true);
 		return true;
 	}

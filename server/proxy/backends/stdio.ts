@@ -27,7 +27,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
-import type { Backend, BackendSession, BackendState, SessionSink } from '../backend.js';
+import type { Backend, UpstreamSession, BackendState, ClientSessionSink } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -41,20 +41,20 @@ import {
 	type JsonRpcRequest,
 	type JsonRpcResponse,
 	type RequestId,
-} from '../jsonrpc.js';
-import { linkedController, onAbort, unlessAborted } from '../abort.js';
-import { CallTable } from '../callTable.js';
-import { SessionState } from './sessionState.js';
+} from '../core/jsonrpc.js';
+import { linkedController, onAbort, unlessAborted } from '../core/abort.js';
+import { CallTable } from '../core/callTable.js';
+import { SharedProcessState } from './sharedProcessState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
 
 /** How client sessions share the server: see the module comment. */
-export type SessionMode = 'shared' | 'isolated';
+export type ProcessSharing = 'shared' | 'isolated';
 
 interface Pending {
 	/** Undefined for the bridge's own requests. */
-	readonly session: BridgeSession | undefined;
+	readonly session: StdioUpstreamSession | undefined;
 	readonly id: RequestId;
 	readonly method: string;
 	readonly progressToken: unknown;
@@ -80,7 +80,7 @@ export interface StdioBridgeOptions {
 	readonly container: string;
 	readonly log: Logger;
 	readonly clientInfo: { name: string; version: string };
-	readonly mode?: SessionMode;
+	readonly mode?: ProcessSharing;
 	/**
 	 * The container's stdio is one stream that one proxy can hold: a replica other than the
 	 * first runs the server's command with `docker exec` as its main process instead.
@@ -116,7 +116,7 @@ export class StdioBridge implements Backend {
 	detail: string | undefined = 'attaching to the container';
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
 
-	readonly mode: SessionMode;
+	readonly mode: ProcessSharing;
 	/** The container's own process, reattached whenever the connection is lost. */
 	readonly main: ServerProcess;
 	/** Shared processes by handshake key (the main one included, once initialised): up to `processes` each. */
@@ -243,8 +243,8 @@ export class StdioBridge implements Backend {
 		process.end();
 	}
 
-	open(sink: SessionSink): BackendSession {
-		return new BridgeSession(this, sink);
+	open(sink: ClientSessionSink): UpstreamSession {
+		return new StdioUpstreamSession(this, sink);
 	}
 
 	async close(): Promise<void> {
@@ -262,13 +262,13 @@ export class ServerProcess {
 	private initializing: Promise<JsonRpcResponse> | undefined;
 	private nextId = 1;
 	private readonly pending = new CallTable<Pending>();
-	private readonly serverRequests = new Map<RequestId, BridgeSession>();
-	readonly sessions = new Set<BridgeSession>();
-	private readonly state = new SessionState<BridgeSession>();
+	private readonly serverRequests = new CallTable<StdioUpstreamSession>();
+	readonly sessions = new Set<StdioUpstreamSession>();
+	private readonly state = new SharedProcessState<StdioUpstreamSession>();
 	/** Whose requests may be in flight, when sessions take turns (see the module comment). */
-	private turn: BridgeSession | undefined;
+	private turn: StdioUpstreamSession | undefined;
 	private turnHeld = 0;
-	private readonly waiting: Array<{ session: BridgeSession; go: () => void }> = [];
+	private readonly waiting: Array<{ session: StdioUpstreamSession; go: () => void }> = [];
 
 	constructor(
 		private readonly bridge: StdioBridge,
@@ -416,12 +416,12 @@ export class ServerProcess {
 	}
 
 	/** The session a server request belongs to: the task's owner, else the one holding the turn. */
-	private originOf(request: JsonRpcRequest): BridgeSession | undefined {
+	private originOf(request: JsonRpcRequest): StdioUpstreamSession | undefined {
 		const owner = this.state.ownerOfRelatedTask(request.params);
 		if (owner) return owner;
 		if (this.sessions.size === 1) return this.sessions.values().next().value;
 		if (this.turn) return this.turn;
-		let latest: BridgeSession | undefined;
+		let latest: StdioUpstreamSession | undefined;
 		for (const session of this.sessions) if (!latest || session.lastRequestAt > latest.lastRequestAt) latest = session;
 		return latest;
 	}
@@ -456,8 +456,8 @@ export class ServerProcess {
 	}
 
 	/** The one session with requests in flight, if exactly one has. */
-	private soleCaller(): BridgeSession | undefined {
-		let caller: BridgeSession | undefined;
+	private soleCaller(): StdioUpstreamSession | undefined {
+		let caller: StdioUpstreamSession | undefined;
 		for (const entry of this.pending.values()) {
 			if (!entry.session) continue;
 			if (caller && caller !== entry.session) return undefined;
@@ -467,13 +467,13 @@ export class ServerProcess {
 	}
 
 	/** Sends a client request under a process-wide id; resolves with the response under the client's id. */
-	forward(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	forward(session: StdioUpstreamSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		const local = this.state.answerLocally(session, request);
 		if (local?.response) return Promise.resolve(local.response);
 		return this.send(session, local?.forward ?? request, signal);
 	}
 
-	private send(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	private send(session: StdioUpstreamSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		const held = this.handshake?.answersRequests === true;
 		// The usual case, connected with no turns to take, goes out without a wait.
 		const connected = this === this.bridge.main ? this.bridge.state === 'connected' : this.attachment !== undefined;
@@ -481,7 +481,7 @@ export class ServerProcess {
 	}
 
 	/** A request that waits for the server, or for its session's turn, first: cancelled meanwhile, it never goes out. */
-	private async sendWhenReady(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
+	private async sendWhenReady(session: StdioUpstreamSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
 		const { controller, unlink } = linkedController(signal);
 		const forget = session.waiting(request.id, controller);
 		try {
@@ -496,7 +496,7 @@ export class ServerProcess {
 		return this.transmit(session, request, signal, held);
 	}
 
-	private transmit(session: BridgeSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
+	private transmit(session: StdioUpstreamSession, request: JsonRpcRequest, signal: AbortSignal, held: boolean): Promise<JsonRpcResponse> {
 		const id = this.nextId++;
 		const meta = request.params?._meta as Record<string, unknown> | undefined;
 		const progressToken = meta?.progressToken;
@@ -528,7 +528,7 @@ export class ServerProcess {
 	}
 
 	/** Waits until `session` may have requests in flight (sessions take turns). */
-	private acquire(session: BridgeSession, signal: AbortSignal): Promise<boolean> {
+	private acquire(session: StdioUpstreamSession, signal: AbortSignal): Promise<boolean> {
 		if (!this.turn || this.turn === session) {
 			this.turn = session;
 			this.turnHeld++;
@@ -553,7 +553,7 @@ export class ServerProcess {
 		});
 	}
 
-	private release(session: BridgeSession): void {
+	private release(session: StdioUpstreamSession): void {
 		if (this.turn !== session) return;
 		if (--this.turnHeld > 0) return;
 		this.turn = this.waiting[0]?.session;
@@ -565,7 +565,7 @@ export class ServerProcess {
 	}
 
 	/** Relays a client's notification or its answer to a server request. */
-	relay(session: BridgeSession, message: JsonRpcNotification | JsonRpcResponse): void {
+	relay(session: StdioUpstreamSession, message: JsonRpcNotification | JsonRpcResponse): void {
 		if (isResponse(message)) {
 			if (message.id !== null && this.serverRequests.get(message.id) === session) {
 				this.serverRequests.delete(message.id);
@@ -588,12 +588,12 @@ export class ServerProcess {
 		this.write(message);
 	}
 
-	join(session: BridgeSession): void {
+	join(session: StdioUpstreamSession): void {
 		this.sessions.add(session);
 	}
 
 	/** A session ended: cancel what it has in flight, refuse the server requests it holds, drop its state. */
-	leave(session: BridgeSession): void {
+	leave(session: StdioUpstreamSession): void {
 		if (!this.sessions.delete(session)) return;
 		for (const [id, entry] of this.pending.entries()) {
 			if (entry.session !== session) continue;
@@ -601,7 +601,7 @@ export class ServerProcess {
 			this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client session closed' } });
 			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, 'client session closed'));
 		}
-		for (const [id, holder] of this.serverRequests) {
+		for (const [id, holder] of this.serverRequests.entries()) {
 			if (holder !== session) continue;
 			this.serverRequests.delete(id);
 			this.write(errorResponse(id, ErrorCode.InternalError, 'the client session closed'));
@@ -617,19 +617,19 @@ export class ServerProcess {
 }
 
 /** One client's view of the bridge. */
-export class BridgeSession implements BackendSession {
+export class StdioUpstreamSession implements UpstreamSession {
 	/** When the session last sent a request, as an ordinal: only the order matters. */
 	lastRequestAt = 0;
 	private process: ServerProcess | undefined;
 	private latest: RequestId | undefined;
 	/** Client request id → process id, for the client's cancellations. */
 	private readonly processIds = new CallTable<number>();
-	private readonly waitingRequests = new Map<RequestId, AbortController>();
+	private readonly waitingRequests = new CallTable<AbortController>();
 	private closed = false;
 
 	constructor(
 		private readonly bridge: StdioBridge,
-		readonly sink: SessionSink,
+		readonly sink: ClientSessionSink,
 	) {}
 
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {

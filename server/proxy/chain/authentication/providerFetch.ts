@@ -1,0 +1,60 @@
+/**
+ * Reaching an identity provider (discovery document, JWKS, token introspection) under the
+ * outbound-address policy of `net/providerUrl.ts`. Redirects are not followed: a provider's
+ * metadata and keys are served where it says.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BodyTooLarge, readCapped } from '../../../net/body.js';
+import { checkProviderUrl, ProviderError, providerLookup, type ProviderAccess } from '../../../net/providerUrl.js';
+
+const MAX_BYTES = 1024 * 1024;
+
+/** A request to a provider beyond a plain GET. */
+export interface ProviderRequest {
+	readonly method: 'GET' | 'POST';
+	readonly headers?: Readonly<Record<string, string>>;
+	readonly body?: string;
+}
+
+/** GETs a provider document and parses it as JSON; any failure is a ProviderError naming the URL. */
+export function fetchProviderJson(url: URL, access: ProviderAccess, timeoutMs: number): Promise<unknown> {
+	return requestProviderJson(url, { method: 'GET' }, access, timeoutMs);
+}
+
+/** Sends a request to a provider and parses its 200 answer as JSON; any failure is a ProviderError naming the URL. */
+export async function requestProviderJson(url: URL, sent: ProviderRequest, access: ProviderAccess, timeoutMs: number): Promise<unknown> {
+	checkProviderUrl(url.toString(), access);
+	const signal = AbortSignal.timeout(timeoutMs);
+	const where = `${url.origin}${url.pathname}`;
+	const headers = { Accept: 'application/json', 'User-Agent': 'hangar', ...sent.headers };
+	let response: IncomingMessage;
+	try {
+		response = await new Promise<IncomingMessage>((resolve, reject) => {
+			const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: sent.method, headers, signal, lookup: providerLookup(access) }, resolve);
+			request.once('error', reject);
+			request.end(sent.body);
+		});
+	} catch (error) {
+		if (error instanceof ProviderError) throw error;
+		const reason = signal.aborted ? `no answer within ${timeoutMs / 1000} s` : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+		throw new ProviderError(`${where} is unreachable: ${reason}`);
+	}
+	if (response.statusCode !== 200) {
+		response.resume();
+		throw new ProviderError(`${where} answered ${response.statusCode}`);
+	}
+	let body: Buffer;
+	try {
+		body = await readCapped(response, MAX_BYTES);
+	} catch (error) {
+		if (!(error instanceof BodyTooLarge)) throw new ProviderError(`${where} is unreachable: ${(error as Error).message}`);
+		response.destroy();
+		throw new ProviderError(`${where} answered with more than ${MAX_BYTES} bytes`);
+	}
+	try {
+		return JSON.parse(body.toString('utf8'));
+	} catch {
+		throw new ProviderError(`${where} did not answer with JSON`);
+	}
+}
