@@ -244,7 +244,8 @@ export class WorkloadService {
 	}
 
 	/**
-	 * The server's last output. A workload of several server instances (`backend_replicas`) gives
+	 * The server's last output: a stdio server's stderr only, since its stdout is the MCP traffic
+	 * itself (answers, tool results, whatever a tool echoes). A workload of several server instances (`backend_replicas`) gives
 	 * every instance's, merged in time, each line after its container's name (`name-2 | …`), as
 	 * `docker compose logs` shows them.
 	 */
@@ -252,15 +253,16 @@ export class WorkloadService {
 		const config = await this.observer.require(name);
 		if (!config.container_name) throw HangarError.notFound(`workload ${name} is a remote server and has no container logs; see its proxy logs`, 'no_container');
 		const instances = backendInstancesOf(config);
+		const stderrOnly = config.transport === 'stdio';
 		if (instances === 1) {
 			const container = await this.runtime.inspect(config.container_name);
 			if (!container) throw HangarError.notFound(`the container of workload ${name} is gone`, 'container_not_found');
-			return this.runtime.logs(container.id, LOG_LINES);
+			return this.runtime.logs(container.id, LOG_LINES, { stderrOnly });
 		}
 		const read = Array.from({ length: instances }, async (_, index) => {
 			const container = await this.runtime.inspect(instanceContainerName(config, index + 1));
 			// An instance the engine is replacing has no container for a moment: the others still tell.
-			return container && { container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true }) };
+			return container && { container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true, stderrOnly }) };
 		});
 		const outputs = (await Promise.all(read)).filter((output) => output !== undefined);
 		if (!outputs.length) throw HangarError.notFound(`the containers of workload ${name} are gone`, 'container_not_found');
