@@ -203,6 +203,13 @@ describe('cross-process locks', () => {
 		}
 	});
 
+	it('a process that exits while taking a lock leaves no scratch folder behind', async () => {
+		const state = join(home.path, 'state');
+		await mkdir(state, { recursive: true });
+		await runWriter('exit-acquiring', join(state, 'proxy.json'), '1', 1);
+		expect(await readdir(state)).toEqual([]);
+	});
+
 	it('a lock whose pid now belongs to another process is taken over', async () => {
 		const target = join(home.path, 'state', 'reused.json');
 		await mkdir(`${target}.lock`, { recursive: true });

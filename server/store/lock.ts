@@ -16,7 +16,7 @@
  * its lock however long the pause lasts.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -42,6 +42,17 @@ interface Owner {
 export interface LockOptions {
 	/** Wait as long as this signal allows (cancelled with 499) instead of 503 after 30 s. */
 	readonly signal?: AbortSignal;
+}
+
+/**
+ * Scratch folders being made into a lock. A process that exits meanwhile (a proxy told to stop
+ * ends with process.exit) removes them on its way out; SIGKILL is the only way to leave one.
+ */
+const scratches = new Set<string>();
+let exitHook = false;
+
+function removeScratchesAtExit(): void {
+	for (const scratch of scratches) rmSync(scratch, { recursive: true, force: true });
 }
 
 /** Runs `work` while holding the lock named by `target` (which need not exist). */
@@ -85,7 +96,15 @@ async function acquire(path: string): Promise<string | undefined> {
 	const token = randomBytes(8).toString('hex');
 	const name = `${OWNER}-${token}`;
 	const scratch = `${path}.${token}.tmp`;
-	await mkdir(scratch, { mode: 0o700 });
+	if (!exitHook) {
+		exitHook = true;
+		process.once('exit', removeScratchesAtExit);
+	}
+	scratches.add(scratch); // before it exists: an exit while it is being made removes it too
+	await mkdir(scratch, { mode: 0o700 }).catch((error: unknown) => {
+		scratches.delete(scratch);
+		throw error;
+	});
 	try {
 		const owner: Owner = { pid: process.pid, host: hostname(), ...(START !== undefined && { started: START }) };
 		await writeFile(join(scratch, name), JSON.stringify(owner));
@@ -97,6 +116,7 @@ async function acquire(path: string): Promise<string | undefined> {
 		throw error;
 	} finally {
 		await rm(scratch, { recursive: true, force: true });
+		scratches.delete(scratch);
 	}
 }
 
