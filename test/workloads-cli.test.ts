@@ -3,10 +3,10 @@
  * with the real engine, the proxy processes they leave running, and one-line errors.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, MEMORY, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
 import { networkOf } from '../server/cli/commands/workloads.js';
@@ -182,6 +182,27 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 		const nothing = await hangar('stop');
 		expect(nothing.code).toBe(2);
 		expect(nothing.stderr).toContain('--group');
+	});
+});
+
+describe('hangar run without --transport', { timeout: 180_000 }, () => {
+	it('finds that a stdio image serves stdio (the image has no label: a probe)', async () => {
+		const name = uniqueName('found');
+		const run = await hangar('run', MEMORY, '--name', name);
+		expect(run).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${name} is running`) });
+		expect(run.stderr).toContain('transport stdio, found by a probe');
+		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ transport: 'stdio' });
+		expect(await hangar('rm', name)).toMatchObject({ code: 0 });
+	});
+
+	it('says why a server did not start once, and leaves no lock folder behind', async () => {
+		const name = uniqueName('wrong');
+		const run = await hangar('run', MEMORY, '--name', name, '--transport', 'streamable-http');
+		expect(run.code).toBe(1);
+		expect(run.stderr.match(/run it with transport stdio/g)).toHaveLength(1);
+		expect(await hangar('rm', name)).toMatchObject({ code: 0 });
+		const left = (await readdir(join(home.path, 'data', 'proxies')).catch(() => [])).filter((entry) => entry.includes(name));
+		expect(left).toEqual([]);
 	});
 });
 

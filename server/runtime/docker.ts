@@ -76,6 +76,11 @@ export class DockerRuntime implements Runtime {
 		}
 	}
 
+	async imageLabels(image: string): Promise<Readonly<Record<string, string>>> {
+		const inspected = await this.call(`image ${image}`, (docker) => docker.getImage(image).inspect());
+		return (inspected.Config?.Labels as Record<string, string> | null | undefined) ?? {};
+	}
+
 	async pullImage(image: string, progress: Progress, signal: AbortSignal): Promise<void> {
 		const docker = await this.client();
 		progress.report(`pulling ${image}`);

@@ -84,6 +84,8 @@ export interface Runtime {
 	/** Name and version of the engine; 503 when none answers. */
 	info(): Promise<RuntimeInfo>;
 	imageExists(image: string): Promise<boolean>;
+	/** The labels of a local image (its OCI config's); 404 when the engine does not have it. */
+	imageLabels(image: string): Promise<Readonly<Record<string, string>>>;
 	/** Pulls an image, reporting progress; 404 when the registry does not have it. */
 	pullImage(image: string, progress: Progress, signal: AbortSignal): Promise<void>;
 	/** Creates a container and returns its id; 409 when the name is taken. */

@@ -46,7 +46,8 @@ export interface LockOptions {
 
 /**
  * Scratch folders being made into a lock. A process that exits meanwhile (a proxy told to stop
- * ends with process.exit) removes them on its way out; SIGKILL is the only way to leave one.
+ * ends with process.exit) removes them on its way out; one it could not (killed, or the exit
+ * overtook the file system's work) names its pid, and the next taker of that lock removes it.
  */
 const scratches = new Set<string>();
 let exitHook = false;
@@ -93,9 +94,10 @@ async function holding<T>(ownerFile: string, work: () => Promise<T>): Promise<T>
 async function acquire(path: string): Promise<string | undefined> {
 	if ((await exists(path)) && !(await clearIfAbandoned(path))) return undefined;
 	await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+	await removeAbandonedScratches(path);
 	const token = randomBytes(8).toString('hex');
 	const name = `${OWNER}-${token}`;
-	const scratch = `${path}.${token}.tmp`;
+	const scratch = `${path}.${process.pid}-${token}.tmp`;
 	if (!exitHook) {
 		exitHook = true;
 		process.once('exit', removeScratchesAtExit);
@@ -112,11 +114,22 @@ async function acquire(path: string): Promise<string | undefined> {
 		await rename(scratch, path);
 		return join(path, name);
 	} catch (error) {
-		if (['EEXIST', 'ENOTEMPTY', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
+		// ENOENT: another host's taker removed our scratch as abandoned (its pid is not ours): try again.
+		if (['EEXIST', 'ENOTEMPTY', 'EPERM', 'ENOENT'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
 		throw error;
 	} finally {
 		await rm(scratch, { recursive: true, force: true });
 		scratches.delete(scratch);
+	}
+}
+
+/** Removes the scratch folders of `path`'s lock whose process is gone (`<lock>.<pid>-<token>.tmp`). */
+async function removeAbandonedScratches(path: string): Promise<void> {
+	const prefix = `${basename(path)}.`;
+	const entries = await readdir(dirname(path)).catch(() => [] as string[]);
+	for (const entry of entries) {
+		const pid = entry.startsWith(prefix) ? /^(\d+)-[0-9a-f]+\.tmp$/.exec(entry.slice(prefix.length))?.[1] : undefined;
+		if (pid !== undefined && !isAlive(Number(pid))) await rm(join(dirname(path), entry), { recursive: true, force: true });
 	}
 }
 

@@ -18,6 +18,7 @@ import { buildRunConfig, detailOf, exportedRunConfig, keepCachedAuth, type Creat
 import type { ClientConfigSync, GroupDirectory, SecretResolver, ServerCatalog } from './dependencies.js';
 import { checkCancelled, WorkloadLifecycle } from './lifecycle.js';
 import { mergedLogs } from './logs.js';
+import { discoverTransport, type ProbeTarget } from './transport.js';
 import { WorkloadObserver } from './observer.js';
 import { PortPolicy } from './portPolicy.js';
 import { WorkloadQueue } from './queue.js';
@@ -106,17 +107,18 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
+		const config = await buildRunConfig(request, { ...this.buildOptions(undefined, context), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.ports.choose(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);
 		try {
 			await this.statuses.set(name, 'starting', 'creating');
 			const resolved = await this.lifecycle.resolveSecrets(config);
-			if (config.image) await this.lifecycle.ensureImage(config, context);
+			if (config.image) await this.lifecycle.ensureImage(config.image, config.registry_server_name !== undefined, context);
 			checkCancelled(context, name);
 			const outcome = await this.queue.exclusive(name, () => this.lifecycle.start(config, { recreate: true, resolved }, context));
-			context.progress.end(outcome.failed ? `${name} did not start: ${outcome.failed}` : `${name} is listening on port ${config.port}`);
+			// Why it failed is in its status, which every door shows: said once.
+			context.progress.end(outcome.failed ? `${name} did not start` : `${name} is listening on port ${config.port}`);
 			return { name, port: config.port };
 		} catch (error) {
 			context.progress.end(`${name} could not be created`);
@@ -133,13 +135,13 @@ export class WorkloadService {
 	 */
 	async update(request: UpdateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const previous = await this.observer.require(request.name);
-		const config = await buildRunConfig(request, this.buildOptions(previous));
+		const config = await buildRunConfig(request, this.buildOptions(previous, context));
 		keepCachedAuth(previous, config);
 		config.port = await this.ports.choose(config, request.proxy_port, previous);
 		const resolved = await this.lifecycle.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
-			if (config.image) await this.lifecycle.ensureImage(config, context);
+			if (config.image) await this.lifecycle.ensureImage(config.image, config.registry_server_name !== undefined, context);
 			checkCancelled(context, request.name);
 			await this.queue.exclusive(request.name, async () => {
 				await this.statuses.set(request.name, 'starting', 'updating');
@@ -162,13 +164,21 @@ export class WorkloadService {
 		return { name: request.name, port: config.port! };
 	}
 
-	private buildOptions(previous?: StoredWorkload) {
+	private buildOptions(previous: StoredWorkload | undefined, context: OperationContext) {
 		return {
 			catalog: this.options.catalog,
 			groupExists: (group: string) => this.options.groups.exists(group),
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
+			discoverTransport: async (target: ProbeTarget, fromRegistry: boolean) => {
+				await this.lifecycle.ensureImage(target.image, fromRegistry, context);
+				context.progress.report(`finding the transport of ${target.image}`);
+				const { transport, found } = await discoverTransport(this.runtime, target);
+				this.log.debug(`${target.image} serves ${transport}, found by ${found}`);
+				context.progress.report(`transport ${transport}, found by ${found}`);
+				return transport;
+			},
 		};
 	}
 
