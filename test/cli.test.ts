@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { Cli, streamProgress } from '../server/cli/cli.js';
 import { buildProgram } from '../server/cli/program.js';
@@ -183,6 +184,16 @@ describe('errors say what was wrong and what to do next', () => {
 		const result = await hangar('client', 'unregister', 'cursor');
 		expect(result).toMatchObject({ code: 1, stdout: '' });
 		expect(result.stderr).toBe("hangar: client 'cursor' is not registered; see hangar client ls\n");
+	});
+
+	it('unregister takes several clients, as register does, and changes nothing when one is not registered', async () => {
+		const env = { ...home.env, HOME: join(home.path, 'user') };
+		const client = (...args: string[]) => runHangar(['client', ...args], env);
+		expect(await client('register', 'vscode', 'claude-code')).toMatchObject({ code: 0 });
+		expect(await client('unregister', 'vscode', 'cursor')).toMatchObject({ code: 1, stderr: "hangar: client 'cursor' is not registered; see hangar client ls\n" });
+		expect(await client('unregister', 'vscode', 'claude-code')).toMatchObject({ code: 0, stdout: 'Unregistered vscode, claude-code.\n' });
+		const listed = JSON.parse((await client('ls', '--json')).stdout) as Array<{ name: string; groups?: string[] }>;
+		expect(listed.filter((entry) => entry.groups?.length)).toEqual([]);
 	});
 });
 
