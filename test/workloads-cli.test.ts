@@ -178,7 +178,7 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 		expect(notAServer.stderr).toContain('hangar: notaserver is not a server in the registry (hangar registry servers lists them), and as an image:');
 		expect(notAServer.stderr.match(/pulling notaserver/g)).toHaveLength(1);
 		const unknown = await hangar('rm', 'no-such-workload');
-		expect(unknown).toMatchObject({ code: 1, stderr: 'hangar: workload no-such-workload not found\n' });
+		expect(unknown).toMatchObject({ code: 1, stderr: 'hangar: workload no-such-workload not found (hangar ls --all lists them)\n' });
 		const nothing = await hangar('stop');
 		expect(nothing.code).toBe(2);
 		expect(nothing.stderr).toContain('--group');
