@@ -187,6 +187,12 @@ describe('errors say what was wrong and what to do next', () => {
 		expect(result.stderr).toBe("hangar: client 'cursor' is not registered; see hangar client ls\n");
 	});
 
+	it('a usage error is one line in the same format as every other error', async () => {
+		const result = await hangar('run', '--bogus');
+		expect(result).toMatchObject({ code: 2, stderr: "hangar: unknown option '--bogus' (run with --help for usage)\n" });
+		expect((await hangar('skill', 'validate', join(home.path, 'nope'))).stderr).toMatch(/^hangar: [^\n]*does not exist\n$/);
+	});
+
 	it('a missing group, a taken name, a missing workload: the command that helps comes with the error', async () => {
 		expect(await hangar('run', 'hangar-test/everything:1', '--name', 'nogroup', '--group', 'nosuchgroup', '--transport', 'stdio')).toMatchObject({
 			code: 1,
