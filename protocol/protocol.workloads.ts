@@ -405,7 +405,7 @@ export const GetWorkloadStatus = operation({
 	example: { name: 'contract-missing' },
 });
 
-/** Returns the last 1000 lines of the workload's container logs, as plain text. */
+/** Returns the last 1000 lines of the workload's container logs (a stdio server's stderr only), as plain text. */
 export const GetWorkloadLogs = operation({
 	method: 'workloads/logs',
 	summary: 'Get workload logs',

@@ -4,8 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { Cli, streamProgress } from '../server/cli/cli.js';
+import { HangarError } from '../protocol/errors.js';
+import { Cli, describeFailure, streamProgress } from '../server/cli/cli.js';
 import { buildProgram } from '../server/cli/program.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
@@ -183,6 +185,33 @@ describe('errors say what was wrong and what to do next', () => {
 		const result = await hangar('client', 'unregister', 'cursor');
 		expect(result).toMatchObject({ code: 1, stdout: '' });
 		expect(result.stderr).toBe("hangar: client 'cursor' is not registered; see hangar client ls\n");
+	});
+
+	it('a usage error is one line in the same format as every other error', async () => {
+		const result = await hangar('run', '--bogus');
+		expect(result).toMatchObject({ code: 2, stderr: "hangar: unknown option '--bogus' (run with --help for usage)\n" });
+		expect((await hangar('skill', 'validate', join(home.path, 'nope'))).stderr).toMatch(/^hangar: [^\n]*does not exist\n$/);
+	});
+
+	it('a missing group, a taken name, a missing workload: the command that helps comes with the error', async () => {
+		expect(await hangar('run', 'hangar-test/everything:1', '--name', 'nogroup', '--group', 'nosuchgroup', '--transport', 'stdio')).toMatchObject({
+			code: 1,
+			stderr: "hangar: group 'nosuchgroup' not found; create it with hangar group create nosuchgroup\n",
+		});
+		expect(await hangar('info', 'nosuch')).toMatchObject({ code: 1, stderr: 'hangar: workload nosuch not found (hangar ls --all lists them)\n' });
+		expect(describeFailure(new HangarError(409, 'workload with name memory already exists', 'workload_exists')).message).toBe(
+			'workload with name memory already exists; give this one another name with --name',
+		);
+	});
+
+	it('unregister takes several clients, as register does, and changes nothing when one is not registered', async () => {
+		const env = { ...home.env, HOME: join(home.path, 'user') };
+		const client = (...args: string[]) => runHangar(['client', ...args], env);
+		expect(await client('register', 'vscode', 'claude-code')).toMatchObject({ code: 0 });
+		expect(await client('unregister', 'vscode', 'cursor')).toMatchObject({ code: 1, stderr: "hangar: client 'cursor' is not registered; see hangar client ls\n" });
+		expect(await client('unregister', 'vscode', 'claude-code')).toMatchObject({ code: 0, stdout: 'Unregistered vscode, claude-code.\n' });
+		const listed = JSON.parse((await client('ls', '--json')).stdout) as Array<{ name: string; groups?: string[] }>;
+		expect(listed.filter((entry) => entry.groups?.length)).toEqual([]);
 	});
 });
 

@@ -90,6 +90,49 @@ describe('lifecycle', () => {
 		daemon.child.stdin!.end();
 		expect(await daemon.exited()).toBe(1);
 	});
+
+	// `printf '…' | hangar daemon`: every request before the end of input is answered.
+	const batch = (...messages: object[]) => {
+		daemon.write(Buffer.concat(messages.map((message) => frame(message))));
+		daemon.child.stdin!.end();
+	};
+	// Answers may come in any order (a quick shutdown before a slower request).
+	const answered = () => daemon.messages.map((message) => (message as { id?: number }).id).sort();
+	const answerTo = (id: number) => daemon.messages.find((message) => (message as { id?: number }).id === id) as { result?: unknown };
+
+	it('answers a whole batch up to exit, then exits 0 after shutdown', async () => {
+		batch(
+			{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, capabilities: {} } },
+			{ jsonrpc: '2.0', method: 'initialized', params: {} },
+			{ jsonrpc: '2.0', id: 2, method: ListGroups.method, params: {} },
+			{ jsonrpc: '2.0', id: 3, method: 'shutdown' },
+			{ jsonrpc: '2.0', method: 'exit' },
+		);
+		expect(await daemon.exited()).toBe(0);
+		expect(answered()).toEqual([1, 2, 3]);
+		expect(answerTo(2).result).toEqual({ groups: [{ name: 'default', registered_clients: [], skills: [] }] });
+	});
+
+	it('answers what it read before the end of input, then exits by the exit rule (1 without shutdown)', async () => {
+		batch(
+			{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, capabilities: {} } },
+			{ jsonrpc: '2.0', id: 2, method: ListGroups.method, params: {} },
+			{ jsonrpc: '2.0', id: 3, method: 'groups/create', params: { name: 'late' } },
+		);
+		expect(await daemon.exited()).toBe(1);
+		expect(answered()).toEqual([1, 2, 3]);
+		expect(answerTo(3).result).toBeDefined();
+	});
+
+	it('exits 0 at the end of input after shutdown, its answers written', async () => {
+		batch(
+			{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, capabilities: {} } },
+			{ jsonrpc: '2.0', id: 2, method: ListGroups.method, params: {} },
+			{ jsonrpc: '2.0', id: 3, method: 'shutdown' },
+		);
+		expect(await daemon.exited()).toBe(0);
+		expect(answered()).toEqual([1, 2, 3]);
+	});
 });
 
 describe('robustness', () => {

@@ -101,6 +101,6 @@ describe('with the encrypted provider', () => {
 
 	it('rm deletes; rm of a missing key is one line and exit 1', async () => {
 		expect(await hangar(['secret', 'rm', 'tty-key'])).toMatchObject({ code: 0, stdout: 'Secret tty-key deleted.\n' });
-		expect(await hangar(['secret', 'rm', 'tty-key'])).toMatchObject({ code: 1, stderr: 'hangar: secret "tty-key" not found\n' });
+		expect(await hangar(['secret', 'rm', 'tty-key'])).toMatchObject({ code: 1, stderr: 'hangar: secret "tty-key" not found (hangar secret ls lists them)\n' });
 	});
 });

@@ -99,8 +99,7 @@ describe('CLI', () => {
 		expect(await hangar('skill', 'validate', folder)).toMatchObject({ code: 0, stdout: 'Valid skill.\n' });
 		const invalid = await writeSkill(join(world.work, 'cli'), 'cli-bad', { frontmatter: { name: 'other' } });
 		const result = await hangar('skill', 'validate', invalid);
-		expect(result.code).toBe(1);
-		expect(result.stdout).toContain('error: skill name "other" must match directory name "cli-bad"');
+		expect(result).toMatchObject({ code: 1, stdout: '', stderr: 'hangar: invalid skill: skill name "other" must match directory name "cli-bad"\n' });
 	});
 
 	it('build, builds, install, ls, info, rm', async () => {

@@ -104,7 +104,7 @@ describe('refs and paths', () => {
 		expect(warnings).toEqual(['description is 1068 characters; at most 1024 allowed']);
 		const validated = await runHangar(['skill', 'validate', wordy.work], world.env);
 		expect(validated.code).toBe(1);
-		expect(validated.stdout).toContain('error: description is 1068 characters; at most 1024 allowed');
+		expect(validated.stderr).toContain('hangar: invalid skill: description is 1068 characters; at most 1024 allowed');
 		await daemon.client.request(UninstallSkill, { name: 'wordy' });
 	});
 

@@ -203,6 +203,23 @@ describe('cross-process locks', () => {
 		}
 	});
 
+	it('a process that exits while taking a lock leaves no scratch folder behind', async () => {
+		const state = join(home.path, 'state');
+		await mkdir(state, { recursive: true });
+		await runWriter('exit-acquiring', join(state, 'proxy.json'), '1', 1);
+		expect(await readdir(state)).toEqual([]);
+	});
+
+	it('the next taker removes the scratch folder of a process killed while taking the lock', async () => {
+		const state = join(home.path, 'state');
+		const gone = spawn(process.execPath, ['-e', '0']);
+		await exited(gone);
+		await mkdir(join(state, `proxy.json.lock.${gone.pid}-0123456789abcdef.tmp`), { recursive: true });
+		await writeFile(join(state, `proxy.json.lock.${gone.pid}-0123456789abcdef.tmp`, 'owner-0123456789abcdef'), '');
+		expect(await withLock(join(state, 'proxy.json'), async () => 'taken')).toBe('taken');
+		expect(await readdir(state)).toEqual([]);
+	});
+
 	it('a lock whose pid now belongs to another process is taken over', async () => {
 		const target = join(home.path, 'state', 'reused.json');
 		await mkdir(`${target}.lock`, { recursive: true });

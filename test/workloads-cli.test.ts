@@ -3,10 +3,10 @@
  * with the real engine, the proxy processes they leave running, and one-line errors.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, MEMORY, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
 import { networkOf } from '../server/cli/commands/workloads.js';
@@ -30,9 +30,10 @@ afterAll(async () => {
 
 describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 }, () => {
 	const name = uniqueName('mcp');
+	const planted = 'planted-value-7f3a91';
 
 	it('talks MCP to a workload: hangar mcp tools and hangar mcp call', async () => {
-		expect((await hangar('run', EVERYTHING, '--name', name, '--transport', 'stdio', '--tools', 'echo,get-env', '--', 'stdio')).code).toBe(0);
+		expect((await hangar('run', EVERYTHING, '--name', name, '--transport', 'stdio', '--tools', 'echo,get-env', '--env', `PLANTED=${planted}`, '--', 'stdio')).code).toBe(0);
 		const tools = await hangar('mcp', 'tools', name);
 		expect(tools.code).toBe(0);
 		expect(tools.stdout).toMatch(/^NAME\s+DESCRIPTION$/m);
@@ -41,7 +42,7 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 		expect(JSON.parse((await hangar('mcp', 'tools', name, '--json')).stdout).map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'get-env']);
 		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=from the cli')).toMatchObject({ code: 0, stdout: 'Echo: from the cli\n' });
 		const env = await hangar('mcp', 'call', name, 'get-env', '--json');
-		expect(JSON.parse(env.stdout)).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining('MCP_TRANSPORT') }] });
+		expect(JSON.parse(env.stdout)).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining(planted) }] });
 		const unknown = await hangar('mcp', 'call', name, 'add', '--arg', 'a=1', '--arg', 'b=2');
 		expect(unknown.code).toBe(1);
 		expect(unknown.stdout + unknown.stderr).toContain('Tool add not found');
@@ -55,21 +56,33 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 		expect((await hangar('edit', name, '--tools', 'echo,get-env')).stderr).not.toContain('warning');
 	});
 
+	it('shows a stdio server\'s stderr, never its protocol stream on stdout (what a tool echoed included)', async () => {
+		expect((await hangar('mcp', 'call', name, 'get-env')).stdout).toContain(planted);
+		const logs = await hangar('logs', name);
+		expect(logs.stdout).toContain('Starting default (STDIO) server');
+		expect(logs.stdout).not.toContain(planted);
+		expect(logs.stdout).not.toContain('"jsonrpc"');
+		expect((await hangar('logs', name, '--proxy')).stdout).not.toContain(planted);
+	});
+
 	it('prints the last lines of the output, and follows it', async () => {
-		const all = (await hangar('logs', name)).stdout.split('\n').filter(Boolean);
-		expect(all.length).toBeGreaterThan(1);
-		expect(await hangar('logs', name, '--tail', '1')).toMatchObject({ code: 0, stdout: `${all.at(-1)}\n` });
+		const started = 'Starting default (STDIO) server';
+		const before = (await hangar('logs', name)).stdout.split('\n').filter(Boolean);
+		expect(await hangar('logs', name, '--tail', '1')).toMatchObject({ code: 0, stdout: `${before.at(-1)}\n` });
 		const follow = spawn(process.execPath, [HANGAR_BIN, 'logs', name, '-f', '--tail', '0'], { env: home.env });
 		let followed = '';
 		follow.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString()));
 		try {
 			await new Promise((resolve) => setTimeout(resolve, 2_000));
-			await hangar('mcp', 'call', name, 'echo', '--arg', 'message=followed');
-			await waitFor(async () => followed.includes('followed'), 'the followed output to show the new request', 60_000);
+			// A restart keeps the container: the server's start shows once more.
+			expect((await hangar('restart', name)).code).toBe(0);
+			await waitFor(async () => followed.includes(started), 'the followed output to show the restart', 60_000);
 		} finally {
 			follow.kill('SIGINT');
 		}
-		expect(followed).not.toContain(all[0]);
+		expect(followed.split(started).length).toBe(2);
+		const after = (await hangar('logs', name)).stdout.split('\n').filter(Boolean);
+		expect(after.length).toBe(before.length + 1);
 	});
 
 });
@@ -165,10 +178,31 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 		expect(notAServer.stderr).toContain('hangar: notaserver is not a server in the registry (hangar registry servers lists them), and as an image:');
 		expect(notAServer.stderr.match(/pulling notaserver/g)).toHaveLength(1);
 		const unknown = await hangar('rm', 'no-such-workload');
-		expect(unknown).toMatchObject({ code: 1, stderr: 'hangar: workload no-such-workload not found\n' });
+		expect(unknown).toMatchObject({ code: 1, stderr: 'hangar: workload no-such-workload not found (hangar ls --all lists them)\n' });
 		const nothing = await hangar('stop');
 		expect(nothing.code).toBe(2);
 		expect(nothing.stderr).toContain('--group');
+	});
+});
+
+describe('hangar run without --transport', { timeout: 180_000 }, () => {
+	it('finds that a stdio image serves stdio (the image has no label: a probe)', async () => {
+		const name = uniqueName('found');
+		const run = await hangar('run', MEMORY, '--name', name);
+		expect(run).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${name} is running`) });
+		expect(run.stderr).toContain('transport stdio, found by a probe');
+		expect(JSON.parse((await hangar('info', name, '--json')).stdout)).toMatchObject({ transport: 'stdio' });
+		expect(await hangar('rm', name)).toMatchObject({ code: 0 });
+	});
+
+	it('says why a server did not start once, and leaves no lock folder behind', async () => {
+		const name = uniqueName('wrong');
+		const run = await hangar('run', MEMORY, '--name', name, '--transport', 'streamable-http');
+		expect(run.code).toBe(1);
+		expect(run.stderr.match(/run it with transport stdio/g)).toHaveLength(1);
+		expect(await hangar('rm', name)).toMatchObject({ code: 0 });
+		const left = (await readdir(join(home.path, 'data', 'proxies')).catch(() => [])).filter((entry) => entry.includes(name));
+		expect(left).toEqual([]);
 	});
 });
 

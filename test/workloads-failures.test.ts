@@ -135,9 +135,9 @@ describe('a server that never comes up', { timeout: 180_000 }, () => {
 		expect((await hangar('logs', name)).stdout).toContain('Unknown transport: bad-args');
 	});
 
-	it('a stdio image started as an HTTP server (the default transport) is diagnosed as such', async () => {
+	it('a stdio image started as an HTTP server is diagnosed as such', async () => {
 		const name = uniqueName('stdio-as-http');
-		await service.create({ name, image: EVERYTHING }, quiet());
+		await service.create({ name, image: EVERYTHING, transport: 'streamable-http' }, quiet());
 		const summary = await statusOf(name);
 		expect(summary).toMatchObject({ status: 'error', status_context: expect.stringContaining('--transport stdio') });
 		expect(summary!.status_context).toContain(`hangar logs ${name}`);

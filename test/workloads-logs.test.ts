@@ -3,6 +3,7 @@
  * in time (`server/workloads/logs.ts`). The engine's own output is test/workloads-backend-replicas.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
+import { linesAfter } from '../server/cli/commands/workloads.js';
 import { mergedLogs } from '../server/workloads/logs.js';
 
 describe('mergedLogs', () => {
@@ -32,5 +33,16 @@ describe('mergedLogs', () => {
 
 	it('keeps an empty line of output as one', () => {
 		expect(mergedLogs([{ container: 'a', text: '2026-11-27T12:00:00Z \n2026-11-27T12:00:01Z x\n' }], 10)).toBe('a | \na | x\n');
+	});
+});
+
+describe('linesAfter (hangar logs -f)', () => {
+	it('prints a line repeated after a restart: a stdio server\'s stderr is short and says the same at each start', () => {
+		const start = 'Starting default (STDIO) server...\n';
+		expect(linesAfter([start], [start, start])).toEqual([start]);
+	});
+
+	it('prints a log that was cut or rotated whole', () => {
+		expect(linesAfter(['a\n'], ['x\n', 'y\n'])).toEqual(['x\n', 'y\n']);
 	});
 });

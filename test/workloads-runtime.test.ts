@@ -74,8 +74,11 @@ describe('DockerRuntime', () => {
 		const listed = await runtime.list(label);
 		expect(listed.map((container) => container.id)).toContain(id);
 		expect(listed.find((container) => container.id === id)?.state).toBe('running');
-		// The server's stderr and its JSON-RPC output both reach the container log.
+		// The server's stderr and its JSON-RPC output both reach the container log; stderrOnly keeps the first.
 		expect(await runtime.logs(id, 100)).toContain('"id":7');
+		const stderr = await runtime.logs(id, 100, { stderrOnly: true });
+		expect(stderr).toContain('Starting default (STDIO) server');
+		expect(stderr).not.toContain('"id":7');
 
 		attachment.close();
 		await attachment.closed;

@@ -120,6 +120,28 @@ function cell(value: unknown): string {
 
 /** The one-line message and exit code of a failed command. */
 export function describeFailure(error: unknown): { message: string; exitCode: number } {
-	if (error instanceof HangarError) return { message: error.message, exitCode: error.status === 400 ? 2 : 1 };
+	if (error instanceof HangarError) return { message: `${error.message}${nextStepOf(error)}`, exitCode: error.status === 400 ? 2 : 1 };
 	return { message: (error as Error)?.message ?? String(error), exitCode: 1 };
+}
+
+/**
+ * What to do next after an error whose message (shared with the API, ToolHive's wording) does
+ * not say: the command that creates, lists or avoids what was missing or taken.
+ */
+function nextStepOf(error: HangarError): string {
+	if (/hangar [a-z]/.test(error.message)) return ''; // says it already
+	switch (error.code) {
+		case 'group_not_found': {
+			const name = /group '(.*)' not found/.exec(error.message)?.[1];
+			return name === undefined ? '' : `; create it with hangar group create ${name}`;
+		}
+		case 'workload_exists':
+			return '; give this one another name with --name';
+		case 'workload_not_found':
+			return ' (hangar ls --all lists them)';
+		case 'secret_not_found':
+			return ' (hangar secret ls lists them)';
+		default:
+			return '';
+	}
 }

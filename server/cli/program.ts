@@ -73,7 +73,8 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 	const program = new Command('hangar')
 		.description('Manage MCP servers and agent skills across editors and agents')
 		.version(VERSION, '-v, --version', 'print the version')
-		.showHelpAfterError('(run with --help for usage)')
+		// A usage error reads like every other error: one line, `hangar: …`.
+		.configureOutput({ outputError: (message, write) => write(`hangar: ${message.replace(/^error: /, '').trimEnd()} (run with --help for usage)\n`) })
 		.exitOverride();
 
 	program

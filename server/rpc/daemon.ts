@@ -5,6 +5,8 @@
  * `initialized`, `shutdown`, `exit`. Requests before `initialize` or after `shutdown` are
  * refused as LSP servers refuse them. `$/cancelRequest` aborts the service's AbortSignal;
  * a `workDoneToken` in the params turns on `$/progress` reports. Logs go to stderr only.
+ * On `exit` or the end of its input (`printf '…' | hangar daemon`) it first answers every
+ * request read before, then exits with LSP's `exit` code: 0 after `shutdown`, else 1.
  *
  * Editors start a daemon per window, so `initialize` is answered from the manifest of
  * method names; the services (and the zod schemas behind them) load right after.
@@ -16,7 +18,9 @@ import {
 	ErrorCodes,
 	ResponseError,
 	StreamMessageWriter,
+	type Message,
 	type MessageConnection,
+	type NotificationMessage,
 } from 'vscode-jsonrpc/node';
 import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from 'vscode-languageserver-protocol';
 import type { InitializeResult } from '../../protocol/client.js';
@@ -52,11 +56,14 @@ export function startDaemon(
 	const methods = new Set(manifest.methods);
 	let dispatcher: Promise<Dispatcher> | undefined;
 	const services = () => (dispatcher ??= loadDispatcher());
-	const writer = new StreamMessageWriter(options.output);
+	const writer = new TrackedWriter(options.output);
+	// Compared by identity: a client's message is parsed from JSON, never this object.
+	const endOfInput: NotificationMessage = { jsonrpc: '2.0', method: '$/hangar/endOfInput', params: {} };
 	const reader = new FramedMessageReader(options.input, {
 		maxMessageBytes: MAX_MESSAGE_BYTES,
 		reject: (response) => void writer.write(response),
 		onDeliveryError: (error) => environment.log.warn(`message dropped: ${(error as Error)?.message ?? error}`),
+		endOfInput,
 	});
 	const connection = createMessageConnection(reader, writer, {
 		error: (message) => environment.log.error(message),
@@ -73,6 +80,20 @@ export function startDaemon(
 		connection.dispose();
 		options.onExit(code);
 	};
+	// Requests being handled, so that an exit waits for their answers.
+	const handling = new Set<Promise<unknown>>();
+	let ending = false;
+	/** Exits once every request read so far is answered and its answer written. */
+	const exitAfterAnswers = async (code: number) => {
+		if (ending) return;
+		ending = true;
+		while (handling.size > 0) await Promise.allSettled([...handling]);
+		// The connection writes an answer right after its handler settles.
+		await new Promise((resolve) => setImmediate(resolve));
+		await writer.flushed();
+		exit(code);
+	};
+	const exitCode = () => (state === 'shutdown' ? 0 : 1);
 
 	connection.onRequest('initialize', (params: { processId?: number | null } | undefined): InitializeResult => {
 		state = 'initialized';
@@ -94,14 +115,24 @@ export function startDaemon(
 		state = 'shutdown';
 		return null;
 	});
-	connection.onNotification('exit', () => exit(state === 'shutdown' ? 0 : 1));
+	connection.onNotification('exit', () => void exitAfterAnswers(exitCode()));
+	connection.onNotification(endOfInput.method, (params: unknown) => {
+		if (params === endOfInput.params) void exitAfterAnswers(exitCode());
+	});
 
-	connection.onRequest(async (method: string, params: unknown, token: CancellationToken) => {
+	connection.onRequest((method: string, params: unknown, token: CancellationToken) => {
+		const answer = handle(method, params, token);
+		handling.add(answer);
+		const done = () => handling.delete(answer);
+		answer.then(done, done);
+		return answer;
+	});
+	const handle = async (method: string, params: unknown, token: CancellationToken): Promise<unknown> => {
 		if (!methods.has(method)) {
 			throw new ResponseError(ErrorCodes.MethodNotFound, `unknown method ${method}`);
 		}
 		if (state === 'created') throw new ResponseError(SERVER_NOT_INITIALIZED, 'server not initialized; send initialize first');
-		if (state === 'shutdown') throw new ResponseError(ErrorCodes.InvalidRequest, 'server is shutting down');
+		if (state === 'shutdown' || ending) throw new ResponseError(ErrorCodes.InvalidRequest, 'server is shutting down');
 		const controller = new AbortController();
 		const subscription = token.onCancellationRequested(() => controller.abort());
 		const progressToken = (params as { workDoneToken?: unknown } | null)?.workDoneToken;
@@ -116,17 +147,31 @@ export function startDaemon(
 			subscription.dispose();
 			if (cancellable && byProgressToken.get(progressToken) === controller) byProgressToken.delete(progressToken);
 		}
-	});
+	};
 
 	const unsubscribe = environment.notifier.subscribe((method, params) => {
 		if (state === 'initialized') void connection.sendNotification(method, params);
 	});
-	connection.onClose(() => {
-		unsubscribe();
-		exit(state === 'shutdown' ? 0 : 1);
-	});
+	// The end of input exits through `endOfInput`, after the messages read before it.
+	connection.onClose(unsubscribe);
 	connection.listen();
 	return connection;
+}
+
+/** A writer that knows when everything handed to it is written. */
+class TrackedWriter extends StreamMessageWriter {
+	private last: Promise<unknown> = Promise.resolve();
+
+	override write(message: Message): Promise<void> {
+		const written = super.write(message);
+		// Writes are serialised: the last one done means all are.
+		this.last = written.catch(() => undefined);
+		return written;
+	}
+
+	flushed(): Promise<unknown> {
+		return this.last;
+	}
 }
 
 function toResponseError(error: HangarError): ResponseError<HangarError['data']> {

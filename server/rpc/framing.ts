@@ -38,6 +38,11 @@ export interface FramingOptions {
 	readonly reject: (response: ResponseMessage) => void;
 	/** Reports a message the connection could not take (logged, never fatal). */
 	readonly onDeliveryError?: (error: unknown) => void;
+	/**
+	 * Delivered once after the last frame when the stream ends, before the close event: the
+	 * connection handles it after every message read before it.
+	 */
+	readonly endOfInput?: Message;
 }
 
 type ReadState =
@@ -63,7 +68,13 @@ export class FramedMessageReader extends AbstractMessageReader implements Messag
 		this.callback = callback;
 		const onData = (chunk: Buffer) => this.onData(chunk);
 		const onError = (error: Error) => this.fireError(error);
-		const onClose = () => this.fireClose();
+		let ended = false;
+		const onClose = () => {
+			if (ended) return;
+			ended = true;
+			if (this.options.endOfInput) this.callback?.(this.options.endOfInput);
+			this.fireClose();
+		};
 		this.readable.on('data', onData);
 		this.readable.on('error', onError);
 		this.readable.on('close', onClose);

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
-import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, Runtime, RuntimeInfo } from './runtime.js';
+import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, LogOptions, Runtime, RuntimeInfo } from './runtime.js';
 
 /** Engine errors that mean "nobody answers at the socket". */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'EPERM', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
@@ -74,6 +74,11 @@ export class DockerRuntime implements Runtime {
 			if (error instanceof HangarError && error.status === 404) return false;
 			throw error;
 		}
+	}
+
+	async imageLabels(image: string): Promise<Readonly<Record<string, string>>> {
+		const inspected = await this.call(`image ${image}`, (docker) => docker.getImage(image).inspect());
+		return (inspected.Config?.Labels as Record<string, string> | null | undefined) ?? {};
 	}
 
 	async pullImage(image: string, progress: Progress, signal: AbortSignal): Promise<void> {
@@ -301,9 +306,9 @@ export class DockerRuntime implements Runtime {
 		};
 	}
 
-	async logs(id: string, lines: number, options: { readonly timestamps?: boolean } = {}): Promise<string> {
+	async logs(id: string, lines: number, options: LogOptions = {}): Promise<string> {
 		const raw = await this.call(`logs of container ${id}`, (docker) =>
-			docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false, timestamps: options.timestamps ?? false }),
+			docker.getContainer(id).logs({ stdout: !options.stderrOnly, stderr: true, tail: lines, follow: false, timestamps: options.timestamps ?? false }),
 		);
 		const parts: Buffer[] = [];
 		demultiplexer((_, payload) => parts.push(payload))(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw)));

@@ -75,10 +75,17 @@ export interface RuntimeInfo {
 	readonly version?: string;
 }
 
+export interface LogOptions {
+	readonly timestamps?: boolean;
+	readonly stderrOnly?: boolean;
+}
+
 export interface Runtime {
 	/** Name and version of the engine; 503 when none answers. */
 	info(): Promise<RuntimeInfo>;
 	imageExists(image: string): Promise<boolean>;
+	/** The labels of a local image (its OCI config's); 404 when the engine does not have it. */
+	imageLabels(image: string): Promise<Readonly<Record<string, string>>>;
 	/** Pulls an image, reporting progress; 404 when the registry does not have it. */
 	pullImage(image: string, progress: Progress, signal: AbortSignal): Promise<void>;
 	/** Creates a container and returns its id; 409 when the name is taken. */
@@ -114,8 +121,9 @@ export interface Runtime {
 	 */
 	execCommand(id: string): Promise<Attachment>;
 	/**
-	 * The last `lines` lines of the container's stdout and stderr; with `timestamps`, each line
+	 * The last `lines` lines of the container's stdout and stderr (only stderr with
+	 * `stderrOnly`: a stdio server's stdout is its protocol stream); with `timestamps`, each line
 	 * begins with the engine's RFC 3339 time of it (nanoseconds) and a space.
 	 */
-	logs(id: string, lines: number, options?: { readonly timestamps?: boolean }): Promise<string>;
+	logs(id: string, lines: number, options?: LogOptions): Promise<string>;
 }

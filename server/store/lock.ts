@@ -16,7 +16,7 @@
  * its lock however long the pause lasts.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -42,6 +42,18 @@ interface Owner {
 export interface LockOptions {
 	/** Wait as long as this signal allows (cancelled with 499) instead of 503 after 30 s. */
 	readonly signal?: AbortSignal;
+}
+
+/**
+ * Scratch folders being made into a lock. A process that exits meanwhile (a proxy told to stop
+ * ends with process.exit) removes them on its way out; one it could not (killed, or the exit
+ * overtook the file system's work) names its pid, and the next taker of that lock removes it.
+ */
+const scratches = new Set<string>();
+let exitHook = false;
+
+function removeScratchesAtExit(): void {
+	for (const scratch of scratches) rmSync(scratch, { recursive: true, force: true });
 }
 
 /** Runs `work` while holding the lock named by `target` (which need not exist). */
@@ -82,10 +94,19 @@ async function holding<T>(ownerFile: string, work: () => Promise<T>): Promise<T>
 async function acquire(path: string): Promise<string | undefined> {
 	if ((await exists(path)) && !(await clearIfAbandoned(path))) return undefined;
 	await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+	await removeAbandonedScratches(path);
 	const token = randomBytes(8).toString('hex');
 	const name = `${OWNER}-${token}`;
-	const scratch = `${path}.${token}.tmp`;
-	await mkdir(scratch, { mode: 0o700 });
+	const scratch = `${path}.${process.pid}-${token}.tmp`;
+	if (!exitHook) {
+		exitHook = true;
+		process.once('exit', removeScratchesAtExit);
+	}
+	scratches.add(scratch); // before it exists: an exit while it is being made removes it too
+	await mkdir(scratch, { mode: 0o700 }).catch((error: unknown) => {
+		scratches.delete(scratch);
+		throw error;
+	});
 	try {
 		const owner: Owner = { pid: process.pid, host: hostname(), ...(START !== undefined && { started: START }) };
 		await writeFile(join(scratch, name), JSON.stringify(owner));
@@ -93,10 +114,22 @@ async function acquire(path: string): Promise<string | undefined> {
 		await rename(scratch, path);
 		return join(path, name);
 	} catch (error) {
-		if (['EEXIST', 'ENOTEMPTY', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
+		// ENOENT: another host's taker removed our scratch as abandoned (its pid is not ours): try again.
+		if (['EEXIST', 'ENOTEMPTY', 'EPERM', 'ENOENT'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
 		throw error;
 	} finally {
 		await rm(scratch, { recursive: true, force: true });
+		scratches.delete(scratch);
+	}
+}
+
+/** Removes the scratch folders of `path`'s lock whose process is gone (`<lock>.<pid>-<token>.tmp`). */
+async function removeAbandonedScratches(path: string): Promise<void> {
+	const prefix = `${basename(path)}.`;
+	const entries = await readdir(dirname(path)).catch(() => [] as string[]);
+	for (const entry of entries) {
+		const pid = entry.startsWith(prefix) ? /^(\d+)-[0-9a-f]+\.tmp$/.exec(entry.slice(prefix.length))?.[1] : undefined;
+		if (pid !== undefined && !isAlive(Number(pid))) await rm(join(dirname(path), entry), { recursive: true, force: true });
 	}
 }
 

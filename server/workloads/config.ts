@@ -19,6 +19,7 @@ import type { ServerCatalog } from './dependencies.js';
 import { invalid, prune } from './fields.js';
 import { PORT_MAX, PORT_MIN } from './portAllocator.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
+import type { ImageTransport, ProbeTarget } from './transport.js';
 import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
 
 export type CreateRequest = z.output<typeof CreateWorkloadParams>;
@@ -250,6 +251,8 @@ export interface BuildOptions {
 	readonly instance: string;
 	/** Hangar's global `telemetry_config`, which a new workload without its own inherits. */
 	readonly defaultTelemetry?: TelemetryConfig;
+	/** Finds the transport of an image that neither the request nor its registry entry names. */
+	readonly discoverTransport?: (target: ProbeTarget, fromRegistry: boolean) => Promise<ImageTransport>;
 }
 
 /** The request's `telemetry_config` (or, for a new workload, the global one), checked; `{}` turns it off. */
@@ -261,15 +264,27 @@ function telemetryOf(request: Request, options: BuildOptions): TelemetryConfig |
 	return config;
 }
 
+/** The transport of an image neither the request nor the registry names: the same image keeps its own, another is found. */
+async function imageTransport(
+	image: string,
+	run: { args: readonly string[]; env: Record<string, string>; name: string; fromRegistry: boolean },
+	options: BuildOptions,
+): Promise<ImageTransport> {
+	const previous = options.previous;
+	if (previous?.image === image && previous.transport) return previous.transport as ImageTransport;
+	if (!options.discoverTransport) return 'streamable-http';
+	return options.discoverTransport({ image, args: run.args, env: run.env, containerName: containerNameOf(run.name, options.instance) }, run.fromRegistry);
+}
+
 /** The stored run configuration for a request, without ports (`port` 0 until the service picks one). */
 export async function buildRunConfig(request: Request, options: BuildOptions): Promise<StoredWorkload> {
 	const source = await resolveSource(request, options.catalog);
 	const entry = source.entry?.server;
 	const remote = source.kind === 'remote';
 
-	const transport = request.transport || entry?.transport || 'streamable-http';
-	if (transport !== 'stdio' && transport !== 'sse' && transport !== 'streamable-http') throw invalid('transport', `${transport} is not supported`);
-	if (remote && transport === 'stdio') throw invalid('transport', 'a remote server is reached over sse or streamable-http, not stdio');
+	const given = request.transport || entry?.transport || (remote ? 'streamable-http' : undefined);
+	if (given !== undefined && given !== 'stdio' && given !== 'sse' && given !== 'streamable-http') throw invalid('transport', `${given} is not supported`);
+	if (remote && given === 'stdio') throw invalid('transport', 'a remote server is reached over sse or streamable-http, not stdio');
 	const proxyMode = request.proxy_mode || 'streamable-http';
 
 	const group = request.group || DEFAULT_GROUP;
@@ -284,6 +299,8 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		'secrets',
 	);
 	if (entry && !remote) Object.assign(env, registryEnv(entry, env, new Set(secrets.map((secret) => secret.target))));
+	const cmdArgs = remote ? undefined : (request.cmd_arguments ?? (entry as ImageServer | undefined)?.args);
+	const transport: ImageTransport = given ?? (source.kind === 'image' ? await imageTransport(source.image, { args: cmdArgs ?? [], env, name: request.name, fromRegistry: entry !== undefined }, options) : 'streamable-http');
 
 	const volumes: string[] = [];
 	for (const [index, volume] of (request.volumes ?? []).entries()) volumes.push(await parseVolume(volume, `volumes[${index}]`));
@@ -326,7 +343,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		target_port: targetPort,
 		transport,
 		proxy_mode: proxyMode,
-		cmd_args: remote ? undefined : (request.cmd_arguments ?? (entry as ImageServer | undefined)?.args),
+		cmd_args: cmdArgs,
 		env_vars: remote || isEmpty(env) ? undefined : env,
 		secrets: secrets.length ? secrets.map(encodeSecret) : undefined,
 		volumes: volumes.length ? volumes : undefined,

@@ -114,14 +114,13 @@ export class WorkloadLifecycle {
 	}
 
 	/** Pulls the workload's image unless the engine has it; the pull ends at once when cancelled. */
-	async ensureImage(config: StoredWorkload, context: OperationContext): Promise<void> {
-		const image = config.image!;
+	async ensureImage(image: string, fromRegistry: boolean, context: OperationContext): Promise<void> {
 		if (await this.runtime.imageExists(image)) return;
 		try {
 			await this.runtime.pullImage(image, context.progress, context.signal);
 		} catch (error) {
 			// A bare word is more often a mistyped server name than an image on Docker Hub.
-			if (error instanceof HangarError && error.code === 'image_not_found' && !config.registry_server_name && !image.includes('/')) {
+			if (error instanceof HangarError && error.code === 'image_not_found' && !fromRegistry && !image.includes('/')) {
 				throw HangarError.notFound(`${image} is not a server in the registry (hangar registry servers lists them), and as an image: ${error.message}`, 'image_not_found');
 			}
 			throw error;

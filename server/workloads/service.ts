@@ -18,6 +18,7 @@ import { buildRunConfig, detailOf, exportedRunConfig, keepCachedAuth, type Creat
 import type { ClientConfigSync, GroupDirectory, SecretResolver, ServerCatalog } from './dependencies.js';
 import { checkCancelled, WorkloadLifecycle } from './lifecycle.js';
 import { mergedLogs } from './logs.js';
+import { discoverTransport, type ProbeTarget } from './transport.js';
 import { WorkloadObserver } from './observer.js';
 import { PortPolicy } from './portPolicy.js';
 import { WorkloadQueue } from './queue.js';
@@ -106,17 +107,18 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
+		const config = await buildRunConfig(request, { ...this.buildOptions(undefined, context), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.ports.choose(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);
 		try {
 			await this.statuses.set(name, 'starting', 'creating');
 			const resolved = await this.lifecycle.resolveSecrets(config);
-			if (config.image) await this.lifecycle.ensureImage(config, context);
+			if (config.image) await this.lifecycle.ensureImage(config.image, config.registry_server_name !== undefined, context);
 			checkCancelled(context, name);
 			const outcome = await this.queue.exclusive(name, () => this.lifecycle.start(config, { recreate: true, resolved }, context));
-			context.progress.end(outcome.failed ? `${name} did not start: ${outcome.failed}` : `${name} is listening on port ${config.port}`);
+			// Why it failed is in its status, which every door shows: said once.
+			context.progress.end(outcome.failed ? `${name} did not start` : `${name} is listening on port ${config.port}`);
 			return { name, port: config.port };
 		} catch (error) {
 			context.progress.end(`${name} could not be created`);
@@ -133,13 +135,13 @@ export class WorkloadService {
 	 */
 	async update(request: UpdateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const previous = await this.observer.require(request.name);
-		const config = await buildRunConfig(request, this.buildOptions(previous));
+		const config = await buildRunConfig(request, this.buildOptions(previous, context));
 		keepCachedAuth(previous, config);
 		config.port = await this.ports.choose(config, request.proxy_port, previous);
 		const resolved = await this.lifecycle.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
-			if (config.image) await this.lifecycle.ensureImage(config, context);
+			if (config.image) await this.lifecycle.ensureImage(config.image, config.registry_server_name !== undefined, context);
 			checkCancelled(context, request.name);
 			await this.queue.exclusive(request.name, async () => {
 				await this.statuses.set(request.name, 'starting', 'updating');
@@ -162,13 +164,21 @@ export class WorkloadService {
 		return { name: request.name, port: config.port! };
 	}
 
-	private buildOptions(previous?: StoredWorkload) {
+	private buildOptions(previous: StoredWorkload | undefined, context: OperationContext) {
 		return {
 			catalog: this.options.catalog,
 			groupExists: (group: string) => this.options.groups.exists(group),
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
+			discoverTransport: async (target: ProbeTarget, fromRegistry: boolean) => {
+				await this.lifecycle.ensureImage(target.image, fromRegistry, context);
+				context.progress.report(`finding the transport of ${target.image}`);
+				const { transport, found } = await discoverTransport(this.runtime, target);
+				this.log.debug(`${target.image} serves ${transport}, found by ${found}`);
+				context.progress.report(`transport ${transport}, found by ${found}`);
+				return transport;
+			},
 		};
 	}
 
@@ -244,7 +254,8 @@ export class WorkloadService {
 	}
 
 	/**
-	 * The server's last output. A workload of several server instances (`backend_replicas`) gives
+	 * The server's last output: a stdio server's stderr only, since its stdout is the MCP traffic
+	 * itself (answers, tool results, whatever a tool echoes). A workload of several server instances (`backend_replicas`) gives
 	 * every instance's, merged in time, each line after its container's name (`name-2 | …`), as
 	 * `docker compose logs` shows them.
 	 */
@@ -252,15 +263,16 @@ export class WorkloadService {
 		const config = await this.observer.require(name);
 		if (!config.container_name) throw HangarError.notFound(`workload ${name} is a remote server and has no container logs; see its proxy logs`, 'no_container');
 		const instances = backendInstancesOf(config);
+		const stderrOnly = config.transport === 'stdio';
 		if (instances === 1) {
 			const container = await this.runtime.inspect(config.container_name);
 			if (!container) throw HangarError.notFound(`the container of workload ${name} is gone`, 'container_not_found');
-			return this.runtime.logs(container.id, LOG_LINES);
+			return this.runtime.logs(container.id, LOG_LINES, { stderrOnly });
 		}
 		const read = Array.from({ length: instances }, async (_, index) => {
 			const container = await this.runtime.inspect(instanceContainerName(config, index + 1));
 			// An instance the engine is replacing has no container for a moment: the others still tell.
-			return container && { container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true }) };
+			return container && { container: container.name, text: await this.runtime.logs(container.id, LOG_LINES, { timestamps: true, stderrOnly }) };
 		});
 		const outputs = (await Promise.all(read)).filter((output) => output !== undefined);
 		if (!outputs.length) throw HangarError.notFound(`the containers of workload ${name} are gone`, 'container_not_found');

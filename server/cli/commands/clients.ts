@@ -80,25 +80,34 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 	client
 		.command('unregister')
 		.alias('rm')
-		.description('Unregister a client (from one group with --group) and remove its Hangar entries')
-		.argument('<name>', 'client id')
+		.description('Unregister clients (from one group with --group) and remove their Hangar entries')
+		.argument('<names...>', 'client ids, e.g. vscode claude-code')
 		.option('-g, --group <group>', 'only from this group')
 		.option('--project <dir>', 'the registration for <dir>/.vscode/mcp.json instead of the user-wide one')
-		.action(async (name: ClientApp, options: { group?: string; project?: string }) => {
+		.action(async (names: ClientApp[], options: { group?: string; project?: string }) => {
 			const project = options.project === undefined ? {} : { project_root: resolve(options.project) };
-			// The API answers 204 either way, as ToolHive's does; the CLI says when nothing changed.
-			const registered = (await cli.call(ListClients, {})).find(
-				(entry) =>
-					entry.name === name &&
-					entry.project_root === project.project_root &&
-					(options.group === undefined || (entry.groups ?? []).includes(options.group)),
+			// The API answers 204 either way, as ToolHive's does; the CLI says when nothing changed,
+			// before changing anything.
+			const listed = await cli.call(ListClients, {});
+			const missing = names.filter(
+				(name) =>
+					CLIENT_APPS.includes(name) &&
+					!listed.some(
+						(entry) =>
+							entry.name === name &&
+							entry.project_root === project.project_root &&
+							(options.group === undefined || (entry.groups ?? []).includes(options.group)),
+					),
 			);
-			if (!registered && CLIENT_APPS.includes(name)) {
+			if (missing.length) {
 				const where = `${options.group === undefined ? '' : ` in group '${options.group}'`}${project.project_root ? ` for project ${project.project_root}` : ''}`;
-				throw new HangarError(404, `client '${name}' is not registered${where}; see hangar client ls`, 'client_not_registered');
+				const which = missing.map((name) => `'${name}'`).join(', ');
+				throw new HangarError(404, `client${missing.length > 1 ? 's' : ''} ${which} ${missing.length > 1 ? 'are' : 'is'} not registered${where}; see hangar client ls`, 'client_not_registered');
 			}
-			if (options.group !== undefined) await cli.call(UnregisterClientFromGroup, { name, group: options.group, ...project });
-			else await cli.call(UnregisterClient, { name, ...project });
-			process.stdout.write(`Unregistered ${name}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
+			for (const name of names) {
+				if (options.group !== undefined) await cli.call(UnregisterClientFromGroup, { name, group: options.group, ...project });
+				else await cli.call(UnregisterClient, { name, ...project });
+			}
+			process.stdout.write(`Unregistered ${names.join(', ')}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
 		});
 }

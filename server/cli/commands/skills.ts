@@ -87,10 +87,11 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 		.action(async (path: string, options: { json?: boolean }) => {
 			const result = await cli.call(ValidateSkill, { path: resolve(path) });
 			if (options.json) return printJson(result);
-			for (const error of result.errors ?? []) process.stdout.write(`error: ${error}\n`);
-			for (const warning of result.warnings ?? []) process.stdout.write(`warning: ${warning}\n`);
-			process.stdout.write(result.valid ? 'Valid skill.\n' : 'Invalid skill.\n');
-			if (!result.valid) process.exitCode = 1;
+			for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
+			// Errors as every command's: one line each, `hangar: …`, exit 1.
+			for (const error of result.errors ?? []) process.stderr.write(`hangar: invalid skill: ${error}\n`);
+			if (result.valid) process.stdout.write('Valid skill.\n');
+			else process.exitCode = 1;
 		});
 
 	skill

@@ -319,11 +319,13 @@ function splitLines(text: string): string[] {
 
 /**
  * The lines of `current` (a later window of the same log) that `previous` did not have: those
- * after the last place where `previous` ends. A log that was cut or rotated in between is
- * printed whole.
+ * after `previous` when the log only grew (repeated lines, a server's start after a restart,
+ * included), else those after the last place where `previous` ends. A log that was cut or
+ * rotated in between is printed whole.
  */
 export function linesAfter(previous: readonly string[], current: readonly string[]): string[] {
 	if (!previous.length) return [...current];
+	if (current.length > previous.length && previous.every((line, index) => current[index] === line)) return current.slice(previous.length);
 	const overlap = Math.min(FOLLOW_OVERLAP, previous.length);
 	const tail = previous.slice(-overlap);
 	for (let end = current.length; end >= overlap; end--) {
