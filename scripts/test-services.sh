@@ -126,6 +126,32 @@ node_image() {
 node_image everything @modelcontextprotocol/server-everything dist/index.js
 node_image memory @modelcontextprotocol/server-memory dist/index.js
 
+# Copies a program of this machine and the libraries it links into the root file system ROOT.
+copy_program() {
+	local root=$1 program=$2 target=${3:-$2} lib
+	mkdir -p "$root$(dirname "$target")"
+	cp -L "$program" "$root$target"
+	for lib in $(ldd "$program" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+# Package builds (npx://) start from an image with node, npm and a shell: the official node
+# image where registries are reachable, this stand-in made of the machine's own files here.
+if ! docker image inspect hangar-test/node-base:1 >/dev/null 2>&1; then
+	log "building hangar-test/node-base:1"
+	root=$(node_root)
+	rmdir "$root/app"
+	mkdir -p "$root/usr/local/lib/node_modules" "$root/etc/ssl/certs"
+	cp -r "$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")" "$root/usr/local/lib/node_modules/npm"
+	ln -s ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
+	copy_program "$root" /bin/dash /bin/sh
+	copy_program "$root" /usr/bin/env
+	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - hangar-test/node-base:1 >/dev/null
+	rm -rf "$root"
+fi
+
 # Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
 # ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
 need_apt docker-registry docker-registry

@@ -22,6 +22,7 @@ export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
 	registry: async () => (await import('./commands/registry.js')).registerRegistryCommands,
 	secrets: async () => (await import('./commands/secrets.js')).registerSecretCommands,
 	workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
+	build: async () => (await import('./commands/build.js')).registerBuildCommands,
 	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
 	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
 };

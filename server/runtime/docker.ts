@@ -5,12 +5,16 @@
  * `~/.docker/run/docker.sock`).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
-import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, Runtime, RuntimeInfo } from './runtime.js';
+import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, ImageBuild, Runtime, RuntimeInfo } from './runtime.js';
+
+/** Lines of a failed build's output its error carries. */
+const BUILD_TAIL_LINES = 15;
 
 /** Engine errors that mean "nobody answers at the socket". */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'EPERM', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
@@ -99,6 +103,43 @@ export class DockerRuntime implements Runtime {
 			throw new HangarError(404, `image ${image} not found: it is not available locally and the pull failed (${engineMessage(error as EngineError)})`, 'image_not_found', {
 				cause: error,
 			});
+		}
+	}
+
+	async buildImage(build: ImageBuild, progress: Progress, signal: AbortSignal): Promise<void> {
+		const docker = await this.client();
+		const lines: string[] = [];
+		let step = '';
+		let failure: string | undefined;
+		const note = (text: string) => {
+			for (const line of text.split('\n').map((part) => part.trimEnd()).filter(Boolean)) {
+				if (/^Step \d+\/\d+ : /.test(line)) step = line.replace(/^Step /, '');
+				lines.push(line);
+				if (lines.length > BUILD_TAIL_LINES) lines.shift();
+				progress.report(line.length > 200 ? `${line.slice(0, 200)}…` : line);
+			}
+		};
+		try {
+			const files = await readdir(build.contextDir, { recursive: true, withFileTypes: true });
+			const src = files.filter((entry) => !entry.isDirectory()).map((entry) => relative(build.contextDir, join(entry.parentPath, entry.name)));
+			const stream = await docker.buildImage({ context: build.contextDir, src }, { t: build.tag, rm: true, forcerm: true, networkmode: build.network, abortSignal: signal });
+			await new Promise<void>((resolve, reject) => {
+				docker.modem.followProgress(
+					stream,
+					(error: Error | null) => (error ? reject(error) : resolve()),
+					(event: { stream?: string; status?: string; error?: string; errorDetail?: { message?: string } }) => {
+						if (event.stream) note(event.stream);
+						else if (event.status) note(event.status);
+						if (event.error) failure = event.errorDetail?.message ?? event.error;
+					},
+				);
+			});
+		} catch (error) {
+			if (signal.aborted) throw HangarError.cancelled(`build of ${build.tag}`);
+			throw this.translate(`build ${build.tag}`, error);
+		}
+		if (failure !== undefined) {
+			throw new HangarError(422, `the image build failed${step ? ` at step ${step}` : ''}: ${failure.trim()}\nlast lines of the build:\n${lines.join('\n')}`, 'build_failed');
 		}
 	}
 

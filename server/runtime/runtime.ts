@@ -75,12 +75,25 @@ export interface RuntimeInfo {
 	readonly version?: string;
 }
 
+/** An image build from a context folder holding a `Dockerfile`. */
+export interface ImageBuild {
+	readonly contextDir: string;
+	readonly tag: string;
+	/** The network of the build's steps; the engine's default when absent. */
+	readonly network?: string;
+}
+
 export interface Runtime {
 	/** Name and version of the engine; 503 when none answers. */
 	info(): Promise<RuntimeInfo>;
 	imageExists(image: string): Promise<boolean>;
 	/** Pulls an image, reporting progress; 404 when the registry does not have it. */
 	pullImage(image: string, progress: Progress, signal: AbortSignal): Promise<void>;
+	/**
+	 * Builds and tags an image, reporting each step; a failed step is a 422 `build_failed`
+	 * naming the step, with the build's last lines.
+	 */
+	buildImage(build: ImageBuild, progress: Progress, signal: AbortSignal): Promise<void>;
 	/** Creates a container and returns its id; 409 when the name is taken. */
 	create(spec: ContainerSpec): Promise<string>;
 	start(id: string): Promise<void>;

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
+import type { PackageBuilder } from '../packages/builder.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
@@ -47,6 +48,8 @@ export interface LifecycleOptions {
 	readonly log: Logger;
 	/** How long a new proxy may take to reach its server before the workload is `unhealthy`. */
 	readonly readyTimeoutMs: number;
+	/** Builds the images of package references. */
+	readonly packages: PackageBuilder;
 	/** The `hangar` script that runs proxies (default: this build's). */
 	readonly proxyEntry?: string;
 	/** Environment of proxies; it must lead to the same state folders (default: this process's). */
@@ -113,9 +116,24 @@ export class WorkloadLifecycle {
 		}
 	}
 
-	/** Pulls the workload's image unless the engine has it; the pull ends at once when cancelled. */
+	/**
+	 * Pulls the workload's image unless the engine has it, or builds the image of a package
+	 * reference once (its tag says what went into it); either ends at once when cancelled.
+	 */
 	async ensureImage(config: StoredWorkload, context: OperationContext): Promise<void> {
 		const image = config.image!;
+		if (config.built_image) {
+			// Planned again from the pinned reference: no look-up, and the same tag unless the scheme's defaults changed.
+			const plan = await this.options.packages.plan(image, config.runtime_config, context.signal);
+			if (plan.tag !== config.built_image) {
+				config.built_image = plan.tag;
+				await this.store.configs.update(config.name, (stored) => ({ ...stored, built_image: plan.tag }));
+			}
+			if (await this.runtime.imageExists(plan.tag)) return;
+			await this.statuses.set(config.name, 'starting', `building image ${plan.tag} for ${plan.pinned}`);
+			await this.options.packages.ensure(plan, context.progress, context.signal);
+			return;
+		}
 		if (await this.runtime.imageExists(image)) return;
 		try {
 			await this.runtime.pullImage(image, context.progress, context.signal);

@@ -30,6 +30,8 @@ import { backendInstancesOf, instanceContainerName } from '../runspec/instances.
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
+import { PackageBuilder } from '../packages/builder.js';
+import { RuntimeDefaults } from '../packages/defaults.js';
 
 const LOG_LINES = 1000;
 
@@ -48,6 +50,8 @@ export interface WorkloadServiceOptions {
 	readonly proxyEntry?: string;
 	/** Environment of proxies; it must lead to the same state folders (default: this process's). */
 	readonly env?: NodeJS.ProcessEnv;
+	/** Builds the images of package references (default: with the runtime and the per-scheme defaults). */
+	readonly packages?: PackageBuilder;
 }
 
 /** A running workload as registered clients reference it. */
@@ -67,9 +71,11 @@ export class WorkloadService {
 	private readonly observer: WorkloadObserver;
 	private readonly lifecycle: WorkloadLifecycle;
 	private readonly reconciler: Reconciler;
+	private readonly packages: PackageBuilder;
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		const { log, notifier, paths } = options.environment;
+		this.packages = options.packages ?? new PackageBuilder(options.runtime, new RuntimeDefaults(paths));
 		this.store = new WorkloadStore(paths);
 		this.runtime = options.runtime;
 		this.queue = new WorkloadQueue(this.store, log);
@@ -86,6 +92,7 @@ export class WorkloadService {
 			queue: this.queue,
 			log,
 			readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+			packages: this.packages,
 			proxyEntry: options.proxyEntry,
 			env: options.env,
 		});
@@ -106,7 +113,7 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
+		const config = await buildRunConfig(request, { ...this.buildOptions(), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get(), signal: context.signal });
 		config.port = await this.ports.choose(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);
@@ -133,7 +140,7 @@ export class WorkloadService {
 	 */
 	async update(request: UpdateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const previous = await this.observer.require(request.name);
-		const config = await buildRunConfig(request, this.buildOptions(previous));
+		const config = await buildRunConfig(request, { ...this.buildOptions(previous), signal: context.signal });
 		keepCachedAuth(previous, config);
 		config.port = await this.ports.choose(config, request.proxy_port, previous);
 		const resolved = await this.lifecycle.resolveSecrets(config);
@@ -169,6 +176,7 @@ export class WorkloadService {
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
+			packages: this.packages,
 		};
 	}
 
