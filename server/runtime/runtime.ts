@@ -71,8 +71,13 @@ export interface Attachment {
 }
 
 export interface RuntimeInfo {
+	/** `docker` or `podman`. */
 	readonly name: string;
 	readonly version?: string;
+	/** Where the engine answers (`unix:///…`, `tcp://…`). */
+	readonly address?: string;
+	/** How Hangar found it (`DOCKER_HOST`, the Docker context NAME, Podman's rootless socket…). */
+	readonly found_by?: string;
 }
 
 /** An image build from a context folder holding a `Dockerfile`. */
