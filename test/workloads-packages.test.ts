@@ -80,6 +80,7 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 	const hangar = (...args: string[]) => runHangar(args, home.env);
 	const first = uniqueName('npx');
 	const second = uniqueName('npx');
+	const fromRegistry = uniqueName('registry');
 	let tag = '';
 
 	beforeAll(async () => {
@@ -95,7 +96,7 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 	});
 
 	afterAll(async () => {
-		await hangar('rm', first, second);
+		await hangar('rm', first, second, fromRegistry);
 		await home?.dispose();
 	}, 120_000);
 
@@ -130,6 +131,41 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 		// Every layer of the final image, base layers included, as `docker save` writes them.
 		const { stdout } = await run('sh', ['-c', `docker save ${tag} | grep -a -c ${CANARY} || true`], { maxBuffer: 1 << 20 });
 		expect(stdout.trim()).toBe('0');
+	});
+
+	it('runs a registry entry published as an npm package by name, with its arguments and environment; a nuget-only entry is a 400 naming it', async () => {
+		const version = /^# npx:\/\/\S+@(\S+), built by Hangar$/m.exec((await hangar('build', `npx://${MEMORY_PACKAGE}`, '--dry-run')).stdout)![1]!;
+		const file = join(home.path, 'registry.json');
+		const npm = {
+			name: 'io.example.packages/memory',
+			description: 'The memory server, from npm',
+			version,
+			packages: [
+				{
+					registryType: 'npm',
+					identifier: MEMORY_PACKAGE,
+					version,
+					transport: { type: 'stdio' },
+					environmentVariables: [{ name: 'MEMORY_FILE_PATH', description: 'Where the graph is kept', default: '/home/hangar/graph.jsonl' }],
+				},
+			],
+		};
+		const nuget = { name: 'io.example.packages/dotnet', description: 'Only on NuGet', version: '1.0.0', packages: [{ registryType: 'nuget', identifier: 'Example.Mcp', version: '1.0.0', transport: { type: 'stdio' } }] };
+		await writeFile(file, JSON.stringify({ version: '1.0.0', meta: { last_updated: '2026-11-01T00:00:00Z' }, data: { servers: [npm, nuget] } }));
+		expect((await hangar('registry', 'set', file)).code).toBe(0);
+		expect((await hangar('registry', 'server', 'io.example.packages/memory')).stdout).toContain(`runs as:     npx://${MEMORY_PACKAGE}@${version}, an image built once from the npm package (stdio)`);
+
+		const result = await hangar('run', 'io.example.packages/memory', '--name', fromRegistry);
+		expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('is running') });
+		expect(JSON.parse((await hangar('info', fromRegistry, '--json')).stdout)).toMatchObject({ image: `npx://${MEMORY_PACKAGE}@${version}`, env_vars: { MEMORY_FILE_PATH: '/home/hangar/graph.jsonl' } });
+		// The non-root user writes where the entry's environment says.
+		const created = await hangar('mcp', 'call', fromRegistry, 'create_entities', '--arg', 'entities=[{"name":"hangar","entityType":"tool","observations":["built once"]}]');
+		expect(created.code).toBe(0);
+		expect((await hangar('mcp', 'call', fromRegistry, 'read_graph')).stdout).toContain('built once');
+
+		const refused = await hangar('run', 'io.example.packages/dotnet');
+		expect(refused.code).toBe(2); // a 400: the request, not the machine, is at fault
+		expect(refused.stderr).toContain('server io.example.packages/dotnet is published only as a nuget package (registryType nuget), which Hangar cannot run');
 	});
 
 	it('a failed build names its step with its last lines, and leaves no workload', async () => {
