@@ -151,6 +151,27 @@ if ! docker image inspect hangar-test/node-base:1 >/dev/null 2>&1; then
 	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - hangar-test/node-base:1 >/dev/null
 	rm -rf "$root"
 fi
+# uvx:// builds start from an image with python3, venv and a shell: the official uv image where
+# registries are reachable; this stand-in, Debian's python3 files, installs with pip (no uv here).
+[ -x /usr/bin/python3 ] || retry "apt-get install python3" apt_install python3
+python=$(readlink -f /usr/bin/python3)
+[ -f "/usr/lib/$(basename "$python")/ensurepip/__init__.py" ] || retry "apt-get install python3-venv" apt_install python3-venv
+if ! docker image inspect hangar-test/python-base:1 >/dev/null 2>&1; then
+	log "building hangar-test/python-base:1"
+	root=$(mktemp -d)
+	mkdir -p "$root/tmp" "$root/usr/lib" "$root/usr/share" "$root/etc/ssl/certs"
+	chmod 1777 "$root/tmp"
+	copy_program "$root" "$python"
+	ln -s "$(basename "$python")" "$root/usr/bin/python3"
+	cp -r "/usr/lib/$(basename "$python")" "$root/usr/lib/"
+	cp -r /usr/share/python-wheels "$root/usr/share/python-wheels"
+	for module in "/usr/lib/$(basename "$python")"/lib-dynload/*.so; do copy_program "$root" "$module"; done
+	for program in /bin/dash /usr/bin/env /bin/cat /bin/cp /bin/rm /bin/mkdir /bin/ln; do copy_program "$root" "$program"; done
+	ln -s dash "$root/bin/sh"
+	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - hangar-test/python-base:1 >/dev/null
+	rm -rf "$root"
+fi
 
 # Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
 # ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.

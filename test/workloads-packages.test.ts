@@ -9,7 +9,7 @@
  * hangar-test/node-base (scripts/test-services.sh), set as the npx default with
  * `hangar config runtime set`.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,12 +18,14 @@ import { planBuild, type BuildInputs } from '../server/packages/dockerfile.js';
 import { parsePackageReference } from '../server/packages/reference.js';
 import { readPackageConfig } from '../server/packages/userConfig.js';
 import { describePlan } from '../server/cli/commands/build.js';
-import { uniqueName } from './fixtures/workloads/helpers.js';
+import { uniqueName, waitFor } from './fixtures/workloads/helpers.js';
+import { freePort } from './support/registry.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
 
 const run = promisify(execFile);
 const NODE_BASE = 'hangar-test/node-base:1';
+const PYTHON_BASE = 'hangar-test/python-base:1';
 const MEMORY_PACKAGE = '@modelcontextprotocol/server-memory';
 /** A credential of a registry the build never uses: it must reach the build stage and nothing else. */
 const CANARY = 'hangar-canary-token-5f1d0c';
@@ -177,5 +179,47 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 		expect(result.stderr).toContain('last lines of the build:');
 		const listed = JSON.parse((await hangar('ls', '--all', '--json')).stdout) as Array<{ name: string }>;
 		expect(listed.map((workload) => workload.name)).not.toContain(name);
+	});
+});
+
+describe('hangar run uvx://… from a simple index on this machine', { timeout: 600_000 }, () => {
+	let home: TestHome;
+	let index: ChildProcess | undefined;
+	const hangar = (...args: string[]) => runHangar(args, home.env);
+	const name = uniqueName('uvx');
+
+	beforeAll(async () => {
+		home = await createTestHome();
+		const root = join(home.path, 'index');
+		await run('python3', [join(import.meta.dirname, 'fixtures/packages/make-index.py'), root]);
+		const port = await freePort();
+		index = spawn('python3', ['-m', 'http.server', '--bind', '127.0.0.1', String(port), '--directory', root], { stdio: 'ignore' });
+		const url = `http://127.0.0.1:${port}/simple/`;
+		await waitFor(async () => (await fetch(url).catch(() => undefined))?.ok, 'the simple index to answer');
+		home.env.UV_DEFAULT_INDEX = url;
+		// No uv image can be pulled here: the stand-in has Debian's python3, and the build installs with pip.
+		// The index listens on this machine's loopback, which the build reaches on the host's network.
+		expect((await hangar('config', 'runtime', 'set', 'uvx', '--runtime-image', PYTHON_BASE, '--build-network', 'host')).code).toBe(0);
+	});
+
+	afterAll(async () => {
+		await hangar('rm', name);
+		index?.kill();
+		await home?.dispose();
+	}, 120_000);
+
+	it('resolves the newest release from the index, builds once and runs the project\'s command', async () => {
+		const dry = await hangar('build', 'uvx://hangar-echo-mcp', '--dry-run');
+		expect(dry.stdout).toContain('# uvx://hangar-echo-mcp@1.0.0, built by Hangar');
+		expect(dry.stdout).toContain('(built on network host)');
+		const tag = /^# image (\S+)/.exec(dry.stdout)![1]!;
+		await run('docker', ['rmi', '-f', tag]).catch(() => undefined);
+		const result = await hangar('run', 'uvx://hangar-echo-mcp', '--name', name);
+		expect(result.stderr).toContain(`building ${tag} for uvx://hangar-echo-mcp@1.0.0`);
+		expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${name} is running`) });
+		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=from PyPI')).toMatchObject({ code: 0, stdout: 'py-echo 1.0.0: from PyPI\n' });
+		const pinned = await hangar('build', 'uvx://hangar-echo-mcp@0.9.0');
+		expect(pinned).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Built hangar-build\/uvx-hangar-echo-mcp:0\.9\.0-[0-9a-f]{12} \(uvx:\/\/hangar-echo-mcp@0\.9\.0\)\n$/) });
+		expect((await hangar('build', 'uvx://hangar-echo-mcp@0.9.0')).stdout).toMatch(/^Already built: hangar-build\/uvx-hangar-echo-mcp:0\.9\.0-/);
 	});
 });
