@@ -273,6 +273,25 @@ if ! docker image inspect "$modern_tag" >/dev/null 2>&1; then
 	rm -rf "$root"
 fi
 
+# --- Podman: its Docker-compatible service, the same workloads on another engine ---------------
+# Debian's podman 4.3 starts no container here unless containers.conf drops the default ulimits
+# (root lacks CAP_SYS_RESOURCE: "setrlimit RLIMIT_NPROC: operation not permitted"); catatonit is
+# the init a workload's container asks for. The service listens on Podman's rootful socket.
+need_apt podman podman
+need_apt curl curl
+need_apt catatonit catatonit
+if ! grep -qs '^default_ulimits' /etc/containers/containers.conf; then
+	mkdir -p /etc/containers
+	printf '[containers]\ndefault_ulimits = []\n' >> /etc/containers/containers.conf
+fi
+if ! curl -sf --unix-socket /run/podman/podman.sock http://d/_ping >/dev/null 2>&1; then
+	log "starting podman system service"
+	mkdir -p /run/podman
+	(podman system service --time=0 unix:///run/podman/podman.sock >/var/log/podman-service.log 2>&1 &)
+	for _ in $(seq 1 40); do curl -sf --unix-socket /run/podman/podman.sock http://d/_ping >/dev/null 2>&1 && break; sleep 0.25; done
+fi
+podman image exists localhost/hangar-test/everything:1 || docker save hangar-test/everything:1 | podman load >/dev/null
+
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server
 
