@@ -5,10 +5,18 @@ import { z } from 'zod';
 import { NoParams } from './common.js';
 import { operation } from './operation.js';
 
+/** The container engine: `docker` or `podman`, its version, where it answers and how Hangar found it. */
+export const EngineReport = z.object({
+	name: z.string(),
+	version: z.string().optional(),
+	address: z.string().optional(),
+	found_by: z.string().optional(),
+});
+
 export const HealthReport = z.object({
 	status: z.literal('ok'),
 	/** The container engine, once the service checks one. */
-	runtime: z.object({ name: z.string(), version: z.string().optional() }).optional(),
+	runtime: EngineReport.optional(),
 });
 
 /**
@@ -30,7 +38,11 @@ export const Version = operation({
 	method: 'system/version',
 	summary: 'Service version',
 	params: NoParams,
-	result: z.object({ version: z.string() }),
+	result: z.object({
+		version: z.string(),
+		/** Hangar: the container engine in use (`name` is `none` when nothing answers at the address found). */
+		runtime: EngineReport.extend({ error: z.string().optional() }).optional(),
+	}),
 	rest: { verb: 'GET', path: '/api/v1beta/version', status: 200 },
 	errors: [],
 	example: {},

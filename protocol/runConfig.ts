@@ -67,8 +67,14 @@ export type HeaderForwardConfig = z.infer<typeof HeaderForwardConfig>;
 
 /** Build settings for protocol-scheme images (`npx://`, `uvx://`, `go://`; `templates.RuntimeConfig`). */
 export const RuntimeConfig = z.object({
+	/** The base image of the build and runtime stages (npx, uvx); the Go toolchain image (go). */
 	builder_image: z.string().optional(),
+	/** Hangar: the base image of a Go server's runtime stage. */
+	final_image: z.string().optional(),
+	/** OS packages added to the runtime stage (apt-get or apk). */
 	additional_packages: z.array(z.string()).optional(),
+	/** Hangar: the network of the build's steps (`host` where the engine's default network cannot reach the registry). */
+	build_network: z.string().optional(),
 	/** Build-time dependency constraints (uvx only). */
 	build_with: z.array(z.string()).optional(),
 	/** Environment variables of the final runtime stage. */

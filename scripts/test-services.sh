@@ -77,6 +77,53 @@ node_image() {
 node_image everything @modelcontextprotocol/server-everything dist/index.js
 node_image memory @modelcontextprotocol/server-memory dist/index.js
 
+# Copies a program of this machine and the libraries it links into the root file system ROOT.
+copy_program() {
+	local root=$1 program=$2 target=${3:-$2} lib
+	mkdir -p "$root$(dirname "$target")"
+	cp -L "$program" "$root$target"
+	for lib in $(ldd "$program" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+# Package builds (npx://) start from an image with node, npm and a shell: the official node
+# image where registries are reachable, this stand-in made of the machine's own files here.
+if ! docker image inspect hangar-test/node-base:1 >/dev/null 2>&1; then
+	log "building hangar-test/node-base:1"
+	root=$(node_root)
+	rmdir "$root/app"
+	mkdir -p "$root/usr/local/lib/node_modules" "$root/etc/ssl/certs"
+	cp -r "$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")" "$root/usr/local/lib/node_modules/npm"
+	ln -s ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
+	copy_program "$root" /bin/dash /bin/sh
+	copy_program "$root" /usr/bin/env
+	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - hangar-test/node-base:1 >/dev/null
+	rm -rf "$root"
+fi
+# uvx:// builds start from an image with python3, venv and a shell: the official uv image where
+# registries are reachable; this stand-in, Debian's python3 files, installs with pip (no uv here).
+[ -x /usr/bin/python3 ] || retry "apt-get install python3" apt_install python3
+python=$(readlink -f /usr/bin/python3)
+[ -f "/usr/lib/$(basename "$python")/ensurepip/__init__.py" ] || retry "apt-get install python3-venv" apt_install python3-venv
+if ! docker image inspect hangar-test/python-base:1 >/dev/null 2>&1; then
+	log "building hangar-test/python-base:1"
+	root=$(mktemp -d)
+	mkdir -p "$root/tmp" "$root/usr/lib" "$root/usr/share" "$root/etc/ssl/certs"
+	chmod 1777 "$root/tmp"
+	copy_program "$root" "$python"
+	ln -s "$(basename "$python")" "$root/usr/bin/python3"
+	cp -r "/usr/lib/$(basename "$python")" "$root/usr/lib/"
+	cp -r /usr/share/python-wheels "$root/usr/share/python-wheels"
+	for module in "/usr/lib/$(basename "$python")"/lib-dynload/*.so; do copy_program "$root" "$module"; done
+	for program in /bin/dash /usr/bin/env /bin/cat /bin/cp /bin/rm /bin/mkdir /bin/ln; do copy_program "$root" "$program"; done
+	ln -s dash "$root/bin/sh"
+	cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - hangar-test/python-base:1 >/dev/null
+	rm -rf "$root"
+fi
+
 # Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
 # ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
 need_apt docker-registry docker-registry
@@ -176,6 +223,25 @@ if ! docker image inspect "$modern_tag" >/dev/null 2>&1; then
 		-c 'ENTRYPOINT ["node","/app/server.mjs"]' - "$modern_tag" >/dev/null
 	rm -rf "$root"
 fi
+
+# --- Podman: its Docker-compatible service, the same workloads on another engine ---------------
+# Debian's podman 4.3 starts no container here unless containers.conf drops the default ulimits
+# (root lacks CAP_SYS_RESOURCE: "setrlimit RLIMIT_NPROC: operation not permitted"); catatonit is
+# the init a workload's container asks for. The service listens on Podman's rootful socket.
+need_apt podman podman
+need_apt curl curl
+need_apt catatonit catatonit
+if ! grep -qs '^default_ulimits' /etc/containers/containers.conf; then
+	mkdir -p /etc/containers
+	printf '[containers]\ndefault_ulimits = []\n' >> /etc/containers/containers.conf
+fi
+if ! curl -sf --unix-socket /run/podman/podman.sock http://d/_ping >/dev/null 2>&1; then
+	log "starting podman system service"
+	mkdir -p /run/podman
+	(podman system service --time=0 unix:///run/podman/podman.sock >/var/log/podman-service.log 2>&1 &)
+	for _ in $(seq 1 40); do curl -sf --unix-socket /run/podman/podman.sock http://d/_ping >/dev/null 2>&1 && break; sleep 0.25; done
+fi
+podman image exists localhost/hangar-test/everything:1 || docker save hangar-test/everything:1 | podman load >/dev/null
 
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server

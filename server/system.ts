@@ -20,6 +20,15 @@ export function systemImplementations(runtime?: Runtime): Implementation[] {
 					: new HangarError(503, `the container runtime does not answer: ${(error as Error).message}`, 'runtime_unavailable');
 			}
 		}),
-		implement(Version, () => ({ version: `v${VERSION}` })),
+		implement(Version, async () => ({ version: `v${VERSION}`, ...(runtime ? { runtime: await engineOf(runtime) } : {}) })),
 	];
+}
+
+/** The engine's report, or where none answered and why (the version must answer regardless). */
+async function engineOf(runtime: Runtime): Promise<{ name: string; version?: string; address?: string; found_by?: string; error?: string }> {
+	try {
+		return await runtime.info();
+	} catch (error) {
+		return { name: 'none', error: (error as Error).message };
+	}
 }

@@ -162,8 +162,11 @@ describe('groups', () => {
 
 describe('version', () => {
 	it('prints the version, also as JSON', async () => {
-		expect((await hangar('version')).stdout).toMatch(/^hangar v\d+\.\d+\.\d+\n$/);
-		expect(JSON.parse((await hangar('version', '--json')).stdout)).toEqual({ version: expect.stringMatching(/^v/) });
+		expect((await hangar('version')).stdout).toMatch(/^hangar v\d+\.\d+\.\d+\nengine: docker \S+ at unix:\/\/\/var\/run\/docker\.sock \(the default Docker socket\)\n$/);
+		expect(JSON.parse((await hangar('version', '--json')).stdout)).toEqual({
+			version: expect.stringMatching(/^v/),
+			runtime: { name: 'docker', version: expect.any(String), address: 'unix:///var/run/docker.sock', found_by: 'the default Docker socket' },
+		});
 	});
 });
 

@@ -65,10 +65,10 @@ describe('basics', () => {
 		expect(response.body).toBe('');
 	});
 
-	it('GET /api/v1beta/version answers the version', async () => {
+	it('GET /api/v1beta/version answers the version and the container engine', async () => {
 		const response = await raw('/api/v1beta/version');
 		expect(response.status).toBe(200);
-		expect(JSON.parse(response.body)).toEqual({ version: expect.stringMatching(/^v\d+\.\d+\.\d+/) });
+		expect(JSON.parse(response.body)).toEqual({ version: expect.stringMatching(/^v\d+\.\d+\.\d+/), runtime: expect.objectContaining({ name: 'docker', found_by: expect.any(String) }) });
 		expect(response.headers['x-content-type-options']).toBe('nosniff');
 		expect(response.headers['content-type']).toBe('application/json');
 	});

@@ -31,9 +31,9 @@ if (args.length === 1 && args[0] === 'daemon') {
 	const help = args.length === 1 && ['--help', '-h', 'help'].includes(args[0]!) ? builtHelp() : undefined;
 	if (help !== undefined) {
 		process.stdout.write(help);
-	} else if (args.length === 1 && ['version', '--version', '-v'].includes(args[0]!)) {
+	} else if (args.length === 1 && ['--version', '-v'].includes(args[0]!)) {
 		const { VERSION } = await import('../version.js');
-		process.stdout.write(args[0] === 'version' ? `hangar v${VERSION}\n` : `${VERSION}\n`);
+		process.stdout.write(`${VERSION}\n`);
 	} else {
 		await (await import('./program.js')).runCli(process.argv);
 	}

@@ -22,6 +22,7 @@ export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
 	registry: async () => (await import('./commands/registry.js')).registerRegistryCommands,
 	secrets: async () => (await import('./commands/secrets.js')).registerSecretCommands,
 	workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
+	build: async () => (await import('./commands/build.js')).registerBuildCommands,
 	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
 	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
 };
@@ -79,10 +80,14 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 
 	program
 		.command('version')
-		.description('Print the version')
+		.description('Print the version, and the container engine in use')
 		.option('--json', 'print JSON')
-		.action((options: { json?: boolean }) => {
-			process.stdout.write(options.json ? `${JSON.stringify({ version: `v${VERSION}` })}\n` : `hangar v${VERSION}\n`);
+		.action(async (options: { json?: boolean }) => {
+			const { Version } = await import('../../protocol/protocol.system.js');
+			const { runtime } = await cli.call(Version, {});
+			if (options.json) return void process.stdout.write(`${JSON.stringify({ version: `v${VERSION}`, runtime })}\n`);
+			const engine = !runtime ? '' : runtime.name === 'none' ? `engine: none answers (${runtime.error})\n` : `engine: ${runtime.name} ${runtime.version ?? ''} at ${runtime.address} (${runtime.found_by})\n`;
+			process.stdout.write(`hangar v${VERSION}\n${engine}`);
 		});
 
 	const manifest = loadAll ? undefined : readCommandManifest();

@@ -82,6 +82,28 @@ function choosePackage(packages: readonly ServerPackage[] | undefined): ServerPa
 	return undefined;
 }
 
+/**
+ * Why a record cannot run, or undefined when it can: its packages are all of types Hangar
+ * does not run (nuget, mcpb…) and it has no remote.
+ */
+export function unrunnableReason(record: ServerRecord): string | undefined {
+	if (legacyKind(record)) return undefined;
+	const types = [...new Set((record.packages ?? []).map((pkg) => pkg.registryType ?? 'unknown'))];
+	if (!types.length) return `server ${record.name} has neither a package nor a remote to run`;
+	return `server ${record.name} is published only as ${types.map((type) => `a ${type} package`).join(' and ')} (registryType ${types.join(', ')}), which Hangar cannot run; it runs npm, pypi and oci packages and remote servers`;
+}
+
+/** How `hangar run NAME` runs a record, in a line. */
+export function howItRuns(record: ServerRecord): string {
+	const legacy = toLegacyServer(record);
+	if (!legacy) return `cannot run: ${unrunnableReason(record)}`;
+	if (legacy.kind === 'remote') return `the remote server ${legacy.server.url} (${legacy.server.transport ?? 'streamable-http'})`;
+	const image = legacy.server.image ?? '';
+	const args = legacy.server.args?.length ? ` with arguments ${legacy.server.args.join(' ')}` : '';
+	const built = image.startsWith('npx://') ? ', an image built once from the npm package' : image.startsWith('uvx://') ? ', an image built once from the PyPI package' : '';
+	return `${image}${built} (${legacy.server.transport ?? 'stdio'})${args}`;
+}
+
 /** `oci` → the image; `npm` → `npx://pkg@version`; `pypi` → `uvx://pkg@version`. */
 export function imageReference(pkg: ServerPackage): string {
 	const identifier = pkg.identifier!;

@@ -26,6 +26,8 @@ export interface FetchedJson {
 	readonly status: number;
 	/** The parsed body, or `undefined` when it is not JSON. */
 	readonly json: unknown;
+	/** The body as text (an HTML page, say). */
+	readonly text: string;
 	readonly url: string;
 }
 
@@ -89,7 +91,7 @@ export async function fetchJson(raw: string, options: FetchOptions, headers: Rec
 		} catch {
 			json = undefined;
 		}
-		return { status: response.statusCode ?? 0, json, url: url.toString() };
+		return { status: response.statusCode ?? 0, json, text, url: url.toString() };
 	}
 	throw new SourceError('invalid', `too many redirects from ${raw}`);
 }

@@ -36,7 +36,7 @@ import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import { search, type Catalog, type SearchText } from './catalog.js';
 import { RegistryConfigStore, DEFAULT_REGISTRY, effectivePriority, type RegistryEntry } from './config.js';
-import { toLegacyServer } from './convert.js';
+import { toLegacyServer, unrunnableReason } from './convert.js';
 import { configureError, readError, SourceError } from './errors.js';
 import { RegistryPolicyFile } from './policy.js';
 import { isUrl, normalizeLocation, resolveSource } from './resolve.js';
@@ -495,7 +495,7 @@ function withRegistry<T extends { _meta?: Record<string, unknown> | undefined }>
 
 function toLookup(record: ServerRecord): ServerLookup | undefined {
 	const legacy = toLegacyServer(record);
-	if (!legacy) return undefined;
+	if (!legacy) throw HangarError.badRequest(unrunnableReason(record)!, 'server_not_runnable');
 	return legacy.kind === 'image' ? { is_remote: false, server: legacy.server } : { is_remote: true, remote_server: legacy.server };
 }
 

@@ -29,6 +29,8 @@ export const RUN_CONFIG_FORMAT = 'v0.1.0';
 export const StoredWorkload = RunConfig.extend({
 	name: z.string(),
 	created_at: z.string(),
+	/** Hangar: the image built for a package reference (`image` is then the pinned `npx://…`). */
+	built_image: z.string().optional(),
 	restart_policy: RestartPolicy,
 	/** Seconds; absent means the proxy's default. */
 	request_timeout: z.number().int().optional(),

@@ -1,16 +1,21 @@
 /**
  * The Docker Engine runtime, over dockerode (imported on first use so the daemon starts
- * fast). The engine is found as the Docker CLI finds it: `DOCKER_HOST` (unix://, tcp://,
- * npipe://), else the default socket (`/var/run/docker.sock`, then Docker Desktop's
- * `~/.docker/run/docker.sock`).
+ * fast). It speaks to any engine with Docker's API: Docker, and Podman's Docker-compatible
+ * service. The engine is found as `engines.ts` says (`DOCKER_HOST`, the Docker context, the
+ * sockets of Docker, Docker Desktop, Colima, Rancher Desktop and Podman).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
-import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, LogOptions, Runtime, RuntimeInfo } from './runtime.js';
+import { findEngine, type EngineAddress } from './engines.js';
+import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, ImageBuild, LogOptions, Runtime, RuntimeInfo } from './runtime.js';
+
+/** Lines of a failed build's output its error carries. */
+const BUILD_TAIL_LINES = 15;
 
 /** Engine errors that mean "nobody answers at the socket". */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'EPERM', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
@@ -23,16 +28,22 @@ interface EngineError extends Error {
 
 export class DockerRuntime implements Runtime {
 	private docker: Promise<Dockerode> | undefined;
+	private found: EngineAddress | undefined;
 
 	constructor(private readonly env: NodeJS.ProcessEnv = process.env) {}
 
+	/** Where the engine is, and how it was found. */
+	get engine(): EngineAddress {
+		return (this.found ??= findEngine(this.env));
+	}
+
 	/** Where the engine is expected, for error messages. */
 	get address(): string {
-		return this.env.DOCKER_HOST || 'the default Docker socket (/var/run/docker.sock)';
+		return `${this.engine.host} (${this.engine.foundBy})`;
 	}
 
 	private client(): Promise<Dockerode> {
-		return (this.docker ??= import('dockerode').then(({ default: Docker }) => new Docker(engineOptions(this.env))));
+		return (this.docker ??= import('dockerode').then(({ default: Docker }) => new Docker(engineOptions(this.engine.host, this.env))));
 	}
 
 	/** Runs an engine call, turning transport failures into 503 and engine statuses into HangarErrors. */
@@ -50,7 +61,7 @@ export class DockerRuntime implements Runtime {
 		if (failure.code && UNREACHABLE.has(failure.code)) {
 			return new HangarError(
 				503,
-				`no container runtime answers at ${this.address} (${failure.code}); start Docker or set DOCKER_HOST`,
+				`no container runtime answers at ${this.address}: ${failure.code}; start Docker (or Podman's service), or set DOCKER_HOST`,
 				'runtime_unavailable',
 				{ cause: error },
 			);
@@ -63,7 +74,9 @@ export class DockerRuntime implements Runtime {
 
 	async info(): Promise<RuntimeInfo> {
 		const version = await this.call('container runtime version', (docker) => docker.version());
-		return { name: 'docker', version: version.Version };
+		// Podman's Docker-compatible service names itself among the components.
+		const podman = (version.Components ?? []).find((component) => /podman/i.test(component.Name));
+		return { name: podman ? 'podman' : 'docker', version: podman?.Version ?? version.Version, address: this.engine.host, found_by: this.engine.foundBy };
 	}
 
 	async imageExists(image: string): Promise<boolean> {
@@ -104,6 +117,43 @@ export class DockerRuntime implements Runtime {
 			throw new HangarError(404, `image ${image} not found: it is not available locally and the pull failed (${engineMessage(error as EngineError)})`, 'image_not_found', {
 				cause: error,
 			});
+		}
+	}
+
+	async buildImage(build: ImageBuild, progress: Progress, signal: AbortSignal): Promise<void> {
+		const docker = await this.client();
+		const lines: string[] = [];
+		let step = '';
+		let failure: string | undefined;
+		const note = (text: string) => {
+			for (const line of text.split('\n').map((part) => part.trimEnd()).filter(Boolean)) {
+				if (/^Step \d+\/\d+ : /.test(line)) step = line.replace(/^Step /, '');
+				lines.push(line);
+				if (lines.length > BUILD_TAIL_LINES) lines.shift();
+				progress.report(line.length > 200 ? `${line.slice(0, 200)}…` : line);
+			}
+		};
+		try {
+			const files = await readdir(build.contextDir, { recursive: true, withFileTypes: true });
+			const src = files.filter((entry) => !entry.isDirectory()).map((entry) => relative(build.contextDir, join(entry.parentPath, entry.name)));
+			const stream = await docker.buildImage({ context: build.contextDir, src }, { t: build.tag, rm: true, forcerm: true, networkmode: build.network, abortSignal: signal });
+			await new Promise<void>((resolve, reject) => {
+				docker.modem.followProgress(
+					stream,
+					(error: Error | null) => (error ? reject(error) : resolve()),
+					(event: { stream?: string; status?: string; error?: string; errorDetail?: { message?: string } }) => {
+						if (event.stream) note(event.stream);
+						else if (event.status) note(event.status);
+						if (event.error) failure = event.errorDetail?.message ?? event.error;
+					},
+				);
+			});
+		} catch (error) {
+			if (signal.aborted) throw HangarError.cancelled(`build of ${build.tag}`);
+			throw this.translate(`build ${build.tag}`, error);
+		}
+		if (failure !== undefined) {
+			throw new HangarError(422, `the image build failed${step ? ` at step ${step}` : ''}: ${failure.trim()}\nlast lines of the build:\n${lines.join('\n')}`, 'build_failed');
 		}
 	}
 
@@ -341,13 +391,8 @@ export function demultiplexer(onFrame: (stream: number, payload: Buffer) => void
 	};
 }
 
-/**
- * Connection options for `DOCKER_HOST` as the Docker CLI reads it; undefined lets dockerode
- * find the default socket.
- */
-export function engineOptions(env: NodeJS.ProcessEnv): Dockerode.DockerOptions | undefined {
-	const host = env.DOCKER_HOST;
-	if (!host) return undefined;
+/** Connection options for an engine address as the Docker CLI reads `DOCKER_HOST`. */
+export function engineOptions(host: string, env: NodeJS.ProcessEnv): Dockerode.DockerOptions {
 	if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) || '/var/run/docker.sock' };
 	if (host.startsWith('npipe://')) return { socketPath: host.slice('npipe://'.length) || '//./pipe/docker_engine' };
 	const url = new URL(host.includes('://') ? host : `tcp://${host}`);

@@ -71,8 +71,21 @@ export interface Attachment {
 }
 
 export interface RuntimeInfo {
+	/** `docker` or `podman`. */
 	readonly name: string;
 	readonly version?: string;
+	/** Where the engine answers (`unix:///…`, `tcp://…`). */
+	readonly address?: string;
+	/** How Hangar found it (`DOCKER_HOST`, the Docker context NAME, Podman's rootless socket…). */
+	readonly found_by?: string;
+}
+
+/** An image build from a context folder holding a `Dockerfile`. */
+export interface ImageBuild {
+	readonly contextDir: string;
+	readonly tag: string;
+	/** The network of the build's steps; the engine's default when absent. */
+	readonly network?: string;
 }
 
 export interface LogOptions {
@@ -88,6 +101,11 @@ export interface Runtime {
 	imageLabels(image: string): Promise<Readonly<Record<string, string>>>;
 	/** Pulls an image, reporting progress; 404 when the registry does not have it. */
 	pullImage(image: string, progress: Progress, signal: AbortSignal): Promise<void>;
+	/**
+	 * Builds and tags an image, reporting each step; a failed step is a 422 `build_failed`
+	 * naming the step, with the build's last lines.
+	 */
+	buildImage(build: ImageBuild, progress: Progress, signal: AbortSignal): Promise<void>;
 	/** Creates a container and returns its id; 409 when the name is taken. */
 	create(spec: ContainerSpec): Promise<string>;
 	start(id: string): Promise<void>;

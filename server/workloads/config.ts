@@ -16,6 +16,8 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 import type { ServerCatalog } from './dependencies.js';
+import type { PackageBuilder } from '../packages/builder.js';
+import { isPackageReference } from '../packages/reference.js';
 import { invalid, prune } from './fields.js';
 import { PORT_MAX, PORT_MIN } from './portAllocator.js';
 import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
@@ -27,7 +29,6 @@ export type UpdateRequest = z.output<typeof UpdateWorkloadParams>;
 type Request = CreateRequest | UpdateRequest;
 
 export const DEFAULT_HOST = '127.0.0.1';
-const PROTOCOL_SCHEMES = /^(npx|uvx|go):\/\//;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Headers the proxy owns or that would change how requests travel. */
@@ -68,9 +69,7 @@ async function resolveSource(request: Request, catalog: ServerCatalog): Promise<
 	if (request.image && request.url) throw invalid('url', "give either 'image' or 'url', not both");
 	if (request.url) return { kind: 'remote', url: checkRemoteUrl(request.url, 'url') };
 	if (!request.image) throw invalid('image', "either 'image', 'url', or 'registry'+'server' fields are required");
-	if (PROTOCOL_SCHEMES.test(request.image)) {
-		throw invalid('image', 'protocol-scheme images (npx://, uvx://, go://) are not supported yet; build an image and run it');
-	}
+	if (isPackageReference(request.image)) return { kind: 'image', image: request.image };
 	const fromRegistry = await fromCatalog(request.image, catalog, false);
 	return fromRegistry ?? { kind: 'image', image: checkImageReference(request.image) };
 }
@@ -253,6 +252,9 @@ export interface BuildOptions {
 	readonly defaultTelemetry?: TelemetryConfig;
 	/** Finds the transport of an image that neither the request nor its registry entry names. */
 	readonly discoverTransport?: (target: ProbeTarget, fromRegistry: boolean) => Promise<ImageTransport>;
+	/** Plans the images of package references (`npx://`, `uvx://`, `go://`). */
+	readonly packages: PackageBuilder;
+	readonly signal?: AbortSignal;
 }
 
 /** The request's `telemetry_config` (or, for a new workload, the global one), checked; `{}` turns it off. */
@@ -282,7 +284,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	const entry = source.entry?.server;
 	const remote = source.kind === 'remote';
 
-	const given = request.transport || entry?.transport || (remote ? 'streamable-http' : undefined);
+	const packaged = source.kind === 'image' && isPackageReference(source.image);
+	// Packages published to npm and PyPI are stdio servers unless their registry entry says otherwise.
+	const given = request.transport || entry?.transport || (remote ? 'streamable-http' : packaged ? 'stdio' : undefined);
 	if (given !== undefined && given !== 'stdio' && given !== 'sse' && given !== 'streamable-http') throw invalid('transport', `${given} is not supported`);
 	if (remote && given === 'stdio') throw invalid('transport', 'a remote server is reached over sse or streamable-http, not stdio');
 	const proxyMode = request.proxy_mode || 'streamable-http';
@@ -318,9 +322,10 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	for (const key of Object.keys(labels)) {
 		if (key.toLowerCase().startsWith('hangar')) throw invalid(`labels.${key}`, 'label keys starting with "hangar" are reserved');
 	}
-	if (request.runtime_config && Object.values(request.runtime_config).some((value) => value !== undefined && !isEmpty(value))) {
-		throw invalid('runtime_config', 'runtime_config is only supported for protocol-scheme images');
-	}
+	const runtimeConfig = request.runtime_config && Object.values(request.runtime_config).some((value) => value !== undefined && !isEmpty(value)) ? request.runtime_config : undefined;
+	if (runtimeConfig && !packaged) throw invalid('runtime_config', 'runtime_config is only supported for package references (npx://, uvx://, go://)');
+	// The version is resolved now, so the workload runs (and restarts) that version and a failed look-up leaves nothing behind.
+	const plan = packaged ? await options.packages.plan(source.image, runtimeConfig, options.signal) : undefined;
 	const security = await securityFieldsOf(request, options.previous);
 	if (remote && (security.scaling_config?.backend_replicas ?? 1) > 1) {
 		throw invalid('scaling_config.backend_replicas', 'a remote server runs where it is hosted; Hangar cannot start instances of it (scaling_config.replicas runs several proxies in front of it)');
@@ -334,7 +339,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		name: request.name,
 		base_name: request.name,
 		container_name: remote ? undefined : containerNameOf(request.name, options.instance),
-		image: remote ? undefined : source.image,
+		image: remote ? undefined : (plan?.pinned ?? source.image),
+		built_image: plan?.tag,
+		runtime_config: runtimeConfig,
 		remote_url: remote ? source.url : undefined,
 		group,
 		host,
@@ -380,7 +387,7 @@ export function containerNameOf(name: string, instance: string): string {
 
 /** The run configuration as `workloads/export` shows it: ToolHive's shape, secrets as references. */
 export function exportedRunConfig(stored: StoredWorkload): Record<string, unknown> {
-	const { created_at: _created, restart_policy: _restart, request_timeout: _timeout, request_timeout_max: _timeoutMax, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
+	const { created_at: _created, built_image: _built, restart_policy: _restart, request_timeout: _timeout, request_timeout_max: _timeoutMax, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
 	const { clientSecret: _secret, ...oidc } = oidc_config ?? {};
 	return prune({ schema_version: RUN_CONFIG_FORMAT, ...config, oidc_config: oidc_config ? oidc : undefined });
 }
@@ -411,6 +418,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		allowed_origins: stored.allowed_origins,
 		allow_docker_gateway: stored.allow_docker_gateway,
 		tools: stored.tools_filter ?? [],
+		runtime_config: stored.runtime_config,
 		tools_override: stored.tools_override,
 		group: stored.group,
 		oauth_config: auth

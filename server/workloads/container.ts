@@ -78,7 +78,7 @@ export function containerSpecOf(workload: StoredWorkload, instance: string, secr
 	}
 	return {
 		name: instanceContainerName(workload, replica),
-		image: workload.image!,
+		image: workload.built_image ?? workload.image!,
 		args: workload.cmd_args ?? [],
 		env: { ...transportEnv, ...proxyEnv, ...(workload.env_vars ?? {}), ...secretEnv },
 		labels: {

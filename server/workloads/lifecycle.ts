@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
+import type { PackageBuilder } from '../packages/builder.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
@@ -47,6 +48,8 @@ export interface LifecycleOptions {
 	readonly log: Logger;
 	/** How long a new proxy may take to reach its server before the workload is `unhealthy`. */
 	readonly readyTimeoutMs: number;
+	/** Builds the images of package references. */
+	readonly packages: PackageBuilder;
 	/** The `hangar` script that runs proxies (default: this build's). */
 	readonly proxyEntry?: string;
 	/** Environment of proxies; it must lead to the same state folders (default: this process's). */
@@ -113,7 +116,24 @@ export class WorkloadLifecycle {
 		}
 	}
 
-	/** Pulls the workload's image unless the engine has it; the pull ends at once when cancelled. */
+	/**
+	 * The workload's image: a package reference's is built once (its tag says what went into it),
+	 * any other is pulled unless the engine has it; either ends at once when cancelled.
+	 */
+	async ensureWorkloadImage(config: StoredWorkload, context: OperationContext): Promise<void> {
+		if (!config.built_image) return this.ensureImage(config.image!, config.registry_server_name !== undefined, context);
+		// Planned again from the pinned reference: no look-up, and the same tag unless the scheme's defaults changed.
+		const plan = await this.options.packages.plan(config.image!, config.runtime_config, context.signal);
+		if (plan.tag !== config.built_image) {
+			config.built_image = plan.tag;
+			await this.store.configs.update(config.name, (stored) => ({ ...stored, built_image: plan.tag }));
+		}
+		if (await this.runtime.imageExists(plan.tag)) return;
+		await this.statuses.set(config.name, 'starting', `building image ${plan.tag} for ${plan.pinned}`);
+		await this.options.packages.ensure(plan, context.progress, context.signal);
+	}
+
+	/** Pulls an image unless the engine has it; the pull ends at once when cancelled. */
 	async ensureImage(image: string, fromRegistry: boolean, context: OperationContext): Promise<void> {
 		if (await this.runtime.imageExists(image)) return;
 		try {

@@ -31,6 +31,8 @@ import { backendInstancesOf, instanceContainerName } from '../runspec/instances.
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
+import { PackageBuilder } from '../packages/builder.js';
+import { RuntimeDefaults } from '../packages/defaults.js';
 
 const LOG_LINES = 1000;
 
@@ -49,6 +51,8 @@ export interface WorkloadServiceOptions {
 	readonly proxyEntry?: string;
 	/** Environment of proxies; it must lead to the same state folders (default: this process's). */
 	readonly env?: NodeJS.ProcessEnv;
+	/** Builds the images of package references (default: with the runtime and the per-scheme defaults). */
+	readonly packages?: PackageBuilder;
 }
 
 /** A running workload as registered clients reference it. */
@@ -68,9 +72,11 @@ export class WorkloadService {
 	private readonly observer: WorkloadObserver;
 	private readonly lifecycle: WorkloadLifecycle;
 	private readonly reconciler: Reconciler;
+	private readonly packages: PackageBuilder;
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		const { log, notifier, paths } = options.environment;
+		this.packages = options.packages ?? new PackageBuilder(options.runtime, new RuntimeDefaults(paths));
 		this.store = new WorkloadStore(paths);
 		this.runtime = options.runtime;
 		this.queue = new WorkloadQueue(this.store, log);
@@ -87,6 +93,7 @@ export class WorkloadService {
 			queue: this.queue,
 			log,
 			readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+			packages: this.packages,
 			proxyEntry: options.proxyEntry,
 			env: options.env,
 		});
@@ -114,7 +121,7 @@ export class WorkloadService {
 		try {
 			await this.statuses.set(name, 'starting', 'creating');
 			const resolved = await this.lifecycle.resolveSecrets(config);
-			if (config.image) await this.lifecycle.ensureImage(config.image, config.registry_server_name !== undefined, context);
+			if (config.image) await this.lifecycle.ensureWorkloadImage(config, context);
 			checkCancelled(context, name);
 			const outcome = await this.queue.exclusive(name, () => this.lifecycle.start(config, { recreate: true, resolved }, context));
 			// Why it failed is in its status, which every door shows: said once.
@@ -141,7 +148,7 @@ export class WorkloadService {
 		const resolved = await this.lifecycle.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
-			if (config.image) await this.lifecycle.ensureImage(config.image, config.registry_server_name !== undefined, context);
+			if (config.image) await this.lifecycle.ensureWorkloadImage(config, context);
 			checkCancelled(context, request.name);
 			await this.queue.exclusive(request.name, async () => {
 				await this.statuses.set(request.name, 'starting', 'updating');
@@ -179,6 +186,8 @@ export class WorkloadService {
 				context.progress.report(`transport ${transport}, found by ${found}`);
 				return transport;
 			},
+			packages: this.packages,
+			signal: context.signal,
 		};
 	}
 

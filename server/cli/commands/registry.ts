@@ -23,6 +23,7 @@ import {
 } from '../../../protocol/protocol.registries.js';
 import { printJson, printTable, type Cli } from '../cli.js';
 import { integer } from '../values.js';
+import { howItRuns } from '../../registry/convert.js';
 
 interface ListOptions {
 	registry?: string;
@@ -246,6 +247,7 @@ function printServer(server: ServerRecord, registryName: string | undefined): vo
 		package: pkg ? `${pkg.registryType} ${pkg.identifier}${pkg.version ? `@${pkg.version}` : ''}` : undefined,
 		remote: remote ? remote.url : undefined,
 		transport: pkg?.transport?.type ?? remote?.type,
+		'runs as': howItRuns(server),
 		env: pkg?.environmentVariables
 			?.map((variable) => `${variable.name}${variable.isRequired ? ' (required)' : ''}${variable.isSecret ? ' (secret)' : ''}`)
 			.join(', '),

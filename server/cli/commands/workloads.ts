@@ -29,6 +29,7 @@ import { collect, printJson, printTable, type Cli } from '../cli.js';
 import { port, wholeNumber } from '../values.js';
 import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
 import { registerTopCommands } from './top.js';
+import { addRuntimeOptions, packageSource, runtimeConfigOf, type RuntimeOptions } from './build.js';
 import { addRemoteAuthOptions, registerSignInCommand, remoteAuthOf, signInFlow, type RemoteAuthOptions } from './signin.js';
 
 const WAIT_MS = 120_000;
@@ -277,7 +278,8 @@ export function nameFrom(source: string): string {
 		const url = new URL(source);
 		return `${url.hostname}${url.port ? `-${url.port}` : ''}`.replace(/[^a-zA-Z0-9._-]/g, '-');
 	}
-	const path = source.split('@')[0]!;
+	const packaged = /^(npx|uvx|go):\/\/@?(.*)$/.exec(source);
+	const path = (packaged ? packaged[2]!.replace(/\/+$/, '') : source).split('@')[0]!;
 	const last = path.split('/').at(-1)!;
 	const colon = last.indexOf(':');
 	return (colon > 0 ? last.slice(0, colon) : last).replace(/[^a-zA-Z0-9._-]/g, '-') || 'workload';
@@ -390,19 +392,21 @@ async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary
 export function registerWorkloadCommands(program: Command, cli: Cli): void {
 	registerSignInCommand(program, cli);
 	addSpecOptions(
-		addRemoteAuthOptions(program
-			.command('run'))
-			.description('Run an MCP server from an image, a registry server name or a remote URL')
-			.argument('<source>', 'image reference, registry server name, or http(s) URL of a remote MCP server')
+		addRuntimeOptions(addRemoteAuthOptions(program
+			.command('run')))
+			.description('Run an MCP server from an image, a registry server name, an npm or PyPI package or Go module, or a remote URL')
+			.argument('<source>', 'image reference, registry server name, npx://PKG[@VERSION], uvx://PKG[@VERSION], go://MODULE[@VERSION], go://./dir, or http(s) URL of a remote MCP server')
 			.argument('[args...]', 'arguments for the server (after --)')
 			.option('--name <name>', 'name of the workload (default: from the image or URL)')
 			.option('--json', 'print JSON'),
-	).action(async (source: string, args: string[], options: SpecOptions & RemoteAuthOptions & { name?: string; json?: boolean }) => {
+	).action(async (given: string, args: string[], options: SpecOptions & RemoteAuthOptions & RuntimeOptions & { name?: string; json?: boolean }) => {
+		const source = packageSource(given);
 		const name = options.name ?? nameFrom(source);
+		const runtimeConfig = runtimeConfigOf(options);
 		const remote = /^https?:\/\//.test(source);
 		const oauth = remoteAuthOf(options);
 		if (oauth && !remote) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
-		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)), ...(oauth ? { oauth_config: oauth } : {}) };
+		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)), ...(oauth ? { oauth_config: oauth } : {}), ...(runtimeConfig ? { runtime_config: runtimeConfig } : {}) };
 		const result = await cli.call(CreateWorkload, params as never);
 		let summary = await findSummary(cli, name);
 		// A server behind OAuth: the sign-in is part of running it.
