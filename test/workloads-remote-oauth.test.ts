@@ -16,7 +16,7 @@ import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawn } from 'node:child_process';
-import { HANGAR_BIN, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
 import { listen } from './support/registry.js';
 
 let home: TestHome;
@@ -401,6 +401,64 @@ describe('refusals', { timeout: 60_000 }, () => {
 				return found.status_context?.includes('names another issuer') && found;
 			}, 'the refusal in the status');
 			expect(current.status).toBe('unauthenticated');
+		} finally {
+			await lured.stop();
+		}
+	});
+});
+
+describe('a hostile authorization server', { timeout: 60_000 }, () => {
+	// A screen clear, an OSC 52 clipboard write, a C1 CSI and a right-to-left override.
+	const HOSTILE = '\u001b[2J\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\u009b31m\u202eevil';
+	const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+
+	/** What `hangar ls --all` and `hangar info NAME` print, both streams. */
+	async function printed(name: string): Promise<string> {
+		const [ls, info] = await Promise.all([runHangar(['ls', '--all'], home.env), runHangar(['info', name], home.env)]);
+		return `${ls.stdout}${ls.stderr}${info.stdout}${info.stderr}`;
+	}
+
+	it('cannot drive the terminal through its callback error=, whose reason is stored bounded', async () => {
+		const name = uniqueName('hostile-callback');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const started = await daemon.client.request(SignInWorkload, { name });
+		const authorization = new URL(started.authorization_url!);
+		const callback = new URL(authorization.searchParams.get('redirect_uri')!);
+		callback.searchParams.set('state', authorization.searchParams.get('state')!);
+		callback.searchParams.set('error', HOSTILE);
+		callback.searchParams.set('error_description', `${HOSTILE}${'x'.repeat(5_000)}`);
+		expect((await fetch(callback)).status).toBe(400);
+		const refused = await waitFor(async () => {
+			const found = await status(name);
+			return found.status_context?.includes('refused the sign-in') && found;
+		}, 'the refusal in the status');
+		expect(refused.status_context!.length).toBeLessThanOrEqual(500);
+		const output = await printed(name);
+		expect(output).toContain('refused the sign-in');
+		expect(output).toContain('\\u001b]52;c;Y3VybCBldmlsIHwgc2g=\\u0007');
+		expect(output).not.toMatch(CONTROL);
+	});
+
+	it('cannot drive the terminal through the issuer its metadata names', async () => {
+		const impostor = createServer((request, response) => {
+			if (request.url?.includes('/.well-known/')) {
+				response.writeHead(200, { 'Content-Type': 'application/json' }).end(
+					JSON.stringify({ issuer: `https://auth.example${HOSTILE}`, authorization_endpoint: `${as.issuer}/auth`, token_endpoint: `${as.issuer}/token`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] }),
+				);
+			} else response.writeHead(404).end();
+		});
+		servers.push(impostor);
+		const lured = await ProtectedServer.start({ authorizationServer: `http://127.0.0.1:${await listen(impostor)}`, issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('hostile-issuer');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer.message).toContain('names another issuer');
+			expect(answer.message).not.toMatch(CONTROL);
+			await waitFor(async () => (await status(name)).status_context?.includes('names another issuer'), 'the refusal in the status');
+			const output = await printed(name);
+			expect(output).toContain('names another issuer ("https://auth.example\\u001b[2J');
+			expect(output).not.toMatch(CONTROL);
 		} finally {
 			await lured.stop();
 		}

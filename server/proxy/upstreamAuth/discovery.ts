@@ -11,7 +11,7 @@ import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-util
 import type { AuthorizationServerMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { RemoteAuthConfig } from '../../../protocol/runConfig.js';
 import type { PolicyFetch } from './fetch.js';
-import { UpstreamAuthError } from './errors.js';
+import { quoted, UpstreamAuthError } from './errors.js';
 
 export interface Challenge {
 	readonly error?: string;
@@ -66,7 +66,7 @@ export async function discover(serverUrl: URL, config: RemoteAuthConfig, challen
 	}
 	if (!metadata) throw new UpstreamAuthError(`the authorization server ${issuer} publishes no metadata (RFC 8414 or OpenID discovery); set --remote-auth-authorize-url and --remote-auth-token-url`);
 	if (metadata.issuer !== issuer) {
-		throw new UpstreamAuthError(`the authorization server metadata fetched for ${issuer} names another issuer (${metadata.issuer}); refused`);
+		throw new UpstreamAuthError(`the authorization server metadata fetched for ${issuer} names another issuer (${quoted(String(metadata.issuer))}); refused`);
 	}
 	return { issuer, metadata, resourceMetadata, resource };
 }
