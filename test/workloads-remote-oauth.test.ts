@@ -5,14 +5,16 @@
  * (signed by that server, audience = its URL) and answers 401 with RFC 9728 metadata. The
  * browser step fills the provider's own login and consent forms over HTTP.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, DeleteWorkload, DeleteWorkloads, RestartWorkload, UpdateWorkload, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
+import { browsableUrl } from '../protocol/browserUrl.js';
 import { ListSecretKeys, SetupSecrets } from '../protocol/protocol.secrets.js';
 import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/authorizationServer.js';
 import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
+import { openerOf } from '../server/cli/commands/signin.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawn } from 'node:child_process';
@@ -376,6 +378,63 @@ describe('refusals', { timeout: 60_000 }, () => {
 		} finally {
 			await lured.stop();
 		}
+	});
+
+	it('refuses an authorization server that does not advertise PKCE (code_challenge_methods_supported absent)', async () => {
+		const noPkce = createServer((request, response) => {
+			if (request.url?.includes('/.well-known/')) {
+				response.writeHead(200, { 'Content-Type': 'application/json' }).end(
+					JSON.stringify({ issuer: noPkceUrl, authorization_endpoint: `${noPkceUrl}/auth`, token_endpoint: `${noPkceUrl}/token`, registration_endpoint: `${noPkceUrl}/reg`, response_types_supported: ['code'] }),
+				);
+			} else response.writeHead(404).end();
+		});
+		servers.push(noPkce);
+		const noPkceUrl = `http://127.0.0.1:${await listen(noPkce)}`;
+		const lured = await ProtectedServer.start({ authorizationServer: noPkceUrl, issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('no-pkce');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer).toMatchObject({ status: 'failed', message: expect.stringContaining('PKCE') });
+			expect(answer.authorization_url).toBeUndefined();
+			const current = await waitFor(async () => {
+				const found = await status(name);
+				return found.status_context?.includes('code_challenge_methods_supported') && found;
+			}, 'the refusal in the status');
+			expect(current.status).toBe('unauthenticated');
+		} finally {
+			await lured.stop();
+		}
+	});
+
+	it('hands the system opener only an https or loopback http URL, as one argument, never a file: URL', async () => {
+		// A stand-in `xdg-open` that records the arguments it was given.
+		const bin = join(home.path, 'opener-bin');
+		const record = join(bin, 'opened');
+		await mkdir(bin, { recursive: true });
+		await writeFile(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$#" "$@" > ${record}\n`, { mode: 0o755 });
+		const env = { ...home.env, PATH: `${bin}:${process.env.PATH}` };
+
+		const lured = uniqueName('file-url');
+		await daemon.client.request(CreateWorkload, { name: lured, url: remote.url, oauth_config: { authorize_url: 'file:///etc/passwd', token_url: `${as.issuer}/token`, client_id: 'lured' } });
+		const refused = await runHangar(['signin', lured, '--timeout', '1'], env);
+		expect(refused.code).toBe(1);
+		expect(refused.stderr).toContain('neither https nor http to loopback');
+		await expect(readFile(record, 'utf8')).rejects.toThrow(/ENOENT/);
+
+		const name = uniqueName('opener');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const opened = await runHangar(['signin', name, '--timeout', '1'], env);
+		expect(opened.stderr).toContain('Opening your browser');
+		const url = /^\s+(http\S+)$/m.exec(opened.stderr)![1]!;
+		await waitFor(async () => (await readFile(record, 'utf8').catch(() => '')).length > 0, 'the opener run');
+		expect(await readFile(record, 'utf8')).toBe(`1\n${url}\n`);
+		expect(openerOf(new URL(url), 'win32')).toEqual(['rundll32', ['url.dll,FileProtocolHandler', url]]);
+		expect(openerOf(new URL(url), 'darwin')).toEqual(['open', [url]]);
+		for (const hostile of ['file:///etc/passwd', 'javascript:alert(1)', 'vscode://evil/x', 'http://auth.example/authorize', 'https://user:pass@auth.example/']) {
+			expect(browsableUrl(hostile), hostile).toBeUndefined();
+		}
+		expect(browsableUrl('http://[::1]:8080/auth')?.href).toBe('http://[::1]:8080/auth');
 	});
 
 	it('refuses authorization server metadata that names another issuer', async () => {

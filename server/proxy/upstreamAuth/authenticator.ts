@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { exchangeAuthorization, refreshAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformation, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { browsableUrl } from '../../../protocol/browserUrl.js';
 import type { RemoteAuthConfig } from '../../../protocol/runConfig.js';
 import type { Logger } from '../../log.js';
 import type { SignInAnswer } from '../../runspec/signin.js';
@@ -25,7 +26,7 @@ import { isSignInState } from '../../runspec/store.js';
 import { CallbackListener } from './callback.js';
 import { deviceEndpointOf, DEVICE_GRANT, pollDeviceToken, startDeviceAuthorization } from './device.js';
 import { discover, parseChallenge, scopesFor, type Challenge, type Discovered } from './discovery.js';
-import { UpstreamAuthError } from './errors.js';
+import { quoted, UpstreamAuthError } from './errors.js';
 import type { PolicyFetch } from './fetch.js';
 import type { TokenStore } from './tokenStore.js';
 
@@ -311,6 +312,10 @@ export class UpstreamAuthenticator {
 				resource: new URL(discovered.resource),
 			});
 			for (const [key, value] of Object.entries(this.options.config.oauth_params ?? {})) authorizationUrl.searchParams.set(key, value);
+			// The page goes to the user's browser: https, or http to loopback, and nothing else (no `file:`).
+			if (!browsableUrl(authorizationUrl.href)) {
+				throw new UpstreamAuthError(`the sign-in page ${quoted(authorizationUrl.origin === 'null' ? authorizationUrl.protocol : authorizationUrl.origin)} is neither https nor http to loopback; refused`);
+			}
 			const answer: SignInAnswer = { status: 'pending', authorization_url: authorizationUrl.href };
 			const done = listener
 				.wait(state)

@@ -68,6 +68,11 @@ export async function discover(serverUrl: URL, config: RemoteAuthConfig, challen
 	if (metadata.issuer !== issuer) {
 		throw new UpstreamAuthError(`the authorization server metadata fetched for ${issuer} names another issuer (${quoted(String(metadata.issuer))}); refused`);
 	}
+	// MCP (2025-11-25): a client must refuse an authorization server that does not advertise PKCE.
+	if (!metadata.code_challenge_methods_supported?.includes('S256')) {
+		const offered = metadata.code_challenge_methods_supported?.length ? `offers only ${metadata.code_challenge_methods_supported.map(quoted).join(', ')}` : 'does not advertise code_challenge_methods_supported';
+		throw new UpstreamAuthError(`the authorization server ${issuer} ${offered}; PKCE with S256 is required, so the sign-in is refused`);
+	}
 	return { issuer, metadata, resourceMetadata, resource };
 }
 
