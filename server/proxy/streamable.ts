@@ -11,6 +11,7 @@
  * - `MCP-Protocol-Version`, when sent, must be a revision the proxy speaks (else 400).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JsonTooDeep, parseJsonBounded } from '../json.js';
 import { forwardNotice, refusalOf, type HttpExchange, type McpHandler, type NoticeHandler } from './chain.js';
 import {
 	asMessage,
@@ -59,9 +60,9 @@ export function readJson(request: IncomingMessage): Promise<unknown> {
 		request.on('error', reject);
 		request.on('end', () => {
 			try {
-				resolve(JSON.parse(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-			} catch {
-				reject(new HttpError(400, 'Parse error: the body is not JSON', ErrorCode.ParseError));
+				resolve(parseJsonBounded(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+			} catch (error) {
+				reject(new HttpError(400, error instanceof JsonTooDeep ? `Parse error: ${error.message}` : 'Parse error: the body is not JSON', ErrorCode.ParseError));
 			}
 		});
 	});
