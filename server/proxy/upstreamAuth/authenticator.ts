@@ -11,7 +11,9 @@
  * A pending sign-in is always ready while `unauthenticated`: an authorization code flow with
  * PKCE (S256), `state` and `resource` (RFC 8707) redirecting to a loopback listener, whose URL
  * is in the status; or, on request, device authorization (RFC 8628). The access token is
- * refreshed 60 s before it expires.
+ * refreshed ahead of its expiry by a quarter of its lifetime, at most 60 s, and never sooner
+ * than 5 s after the last refresh (a token that lives seconds is no refresh storm); failed
+ * refreshes back off.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -32,7 +34,11 @@ import type { TokenStore } from './tokenStore.js';
 
 export type AuthState = 'none' | 'authenticated' | 'unauthenticated' | 'auth_retrying';
 
-const REFRESH_AHEAD_MS = 60_000;
+/** How early a token is refreshed: this share of its lifetime, at most REFRESH_AHEAD_MAX_MS. */
+const REFRESH_AHEAD_SHARE = 0.25;
+const REFRESH_AHEAD_MAX_MS = 60_000;
+/** The least time between two refreshes, whatever the token's lifetime or the server's 401s. */
+const REFRESH_FLOOR_MS = 5_000;
 const RETRY_MIN_MS = 2_000;
 const RETRY_MAX_MS = 10 * 60_000;
 
@@ -53,6 +59,7 @@ export type Probe = () => Promise<{ status: number; challenge: string | undefine
 interface AccessToken {
 	readonly value: string;
 	readonly expiresAt: number | undefined;
+	readonly receivedAt: number;
 	readonly scope: string | undefined;
 }
 
@@ -77,6 +84,8 @@ export class UpstreamAuthenticator {
 	private wantedScope: string | undefined;
 	private pending: Pending | undefined;
 	private refreshing: Promise<boolean> | undefined;
+	/** When the last refresh was sent (0: none yet). */
+	private lastRefreshAt = 0;
 	private timer: NodeJS.Timeout | undefined;
 	private retryMs = RETRY_MIN_MS;
 	/** When the next attempt of `auth_retrying` is due (epoch ms). */
@@ -356,14 +365,15 @@ export class UpstreamAuthenticator {
 
 	private async accept(tokens: OAuthTokens, client: OAuthClientInformation, abort?: AbortController): Promise<void> {
 		if (abort?.signal.aborted || this.closed) return;
-		const expiresAt = tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined;
+		const now = Date.now();
+		const expiresAt = tokens.expires_in ? now + tokens.expires_in * 1000 : undefined;
 		// Stored before anyone is told: a restart right after the sign-in keeps it.
 		await this.options.tokens.saveTokens(tokens.refresh_token, expiresAt ? new Date(expiresAt) : undefined).catch((error: Error) => this.options.log.warn(`cannot record the sign-in: ${error.message}`));
 		if (abort?.signal.aborted || this.closed) return;
 		this.client = client;
 		if (this.pending?.abort === abort) this.pending = undefined;
 		abort?.abort();
-		this.access = { value: tokens.access_token, expiresAt, scope: tokens.scope ?? this.wantedScope };
+		this.access = { value: tokens.access_token, expiresAt, receivedAt: now, scope: tokens.scope ?? this.wantedScope };
 		if (this.wantedScope && this.access.scope && this.wantedScope.split(' ').every((scope) => this.access!.scope!.split(' ').includes(scope))) this.wantedScope = undefined;
 		else if (this.wantedScope && !tokens.scope) this.wantedScope = undefined;
 		if (tokens.refresh_token) this.refreshToken = tokens.refresh_token;
@@ -376,7 +386,9 @@ export class UpstreamAuthenticator {
 	private schedule(): void {
 		clearTimeout(this.timer);
 		if (!this.access?.expiresAt || !this.refreshToken) return;
-		const wait = Math.max(0, this.access.expiresAt - REFRESH_AHEAD_MS - Date.now());
+		const { expiresAt, receivedAt } = this.access;
+		const ahead = Math.min(REFRESH_AHEAD_MAX_MS, (expiresAt - receivedAt) * REFRESH_AHEAD_SHARE);
+		const wait = Math.max(expiresAt - ahead, this.lastRefreshAt + REFRESH_FLOOR_MS) - Date.now();
 		this.timer = setTimeout(() => void this.refresh(), wait);
 		this.timer.unref();
 	}
@@ -397,6 +409,11 @@ export class UpstreamAuthenticator {
 
 	private async doRefresh(): Promise<boolean> {
 		if (!this.refreshToken || this.closed) return false;
+		// A server answering 401 to every call gets no more than one refresh per floor.
+		const early = this.lastRefreshAt + REFRESH_FLOOR_MS - Date.now();
+		if (early > 0) await new Promise((resolve) => setTimeout(resolve, early).unref());
+		if (!this.refreshToken || this.closed) return false;
+		this.lastRefreshAt = Date.now();
 		try {
 			const discovered = this.discovered ?? (await this.ensureDiscovered());
 			const client = this.client ?? (await this.configuredClient());
