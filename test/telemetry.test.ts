@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, ExportWorkload, GetWorkload, GetWorkloadStats, ListWorkloads, type WorkloadStats } from '../protocol/protocol.workloads.js';
 import { CallStats } from '../server/proxy/chain/telemetry/callStats.js';
-import { ProxyMetrics } from '../server/proxy/chain/telemetry/proxyMetrics.js';
+import { MAX_LABEL_LENGTH, ProxyMetrics } from '../server/proxy/chain/telemetry/proxyMetrics.js';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import { createWorkload, deleteAllWorkloads, openSession, postMcp, type Workload } from './fixtures/security/support.js';
@@ -389,6 +389,25 @@ describe('the proxy\'s metrics', () => {
 		const denials = byName.get('hangar.proxy.denials')!.dataPoints;
 		expect(denials).toHaveLength(2_001);
 		expect(denials.reduce((total, point) => total + (point.value as number), 0)).toBe(2_500);
+	});
+});
+
+describe('the proxy\'s metric labels', () => {
+	it('are at most 128 characters of a tool name\'s alphabet; a client\'s longer or odd names share the overflow series', async () => {
+		const metrics = new ProxyMetrics(resourceFromAttributes({}), () => 0);
+		// An attacker's names: 200 characters each, all different, and names with spaces or escapes.
+		for (let at = 0; at < 1_000; at++) metrics.request('tools/call', `${'x'.repeat(196)}${String(at).padStart(4, '0')}`, 'ok', undefined, 0.001);
+		metrics.request('tools/call', 'rm -rf', 'ok', undefined, 0.001);
+		metrics.request('tools/call', 'echo\u001b[2J', 'ok', undefined, 0.001);
+		metrics.request(`vendor/${'m'.repeat(200)}`, undefined, 'denied', 403, 0.001);
+		metrics.request('tools/call', 't'.repeat(MAX_LABEL_LENGTH), 'ok', undefined, 0.001);
+		const { resourceMetrics } = await metrics.collect();
+		const points = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).flatMap((metric) => metric.dataPoints as Array<{ attributes: Record<string, unknown>; value: unknown }>);
+		const labels = points.flatMap((point) => Object.values(point.attributes)).filter((value): value is string => typeof value === 'string');
+		expect(Math.max(...labels.map((label) => label.length))).toBe(MAX_LABEL_LENGTH);
+		const requests = resourceMetrics.scopeMetrics[0]!.metrics.find((metric) => metric.descriptor.name === 'hangar.proxy.requests')!.dataPoints;
+		expect(requests).toHaveLength(2);
+		expect(requests.find((point) => point.attributes['otel.metric.overflow'])!.value).toBe(1_003);
 	});
 });
 

@@ -41,6 +41,9 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 		expect(tools.stdout).not.toMatch(/^add\s/m); // filtered out by --tools
 		expect(JSON.parse((await hangar('mcp', 'tools', name, '--json')).stdout).map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'get-env']);
 		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=from the cli')).toMatchObject({ code: 0, stdout: 'Echo: from the cli\n' });
+		// A server's text that would clear the screen and write the clipboard (OSC 52) is printed with its controls visible.
+		const hostile = await hangar('mcp', 'call', name, 'echo', '--arg', 'message=\u001b[2J\u001b]52;c;ZXZpbA==\u0007\u009b31m');
+		expect(hostile).toMatchObject({ code: 0, stdout: 'Echo: \\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007\\u009b31m\n' });
 		const env = await hangar('mcp', 'call', name, 'get-env', '--json');
 		expect(JSON.parse(env.stdout)).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining(planted) }] });
 		const unknown = await hangar('mcp', 'call', name, 'add', '--arg', 'a=1', '--arg', 'b=2');

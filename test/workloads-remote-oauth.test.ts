@@ -5,18 +5,20 @@
  * (signed by that server, audience = its URL) and answers 401 with RFC 9728 metadata. The
  * browser step fills the provider's own login and consent forms over HTTP.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, DeleteWorkload, DeleteWorkloads, RestartWorkload, UpdateWorkload, ExportWorkload, GetWorkload, GetWorkloadProxyLogs, ListWorkloads, SignInWorkload, WorkloadsDidChange } from '../protocol/protocol.workloads.js';
+import { browsableUrl } from '../protocol/browserUrl.js';
 import { ListSecretKeys, SetupSecrets } from '../protocol/protocol.secrets.js';
 import { AuthorizationServer, completeSignIn } from './fixtures/remoteAuth/authorizationServer.js';
 import { ProtectedServer } from './fixtures/remoteAuth/protectedServer.js';
+import { openerOf } from '../server/cli/commands/signin.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawn } from 'node:child_process';
-import { HANGAR_BIN, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
+import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
 import { listen } from './support/registry.js';
 
 let home: TestHome;
@@ -299,8 +301,8 @@ describe('device authorization and refresh ahead of expiry', { timeout: 120_000 
 		expect(await echo(port, 'device')).toBe('protected echo: device');
 	});
 
-	it('refreshes a token 60 s before it expires, with no call and no user', async () => {
-		const shortLived = await AuthorizationServer.start({ accessTokenTTL: 62 });
+	it('refreshes a 10 s token ahead of its expiry, with no call and no user, a few times a minute rather than in a storm', async () => {
+		const shortLived = await AuthorizationServer.start({ accessTokenTTL: 10 });
 		const server = await ProtectedServer.start({ authorizationServer: shortLived.issuer, issuer: shortLived.issuer, jwksUrl: shortLived.jwksUrl() });
 		try {
 			const name = uniqueName('short');
@@ -308,13 +310,22 @@ describe('device authorization and refresh ahead of expiry', { timeout: 120_000 
 			const started = await daemon.client.request(SignInWorkload, { name });
 			expect((await completeSignIn(started.authorization_url!)).status).toBe(200);
 			expect(await daemon.client.request(SignInWorkload, { name, wait: 30 })).toMatchObject({ status: 'signed_in' });
-			await waitFor(async () => shortLived.refreshes > 0, 'a refresh ahead of expiry');
+			const signedInAt = Date.now();
+			await waitFor(async () => shortLived.refreshes >= 2, 'two refreshes ahead of expiry');
+			// Refreshed at three quarters of its life, at least 5 s apart: about one in 7.5 s, where
+			// refreshing "60 s before expiry" made thousands a minute.
+			await new Promise((resolve) => setTimeout(resolve, 5_000));
+			const seconds = (Date.now() - signedInAt) / 1000;
+			expect(shortLived.refreshes).toBeLessThanOrEqual(Math.ceil(seconds / 5) + 1);
 			const client = await connect(`http://127.0.0.1:${port}/mcp`, 'streamable-http');
 			try {
 				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'fresh' } }))).toBe('protected echo: fresh');
 			} finally {
 				await client.close();
 			}
+			// The refreshed sign-in is still what an export refers to.
+			const exported = await daemon.client.request(ExportWorkload, { name });
+			expect(exported.remote_auth_config).toMatchObject({ cached_refresh_token_ref: expect.stringContaining(`oauth/${name}/refresh_token`) });
 			await daemon.client.request(DeleteWorkloads, { names: [name] });
 		} finally {
 			await server.stop();
@@ -378,6 +389,63 @@ describe('refusals', { timeout: 60_000 }, () => {
 		}
 	});
 
+	it('refuses an authorization server that does not advertise PKCE (code_challenge_methods_supported absent)', async () => {
+		const noPkce = createServer((request, response) => {
+			if (request.url?.includes('/.well-known/')) {
+				response.writeHead(200, { 'Content-Type': 'application/json' }).end(
+					JSON.stringify({ issuer: noPkceUrl, authorization_endpoint: `${noPkceUrl}/auth`, token_endpoint: `${noPkceUrl}/token`, registration_endpoint: `${noPkceUrl}/reg`, response_types_supported: ['code'] }),
+				);
+			} else response.writeHead(404).end();
+		});
+		servers.push(noPkce);
+		const noPkceUrl = `http://127.0.0.1:${await listen(noPkce)}`;
+		const lured = await ProtectedServer.start({ authorizationServer: noPkceUrl, issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('no-pkce');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer).toMatchObject({ status: 'failed', message: expect.stringContaining('PKCE') });
+			expect(answer.authorization_url).toBeUndefined();
+			const current = await waitFor(async () => {
+				const found = await status(name);
+				return found.status_context?.includes('code_challenge_methods_supported') && found;
+			}, 'the refusal in the status');
+			expect(current.status).toBe('unauthenticated');
+		} finally {
+			await lured.stop();
+		}
+	});
+
+	it('hands the system opener only an https or loopback http URL, as one argument, never a file: URL', async () => {
+		// A stand-in `xdg-open` that records the arguments it was given.
+		const bin = join(home.path, 'opener-bin');
+		const record = join(bin, 'opened');
+		await mkdir(bin, { recursive: true });
+		await writeFile(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$#" "$@" > ${record}\n`, { mode: 0o755 });
+		const env = { ...home.env, PATH: `${bin}:${process.env.PATH}` };
+
+		const lured = uniqueName('file-url');
+		await daemon.client.request(CreateWorkload, { name: lured, url: remote.url, oauth_config: { authorize_url: 'file:///etc/passwd', token_url: `${as.issuer}/token`, client_id: 'lured' } });
+		const refused = await runHangar(['signin', lured, '--timeout', '1'], env);
+		expect(refused.code).toBe(1);
+		expect(refused.stderr).toContain('neither https nor http to loopback');
+		await expect(readFile(record, 'utf8')).rejects.toThrow(/ENOENT/);
+
+		const name = uniqueName('opener');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const opened = await runHangar(['signin', name, '--timeout', '1'], env);
+		expect(opened.stderr).toContain('Opening your browser');
+		const url = /^\s+(http\S+)$/m.exec(opened.stderr)![1]!;
+		await waitFor(async () => (await readFile(record, 'utf8').catch(() => '')).length > 0, 'the opener run');
+		expect(await readFile(record, 'utf8')).toBe(`1\n${url}\n`);
+		expect(openerOf(new URL(url), 'win32')).toEqual(['rundll32', ['url.dll,FileProtocolHandler', url]]);
+		expect(openerOf(new URL(url), 'darwin')).toEqual(['open', [url]]);
+		for (const hostile of ['file:///etc/passwd', 'javascript:alert(1)', 'vscode://evil/x', 'http://auth.example/authorize', 'https://user:pass@auth.example/']) {
+			expect(browsableUrl(hostile), hostile).toBeUndefined();
+		}
+		expect(browsableUrl('http://[::1]:8080/auth')?.href).toBe('http://[::1]:8080/auth');
+	});
+
 	it('refuses authorization server metadata that names another issuer', async () => {
 		// A metadata server that claims to be the real authorization server.
 		const impostor = createServer((request, response) => {
@@ -401,6 +469,64 @@ describe('refusals', { timeout: 60_000 }, () => {
 				return found.status_context?.includes('names another issuer') && found;
 			}, 'the refusal in the status');
 			expect(current.status).toBe('unauthenticated');
+		} finally {
+			await lured.stop();
+		}
+	});
+});
+
+describe('a hostile authorization server', { timeout: 60_000 }, () => {
+	// A screen clear, an OSC 52 clipboard write, a C1 CSI and a right-to-left override.
+	const HOSTILE = '\u001b[2J\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\u009b31m\u202eevil';
+	const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+
+	/** What `hangar ls --all` and `hangar info NAME` print, both streams. */
+	async function printed(name: string): Promise<string> {
+		const [ls, info] = await Promise.all([runHangar(['ls', '--all'], home.env), runHangar(['info', name], home.env)]);
+		return `${ls.stdout}${ls.stderr}${info.stdout}${info.stderr}`;
+	}
+
+	it('cannot drive the terminal through its callback error=, whose reason is stored bounded', async () => {
+		const name = uniqueName('hostile-callback');
+		await daemon.client.request(CreateWorkload, { name, url: remote.url, oauth_config: { use_pkce: true } });
+		const started = await daemon.client.request(SignInWorkload, { name });
+		const authorization = new URL(started.authorization_url!);
+		const callback = new URL(authorization.searchParams.get('redirect_uri')!);
+		callback.searchParams.set('state', authorization.searchParams.get('state')!);
+		callback.searchParams.set('error', HOSTILE);
+		callback.searchParams.set('error_description', `${HOSTILE}${'x'.repeat(5_000)}`);
+		expect((await fetch(callback)).status).toBe(400);
+		const refused = await waitFor(async () => {
+			const found = await status(name);
+			return found.status_context?.includes('refused the sign-in') && found;
+		}, 'the refusal in the status');
+		expect(refused.status_context!.length).toBeLessThanOrEqual(500);
+		const output = await printed(name);
+		expect(output).toContain('refused the sign-in');
+		expect(output).toContain('\\u001b]52;c;Y3VybCBldmlsIHwgc2g=\\u0007');
+		expect(output).not.toMatch(CONTROL);
+	});
+
+	it('cannot drive the terminal through the issuer its metadata names', async () => {
+		const impostor = createServer((request, response) => {
+			if (request.url?.includes('/.well-known/')) {
+				response.writeHead(200, { 'Content-Type': 'application/json' }).end(
+					JSON.stringify({ issuer: `https://auth.example${HOSTILE}`, authorization_endpoint: `${as.issuer}/auth`, token_endpoint: `${as.issuer}/token`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] }),
+				);
+			} else response.writeHead(404).end();
+		});
+		servers.push(impostor);
+		const lured = await ProtectedServer.start({ authorizationServer: `http://127.0.0.1:${await listen(impostor)}`, issuer: as.issuer, jwksUrl: as.jwksUrl() });
+		try {
+			const name = uniqueName('hostile-issuer');
+			await daemon.client.request(CreateWorkload, { name, url: lured.url, oauth_config: { use_pkce: true } });
+			const answer = await daemon.client.request(SignInWorkload, { name });
+			expect(answer.message).toContain('names another issuer');
+			expect(answer.message).not.toMatch(CONTROL);
+			await waitFor(async () => (await status(name)).status_context?.includes('names another issuer'), 'the refusal in the status');
+			const output = await printed(name);
+			expect(output).toContain('names another issuer ("https://auth.example\\u001b[2J');
+			expect(output).not.toMatch(CONTROL);
 		} finally {
 			await lured.stop();
 		}

@@ -9,6 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, ListWorkloads, RestartWorkload } from '../protocol/protocol.workloads.js';
+import { renderConfig } from '../server/proxy/scale/haproxy.js';
 import { startRedis, type RedisServer } from './fixtures/security/redis.js';
 import { createWorkload, deleteAllWorkloads, postMcp, type Workload } from './fixtures/security/support.js';
 import { EVERYTHING, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -241,6 +242,31 @@ describe('replica settings', { timeout: 60_000 }, () => {
 		const answer = await callRest(serve.url, CreateWorkload, { name: 'remote-instances', url: remote.url, scaling_config: { backend_replicas: 2 } });
 		expect(answer.status).toBe(400);
 		expect(JSON.stringify(answer.body)).toContain('scaling_config.backend_replicas');
+	});
+
+	it('refuse a session_redis address outside host:port, so nothing from a request reaches haproxy.cfg', async () => {
+		// An attacker's addresses: a newline carrying HAProxy directives (an admin socket anyone may
+		// write), spaces, a quote, a comment, an unclosed bracket, a port out of range.
+		const crafted = [
+			`redis\n\tstats socket /tmp/hangar-pwn.sock mode 777 level admin\n#:6379`,
+			'127.0.0.1 check:6379',
+			'redis"host:6379',
+			'redis#x:6379',
+			'[::1:6379',
+			'[not-v6]:6379',
+			'redis:0',
+			'redis:65536',
+			' redis:6379',
+		];
+		for (const address of crafted) {
+			const answer = await callRest(serve.url, CreateWorkload, { name: 'crafted-redis', url: remote.url, scaling_config: { replicas: 2, session_redis: { address } } });
+			expect(answer.status, address).toBe(400);
+			expect(JSON.stringify(answer.body)).toContain('scaling_config.session_redis.address');
+		}
+		await expect(readFile(balancerConfigOf('crafted-redis'), 'utf8')).rejects.toThrow(/ENOENT/);
+		expect(() => renderConfig({ name: 'w', host: '127.0.0.1', port: 8080, replicaPorts: [1, 2], sessionRedis: { host: 'r\n\tstats socket /tmp/x', port: 6379 } })).toThrow(/not a host/);
+		expect(() => renderConfig({ name: 'w\nlisten x', host: '127.0.0.1', port: 8080, replicaPorts: [1, 2] })).toThrow(/not a name/);
+		expect(renderConfig({ name: 'w', host: '127.0.0.1', port: 8080, replicaPorts: [1, 2], sessionRedis: { host: '::1', port: 6379 } })).toContain('server redis [::1]:6379 ');
 	});
 
 	it('need HAProxy, and say how to get it', async () => {

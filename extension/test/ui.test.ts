@@ -9,6 +9,7 @@ import { describeFailure, showFailure } from '../src/ui/errors.js';
 import { activeFolder, localFolders, pickProjectFolder, pickSkillTarget } from '../src/ui/folders.js';
 import { ProgressTracker, withDaemonProgress } from '../src/ui/progress.js';
 import { searchPick } from '../src/ui/search.js';
+import { WorkloadItem } from '../src/views/workloads.js';
 import { stub } from './vscode-stub.js';
 
 beforeEach(() => stub.reset());
@@ -256,5 +257,40 @@ describe("Sign In to Workload's Server", () => {
 		expect(stub.messages[0]).toMatchObject({ message: expect.stringContaining('ABCD-EFGH'), items: ['Open'] });
 		expect(stub.opened[0]).toContain('/device');
 		expect(stub.messages).toContainEqual(expect.objectContaining({ level: 'warning', message: 'Workload headless is not signed in: the device code expired' }));
+	});
+});
+
+describe('a hostile server\'s text', () => {
+	// An OSC 52 clipboard write, a screen clear, a right-to-left override: what a hostile
+	// authorization server puts in its `error=`, or a server in its error message.
+	/** Any control character but the line breaks the tooltip's own Markdown has. */
+	const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+	const hostile = 'denied\u001b]52;c;Y3VybCBldmlsfHNo\u0007\u001b[2J\u202egnp.exe\u009b31m';
+
+	it('shows the status reason as text, its control characters visible', () => {
+		const item = new WorkloadItem({ name: 'remote', status: 'unauthenticated', status_context: `the authorization server refused the sign-in: ${hostile} [click](command:hangar.evil)` });
+		const tooltip = (item.tooltip as { value: string }).value;
+		expect(tooltip).not.toMatch(CONTROL);
+		expect(tooltip).toContain('\\\\u001b\\]52;c;Y3VybCBldmlsfHNo\\\\u0007');
+		expect(tooltip).not.toContain('[click](command:');
+	});
+
+	it('shows a last error and a failure with their control characters visible', () => {
+		const item = new WorkloadItem({ name: 'w', status: 'running' }, {
+			name: 'w',
+			window_seconds: 60,
+			calls: 1,
+			errors: 1,
+			calls_per_second: 0.02,
+			total_calls: 1,
+			total_errors: 1,
+			since: new Date().toISOString(),
+			last_error: { at: new Date().toISOString(), method: 'tools/call', code: -32000, message: hostile },
+		});
+		expect(String(item.description)).not.toMatch(CONTROL);
+		expect((item.tooltip as { value: string }).value).not.toMatch(CONTROL);
+		expect(describeFailure(new HangarError(502, hostile), 'call tool x').message).toBe(
+			'Could not call tool x: denied\\u001b]52;c;Y3VybCBldmlsfHNo\\u0007\\u001b[2J\\u202egnp.exe\\u009b31m',
+		);
 	});
 });

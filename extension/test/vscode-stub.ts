@@ -80,7 +80,18 @@ export class ThemeColor {
 }
 
 export class MarkdownString {
-	constructor(readonly value = '') {}
+	constructor(public value = '') {}
+
+	appendMarkdown(value: string): this {
+		this.value += value;
+		return this;
+	}
+
+	/** As VS Code's: Markdown's characters escaped. */
+	appendText(value: string): this {
+		this.value += value.replace(/[\\`*_{}[\]()#+\-.!<>|~]/g, '\\$&');
+		return this;
+	}
 }
 
 export class TreeItem {

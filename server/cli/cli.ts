@@ -4,9 +4,11 @@
  */
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationDefinition, ParamsOf, ResultOf } from '../../protocol/operation.js';
+import { visibleText } from '../../protocol/visibleText.js';
 import { contextFor, type Progress } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
 import { createEnvironment, type Environment } from '../environment.js';
+import { writeControl } from './terminal.js';
 
 export class Cli {
 	private dispatcher: Dispatcher | undefined;
@@ -67,7 +69,10 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr): Pro
 			if (next !== stage && passed.has(next)) return;
 			const text = `  ${message ?? ''}${percentage !== undefined ? ` (${percentage}%)` : ''}`;
 			if (stream.isTTY) {
-				if (open && next === stage) stream.write(`\r\x1b[K${text}`);
+				if (open && next === stage) {
+					writeControl(stream, '\r\x1b[K');
+					stream.write(text);
+				}
 				else {
 					if (open) stream.write('\n');
 					stream.write(text);
@@ -114,8 +119,9 @@ export function printTable<T>(items: readonly T[], columns: Readonly<Record<stri
 
 function cell(value: unknown): string {
 	if (value === undefined || value === null) return '-';
-	if (Array.isArray(value)) return value.length ? value.join(',') : '-';
-	return String(value);
+	// One line per row: a server's text with a line break in it must not start a row of its own.
+	if (Array.isArray(value)) return value.length ? visibleText(value.join(','), true) : '-';
+	return visibleText(String(value), true);
 }
 
 /** The one-line message and exit code of a failed command. */

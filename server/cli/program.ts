@@ -11,6 +11,7 @@ import { Command, CommanderError, Help } from 'commander';
 import { VERSION } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
 import { completionScript, type Shell } from './completion.js';
+import { guardOutput } from './terminal.js';
 
 type Register = (program: Command, cli: Cli) => void;
 
@@ -131,6 +132,8 @@ const SUCCESS_CODES = new Set(['commander.helpDisplayed', 'commander.version', '
 
 /** Runs the command line; exits non-zero with a one-line message on failure. */
 export async function runCli(argv: readonly string[]): Promise<void> {
+	// The doors and the proxy speak protocols on their streams; every other command prints for a person.
+	if (!['daemon', 'serve', 'proxy'].includes(commandNameOf(argv) ?? '')) guardOutput();
 	try {
 		const cli = new Cli();
 		await (await buildProgram(cli, argv)).parseAsync(argv);

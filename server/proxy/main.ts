@@ -13,7 +13,7 @@ import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { VERSION } from '../version.js';
-import { isServing, isSignInState, WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
+import { boundedReason, isServing, isSignInState, WorkloadStore, type BackendState, type ProxyRecord, type StoredWorkload } from '../runspec/store.js';
 import { remotePathOf } from '../runspec/urls.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
@@ -151,7 +151,7 @@ async function recordAuthStatus(store: WorkloadStore, name: string, state: Backe
 		if (!isServing(recorded.status)) return recorded;
 		const status = isSignInState(state) ? state : isSignInState(recorded.status) ? 'running' : undefined;
 		if (!status || (status === recorded.status && detail === recorded.status_context)) return recorded;
-		const context = status === 'running' ? 'signed in' : detail;
+		const context = status === 'running' ? 'signed in' : boundedReason(detail);
 		return { ...recorded, status, status_context: context, updated_at: new Date().toISOString() };
 	});
 }

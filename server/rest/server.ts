@@ -10,7 +10,7 @@
 import { BodyTooLarge, readCapped } from '../net/body.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HangarError } from '../../protocol/errors.js';
-import { describeJsonError } from '../json.js';
+import { describeJsonError, JsonTooDeep, parseJsonBounded } from '../json.js';
 import type { OperationDefinition } from '../../protocol/operation.js';
 import { contextFor } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
@@ -194,8 +194,9 @@ async function readJsonBody(request: IncomingMessage): Promise<Record<string, un
 	if (!text) return {};
 	let body: unknown;
 	try {
-		body = JSON.parse(text);
+		body = parseJsonBounded(text);
 	} catch (error) {
+		if (error instanceof JsonTooDeep) throw HangarError.badRequest(`invalid request body: ${error.message}`, 'invalid_body');
 		throw HangarError.badRequest(`invalid request body: ${describeJsonError(error)}`, 'invalid_body');
 	}
 	if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -21,7 +21,7 @@ import {
 	type MessageReader,
 	type ResponseMessage,
 } from 'vscode-jsonrpc/node';
-import { describeJsonError } from '../json.js';
+import { describeJsonError, JsonTooDeep, parseJsonBounded } from '../json.js';
 
 const HEADER_END = Buffer.from('\r\n\r\n', 'ascii');
 const MAX_HEADER_BYTES = 8 * 1024;
@@ -222,9 +222,9 @@ export class FramedMessageReader extends AbstractMessageReader implements Messag
 
 function parse(body: Buffer): { ok: true; value: unknown } | { ok: false; reason: string } {
 	try {
-		return { ok: true, value: JSON.parse(body.toString('utf8')) };
+		return { ok: true, value: parseJsonBounded(body.toString('utf8')) };
 	} catch (error) {
-		return { ok: false, reason: describeJsonError(error) };
+		return { ok: false, reason: error instanceof JsonTooDeep ? error.message : describeJsonError(error) };
 	}
 }
 

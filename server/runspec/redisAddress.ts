@@ -1,9 +1,7 @@
 /** The address of a Redis server as configured (`session_redis.address`). */
+import { parseHostPort, type HostPort } from '../net/hostPort.js';
 
-/** `host:port`, `[v6]:port` or `host` (port 6379). */
-export function parseAddress(address: string): { host: string; port: number } {
-	const match = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(address.trim());
-	const port = Number(match?.[3] ?? 6379);
-	if (!match || port < 1 || port > 65535) throw new Error(`${JSON.stringify(address)} is not host:port`);
-	return { host: match[1] ?? match[2]!, port };
+/** `host:port`, `[v6]:port` or `host` (port 6379), in net/hostPort's strict grammar. */
+export function parseAddress(address: string): HostPort {
+	return parseHostPort(address, 6379);
 }

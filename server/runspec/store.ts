@@ -43,6 +43,14 @@ export const StoredWorkload = RunConfig.extend({
 });
 export type StoredWorkload = z.infer<typeof StoredWorkload>;
 
+/** Most characters of a status reason kept; a server's text beyond it is cut (with `…`). */
+export const MAX_REASON_LENGTH = 500;
+
+/** `reason` bounded to MAX_REASON_LENGTH, as every recorded status reason is. */
+export function boundedReason<T extends string | undefined>(reason: T): T {
+	return (reason !== undefined && reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH - 1)}…` : reason) as T;
+}
+
 export const StoredStatus = z.object({
 	status: WorkloadStatus,
 	status_context: z.string().optional(),

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { WorkloadsDidChange, type WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
-import type { StoredStatus, WorkloadStore } from '../runspec/store.js';
+import { boundedReason, type StoredStatus, type WorkloadStore } from '../runspec/store.js';
 
 const TRANSITIONAL = new Set<WorkloadStatus>(['starting', 'stopping', 'removing']);
 const REMOVED = 'removed';
@@ -34,7 +34,8 @@ export class StatusFeed {
 		private readonly log: Logger,
 	) {}
 
-	async set(name: string, status: WorkloadStatus, context?: string): Promise<void> {
+	async set(name: string, status: WorkloadStatus, reason?: string): Promise<void> {
+		const context = boundedReason(reason);
 		const now = new Date().toISOString();
 		// Decided and written under the record's lock: two writers never both act on one old status.
 		const written = await this.store.statuses.change(name, (previous) => {

@@ -3,6 +3,7 @@
  * and secrets), Stop / Restart / Remove Workload, Sign In to Workload's Server and Show Workload Logs.
  */
 import * as vscode from 'vscode';
+import { browsableUrl } from '../../../protocol/browserUrl.js';
 import { WorkloadName } from '../../../protocol/common.js';
 import { ListCatalogServers, type ServerInput, type ServerRecord } from '../../../protocol/protocol.catalog.js';
 import { CreateSecret, ListSecretKeys } from '../../../protocol/protocol.secrets.js';
@@ -184,6 +185,13 @@ export async function restartWorkload(hangar: Hangar, item?: WorkloadItem): Prom
 /** How long the editor waits for a sign-in the user is completing in the browser. */
 const SIGN_IN_WAIT_S = 300;
 
+/** A sign-in page to open: https, or http to loopback; any other URL is refused, never opened. */
+function browsable(raw: string): vscode.Uri {
+	const url = browsableUrl(raw);
+	if (!url) throw new Error(`the sign-in page ${JSON.stringify(raw.slice(0, 200))} is neither https nor http to this machine; not opened`);
+	return vscode.Uri.parse(url.href, true);
+}
+
 /**
  * Sign In to Workload's Server: the proxy of a remote workload prepares an OAuth sign-in; the
  * editor opens its URL in the browser (the browser's redirect reaches the proxy's loopback
@@ -199,10 +207,10 @@ export async function signInWorkload(hangar: Hangar, item?: WorkloadItem, named?
 			return;
 		}
 		if (started.status === 'failed') throw new Error(started.message ?? 'the sign-in could not start');
-		if (started.authorization_url) await vscode.env.openExternal(vscode.Uri.parse(started.authorization_url, true));
+		if (started.authorization_url) await vscode.env.openExternal(browsable(started.authorization_url));
 		else if (started.user_code && started.verification_uri) {
 			const open = await vscode.window.showInformationMessage(`Sign in ${name}: enter the code ${started.user_code} at ${started.verification_uri}`, 'Open');
-			if (open) await vscode.env.openExternal(vscode.Uri.parse(started.verification_uri, true));
+			if (open) await vscode.env.openExternal(browsable(started.verification_uri));
 		}
 		const result = await vscode.window.withProgress(
 			{ location: vscode.ProgressLocation.Notification, title: `Signing in ${name} (complete it in your browser)…`, cancellable: true },

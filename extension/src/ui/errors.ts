@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { HangarError } from '../../../protocol/errors.js';
+import { visibleText } from '../../../protocol/visibleText.js';
 
 export type FailureKind = 'cancelled' | 'notImplemented' | 'daemon' | 'failed';
 
@@ -16,7 +17,8 @@ export interface Failure {
 /** `action` names what was tried, as a verb phrase: "install skill 'docs'". */
 export function describeFailure(error: unknown, action: string): Failure {
 	if (isCancellation(error)) return { kind: 'cancelled', message: `Cancelled: ${action}.` };
-	const reason = error instanceof Error ? error.message : String(error);
+	// The reason may be a server's text: its control characters are shown, not passed on.
+	const reason = visibleText(error instanceof Error ? error.message : String(error), true);
 	if (error instanceof HangarError && error.status === 501) {
 		return { kind: 'notImplemented', message: `Cannot ${action} yet: this Hangar daemon does not implement it (${reason}).` };
 	}

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { GetWorkloadStats, ListWorkloads, type WorkloadStats, type WorkloadStatus, type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
+import { visibleText } from '../../../protocol/visibleText.js';
 import type { DaemonSupervisor } from '../daemon.js';
 import { MessageItem } from './messages.js';
 
@@ -35,14 +36,18 @@ export class WorkloadItem extends vscode.TreeItem {
 		this.description = [
 			status,
 			stats && `${rate(stats.calls_per_second)} calls/s`,
-			lastError && `last error ${new Date(lastError.at).toLocaleTimeString()}: ${lastError.message}`,
+			lastError && `last error ${new Date(lastError.at).toLocaleTimeString()}: ${visibleText(lastError.message, true)}`,
 			workload.url,
 		]
 			.filter(Boolean)
 			.join(' · ');
-		const tooltip = new vscode.MarkdownString(
+		// A server's text (the status reason, its last error) is added as text, never rendered as
+		// Markdown, with its control characters visible.
+		const tooltip = new vscode.MarkdownString(`**${workload.name}** — ${status}`);
+		if (workload.status_context) tooltip.appendText(` (${visibleText(workload.status_context, true)})`);
+		tooltip.appendMarkdown(
 			[
-				`**${workload.name}** — ${status}${workload.status_context ? ` (${workload.status_context})` : ''}`,
+				'',
 				workload.package ? `Package: \`${workload.package}\`` : undefined,
 				workload.url ? `URL: ${workload.url}` : undefined,
 				workload.group ? `Group: ${workload.group}` : undefined,
@@ -53,11 +58,10 @@ export class WorkloadItem extends vscode.TreeItem {
 						` (${stats.total_calls} calls since ${stats.since})`,
 				lastError && `Last error (${lastError.at}, ${lastError.method}, code ${lastError.code}): `,
 			]
-				.filter(Boolean)
+				.filter((part) => part !== undefined)
 				.join('\n\n'),
 		);
-		// The server's message is shown as text, never rendered as Markdown.
-		if (lastError) tooltip.appendText(lastError.message);
+		if (lastError) tooltip.appendText(visibleText(lastError.message));
 		this.tooltip = tooltip;
 		const [icon, color] = STATUS_ICONS[status];
 		this.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);

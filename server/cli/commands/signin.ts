@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { browsableUrl } from '../../../protocol/browserUrl.js';
 import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkload, SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
 import { parseDuration } from '../../runspec/duration.js';
@@ -31,11 +32,23 @@ export function durationSeconds(value: string): number {
 	return Math.ceil(ms / 1000);
 }
 
-/** Opens `url` in the user's browser; false when no opener could be started. */
-function openBrowser(url: string): Promise<boolean> {
-	const [command, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+/**
+ * The system opener of `platform` for `url`: the URL is always one argument of its own, and no
+ * shell reads it (Windows' `start` is a `cmd` built-in, so `rundll32`'s URL handler instead).
+ */
+export function openerOf(url: URL, platform: NodeJS.Platform = process.platform): [command: string, args: string[]] {
+	if (platform === 'darwin') return ['open', [url.href]];
+	if (platform === 'win32') return ['rundll32', ['url.dll,FileProtocolHandler', url.href]];
+	return ['xdg-open', [url.href]];
+}
+
+/** Opens `raw` in the user's browser when it is https (or http to loopback); false when it was not opened. */
+function openBrowser(raw: string): Promise<boolean> {
+	const url = browsableUrl(raw);
+	if (!url) return Promise.resolve(false);
+	const [command, args] = openerOf(url);
 	return new Promise((resolve) => {
-		const child = spawn(command, args as string[], { stdio: 'ignore', detached: true });
+		const child = spawn(command, args, { stdio: 'ignore', detached: true, shell: false });
 		child.once('error', () => resolve(false));
 		child.once('spawn', () => {
 			child.unref();

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
 import { printJson, printTable, type Cli } from '../cli.js';
+import { writeControl } from '../terminal.js';
 import { secondsUpTo, wholeNumberFrom } from '../values.js';
 
 const CLEAR_SCREEN = '\u001b[H\u001b[2J';
@@ -79,7 +80,10 @@ export function registerTopCommands(program: Command, cli: Cli): void {
 				const stats = await statsOfRunning(cli, options);
 				if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
 				else {
-					if (live) process.stdout.write(`${CLEAR_SCREEN}hangar top: every ${options.interval}s, last ${options.window}s counted, Ctrl-C to stop\n\n`);
+					if (live) {
+						writeControl(process.stdout, CLEAR_SCREEN);
+						process.stdout.write(`hangar top: every ${options.interval}s, last ${options.window}s counted, Ctrl-C to stop\n\n`);
+					}
 					printStats(stats);
 					if (!live) process.stdout.write('\n');
 				}

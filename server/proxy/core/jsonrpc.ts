@@ -2,6 +2,7 @@
  * JSON-RPC 2.0 messages as MCP carries them, with the few helpers the proxy needs to tell
  * requests, notifications and responses apart and to answer with errors.
  */
+import { parseJsonBounded } from '../../json.js';
 
 export type RequestId = string | number;
 
@@ -68,10 +69,10 @@ export function asMessage(value: unknown): JsonRpcMessage | undefined {
 	return 'id' in message && ('result' in message || 'error' in message) ? (message as unknown as JsonRpcResponse) : undefined;
 }
 
-/** A message parsed from `text`, or undefined when it is not JSON or not JSON-RPC 2.0. */
+/** A message parsed from `text`, or undefined when it is not JSON (or nested too deep) or not JSON-RPC 2.0. */
 export function parseMessage(text: string): JsonRpcMessage | undefined {
 	try {
-		return asMessage(JSON.parse(text));
+		return asMessage(parseJsonBounded(text));
 	} catch {
 		return undefined;
 	}

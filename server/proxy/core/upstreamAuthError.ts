@@ -1,3 +1,14 @@
+import { visibleText } from '../../../protocol/visibleText.js';
+import { boundedReason } from '../../runspec/store.js';
+
+/** Most characters of a server's own text (an issuer, an `error=`) quoted in a reason. */
+const MAX_QUOTED = 200;
+
+/** A server's text inside a reason: quoted, bounded, its control characters visible. */
+export function quoted(text: string): string {
+	return `"${visibleText(text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text, true)}"`;
+}
+
 /** Why the proxy cannot authenticate to its remote server: shown in the workload's status and to the caller. */
 export class UpstreamAuthError extends Error {
 	override readonly name = 'UpstreamAuthError';
@@ -8,7 +19,7 @@ export class UpstreamAuthError extends Error {
 	readonly unreachable: boolean;
 
 	constructor(message: string, options: { retryAfterSeconds?: number; unreachable?: boolean } = {}) {
-		super(message);
+		super(boundedReason(message));
 		this.retryAfterSeconds = options.retryAfterSeconds;
 		this.unreachable = options.unreachable ?? false;
 	}

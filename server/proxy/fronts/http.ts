@@ -4,6 +4,7 @@
  * with, a malformed request's (`sendError`) or a call the proxy refused (`sendRefusal`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JsonTooDeep, parseJsonBounded } from '../../json.js';
 import { readBody, sendJson } from '../../net/body.js';
 import { asMessage, ErrorCode, errorResponse, type JsonRpcMessage, type JsonRpcResponse } from '../core/jsonrpc.js';
 
@@ -26,9 +27,9 @@ export function readJson(request: IncomingMessage): Promise<unknown> {
 
 function parseJson(body: Buffer): unknown {
 	try {
-		return JSON.parse(body.toString('utf8'));
-	} catch {
-		throw new HttpError(400, 'Parse error: the body is not JSON', ErrorCode.ParseError);
+		return parseJsonBounded(body.toString('utf8'));
+	} catch (error) {
+		throw new HttpError(400, error instanceof JsonTooDeep ? `Parse error: ${error.message}` : 'Parse error: the body is not JSON', ErrorCode.ParseError);
 	}
 }
 

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { isHostName } from '../../net/hostPort.js';
 import { stopLeftoverBalancer, type BalancerFiles } from '../../runspec/balancer.js';
 
 /** Most a call may take; the proxy's own request timeout ends calls long before. */
@@ -35,12 +36,26 @@ export function replicaPrefix(index: number): string {
 
 const NO_REPLICA = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'no replica of the proxy is up; see hangar logs' } });
 
+/** `value` when it is one HAProxy token of `kind`; anything else is refused, never written. */
+function token(value: string, kind: 'name' | 'host'): string {
+	const sound = kind === 'host' ? isHostName(value) : /^[A-Za-z0-9._-]+$/.test(value);
+	if (!sound) throw new Error(`${JSON.stringify(value)} is not a ${kind} HAProxy's configuration can take`);
+	return value;
+}
+
+function endpoint(host: string, port: number): string {
+	if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${port} is not a port`);
+	return `${host.includes(':') ? `[${token(host, 'host')}]` : token(host, 'host')}:${port}`;
+}
+
+/** The configuration; every value from the workload is checked as a token first (nothing else is quoted into it). */
 export function renderConfig(config: BalancerConfig): string {
+	const name = token(config.name, 'name');
 	const servers = config.replicaPorts.map((_, at) => `r${at + 1}`);
 	const redis = config.sessionRedis;
 	const redisDown = redis ? '{ nbsrv(redis) eq 0 } ' : '';
 	const lines = [
-		'# Written by Hangar for the replicas of workload ' + config.name + '; rewritten at every start.',
+		`# Written by Hangar for the replicas of workload ${name}; rewritten at every start.`,
 		'global',
 		'\tmaxconn 4096',
 		'defaults',
@@ -55,8 +70,8 @@ export function renderConfig(config: BalancerConfig): string {
 		'\toption redispatch 1',
 		// A replica killed mid-call closes without an answer: the request is sent to another.
 		'\tretry-on conn-failure empty-response',
-		`frontend ${config.name}`,
-		`\tbind ${config.host}:${config.port}`,
+		`frontend ${name}`,
+		`\tbind ${endpoint(config.host, config.port)}`,
 		'\tdefault_backend replicas',
 		'backend replicas',
 		'\tbalance roundrobin',
@@ -67,7 +82,7 @@ export function renderConfig(config: BalancerConfig): string {
 		`\thttp-error status 503 content-type application/json string '${NO_REPLICA}'`,
 		...servers.map((server, at) => `\tuse-server ${server} if { urlp(session_id) -m beg ${replicaPrefix(at + 1)} }`),
 		...servers.map((server, at) => `\tuse-server ${server} if ${redisDown}{ req.hdr(mcp-session-id) -m beg ${replicaPrefix(at + 1)} }`),
-		...servers.map((server, at) => `\tserver ${server} 127.0.0.1:${config.replicaPorts[at]}`),
+		...servers.map((server, at) => `\tserver ${server} ${endpoint('127.0.0.1', config.replicaPorts[at]!)}`),
 		...(redis
 			? [
 					'backend redis',
@@ -75,7 +90,7 @@ export function renderConfig(config: BalancerConfig): string {
 					'\toption tcp-check',
 					'\ttcp-check send PING\\r\\n',
 					'\ttcp-check expect string +PONG',
-					`\tserver redis ${redis.host.includes(':') ? `[${redis.host}]` : redis.host}:${redis.port} check inter 1s fall 1 rise 1`,
+					`\tserver redis ${endpoint(redis.host, redis.port)} check inter 1s fall 1 rise 1`,
 				]
 			: []),
 	];

@@ -22,6 +22,14 @@ const BOUNDARIES = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 3
 /** Request series kept at most (tool names come from clients); the calls beyond share one. */
 const MAX_SERIES = 2_000;
 
+/**
+ * A method or tool name kept as a label: a valid MCP tool name's characters (plus `/` of method
+ * names), at most 128 of them. Anything else (a 200-character name, spaces, control characters)
+ * is counted in the overflow series, so no client makes a label, or `/metrics`, large.
+ */
+export const MAX_LABEL_LENGTH = 128;
+const LABEL = new RegExp(`^[A-Za-z0-9_./-]{1,${MAX_LABEL_LENGTH}}$`);
+
 /** What became of a request: `ok`, `error` (a JSON-RPC error from the server), or why the proxy refused it. */
 export type RequestStatus = 'ok' | 'error' | 'denied' | 'rate_limited' | 'unauthorized';
 
@@ -62,7 +70,8 @@ export class ProxyMetrics implements MetricProducer {
 	/** One request answered (or refused) after `seconds`; `errorCode` is its JSON-RPC error's. */
 	request(method: string, tool: string | undefined, status: RequestStatus, errorCode: number | undefined, seconds: number): void {
 		const outcome = errorCode === undefined ? status : `${status} ${errorCode}`;
-		const series = this.#requests.get(method)?.get(tool ?? '')?.get(outcome) ?? this.#newSeries(method, tool, status, errorCode, outcome);
+		const labelled = LABEL.test(method) && (tool === undefined || LABEL.test(tool));
+		const series = !labelled ? this.#overflowSeries() : (this.#requests.get(method)?.get(tool ?? '')?.get(outcome) ?? this.#newSeries(method, tool, status, errorCode, outcome));
 		series.add(seconds);
 		if (status === 'denied' || status === 'rate_limited') this.#denied(status === 'denied' ? 'authorization' : 'rate_limit', method);
 	}
@@ -100,7 +109,7 @@ export class ProxyMetrics implements MetricProducer {
 	}
 
 	#newSeries(method: string, tool: string | undefined, status: RequestStatus, errorCode: number | undefined, outcome: string): RequestSeries {
-		if (this.#seriesCount >= MAX_SERIES) return (this.#overflow ??= new RequestSeries({ 'otel.metric.overflow': true }));
+		if (this.#seriesCount >= MAX_SERIES) return this.#overflowSeries();
 		this.#seriesCount++;
 		const attributes: Attributes = { 'mcp.method.name': method, status };
 		if (tool !== undefined) attributes['gen_ai.tool.name'] = tool;
@@ -114,9 +123,13 @@ export class ProxyMetrics implements MetricProducer {
 		return series;
 	}
 
+	#overflowSeries(): RequestSeries {
+		return (this.#overflow ??= new RequestSeries({ 'otel.metric.overflow': true }));
+	}
+
 	#denied(reason: 'authorization' | 'rate_limit', method: string): void {
-		// Methods come from clients too: past the limit, new ones share one series.
-		let key = `${reason} ${method}`;
+		// Methods come from clients too: past the limit, and unfit for a label, they share one series.
+		let key = LABEL.test(method) ? `${reason} ${method}` : '';
 		let entry = this.#denials.get(key);
 		if (!entry && this.#denials.size >= MAX_SERIES) entry = this.#denials.get((key = ''));
 		if (!entry) this.#denials.set(key, (entry = { attributes: key ? { reason, 'mcp.method.name': method } : { 'otel.metric.overflow': true }, count: 0 }));

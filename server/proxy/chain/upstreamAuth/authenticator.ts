@@ -11,13 +11,16 @@
  * A pending sign-in is always ready while `unauthenticated`: an authorization code flow with
  * PKCE (S256), `state` and `resource` (RFC 8707) redirecting to a loopback listener, whose URL
  * is in the status; or, on request, device authorization (RFC 8628). The access token is
- * refreshed 60 s before it expires.
+ * refreshed ahead of its expiry by a quarter of its lifetime, at most 60 s, and never sooner
+ * than 5 s after the last refresh (a token that lives seconds is no refresh storm); failed
+ * refreshes back off.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { exchangeAuthorization, refreshAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformation, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { browsableUrl } from '../../../../protocol/browserUrl.js';
 import type { RemoteAuthConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
 import type { SignInAnswer } from '../../../runspec/signin.js';
@@ -25,12 +28,16 @@ import { isSignInState } from '../../../runspec/store.js';
 import { CallbackListener } from './callback.js';
 import { deviceEndpointOf, DEVICE_GRANT, pollDeviceToken, startDeviceAuthorization } from './device.js';
 import { discover, parseChallenge, scopesFor, type Challenge, type Discovered } from './discovery.js';
-import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
+import { quoted, UpstreamAuthError } from '../../core/upstreamAuthError.js';
 import type { PolicyFetch } from './fetch.js';
 import type { TokenStore } from './tokenStore.js';
 import type { AuthState, UpstreamCredentials } from '../../core/backend.js';
 
-const REFRESH_AHEAD_MS = 60_000;
+/** How early a token is refreshed: this share of its lifetime, at most REFRESH_AHEAD_MAX_MS. */
+const REFRESH_AHEAD_SHARE = 0.25;
+const REFRESH_AHEAD_MAX_MS = 60_000;
+/** The least time between two refreshes, whatever the token's lifetime or the server's 401s. */
+const REFRESH_FLOOR_MS = 5_000;
 const RETRY_MIN_MS = 2_000;
 const RETRY_MAX_MS = 10 * 60_000;
 
@@ -51,6 +58,7 @@ export type Probe = () => Promise<{ status: number; challenge: string | undefine
 interface AccessToken {
 	readonly value: string;
 	readonly expiresAt: number | undefined;
+	readonly receivedAt: number;
 	readonly scope: string | undefined;
 }
 
@@ -75,6 +83,8 @@ export class UpstreamAuthenticator implements UpstreamCredentials {
 	private wantedScope: string | undefined;
 	private pending: Pending | undefined;
 	private refreshing: Promise<boolean> | undefined;
+	/** When the last refresh was sent (0: none yet). */
+	private lastRefreshAt = 0;
 	private timer: NodeJS.Timeout | undefined;
 	private retryMs = RETRY_MIN_MS;
 	/** When the next attempt of `auth_retrying` is due (epoch ms). */
@@ -310,6 +320,10 @@ export class UpstreamAuthenticator implements UpstreamCredentials {
 				resource: new URL(discovered.resource),
 			});
 			for (const [key, value] of Object.entries(this.options.config.oauth_params ?? {})) authorizationUrl.searchParams.set(key, value);
+			// The page goes to the user's browser: https, or http to loopback, and nothing else (no `file:`).
+			if (!browsableUrl(authorizationUrl.href)) {
+				throw new UpstreamAuthError(`the sign-in page ${quoted(authorizationUrl.origin === 'null' ? authorizationUrl.protocol : authorizationUrl.origin)} is neither https nor http to loopback; refused`);
+			}
 			const answer: SignInAnswer = { status: 'pending', authorization_url: authorizationUrl.href };
 			const done = listener
 				.wait(state)
@@ -350,14 +364,15 @@ export class UpstreamAuthenticator implements UpstreamCredentials {
 
 	private async accept(tokens: OAuthTokens, client: OAuthClientInformation, abort?: AbortController): Promise<void> {
 		if (abort?.signal.aborted || this.closed) return;
-		const expiresAt = tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined;
+		const now = Date.now();
+		const expiresAt = tokens.expires_in ? now + tokens.expires_in * 1000 : undefined;
 		// Stored before anyone is told: a restart right after the sign-in keeps it.
 		await this.options.tokens.saveTokens(tokens.refresh_token, expiresAt ? new Date(expiresAt) : undefined).catch((error: Error) => this.options.log.warn(`cannot record the sign-in: ${error.message}`));
 		if (abort?.signal.aborted || this.closed) return;
 		this.client = client;
 		if (this.pending?.abort === abort) this.pending = undefined;
 		abort?.abort();
-		this.access = { value: tokens.access_token, expiresAt, scope: tokens.scope ?? this.wantedScope };
+		this.access = { value: tokens.access_token, expiresAt, receivedAt: now, scope: tokens.scope ?? this.wantedScope };
 		if (this.wantedScope && this.access.scope && this.wantedScope.split(' ').every((scope) => this.access!.scope!.split(' ').includes(scope))) this.wantedScope = undefined;
 		else if (this.wantedScope && !tokens.scope) this.wantedScope = undefined;
 		if (tokens.refresh_token) this.refreshToken = tokens.refresh_token;
@@ -370,7 +385,9 @@ export class UpstreamAuthenticator implements UpstreamCredentials {
 	private schedule(): void {
 		clearTimeout(this.timer);
 		if (!this.access?.expiresAt || !this.refreshToken) return;
-		const wait = Math.max(0, this.access.expiresAt - REFRESH_AHEAD_MS - Date.now());
+		const { expiresAt, receivedAt } = this.access;
+		const ahead = Math.min(REFRESH_AHEAD_MAX_MS, (expiresAt - receivedAt) * REFRESH_AHEAD_SHARE);
+		const wait = Math.max(expiresAt - ahead, this.lastRefreshAt + REFRESH_FLOOR_MS) - Date.now();
 		this.timer = setTimeout(() => void this.refresh(), wait);
 		this.timer.unref();
 	}
@@ -391,6 +408,11 @@ export class UpstreamAuthenticator implements UpstreamCredentials {
 
 	private async doRefresh(): Promise<boolean> {
 		if (!this.refreshToken || this.closed) return false;
+		// A server answering 401 to every call gets no more than one refresh per floor.
+		const early = this.lastRefreshAt + REFRESH_FLOOR_MS - Date.now();
+		if (early > 0) await new Promise((resolve) => setTimeout(resolve, early).unref());
+		if (!this.refreshToken || this.closed) return false;
+		this.lastRefreshAt = Date.now();
 		try {
 			const discovered = this.discovered ?? (await this.ensureDiscovered());
 			const client = this.client ?? (await this.configuredClient());

@@ -4,7 +4,7 @@
  * `state` is not the one sent is refused and the sign-in goes on waiting.
  */
 import { createServer, type Server } from 'node:http';
-import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
+import { quoted, UpstreamAuthError } from '../../core/upstreamAuthError.js';
 
 export interface CallbackResult {
 	readonly code: string;
@@ -41,7 +41,8 @@ export class CallbackListener {
 				const error = url.searchParams.get('error');
 				if (error) {
 					page(400, 'The sign-in failed. You can close this window.');
-					return reject(new UpstreamAuthError(`the authorization server refused the sign-in: ${error}${url.searchParams.get('error_description') ? ` (${url.searchParams.get('error_description')})` : ''}`));
+					const description = url.searchParams.get('error_description');
+					return reject(new UpstreamAuthError(`the authorization server refused the sign-in: ${quoted(error)}${description ? ` (${quoted(description)})` : ''}`));
 				}
 				const code = url.searchParams.get('code');
 				if (!code) return page(400, 'The redirect carries no authorization code.');

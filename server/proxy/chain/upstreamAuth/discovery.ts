@@ -11,7 +11,7 @@ import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-util
 import type { AuthorizationServerMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { RemoteAuthConfig } from '../../../../protocol/runConfig.js';
 import type { PolicyFetch } from './fetch.js';
-import { UpstreamAuthError } from '../../core/upstreamAuthError.js';
+import { quoted, UpstreamAuthError } from '../../core/upstreamAuthError.js';
 
 export interface Challenge {
 	readonly error?: string;
@@ -66,7 +66,12 @@ export async function discover(serverUrl: URL, config: RemoteAuthConfig, challen
 	}
 	if (!metadata) throw new UpstreamAuthError(`the authorization server ${issuer} publishes no metadata (RFC 8414 or OpenID discovery); set --remote-auth-authorize-url and --remote-auth-token-url`);
 	if (metadata.issuer !== issuer) {
-		throw new UpstreamAuthError(`the authorization server metadata fetched for ${issuer} names another issuer (${metadata.issuer}); refused`);
+		throw new UpstreamAuthError(`the authorization server metadata fetched for ${issuer} names another issuer (${quoted(String(metadata.issuer))}); refused`);
+	}
+	// MCP (2025-11-25): a client must refuse an authorization server that does not advertise PKCE.
+	if (!metadata.code_challenge_methods_supported?.includes('S256')) {
+		const offered = metadata.code_challenge_methods_supported?.length ? `offers only ${metadata.code_challenge_methods_supported.map(quoted).join(', ')}` : 'does not advertise code_challenge_methods_supported';
+		throw new UpstreamAuthError(`the authorization server ${issuer} ${offered}; PKCE with S256 is required, so the sign-in is refused`);
 	}
 	return { issuer, metadata, resourceMetadata, resource };
 }
