@@ -24,6 +24,7 @@ export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
 	workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
 	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
 	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
+	tools: async () => (await import('./commands/tools.js')).registerToolCommands,
 };
 
 /** A top-level command as `--help` lists it. */

@@ -7,6 +7,7 @@
  * - `<data>/proxies/<name>.json`: written by the workload's proxy process: its pid, port and
  *   whether its backend answers.
  * - `<data>/logs/<name>.log`: the proxy's log.
+ * - `<state>/pins/<name>.json`: the pinned tool and prompt definitions (pins/store.ts).
  *
  * Every write is atomic and locked (server/store), so daemons, `hangar serve`, the CLI and
  * proxies can share the folders.
@@ -20,6 +21,7 @@ import { RegistryHeader } from '../../protocol/registryTypes.js';
 import { RunConfig } from '../../protocol/runConfig.js';
 import { JsonCollection } from '../store/document.js';
 import { balancerFilesOf } from './balancer.js';
+import { PinStore } from './pins/store.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 
@@ -112,6 +114,7 @@ export class WorkloadStore {
 	readonly configs: JsonCollection<StoredWorkload>;
 	readonly statuses: RecordFolder<StoredStatus>;
 	readonly proxies: RecordFolder<ProxyRecord>;
+	readonly pins: PinStore;
 	/** A short stable id of this state folder, put on every container as `hangar.instance`. */
 	readonly instance: string;
 	private readonly locks: string;
@@ -122,6 +125,7 @@ export class WorkloadStore {
 		this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: StoredWorkload, version: 1 });
 		this.statuses = new RecordFolder(join(paths.data, 'statuses'), StoredStatus);
 		this.proxies = new RecordFolder(join(paths.data, 'proxies'), ProxyRecord);
+		this.pins = new PinStore(paths);
 		this.locks = join(paths.state, 'workload-locks');
 		this.logs = join(paths.data, 'logs');
 	}

@@ -8,6 +8,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { instanceLabels, isFirstInstance, LABELS } from './container.js';
 import type { GroupDirectory } from './dependencies.js';
+import { driftSummary } from './pins.js';
 import { liveProxy } from './proxyProcess.js';
 import { effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
@@ -38,7 +39,11 @@ export class WorkloadObserver {
 	}
 
 	async observe(config: StoredWorkload, containers?: Map<string, ContainerInfo> | { unavailable: string }): Promise<Observed> {
-		const [recorded, proxy] = await Promise.all([this.store.statuses.get(config.name).catch(() => undefined), liveProxy(this.store, config.name)]);
+		const [recorded, proxy, pins] = await Promise.all([
+			this.store.statuses.get(config.name).catch(() => undefined),
+			liveProxy(this.store, config.name),
+			this.store.pins.get(config.name).catch(() => undefined),
+		]);
 		let container: Observed['container'];
 		if (config.container_name) {
 			if (containers instanceof Map) container = containers.get(config.name);
@@ -51,7 +56,7 @@ export class WorkloadObserver {
 				}
 			}
 		}
-		return { recorded, container, proxy };
+		return { recorded, container, proxy, drift: driftSummary(config.name, pins) };
 	}
 
 	/** The workloads a list shows, each with the configuration its summary was made from. */

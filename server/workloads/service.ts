@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
-import type { WorkloadDetail, WorkloadSignInResult, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
+import type { WorkloadDetail, WorkloadPinsResult, WorkloadSignInResult, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
 import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
@@ -30,6 +30,8 @@ import { backendInstancesOf, instanceContainerName } from '../runspec/instances.
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
+import { PinReview } from './pins.js';
+import { PinningDefault } from '../runspec/pins/policy.js';
 
 const LOG_LINES = 1000;
 
@@ -67,6 +69,7 @@ export class WorkloadService {
 	private readonly observer: WorkloadObserver;
 	private readonly lifecycle: WorkloadLifecycle;
 	private readonly reconciler: Reconciler;
+	private readonly pins: PinReview;
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		const { log, notifier, paths } = options.environment;
@@ -90,6 +93,7 @@ export class WorkloadService {
 			env: options.env,
 		});
 		this.reconciler = new Reconciler(this.store, this.queue, this.observer, this.lifecycle, this.statuses, log);
+		this.pins = new PinReview(this.store, new PinningDefault(paths));
 	}
 
 	private get log() {
@@ -286,6 +290,17 @@ export class WorkloadService {
 
 	async stats(name: string, window?: number, context?: OperationContext): Promise<WorkloadStats> {
 		return readStats(this.store, await this.observer.require(name), window, context?.signal);
+	}
+
+	/** Each tool and prompt against its pin (tool pinning). */
+	async tools(name: string): Promise<WorkloadPinsResult> {
+		return this.pins.review(await this.observer.require(name));
+	}
+
+	/** Re-pins drifted tools and prompts; the workload's proxy serves them again at once. */
+	async approveTools(name: string, selection: { tools?: string[]; prompts?: string[] }): Promise<{ name: string; tools: string[]; prompts: string[] }> {
+		const config = await this.observer.require(name);
+		return this.pins.approve(config, selection);
 	}
 
 	/** Running workloads as registered clients reference them (the clients area's port). */

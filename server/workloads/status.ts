@@ -22,6 +22,8 @@ export interface Observed {
 	readonly container: ContainerInfo | undefined | { unavailable: string };
 	/** The live proxy's record, or undefined when no proxy runs. */
 	readonly proxy: ProxyRecord | undefined;
+	/** Which tools differ from their pins (pins.ts), when some do. */
+	readonly drift?: string;
 }
 
 const SESSIONS_NOT_SHARED = 'the replicas cannot reach Redis (scaling_config.session_redis): each session stays on the replica that opened it, and ends with it';
@@ -45,6 +47,7 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 	if (proxy.backend !== 'connected') {
 		return { status: 'unhealthy', context: `the proxy cannot reach the server${proxy.backend_detail ? `: ${proxy.backend_detail}` : ''}` };
 	}
+	if (observed.drift) return { status: 'running', context: observed.drift };
 	if (proxy.sessions_shared === false) return { status: 'running', context: SESSIONS_NOT_SHARED };
 	return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
 }
