@@ -65,6 +65,8 @@ export const WorkloadSummary = z.object({
 	/** The tools filter. */
 	tools: z.array(z.string()).optional(),
 	remote: z.boolean().optional(),
+	/** Hangar: tools and prompts that differ from their pins (review with `workloads/tools`). */
+	tools_drifted: z.array(z.string()).optional(),
 });
 export type WorkloadSummary = z.infer<typeof WorkloadSummary>;
 
@@ -598,5 +600,7 @@ export const WorkloadsDidChange = notification({
 		name: z.string(),
 		status: WorkloadStatus,
 		status_context: z.string().optional(),
+		/** Sent when the workload's tools drift from their pins, or are approved (empty then). */
+		tools_drifted: z.array(z.string()).optional(),
 	}),
 });

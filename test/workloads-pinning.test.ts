@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApproveWorkloadTools, CreateWorkload, DeleteWorkload, GetWorkloadTools, ListWorkloads, RestartWorkload, type WorkloadPinsResult } from '../protocol/protocol.workloads.js';
+import { ApproveWorkloadTools, CreateWorkload, DeleteWorkload, GetWorkloadTools, ListWorkloads, RestartWorkload, WorkloadsDidChange, type WorkloadPinsResult } from '../protocol/protocol.workloads.js';
 import { canonicalize } from '../server/runspec/pins/canonical.js';
 import { approve, reviewOf, screen } from '../server/runspec/pins/drift.js';
 import { definitionOf, fingerprintOf } from '../server/runspec/pins/fingerprint.js';
@@ -149,7 +149,7 @@ describe('drift', () => {
 	});
 });
 
-describe('through the proxy', () => {
+describe('through the proxy', { timeout: 120_000 }, () => {
 	const FIXTURE = fileURLToPath(new URL('./fixtures/workloads/drifting-server.mjs', import.meta.url));
 	const stable = { name: 'stable', description: 'Never changes', inputSchema: { type: 'object' } };
 	const echo = { name: 'echo', description: 'Echoes the message', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } };
@@ -216,6 +216,12 @@ describe('through the proxy', () => {
 		legacy.setNotificationHandler(ToolListChangedNotificationSchema, async () => void (listChanged += 1));
 		expect(await namesOf(legacy)).toEqual(['echo', 'lookup', 'stable']);
 		expect(statesOf(await pins(workload.name))).toEqual({ echo: 'pinned', lookup: 'pinned', stable: 'pinned' });
+		// A daemon (the editor's) is told of the drift, and of its approval.
+		const daemon = spawnDaemon(home.env);
+		await daemon.client.initialize('pinning-test');
+		await daemon.client.request(ListWorkloads, {}); // its services, and their watch, are up
+		const announced: Array<string[] | undefined> = [];
+		daemon.client.onNotification(WorkloadsDidChange, (change) => change.name === workload.name && announced.push(change.tools_drifted));
 
 		// The rug pull, while both clients are connected: a poisoned description, a new tool, a rename.
 		await server.control({ tools: [stable, poisonedEcho, exfiltrate, { ...lookup, name: 'search' }] });
@@ -233,8 +239,11 @@ describe('through the proxy', () => {
 		expect(changed.pinned).toMatchObject({ description: echo.description });
 		expect(changed.current).toMatchObject({ description: poisonedEcho.description });
 		expect(changed.flags.map((flag) => flag.rule).sort()).toEqual(['credentials', 'home_path', 'model_directive']);
+		await waitFor(async () => announced.some((names) => names?.includes('echo')), 'workloads/didChange with tools_drifted');
 
 		// hangar ls says so, and hangar tools diff shows what changed.
+		const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; tools_drifted?: string[] }> };
+		expect(workloads.find((item) => item.name === workload.name)?.tools_drifted?.sort()).toEqual(['echo', 'exfiltrate', 'lookup', 'search']);
 		const ls = await runHangar(['ls'], home.env);
 		expect(ls.stdout).toContain('tools drifted from their pins');
 		const diff = await runHangar(['tools', 'diff', workload.name, 'echo'], home.env);
@@ -252,12 +261,11 @@ describe('through the proxy', () => {
 		await expect(legacy.callTool({ name: 'exfiltrate', arguments: {} })).rejects.toThrow(/not approved/);
 
 		// The rest over RPC: approving everything drifted.
-		const daemon = spawnDaemon(home.env);
 		try {
-			await daemon.client.initialize('pinning-test');
 			const result = await daemon.client.request(ApproveWorkloadTools, { name: workload.name });
 			expect(result).toEqual({ name: workload.name, tools: ['exfiltrate'], prompts: [] });
 			await expect(daemon.client.request(ApproveWorkloadTools, { name: workload.name, tools: ['stable'] })).rejects.toMatchObject({ status: 400 });
+			await waitFor(async () => announced.at(-1)?.length === 0, 'workloads/didChange with nothing drifted');
 		} finally {
 			await daemon.stop();
 		}

@@ -27,10 +27,17 @@ function definitionOf(review: ItemReview): PinnedDefinition {
 	};
 }
 
-/** The status line of a workload whose lists differ from its pins, else undefined. */
-export function driftSummary(name: string, pins: WorkloadPins | undefined): string | undefined {
-	const drifted = KINDS.flatMap((kind) => reviewOf(pins?.[kind]).filter((review) => review.state !== 'pinned').map((review) => `${review.name} (${review.state})`));
-	return drifted.length ? `tools drifted from their pins: ${drifted.join(', ')}; review with hangar tools diff ${name}` : undefined;
+/** What a workload whose lists differ from its pins reports: the names, and its status line. */
+export interface Drift {
+	readonly names: string[];
+	readonly context: string;
+}
+
+export function driftOf(name: string, pins: WorkloadPins | undefined): Drift | undefined {
+	const drifted = KINDS.flatMap((kind) => reviewOf(pins?.[kind]).filter((review) => review.state !== 'pinned'));
+	if (!drifted.length) return undefined;
+	const described = drifted.map((review) => `${review.name} (${review.state})`).join(', ');
+	return { names: drifted.map((review) => review.name), context: `tools drifted from their pins: ${described}; review with hangar tools diff ${name}` };
 }
 
 export class PinReview {

@@ -31,6 +31,7 @@ import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/st
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
 import { PinReview } from './pins.js';
+import { PinFeed } from './pinFeed.js';
 import { PinningDefault } from '../runspec/pins/policy.js';
 
 const LOG_LINES = 1000;
@@ -339,9 +340,11 @@ export class WorkloadService {
 		this.queue.track(this.reconcile().catch((error: Error) => this.log.error(`reconcile: ${error.message}`)));
 	}
 
-	/** Announces status changes other processes make as `workloads/didChange` too. */
+	/** Announces status changes other processes make, and tool drift, as `workloads/didChange` too. */
 	watchStatuses(): void {
 		this.statuses.watch();
+		const { notifier, log } = this.options.environment;
+		new PinFeed(this.store, notifier, log).watch();
 	}
 
 	/** Resolves once the background work started so far is done. */
