@@ -15,7 +15,7 @@ import { canonicalize } from '../server/runspec/pins/canonical.js';
 import { approve, reviewOf, screen } from '../server/runspec/pins/drift.js';
 import { definitionOf, fingerprintOf } from '../server/runspec/pins/fingerprint.js';
 import { flagsOf, LONG_DESCRIPTION, type FlagRule } from '../server/runspec/pins/flags.js';
-import { connect, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { connectModern } from './support/mcpClients.js';
 import { runHangar, spawnDaemon, startServe, type ServeProcess } from './support/processes.js';
@@ -327,6 +327,19 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		const logs = await runHangar(['logs', warn.name, '--proxy'], home.env);
 		expect(logs.stdout).toMatch(/tools differ from their pins, served \(tool_pinning: warn\): echo \(changed; flagged: /);
 		expect(await pins(off.name)).toMatchObject({ tool_pinning: 'off', tools: [], prompts: [] });
+	});
+
+	it('pins a stdio server in a container on its first list, and refuses a tool it never listed', async () => {
+		const workload = await create({ name: 'stdio', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] });
+		const client = await connect(workload.url, 'streamable-http');
+		clients.push(client);
+		const listed = await namesOf(client);
+		expect(listed).toContain('echo');
+		const review = await pins(workload.name);
+		expect(review.tools.map((tool) => tool.name).sort()).toEqual(listed);
+		expect(review.tools.filter((tool) => tool.state !== 'pinned' || tool.flags.length)).toEqual([]);
+		expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'pinned' } }))).toContain('pinned');
+		await expect(client.callTool({ name: 'sneaked', arguments: {} })).rejects.toThrow(/tool sneaked .* not approved/);
 	});
 
 	it('blocks a changed prompt under block: left out of prompts/list, prompts/get refused', async () => {
