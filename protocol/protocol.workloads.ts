@@ -556,7 +556,7 @@ export type PinnedDefinition = z.infer<typeof PinnedDefinition>;
 
 export const WorkloadPinsResult = z.object({
 	name: z.string(),
-	/** The policy in force: the workload's `tool_pinning`, else the global default. */
+	/** The policy in force: its running proxy's, else the workload's `tool_pinning`, else the global default. */
 	tool_pinning: ToolPinning,
 	tools: z.array(PinnedDefinition),
 	prompts: z.array(PinnedDefinition),

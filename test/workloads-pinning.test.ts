@@ -246,6 +246,9 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		expect(workloads.find((item) => item.name === workload.name)?.tools_drifted?.sort()).toEqual(['echo', 'exfiltrate', 'lookup', 'search']);
 		const ls = await runHangar(['ls'], home.env);
 		expect(ls.stdout).toContain('tools drifted from their pins');
+		const ls2 = await runHangar(['tools', 'ls', workload.name], home.env);
+		expect(ls2.stdout).toMatch(/tool\s+echo\s+changed\s+sha256:[0-9a-f]{12}\s+model_directive, credentials, home_path/);
+		expect(ls2.stdout).toMatch(/tool\s+lookup\s+removed/);
 		const diff = await runHangar(['tools', 'diff', workload.name, 'echo'], home.env);
 		expect(diff.code, diff.stderr).toBe(0);
 		expect(diff.stdout).toContain('- Echoes the message');
@@ -306,9 +309,12 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		await waitFor(async () => !existsSync(file), 'the pins removed with the workload');
 	});
 
-	it('warn serves what drifted and reports it; off neither checks nor records', async () => {
+	it('warn (here the global default) serves what drifted and reports it; off neither checks nor records', async () => {
 		const server = await drifting([stable, echo], [{ name: 'greet', description: 'A greeting' }]);
-		const warn = await create({ name: 'warn', url: server.url, tool_pinning: 'warn' });
+		// The global default: a workload without its own tool_pinning takes it when its proxy starts.
+		expect((await runHangar(['tools', 'policy', 'warn'], home.env)).stdout).toBe('warn\n');
+		const warn = await create({ name: 'warn', url: server.url });
+		expect((await runHangar(['tools', 'policy', '--unset'], home.env)).stdout).toBe('block\n');
 		const off = await create({ name: 'off', url: server.url, tool_pinning: 'off' });
 		const warned = await connect(warn.url, 'streamable-http');
 		const unchecked = await connect(off.url, 'streamable-http');
@@ -320,7 +326,7 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		expect((await warned.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['greet']);
 		expect(await namesOf(unchecked)).toEqual(['echo', 'stable']);
 		const review = await pins(warn.name);
-		expect(review.tool_pinning).toBe('warn');
+		expect(review.tool_pinning).toBe('warn'); // the policy its proxy started with
 		expect(statesOf(review)).toEqual({ echo: 'changed', stable: 'pinned' });
 		expect(statesOf(review, 'prompts')).toEqual({ greet: 'changed' });
 		expect(review.prompts[0]!.flags.map((flag) => flag.rule)).toEqual(['model_directive']);

@@ -281,6 +281,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		backend: backend.state,
 		backend_detail: backend.detail,
 		stats_token: statsToken,
+		tool_pinning: pinning,
 	};
 	let writes = Promise.resolve();
 	const save = (state: BackendState, detail: string | undefined) => {

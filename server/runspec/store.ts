@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import { RegistryHeader } from '../../protocol/registryTypes.js';
-import { RunConfig } from '../../protocol/runConfig.js';
+import { RunConfig, ToolPinning } from '../../protocol/runConfig.js';
 import { JsonCollection } from '../store/document.js';
 import { balancerFilesOf } from './balancer.js';
 import { PinStore } from './pins/store.js';
@@ -76,6 +76,8 @@ export const ProxyRecord = z.object({
 	stats_token: z.string().optional(),
 	/** Replicas with `session_redis`: false while Redis does not answer (sessions stay on their replica). */
 	sessions_shared: z.boolean().optional(),
+	/** The tool pinning policy the proxy started with (its run configuration's, else the global default then). */
+	tool_pinning: ToolPinning.optional(),
 });
 export type ProxyRecord = z.infer<typeof ProxyRecord>;
 

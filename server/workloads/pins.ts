@@ -11,6 +11,7 @@ import type { PinningDefault } from '../runspec/pins/policy.js';
 import type { KindPins, WorkloadPins } from '../runspec/pins/store.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { invalid } from './fields.js';
+import { liveProxy } from './proxyProcess.js';
 
 const KINDS: readonly PinKind[] = ['tools', 'prompts'];
 
@@ -47,10 +48,11 @@ export class PinReview {
 	) {}
 
 	async review(config: StoredWorkload): Promise<WorkloadPinsResult> {
-		const pins = await this.store.pins.get(config.name);
+		const [pins, proxy] = await Promise.all([this.store.pins.get(config.name), liveProxy(this.store, config.name)]);
 		return {
 			name: config.name,
-			tool_pinning: await this.defaults.of(config.tool_pinning),
+			// A running proxy keeps the policy it started with; else the one it will start with.
+			tool_pinning: proxy?.tool_pinning ?? (await this.defaults.of(config.tool_pinning)),
 			tools: reviewOf(pins?.tools).map(definitionOf),
 			prompts: reviewOf(pins?.prompts).map(definitionOf),
 		};
