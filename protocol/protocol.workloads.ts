@@ -20,6 +20,7 @@ import {
 	SessionMode,
 	TelemetryConfig,
 	ToolOverride,
+	ToolPinning,
 } from './runConfig.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -64,6 +65,8 @@ export const WorkloadSummary = z.object({
 	/** The tools filter. */
 	tools: z.array(z.string()).optional(),
 	remote: z.boolean().optional(),
+	/** Hangar: tools and prompts that differ from their pins (review with `workloads/tools`). */
+	tools_drifted: z.array(z.string()).optional(),
 });
 export type WorkloadSummary = z.infer<typeof WorkloadSummary>;
 
@@ -181,6 +184,11 @@ export const WorkloadSpecFields = {
 	tools: z.array(z.string()).optional(),
 	/** Tool name → new name and/or description. */
 	tools_override: z.record(z.string(), ToolOverride).optional(),
+	/**
+	 * What the proxy does with a tool or prompt that differs from its pin (see `workloads/tools`):
+	 * `block` (the default unless `hangar tools policy` sets another), `warn` or `off`.
+	 */
+	tool_pinning: ToolPinning.optional(),
 	group: GroupName.optional(),
 	oauth_config: RemoteOAuthConfig.optional(),
 	/** Headers a remote server accepts. */
@@ -520,6 +528,70 @@ export const DeleteWorkload = operation({
 	example: { name: 'contract-missing' },
 });
 
+/** A hidden-instruction flag on a tool or prompt definition (the rules: README, Security). */
+export const DefinitionFlag = z.object({
+	rule: z.enum(['hidden_unicode', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
+	/** What matched, invisible characters written as U+XXXX. */
+	detail: z.string(),
+});
+
+/** One tool or prompt of a workload against its pin. */
+export const PinnedDefinition = z.object({
+	name: z.string(),
+	/** `pinned`: as approved; `changed`: differs from its pin; `new`: not pinned (or flagged at first sight); `removed`: pinned, no longer listed. */
+	state: z.enum(['pinned', 'changed', 'new', 'removed']),
+	/** SHA-256 of the RFC 8785 canonical JSON of the definition (`sha256:…`): the current one, the pinned one when removed. */
+	fingerprint: z.string(),
+	pinned_fingerprint: z.string().optional(),
+	/** The approved definition, for a changed or removed item. */
+	pinned: z.record(z.string(), z.unknown()).optional(),
+	/** The definition the server lists now, for a changed or new item. */
+	current: z.record(z.string(), z.unknown()).optional(),
+	/** Flags of the current definition (of the pinned one while it is unchanged). */
+	flags: z.array(DefinitionFlag),
+	/** The server lists this name more than once: its lists are refused until it stops. */
+	duplicate: z.boolean().optional(),
+});
+export type PinnedDefinition = z.infer<typeof PinnedDefinition>;
+
+export const WorkloadPinsResult = z.object({
+	name: z.string(),
+	/** The policy in force: its running proxy's, else the workload's `tool_pinning`, else the global default. */
+	tool_pinning: ToolPinning,
+	tools: z.array(PinnedDefinition),
+	prompts: z.array(PinnedDefinition),
+});
+export type WorkloadPinsResult = z.infer<typeof WorkloadPinsResult>;
+
+/**
+ * Each tool and prompt of a workload against its pin, as the proxy last saw the server list
+ * them. Empty until a client has listed them through the proxy.
+ */
+export const GetWorkloadTools = operation({
+	method: 'workloads/tools',
+	summary: "Review a workload's pinned tools",
+	params: WorkloadNameParams,
+	result: WorkloadPinsResult,
+	rest: { verb: 'GET', path: '/api/v1beta/workloads/{name}/tools', status: 200 },
+	errors: [400, 404, 500],
+	example: { name: 'contract-missing' },
+});
+
+/**
+ * Re-pins tools and prompts as the server lists them now (a removed one is forgotten): those
+ * named, or with neither list every drifted one. The proxy serves them again at once. 400 names
+ * one that has not drifted; 409 one the server lists twice.
+ */
+export const ApproveWorkloadTools = operation({
+	method: 'workloads/approveTools',
+	summary: "Approve a workload's changed tools",
+	params: WorkloadNameParams.extend({ tools: z.array(z.string()).optional(), prompts: z.array(z.string()).optional() }),
+	result: z.object({ name: z.string(), tools: z.array(z.string()), prompts: z.array(z.string()) }),
+	rest: { verb: 'POST', path: '/api/v1beta/workloads/{name}/tools/approve', status: 200 },
+	errors: [400, 404, 409, 500],
+	example: { name: 'contract-missing' },
+});
+
 /** Sent when a workload's status changes, whichever door or background task changed it. */
 export const WorkloadsDidChange = notification({
 	method: 'workloads/didChange',
@@ -528,5 +600,7 @@ export const WorkloadsDidChange = notification({
 		name: z.string(),
 		status: WorkloadStatus,
 		status_context: z.string().optional(),
+		/** Sent when the workload's tools drift from their pins, or are approved (empty then). */
+		tools_drifted: z.array(z.string()).optional(),
 	}),
 });

@@ -508,6 +508,14 @@ export type EmbeddedAuthServerConfig = z.infer<typeof EmbeddedAuthServerConfig>;
  * The run configuration of a workload (spec 2.17), as `workloads/export` returns it. Secrets are
  * references (`"<name>,target=<ENV>"`), never values.
  */
+/**
+ * Hangar: the tool pinning policy. `block`: a tool or prompt that changed since it was approved,
+ * or is new, is left out of lists and refused; `warn`: served, with the drift logged and
+ * reported; `off`: not checked.
+ */
+export const ToolPinning = z.enum(['block', 'warn', 'off']);
+export type ToolPinning = z.infer<typeof ToolPinning>;
+
 export const RunConfig = z.object({
 	schema_version: z.string().optional(),
 	name: z.string(),
@@ -548,6 +556,8 @@ export const RunConfig = z.object({
 	permission_profile: PermissionProfile.optional(),
 	tools_filter: z.array(z.string()).optional(),
 	tools_override: z.record(z.string(), ToolOverride).optional(),
+	/** Hangar: what the proxy does when a tool or prompt differs from its pin; absent means the global default (`block` unless set). */
+	tool_pinning: ToolPinning.optional(),
 	header_forward: HeaderForwardConfig.optional(),
 	runtime_config: RuntimeConfig.optional(),
 	ignore_config: IgnoreConfig.optional(),

@@ -21,9 +21,11 @@ import {
 	ToolListChangedNotificationSchema,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { ApproveWorkloadTools } from '../protocol/protocol.workloads.js';
 import { postMcp } from './fixtures/security/support.js';
 import { textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { connectAt, connectLegacy, connectModern, inspect, MODERN_REVISION, REVISIONS, type ClientTransport, type Revision } from './support/mcpClients.js';
+import { callRest } from './support/rest.js';
 import { SERVERS, startHangar, type Hangar, type ServerKind, type Workload } from './support/proxyTargets.js';
 
 let hangar: Hangar;
@@ -225,7 +227,10 @@ describe('a 2025-11-25 client of a 2026-07-28 server, through Hangar', { timeout
 				},
 				'notifications/tools/list_changed',
 			);
-			expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('grown');
+			// A tool added after the first list is pinned, and served, once approved (tool pinning).
+			const approved = await callRest(hangar.serve.url, ApproveWorkloadTools, { name: workloads.get('2026-07-28 image')!.name });
+			expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+			await waitFor(async () => (await client.listTools()).tools.some((tool) => tool.name === 'grown'), 'the approved tool in the list');
 		} finally {
 			await client.close();
 		}

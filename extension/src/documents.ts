@@ -1,6 +1,6 @@
 /**
- * Read-only documents the extension shows: a skill's `SKILL.md` before it is installed, and a
- * workload's logs. They live under the `hangar:` scheme, so VS Code never offers to save them.
+ * Read-only documents the extension shows: a skill's `SKILL.md` before it is installed, a
+ * workload's logs, and the pinned and current definitions of a drifted tool. They live under the `hangar:` scheme, so VS Code never offers to save them.
  */
 import * as vscode from 'vscode';
 
@@ -23,6 +23,17 @@ export class ReadOnlyDocuments implements vscode.TextDocumentContentProvider {
 		let document = await vscode.workspace.openTextDocument(uri);
 		if (language && document.languageId !== language) document = await vscode.languages.setTextDocumentLanguage(document, language);
 		return vscode.window.showTextDocument(document, { preview: true });
+	}
+
+	/** Opens a diff editor of two read-only documents, `before` on the left. */
+	async diff(before: { path: string; text: string }, after: { path: string; text: string }, title: string): Promise<void> {
+		const [left, right] = [before, after].map(({ path, text }) => {
+			const uri = vscode.Uri.from({ scheme: SCHEME, path });
+			this.contents.set(uri.toString(), text);
+			this.changed.fire(uri);
+			return uri;
+		});
+		await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
 	}
 
 	dispose(): void {

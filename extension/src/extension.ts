@@ -8,6 +8,7 @@ import { WorkloadsDidChange } from '../../protocol/protocol.workloads.js';
 import { registerClient } from './commands/clients.js';
 import { changeDefaultRegistry } from './commands/registry.js';
 import { setSecret, setupSecrets } from './commands/secrets.js';
+import { announceToolDrift, approveTools, reviewToolDrift } from './commands/tools.js';
 import { installSkill, registrySkillSource, showSkillContent, SkillValidator, syncSkills, uninstallSkill } from './commands/skills.js';
 import { removeWorkload, restartWorkload, runServer, showWorkloadLogs, signInWorkload, stopWorkload } from './commands/workloads.js';
 import { daemonCommand, DaemonSupervisor } from './daemon.js';
@@ -82,6 +83,8 @@ export function activate(context: vscode.ExtensionContext): void {
 		command('hangar.signInWorkload', (item?: WorkloadItem) => signInWorkload(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.removeWorkload', (item?: WorkloadItem) => removeWorkload(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.showWorkloadLogs', (item?: WorkloadItem) => showWorkloadLogs(hangar, item?.kind === 'workload' ? item : undefined)),
+		command('hangar.reviewToolDrift', (item?: WorkloadItem) => reviewToolDrift(hangar, item?.kind === 'workload' ? item : undefined)),
+		command('hangar.approveTools', (item?: WorkloadItem) => approveTools(hangar, item?.kind === 'workload' ? item : undefined)),
 		command('hangar.registerClient', () => registerClient(hangar)),
 		command('hangar.setupSecrets', () => setupSecrets(hangar)),
 		command('hangar.setSecret', () => setSecret(hangar)),
@@ -108,6 +111,7 @@ export function activate(context: vscode.ExtensionContext): void {
 			hangar.workloads.refresh();
 			workloadsChanged.fire();
 			// A remote server behind OAuth needs the user: offer the sign-in.
+			if (change.tools_drifted?.length) void announceToolDrift(hangar, change.name, change.tools_drifted);
 			if (change.status === 'unauthenticated') {
 				void vscode.window.showWarningMessage(`Workload ${change.name} needs a sign-in to its server.`, `Sign in to ${change.name}`).then((chosen) => {
 					if (chosen) void signInWorkload(hangar, undefined, change.name);

@@ -13,6 +13,7 @@ import { serverEnvironment, suggestWorkloadName } from '../src/commands/workload
 import { workloadDefinitions } from '../src/mcp.js';
 import { skillProblems } from '../src/problems.js';
 import { editorClient } from '../src/ui/clients.js';
+import { WorkloadItem } from '../src/views/workloads.js';
 
 const SKILL = ['---', 'name: pdf-tools', 'description: ""', 'license: MIT', '---', '# PDF tools', ''].join('\n');
 
@@ -117,6 +118,28 @@ describe('workloads', () => {
 	it('treats loopback, private and plain-http registry URLs as needing permission', () => {
 		expect(['http://example.com/r.json', 'https://localhost/r', 'https://127.0.0.1:8080/', 'https://10.1.2.3/', 'https://172.20.0.1/', 'https://192.168.1.1/'].every(needsPrivateAccess)).toBe(true);
 		expect(['https://example.com/registry.json', 'https://172.32.0.1/', 'not a url'].some(needsPrivateAccess)).toBe(false);
+	});
+});
+
+describe('a workload whose tools drifted from their pins', () => {
+	const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+	const inline = (contextValue: string) =>
+		(manifest.contributes.menus['view/item/context'] as Array<{ command: string; when: string }>)
+			.filter(({ when }) => {
+				const [, equal] = /viewItem == ([\w.]+)/.exec(when) ?? [];
+				const [, pattern] = /viewItem =~ \/(.+)\/$/.exec(when) ?? [];
+				return when.includes('view == hangar.workloads') && (equal === contextValue || (pattern !== undefined && new RegExp(pattern).test(contextValue)));
+			})
+			.map(({ command }) => command);
+
+	it('is marked in the Workloads view and offers the review and the approval', () => {
+		const drifted = new WorkloadItem({ name: 'w', status: 'running', tools_drifted: ['echo', 'search'] });
+		expect(drifted.contextValue).toBe('workload.drifted');
+		expect(drifted.description).toContain('tools changed: echo, search');
+		expect(inline('workload.drifted')).toEqual(expect.arrayContaining(['hangar.reviewToolDrift', 'hangar.approveTools', 'hangar.stopWorkload', 'hangar.showWorkloadLogs']));
+		const approved = new WorkloadItem({ name: 'w', status: 'running', tools_drifted: [] });
+		expect(approved.contextValue).toBe('workload.running');
+		expect(inline('workload.running')).not.toContain('hangar.approveTools');
 	});
 });
 

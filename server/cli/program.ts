@@ -26,6 +26,7 @@ export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
 	build: async () => (await import('./commands/build.js')).registerBuildCommands,
 	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
 	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
+	tools: async () => (await import('./commands/tools.js')).registerToolCommands,
 };
 
 /** A top-level command as `--help` lists it. */

@@ -27,6 +27,8 @@ import { composeHttp, type McpMiddleware } from './chain/chain.js';
 import { guardMiddleware } from './fronts/guard.js';
 import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './chain/timeouts/timeout.js';
 import { toolsMiddleware } from './chain/toolFilter/tools.js';
+import { PinGuard } from './chain/pinning/middleware.js';
+import { PinningDefault } from '../runspec/pins/policy.js';
 import { PublicAddress } from './net/publicAddress.js';
 import { buildSecurity } from './chain/security.js';
 import { ProxyServer } from './fronts/server.js';
@@ -234,11 +236,14 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// The statistics time every call, and hand the timing to telemetry's metrics.
 	const stats = new CallStats(Date.now, telemetry?.callEnded);
 	const statsToken = configuration.statsToken ?? randomBytes(24).toString('base64url');
+	const pinning = await new PinningDefault(environment.paths).of(workload.tool_pinning);
+	const pins = pinning === 'off' ? undefined : await PinGuard.start({ workload: name, policy: pinning, store: store.pins, log, auditor: security.auditor });
 	const mcpMiddlewares = [
 		stats.middleware,
 		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
+		pins?.middleware,
 		timeoutMiddleware(requestTimeouts(workload)),
 		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
@@ -276,6 +281,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		backend: backend.state,
 		backend_detail: backend.detail,
 		stats_token: statsToken,
+		tool_pinning: pinning,
 	};
 	let writes = Promise.resolve();
 	const save = (state: BackendState, detail: string | undefined) => {
@@ -301,6 +307,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		stopping = true;
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
+		pins?.close();
 		await Promise.allSettled([security.close(), telemetry?.close(), sessionStore?.close()]);
 		await writes;
 		const current = replica ? undefined : await store.proxies.get(name).catch(() => undefined);

@@ -30,6 +30,8 @@ export const AUDIT_EVENT_TYPES = [
 	'vmcp_workflow_step_completed',
 	'vmcp_workflow_step_failed',
 	'vmcp_workflow_step_skipped',
+	// Hangar: a tool or prompt list differs from the pins (tool pinning).
+	'mcp_tool_drift',
 ];
 
 /** What is wrong with an audit configuration, and in which field; undefined when nothing is. */

@@ -7,6 +7,7 @@
  * - `<data>/proxies/<name>.json`: written by the workload's proxy process: its pid, port and
  *   whether its backend answers.
  * - `<data>/logs/<name>.log`: the proxy's log.
+ * - `<state>/pins/<name>.json`: the pinned tool and prompt definitions (pins/store.ts).
  *
  * Every write is atomic and locked (server/store), so daemons, `hangar serve`, the CLI and
  * proxies can share the folders.
@@ -17,9 +18,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import { RegistryHeader } from '../../protocol/registryTypes.js';
-import { RunConfig } from '../../protocol/runConfig.js';
+import { RunConfig, ToolPinning } from '../../protocol/runConfig.js';
 import { JsonCollection } from '../store/document.js';
 import { balancerFilesOf } from './balancer.js';
+import { PinStore } from './pins/store.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 
@@ -84,6 +86,8 @@ export const ProxyRecord = z.object({
 	stats_token: z.string().optional(),
 	/** Replicas with `session_redis`: false while Redis does not answer (sessions stay on their replica). */
 	sessions_shared: z.boolean().optional(),
+	/** The tool pinning policy the proxy started with (its run configuration's, else the global default then). */
+	tool_pinning: ToolPinning.optional(),
 });
 export type ProxyRecord = z.infer<typeof ProxyRecord>;
 
@@ -122,6 +126,7 @@ export class WorkloadStore {
 	readonly configs: JsonCollection<StoredWorkload>;
 	readonly statuses: RecordFolder<StoredStatus>;
 	readonly proxies: RecordFolder<ProxyRecord>;
+	readonly pins: PinStore;
 	/** A short stable id of this state folder, put on every container as `hangar.instance`. */
 	readonly instance: string;
 	private readonly locks: string;
@@ -132,6 +137,7 @@ export class WorkloadStore {
 		this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: StoredWorkload, version: 1 });
 		this.statuses = new RecordFolder(join(paths.data, 'statuses'), StoredStatus);
 		this.proxies = new RecordFolder(join(paths.data, 'proxies'), ProxyRecord);
+		this.pins = new PinStore(paths);
 		this.locks = join(paths.state, 'workload-locks');
 		this.logs = join(paths.data, 'logs');
 	}

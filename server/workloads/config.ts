@@ -362,6 +362,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		permission_profile: permissionProfile,
 		tools_filter: request.tools?.length ? request.tools : undefined,
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
+		tool_pinning: request.tool_pinning,
 		header_forward: request.header_forward,
 		...security,
 		telemetry_config: telemetry,
@@ -420,6 +421,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		tools: stored.tools_filter ?? [],
 		runtime_config: stored.runtime_config,
 		tools_override: stored.tools_override,
+		tool_pinning: stored.tool_pinning,
 		group: stored.group,
 		oauth_config: auth
 			? prune({

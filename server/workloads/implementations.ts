@@ -2,6 +2,7 @@
  * The workload rows of the operation table, bound to the workloads service.
  */
 import {
+	ApproveWorkloadTools,
 	CreateWorkload,
 	DeleteWorkload,
 	DeleteWorkloads,
@@ -11,6 +12,7 @@ import {
 	GetWorkloadProxyLogs,
 	GetWorkloadStats,
 	GetWorkloadStatus,
+	GetWorkloadTools,
 	ListWorkloads,
 	RestartWorkload,
 	RestartWorkloads,
@@ -34,6 +36,8 @@ export function workloadImplementations(workloads: WorkloadService): Implementat
 		implement(GetWorkloadLogs, ({ name }) => workloads.logs(name)),
 		implement(GetWorkloadProxyLogs, ({ name }) => workloads.proxyLogs(name)),
 		implement(GetWorkloadStats, ({ name, window }, context) => workloads.stats(name, window, context)),
+		implement(GetWorkloadTools, ({ name }) => workloads.tools(name)),
+		implement(ApproveWorkloadTools, ({ name, tools, prompts }) => workloads.approveTools(name, { tools, prompts })),
 		implement(SignInWorkload, ({ name, device, wait }, context) => workloads.signIn(name, { device, wait }, context)),
 		implement(StopWorkload, async ({ name }) => {
 			await workloads.stop(name);

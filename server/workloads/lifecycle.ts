@@ -375,6 +375,7 @@ export class WorkloadLifecycle {
 		}
 		await this.store.configs.delete(config.name);
 		await this.store.forgetRuntimeState(config.name);
+		await this.store.pins.remove(config.name);
 		// A remote server's sign-in (proxy/chain/upstreamAuth/) leaves a refresh token and perhaps a client secret behind.
 		const auth = config.remote_auth_config;
 		for (const ref of [auth?.cached_refresh_token_ref, auth?.cached_client_secret_ref]) {

@@ -8,6 +8,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { instanceLabels, isFirstInstance, LABELS } from './container.js';
 import type { GroupDirectory } from './dependencies.js';
+import { driftOf } from './pins.js';
 import { liveProxy } from './proxyProcess.js';
 import { effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
@@ -38,7 +39,11 @@ export class WorkloadObserver {
 	}
 
 	async observe(config: StoredWorkload, containers?: Map<string, ContainerInfo> | { unavailable: string }): Promise<Observed> {
-		const [recorded, proxy] = await Promise.all([this.store.statuses.get(config.name).catch(() => undefined), liveProxy(this.store, config.name)]);
+		const [recorded, proxy, pins] = await Promise.all([
+			this.store.statuses.get(config.name).catch(() => undefined),
+			liveProxy(this.store, config.name),
+			this.store.pins.get(config.name).catch(() => undefined),
+		]);
 		let container: Observed['container'];
 		if (config.container_name) {
 			if (containers instanceof Map) container = containers.get(config.name);
@@ -51,7 +56,7 @@ export class WorkloadObserver {
 				}
 			}
 		}
-		return { recorded, container, proxy };
+		return { recorded, container, proxy, drift: driftOf(config.name, pins) };
 	}
 
 	/** The workloads a list shows, each with the configuration its summary was made from. */
@@ -64,14 +69,14 @@ export class WorkloadObserver {
 		const listed = await Promise.all(
 			configs.map(async (config) => {
 				const observed = await this.observe(config, containers);
-				return { config, summary: summaryOf(config, effectiveStatus(config, observed), observed.recorded?.started_at) };
+				return { config, summary: summaryOf(config, effectiveStatus(config, observed), observed) };
 			}),
 		);
 		return listed.filter(({ summary }) => params.all || isActive(summary.status!));
 	}
 }
 
-function summaryOf(config: StoredWorkload, status: EffectiveStatus, startedAt: string | undefined): WorkloadSummary {
+function summaryOf(config: StoredWorkload, status: EffectiveStatus, observed: Observed): WorkloadSummary {
 	return {
 		name: config.name,
 		package: config.remote_url ?? config.image ?? '',
@@ -82,10 +87,11 @@ function summaryOf(config: StoredWorkload, status: EffectiveStatus, startedAt: s
 		status: status.status,
 		status_context: status.context ?? '',
 		created_at: config.created_at,
-		started_at: startedAt ?? '',
+		started_at: observed.recorded?.started_at ?? '',
 		labels: config.container_labels ?? {},
 		group: config.group ?? DEFAULT_GROUP,
 		tools: config.tools_filter ?? [],
 		remote: Boolean(config.remote_url),
+		...(observed.drift ? { tools_drifted: observed.drift.names } : {}),
 	};
 }

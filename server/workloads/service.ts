@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
-import type { WorkloadDetail, WorkloadSignInResult, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
+import type { WorkloadDetail, WorkloadPinsResult, WorkloadSignInResult, WorkloadStats, WorkloadSummary } from '../../protocol/protocol.workloads.js';
 import type { OperationContext } from '../context.js';
 import type { Environment } from '../environment.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
@@ -33,6 +33,9 @@ import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
 import { PackageBuilder } from '../packages/builder.js';
 import { RuntimeDefaults } from '../packages/defaults.js';
+import { PinReview } from './pins.js';
+import { PinFeed } from './pinFeed.js';
+import { PinningDefault } from '../runspec/pins/policy.js';
 
 const LOG_LINES = 1000;
 
@@ -73,6 +76,7 @@ export class WorkloadService {
 	private readonly lifecycle: WorkloadLifecycle;
 	private readonly reconciler: Reconciler;
 	private readonly packages: PackageBuilder;
+	private readonly pins: PinReview;
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		const { log, notifier, paths } = options.environment;
@@ -98,6 +102,7 @@ export class WorkloadService {
 			env: options.env,
 		});
 		this.reconciler = new Reconciler(this.store, this.queue, this.observer, this.lifecycle, this.statuses, log);
+		this.pins = new PinReview(this.store, new PinningDefault(paths));
 	}
 
 	private get log() {
@@ -309,6 +314,17 @@ export class WorkloadService {
 		return readStats(this.store, await this.observer.require(name), window, context?.signal);
 	}
 
+	/** Each tool and prompt against its pin (tool pinning). */
+	async tools(name: string): Promise<WorkloadPinsResult> {
+		return this.pins.review(await this.observer.require(name));
+	}
+
+	/** Re-pins drifted tools and prompts; the workload's proxy serves them again at once. */
+	async approveTools(name: string, selection: { tools?: string[]; prompts?: string[] }): Promise<{ name: string; tools: string[]; prompts: string[] }> {
+		const config = await this.observer.require(name);
+		return this.pins.approve(config, selection);
+	}
+
 	/** Running workloads as registered clients reference them (the clients area's port). */
 	async listEndpoints(): Promise<WorkloadEndpoint[]> {
 		const listed = await this.observer.listed({ all: false });
@@ -345,9 +361,11 @@ export class WorkloadService {
 		this.queue.track(this.reconcile().catch((error: Error) => this.log.error(`reconcile: ${error.message}`)));
 	}
 
-	/** Announces status changes other processes make as `workloads/didChange` too. */
+	/** Announces status changes other processes make, and tool drift, as `workloads/didChange` too. */
 	watchStatuses(): void {
 		this.statuses.watch();
+		const { notifier, log } = this.options.environment;
+		new PinFeed(this.store, notifier, log).watch();
 	}
 
 	/** Resolves once the background work started so far is done. */

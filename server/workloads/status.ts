@@ -6,6 +6,7 @@
  */
 import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { ContainerInfo } from '../runtime/runtime.js';
+import type { Drift } from './pins.js';
 import { isServing, isSignInState, type ProxyRecord, type StoredStatus, type StoredWorkload } from '../runspec/store.js';
 
 /** Why a workload whose container vanished is in error. */
@@ -22,6 +23,8 @@ export interface Observed {
 	readonly container: ContainerInfo | undefined | { unavailable: string };
 	/** The live proxy's record, or undefined when no proxy runs. */
 	readonly proxy: ProxyRecord | undefined;
+	/** Which tools differ from their pins (pins.ts), when some do. */
+	readonly drift?: Drift;
 }
 
 const SESSIONS_NOT_SHARED = 'the replicas cannot reach Redis (scaling_config.session_redis): each session stays on the replica that opened it, and ends with it';
@@ -45,6 +48,7 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 	if (proxy.backend !== 'connected') {
 		return { status: 'unhealthy', context: `the proxy cannot reach the server${proxy.backend_detail ? `: ${proxy.backend_detail}` : ''}` };
 	}
+	if (observed.drift) return { status: 'running', context: observed.drift.context };
 	if (proxy.sessions_shared === false) return { status: 'running', context: SESSIONS_NOT_SHARED };
 	return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
 }

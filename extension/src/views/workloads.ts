@@ -33,8 +33,10 @@ export class WorkloadItem extends vscode.TreeItem {
 		super(workload.name, vscode.TreeItemCollapsibleState.None);
 		const status = workload.status ?? 'unknown';
 		const lastError = stats?.last_error;
+		const drifted = workload.tools_drifted ?? [];
 		this.description = [
 			status,
+			drifted.length && `tools changed: ${drifted.join(', ')}`,
 			stats && `${rate(stats.calls_per_second)} calls/s`,
 			lastError && `last error ${new Date(lastError.at).toLocaleTimeString()}: ${visibleText(lastError.message, true)}`,
 			workload.url,
@@ -63,9 +65,11 @@ export class WorkloadItem extends vscode.TreeItem {
 		);
 		if (lastError) tooltip.appendText(visibleText(lastError.message));
 		this.tooltip = tooltip;
-		const [icon, color] = STATUS_ICONS[status];
+		// A workload whose tools drifted from their pins needs the user as a sign-in does.
+		const [icon, color] = drifted.length ? ['shield', 'problemsWarningIcon.foreground'] : STATUS_ICONS[status];
 		this.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-		this.contextValue = status === 'running' ? 'workload.running' : status === 'unauthenticated' || status === 'auth_retrying' ? 'workload.unauthenticated' : 'workload.other';
+		this.contextValue =
+			status === 'running' ? (drifted.length ? 'workload.drifted' : 'workload.running') : status === 'unauthenticated' || status === 'auth_retrying' ? 'workload.unauthenticated' : 'workload.other';
 		this.id = `workload:${workload.name}`;
 	}
 

@@ -60,6 +60,7 @@ interface SpecOptions extends TelemetryOptions {
 	restart?: string;
 	requestTimeout?: number;
 	sessionMode?: string;
+	toolPinning?: string;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -131,6 +132,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
 		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
+		.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else block)')
 		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
 		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
@@ -240,6 +242,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('restart_policy', options.restart);
 	set('request_timeout', options.requestTimeout);
 	set('session_mode', options.sessionMode);
+	set('tool_pinning', options.toolPinning);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),

@@ -36,6 +36,8 @@ export interface ProxySecurity {
 	readonly noticeMiddlewares: readonly NoticeMiddleware[];
 	/** Routes outside the chain (protected-resource metadata). */
 	readonly routes: ReadonlyMap<string, HttpHandler>;
+	/** The audit log's writer, when the workload keeps one (for other middleware's events). */
+	readonly auditor?: Auditor;
 	close(): Promise<void>;
 }
 
@@ -63,11 +65,12 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	const noticeMiddlewares: NoticeMiddleware[] = [];
 	const closers: Array<() => Promise<void>> = [];
 	let routes = new Map<string, HttpHandler>();
+	let auditor: Auditor | undefined;
 
 	if (isAuditEnabled(workload)) {
 		const config = workload.audit_config!;
 		const auditLog = new AuditLog(config.logFile || defaultAuditFile(paths, workload.name), config, log);
-		const auditor = new Auditor(auditLog, config, config.component || workload.name, endpoints.sse);
+		auditor = new Auditor(auditLog, config, config.component || workload.name, endpoints.sse);
 		httpMiddlewares.push(auditor.http);
 		mcpMiddlewares.push(auditor.mcp);
 		noticeMiddlewares.push(auditor.notice);
@@ -115,6 +118,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 		mcpMiddlewares,
 		noticeMiddlewares,
 		routes,
+		auditor,
 		close: async () => {
 			await Promise.allSettled(closers.map((close) => close()));
 		},

@@ -88,6 +88,12 @@ export class Auditor {
 		return refused;
 	};
 
+	/** An event of the proxy's own about a call (tool pinning's drift), when its type is kept. */
+	callEvent(call: McpCall, type: string, outcome: AuditOutcome, extra: Readonly<Record<string, unknown>>): void {
+		if (!this.log.wants(type)) return;
+		this.sessionEvent(call.exchange, call.session, { type, target: targetOf(call.request.method, call.request.params, call.exchange.path), outcome, durationMs: 0, extra });
+	}
+
 	private transportOf(exchange: HttpExchange): 'streamable-http' | 'sse' {
 		return this.ssePaths.has(exchange.path) ? 'sse' : 'streamable-http';
 	}

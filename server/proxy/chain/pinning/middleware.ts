@@ -1,0 +1,147 @@
+/**
+ * Tool pinning in the proxy: every `tools/list` and `prompts/list` result the server sends is
+ * screened against the workload's pins (runspec/pins) before a client sees it. What was seen is
+ * recorded in the pin store, for the services to report and approve; an approval written there
+ * reaches this process through a watch on the store's folder.
+ *
+ * `block` leaves a changed, new or first-sight-flagged item out of the list and refuses its use
+ * (`tools/call`, `prompts/get`) by a lookup in the set of approved names, made when the pins or
+ * a list change, never per call; a list naming an item twice is refused whole. `warn` serves
+ * everything and logs (and audits) the drift. The middleware sits after the tool filter, so it
+ * sees the server's own names.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import type { ToolPinning } from '../../../../protocol/runConfig.js';
+import type { Logger } from '../../../log.js';
+import { approvedNames, screen, type Screening } from '../../../runspec/pins/drift.js';
+import { itemWord, LIST_METHODS, USE_METHODS, type PinKind } from '../../../runspec/pins/fingerprint.js';
+import type { PinStore, WorkloadPins } from '../../../runspec/pins/store.js';
+import type { McpCall, McpMiddleware } from '../chain.js';
+import { ErrorCode, errorResponse, type JsonRpcResponse } from '../../core/jsonrpc.js';
+import type { Auditor } from '../audit/audit.js';
+
+const listKinds = new Map(Object.entries(LIST_METHODS));
+const useKinds = new Map(Object.entries(USE_METHODS));
+
+export interface PinningOptions {
+	readonly workload: string;
+	readonly policy: Exclude<ToolPinning, 'off'>;
+	readonly store: PinStore;
+	readonly log: Logger;
+	readonly auditor?: Auditor;
+}
+
+export class PinGuard {
+	private pins: WorkloadPins = {};
+	/** Per kind, the names `block` lets through; undefined before the first list (nothing to compare yet). */
+	private readonly approved = new Map<PinKind, ReadonlySet<string> | undefined>();
+	private watcher: FSWatcher | undefined;
+	private reload: NodeJS.Timeout | undefined;
+
+	private constructor(private readonly options: PinningOptions) {}
+
+	/** Reads the pins and watches them for approvals. */
+	static async start(options: PinningOptions): Promise<PinGuard> {
+		const guard = new PinGuard(options);
+		await guard.load();
+		const folder = options.store.collection.folder;
+		await mkdir(folder, { recursive: true, mode: 0o700 });
+		const file = options.store.fileName(options.workload);
+		guard.watcher = watch(folder, (_event, name) => {
+			if (name !== file) return;
+			clearTimeout(guard.reload);
+			guard.reload = setTimeout(() => void guard.load(), 10);
+		});
+		guard.watcher.unref();
+		return guard;
+	}
+
+	close(): void {
+		clearTimeout(this.reload);
+		this.watcher?.close();
+	}
+
+	private async load(): Promise<void> {
+		try {
+			this.adopt((await this.options.store.get(this.options.workload)) ?? {});
+		} catch (error) {
+			this.options.log.warn(`cannot read the tool pins: ${(error as Error).message}`);
+		}
+	}
+
+	private adopt(pins: WorkloadPins): void {
+		this.pins = pins;
+		for (const kind of ['tools', 'prompts'] as const) this.approved.set(kind, approvedNames(pins[kind]));
+	}
+
+	readonly middleware: McpMiddleware = async (call, next) => {
+		const { method } = call.request;
+		const useKind = useKinds.get(method);
+		if (useKind) {
+			const name = call.request.params?.name;
+			const approved = this.approved.get(useKind);
+			if (this.options.policy === 'block' && approved && typeof name === 'string' && !approved.has(name)) {
+				return errorResponse(call.request.id, ErrorCode.InvalidParams, this.refusal(useKind, name));
+			}
+			return next(call);
+		}
+		const listKind = listKinds.get(method);
+		return listKind ? this.screenList(listKind, call, await next(call)) : next(call);
+	};
+
+	private refusal(kind: PinKind, name: string): string {
+		const workload = this.options.workload;
+		return `${itemWord(kind)} ${name} of ${workload} is not approved: it changed or is new since its definition was pinned (Hangar tool pinning). Review it with \`hangar tools diff ${workload} ${name}\` and approve it with \`hangar tools approve ${workload} ${name}\`.`;
+	}
+
+	private async screenList(kind: PinKind, call: McpCall, response: JsonRpcResponse): Promise<JsonRpcResponse> {
+		const items = response.result?.[kind];
+		if (!Array.isArray(items)) return response;
+		const page = { first: call.request.params?.cursor === undefined, last: response.result?.nextCursor === undefined };
+		const now = new Date().toISOString();
+		let screening = screen(kind, items, this.pins[kind], page, now);
+		if (screening.changed) screening = await this.record(kind, items, page, now, screening, call);
+		if (this.options.policy === 'warn') return response;
+		if (screening.duplicates.length) {
+			return errorResponse(call.request.id, ErrorCode.InternalError, `the server of ${this.options.workload} lists the ${itemWord(kind)} ${screening.duplicates.join(', ')} more than once; Hangar refuses its ${kind} list until it stops (tool pinning)`);
+		}
+		if (!screening.drifted.length) return response;
+		const served = items.filter((item: { name?: unknown }) => screening.approved.has(item?.name as string));
+		return { ...response, result: { ...response.result, [kind]: served } };
+	}
+
+	/** Writes what was seen (screened again under the store's lock, against an approval made meanwhile), and tells of the drift. */
+	private async record(kind: PinKind, items: readonly Record<string, unknown>[], page: { first: boolean; last: boolean }, now: string, screened: Screening, call: McpCall): Promise<Screening> {
+		const { store, workload, log } = this.options;
+		let screening = screened;
+		try {
+			let latest: WorkloadPins = {};
+			await store.change(workload, (current) => {
+				latest = current ?? {};
+				screening = screen(kind, items, latest[kind], page, now);
+				return screening.changed ? (latest = { ...latest, [kind]: screening.record }) : undefined;
+			});
+			this.adopt(latest);
+		} catch (error) {
+			log.warn(`cannot record the ${kind} list: ${(error as Error).message}`);
+		}
+		if (screening.drifted.length || screening.duplicates.length) {
+			const observed = screening.record.observed?.items ?? {};
+			const described = screening.drifted.map((name) => {
+				const flags = observed[name]?.flags?.map((flag) => flag.rule) ?? [];
+				return `${name} (${screening.record.pinned[name] ? 'changed' : 'new'}${flags.length ? `; flagged: ${flags.join(', ')}` : ''})`;
+			});
+			const action = this.options.policy === 'block' ? 'blocked until approved' : 'served (tool_pinning: warn)';
+			log.warn(`${kind} differ from their pins, ${action}: ${[...described, ...screening.duplicates.map((name) => `${name} (listed twice)`)].join('; ')}; review with \`hangar tools diff ${workload}\``);
+			this.options.auditor?.callEvent(call, 'mcp_tool_drift', this.options.policy === 'block' ? 'denied' : 'success', {
+				kind,
+				drifted: screening.drifted,
+				duplicates: screening.duplicates,
+				flags: Object.fromEntries(screening.drifted.map((name) => [name, observed[name]?.flags ?? []])),
+				policy: this.options.policy,
+			});
+		}
+		return screening;
+	}
+}
