@@ -189,6 +189,8 @@ export const WorkloadSpecFields = {
 	 * `block` (the default unless `hangar tools policy` sets another), `warn` or `off`.
 	 */
 	tool_pinning: ToolPinning.optional(),
+	/** Serve `/metrics` without the workload's OIDC authentication (ToolHive's behaviour); by default it needs it. */
+	metrics_without_auth: z.boolean().optional(),
 	group: GroupName.optional(),
 	oauth_config: RemoteOAuthConfig.optional(),
 	/** Headers a remote server accepts. */

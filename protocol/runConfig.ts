@@ -558,6 +558,8 @@ export const RunConfig = z.object({
 	tools_override: z.record(z.string(), ToolOverride).optional(),
 	/** Hangar: what the proxy does when a tool or prompt differs from its pin; absent means the global default (`block` unless set). */
 	tool_pinning: ToolPinning.optional(),
+	/** Hangar: serve `/metrics` without the workload's authentication, as ToolHive does; by default it needs it too. */
+	metrics_without_auth: z.boolean().optional(),
 	header_forward: HeaderForwardConfig.optional(),
 	runtime_config: RuntimeConfig.optional(),
 	ignore_config: IgnoreConfig.optional(),

@@ -346,6 +346,32 @@ describe('a remote server behind authentication', { timeout: 60_000 }, () => {
 	});
 });
 
+describe('/metrics of a workload with authentication', { timeout: 60_000 }, () => {
+	it('needs a valid token, as the MCP endpoint does, unless metrics_without_auth opts out', async () => {
+		const oidc = { issuer: issuer.issuer, audience: issuer.audience, jwks_url: issuer.jwksUrl };
+		const telemetry_config = { enablePrometheusMetricsPath: true };
+		const guarded = await createWorkload(serve.url, { name: 'authn-metrics', url: await remoteUrl(), oidc, telemetry_config });
+		const open = await createWorkload(serve.url, { name: 'authn-metrics-open', url: await remoteUrl(), oidc, telemetry_config, metrics_without_auth: true });
+		const metricsOf = (workload: Workload, headers: Record<string, string> = {}) => fetch(`${new URL(workload.url).origin}/metrics`, { headers });
+
+		// An authenticated caller's tool call: its tool name is what an anonymous scrape must not see.
+		const token = await tokenFor('alice');
+		const client = await connect(guarded.url, 'streamable-http', {}, bearer(token));
+		await client.callTool({ name: 'echo', arguments: { message: 'counted' } }).finally(() => client.close());
+
+		const anonymous = await metricsOf(guarded);
+		expect(anonymous.status).toBe(401);
+		expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
+		expect(await anonymous.text()).not.toMatch(/gen_ai_tool_name="echo"/);
+		expect((await metricsOf(guarded, { Authorization: 'Bearer not-a-token' })).status).toBe(401);
+		const signedIn = await metricsOf(guarded, bearer(token));
+		expect(signedIn.status).toBe(200);
+		expect(await signedIn.text()).toMatch(/gen_ai_tool_name="echo"/);
+
+		expect((await metricsOf(open)).status).toBe(200);
+	});
+});
+
 describe('authentication settings', { timeout: 30_000 }, () => {
 	it.each([
 		[{ audience: 'x' }, /invalid oidc\.issuer: authentication needs the issuer/],

@@ -250,7 +250,12 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const host = workload.host ?? '127.0.0.1';
 	// Clients name the workload's own address, which a replica's load balancer listens on.
 	const guard = guardMiddleware(host, workload.port, { allowedOrigins: workload.allowed_origins });
-	const routes = new Map([...security.routes, ...(telemetry?.routes ?? []), [STATS_PATH, stats.route(statsToken)], ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])]);
+	// `/metrics` names the tools callers used: behind the workload's authentication unless opted out.
+	const metricsGuards = security.authentication && !workload.metrics_without_auth ? [guard, security.authentication] : [guard];
+	const routes = new Map([
+		...[...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])].map(([path, handler]) => [path, composeHttp([guard], handler)] as const),
+		...[...(telemetry?.routes ?? [])].map(([path, handler]) => [path, composeHttp(metricsGuards, handler)] as const),
+	]);
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,
 		port: replica?.port ?? workload.port,
@@ -261,7 +266,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		noticeMiddlewares: security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
-		routes: new Map([...routes].map(([path, handler]) => [path, composeHttp([guard], handler)])),
+		routes,
 		address: publicAddress,
 		log,
 	});

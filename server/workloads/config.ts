@@ -363,6 +363,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		tools_filter: request.tools?.length ? request.tools : undefined,
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
 		tool_pinning: request.tool_pinning,
+		metrics_without_auth: request.metrics_without_auth || undefined,
 		header_forward: request.header_forward,
 		...security,
 		telemetry_config: telemetry,
@@ -422,6 +423,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		runtime_config: stored.runtime_config,
 		tools_override: stored.tools_override,
 		tool_pinning: stored.tool_pinning,
+		metrics_without_auth: stored.metrics_without_auth,
 		group: stored.group,
 		oauth_config: auth
 			? prune({

@@ -61,6 +61,7 @@ interface SpecOptions extends TelemetryOptions {
 	requestTimeout?: number;
 	sessionMode?: string;
 	toolPinning?: string;
+	metricsWithoutAuth?: boolean;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -106,6 +107,7 @@ export function addTelemetryOptions(command: Command): Command {
 		.option('--otel-tracing-enabled', 'send traces (on by default with --otel-endpoint)')
 		.option('--otel-metrics-enabled', 'send metrics (on by default with --otel-endpoint)')
 		.option('--otel-enable-prometheus-metrics-path', "serve Prometheus metrics on /metrics of the workload's port")
+		.option('--metrics-without-auth', "serve /metrics without the workload's OIDC authentication (ToolHive's behaviour; by default it needs a token too)")
 		.option('--otel-env-vars <name>', 'environment variable whose value becomes a resource attribute (repeatable or comma-separated)', collect, [])
 		.option('--otel-custom-attributes <key=value>', 'resource attribute (repeatable or comma-separated)', collect, []);
 }
@@ -243,6 +245,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('request_timeout', options.requestTimeout);
 	set('session_mode', options.sessionMode);
 	set('tool_pinning', options.toolPinning);
+	set('metrics_without_auth', options.metricsWithoutAuth);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),

@@ -36,6 +36,8 @@ export interface ProxySecurity {
 	readonly noticeMiddlewares: readonly NoticeMiddleware[];
 	/** Routes outside the chain (protected-resource metadata). */
 	readonly routes: ReadonlyMap<string, HttpHandler>;
+	/** The workload's authentication, for routes outside the MCP endpoint that need it too (`/metrics`). */
+	readonly authentication?: HttpMiddleware;
 	/** The audit log's writer, when the workload keeps one (for other middleware's events). */
 	readonly auditor?: Auditor;
 	close(): Promise<void>;
@@ -66,6 +68,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	const closers: Array<() => Promise<void>> = [];
 	let routes = new Map<string, HttpHandler>();
 	let auditor: Auditor | undefined;
+	let authentication: HttpMiddleware | undefined;
 
 	if (isAuditEnabled(workload)) {
 		const config = workload.audit_config!;
@@ -81,7 +84,8 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	const oidc = workload.oidc_config;
 	if (oidc?.issuer) {
 		const validator = await TokenValidator.create(oidc);
-		httpMiddlewares.push(authenticationMiddleware(validator, oidc.resourceURL || undefined, address));
+		authentication = authenticationMiddleware(validator, oidc.resourceURL || undefined, address);
+		httpMiddlewares.push(authentication);
 		routes = protectedResourceRoutes(oidc, endpoints.main, endpoints.mcp, address);
 		log.info(`clients must present tokens of ${oidc.issuer} for audience ${oidc.audience}`);
 	}
@@ -119,6 +123,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 		noticeMiddlewares,
 		routes,
 		auditor,
+		authentication,
 		close: async () => {
 			await Promise.allSettled(closers.map((close) => close()));
 		},
