@@ -113,7 +113,7 @@ export class WorkloadService {
 		try {
 			await this.statuses.set(name, 'starting', 'creating');
 			const resolved = await this.lifecycle.resolveSecrets(config);
-			if (config.image) await this.lifecycle.ensureImage(config, context);
+			if (config.container_name) await this.lifecycle.ensureImage(config, context);
 			checkCancelled(context, name);
 			const outcome = await this.queue.exclusive(name, () => this.lifecycle.start(config, { recreate: true, resolved }, context));
 			context.progress.end(outcome.failed ? `${name} did not start: ${outcome.failed}` : `${name} is listening on port ${config.port}`);
@@ -139,7 +139,7 @@ export class WorkloadService {
 		const resolved = await this.lifecycle.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
-			if (config.image) await this.lifecycle.ensureImage(config, context);
+			if (config.container_name) await this.lifecycle.ensureImage(config, context);
 			checkCancelled(context, request.name);
 			await this.queue.exclusive(request.name, async () => {
 				await this.statuses.set(request.name, 'starting', 'updating');
@@ -166,6 +166,7 @@ export class WorkloadService {
 		return {
 			catalog: this.options.catalog,
 			groupExists: (group: string) => this.options.groups.exists(group),
+			workloadOf: (name: string) => this.store.configs.get(name),
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
