@@ -94,6 +94,25 @@ describe('an aggregate through the official SDK client', () => {
 		expect(prompt.messages.length).toBeGreaterThan(0);
 	});
 
+	it('prefix: names past 64 characters are shortened, valid, unique and stable', async () => {
+		const plain = await toolNames(await clientOf(await hangar.create({ name: 'plain', image: `group://${group}`, group })));
+		const long = await hangar.create({
+			name: 'long',
+			image: `group://${group}`,
+			group,
+			aggregation: { prefix_format: '{workload}_with_a_prefix_long_enough_to_push_every_name_past_64_' },
+		});
+		const client = await clientOf(long);
+		const names = await toolNames(client);
+		expect(names.every((name) => NAME.test(name))).toBe(true);
+		expect(names.some((name) => name.length === 64)).toBe(true);
+		expect(new Set(names).size).toBe(plain.length);
+		expect(await toolNames(await clientOf(long))).toEqual(names);
+		const echoes = (await client.listTools()).tools.filter((tool) => tool.name.startsWith(first.name) && /^echo/i.test(tool.description ?? ''));
+		expect(echoes).toHaveLength(1);
+		expect(textOf(await client.callTool({ name: echoes[0]!.name, arguments: { message: 'long' } }))).toContain('long');
+	});
+
 	it('priority: the first member listed holding a name wins, the others are hidden', async () => {
 		const aggregate = await hangar.create({
 			name: 'prio',
