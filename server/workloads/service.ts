@@ -27,6 +27,7 @@ import { signIn } from './signIn.js';
 import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
+import { aggregatedGroupOf } from '../runspec/aggregation.js';
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
@@ -251,7 +252,10 @@ export class WorkloadService {
 	 */
 	async logs(name: string): Promise<string> {
 		const config = await this.observer.require(name);
-		if (!config.container_name) throw HangarError.notFound(`workload ${name} is a remote server and has no container logs; see its proxy logs`, 'no_container');
+		if (!config.container_name) {
+			const kind = aggregatedGroupOf(config) === undefined ? 'a remote server' : 'an aggregate';
+			throw HangarError.notFound(`workload ${name} is ${kind} and has no container logs; see its proxy logs`, 'no_container');
+		}
 		const instances = backendInstancesOf(config);
 		if (instances === 1) {
 			const container = await this.runtime.inspect(config.container_name);

@@ -352,6 +352,7 @@ export function ageOf(iso: string | undefined, now: number): string | undefined 
  */
 export function networkOf(detail: WorkloadDetail): string {
 	if (detail.url) return 'remote server (no container)';
+	if (detail.image?.startsWith('group://')) return `an aggregate of ${detail.image} (no container; its members have their own)`;
 	const network = detail.permission_profile?.network;
 	if (network?.mode === 'none') return 'none (the container has no network)';
 	const outbound = network?.outbound;
