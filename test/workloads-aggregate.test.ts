@@ -92,6 +92,10 @@ describe('an aggregate through the official SDK client', () => {
 		expect(prompts).toEqual(expect.arrayContaining([`${first.name}_simple-prompt`, `${second.name}_simple-prompt`]));
 		const prompt = await client.getPrompt({ name: `${first.name}_simple-prompt` });
 		expect(prompt.messages.length).toBeGreaterThan(0);
+		// The proxy's fronts serve it: legacy SSE too.
+		const legacy = await connect(`${aggregate.origin}/sse`, 'sse');
+		clients.push(legacy);
+		expect(await toolNames(legacy)).toEqual(names.sort());
 	});
 
 	it('prefix: names past 64 characters are shortened, valid, unique and stable', async () => {
