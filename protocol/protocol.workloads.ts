@@ -9,6 +9,7 @@ import { GroupName, NoResult, QueryBoolean, QueryInteger, requiredString, String
 import { notification, operation } from './operation.js';
 import { RegistryHeader } from './registryTypes.js';
 import {
+	AggregationConfig,
 	AuditConfig,
 	HeaderForwardConfig,
 	PermissionProfile,
@@ -217,6 +218,8 @@ export const WorkloadSpecFields = {
 	 * protocol revision and capability set) or `isolated` (one per client session).
 	 */
 	session_mode: SessionMode.optional(),
+	/** With image `group://NAME`: how the aggregate shows the group's workloads as one server. */
+	aggregation: AggregationConfig.optional(),
 };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */

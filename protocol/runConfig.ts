@@ -56,6 +56,33 @@ export const ToolOverride = z.object({
 });
 export type ToolOverride = z.infer<typeof ToolOverride>;
 
+/** What an aggregate (image `group://NAME`) shows of one member workload. */
+export const AggregationMember = z.object({
+	/** Only these tools (by the member's own names) are shown. */
+	tools: z.array(z.string()).optional(),
+	/** None of the member's tools is shown. */
+	exclude_all: z.boolean().optional(),
+	/** The member's tool name → its exposed name and/or description. */
+	overrides: z.record(z.string(), ToolOverride).optional(),
+});
+export type AggregationMember = z.infer<typeof AggregationMember>;
+
+/**
+ * Hangar: how an aggregate (image `group://NAME`) shows its members' tools as one server.
+ * `conflict`: `prefix` (default: every name gets `prefix_format`, default `{workload}_`),
+ * `priority` (the first member of `priority` holding a name wins) or `manual` (renames in
+ * `members.*.overrides`; a clash left is hidden). `mode: search` lists only `find_tool` and `call_tool`.
+ */
+export const AggregationConfig = z.object({
+	conflict: z.enum(['prefix', 'priority', 'manual']).optional(),
+	prefix_format: z.string().optional(),
+	priority: z.array(z.string()).optional(),
+	members: z.record(z.string(), AggregationMember).optional(),
+	default_visibility: z.enum(['allow', 'deny']).optional(),
+	mode: z.enum(['all', 'search']).optional(),
+});
+export type AggregationConfig = z.infer<typeof AggregationConfig>;
+
 /** Headers the proxy adds to every request it forwards to the MCP server. */
 export const HeaderForwardConfig = z.object({
 	/** Header name → literal value. Stored and shown in plain text. */
@@ -535,6 +562,8 @@ export const RunConfig = z.object({
 	 * protocol revision and capability set; `isolated`: one process per client session.
 	 */
 	session_mode: SessionMode.optional(),
+	/** Hangar: an aggregate's settings (image `group://NAME`). */
+	aggregation: AggregationConfig.optional(),
 	endpoint_prefix: z.string().optional(),
 	cmd_args: z.array(z.string()).optional(),
 	env_vars: StringMap.optional(),

@@ -23,6 +23,8 @@ import type { Backend } from './core/backend.js';
 import { HttpBackend } from './backends/http.js';
 import { instanceLocator, SpreadBackend } from './backends/spread.js';
 import { StdioBridge } from './backends/stdio.js';
+import { AggregateBackend } from './backends/aggregate/backend.js';
+import { aggregatedGroupOf } from '../runspec/aggregation.js';
 import { composeHttp, type McpMiddleware } from './chain/chain.js';
 import { guardMiddleware } from './fronts/guard.js';
 import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './chain/timeouts/timeout.js';
@@ -97,7 +99,9 @@ function authenticatorOf(workload: StoredWorkload, headers: Record<string, strin
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined, replica: ReplicaRole | undefined): Backend {
+function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined, replica: ReplicaRole | undefined, store: WorkloadStore): Backend {
+	const group = aggregatedGroupOf(workload);
+	if (group !== undefined) return new AggregateBackend({ name: workload.name, group, config: workload.aggregation ?? {}, store, log });
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
 		return new HttpBackend({
@@ -219,7 +223,8 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	);
 	const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
 	const auth = authenticatorOf(workload, upstreamHeaders, environment, store);
-	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica);
+	const group = aggregatedGroupOf(workload);
+	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica, store);
 	const sessionRedis = replica && workload.scaling_config?.session_redis;
 	const sessionStore = sessionRedis?.address ? await RedisClientSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
 	if (sessionStore) {
@@ -236,7 +241,9 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// The statistics time every call, and hand the timing to telemetry's metrics.
 	const stats = new CallStats(Date.now, telemetry?.callEnded);
 	const statsToken = configuration.statsToken ?? randomBytes(24).toString('base64url');
-	const pinning = await new PinningDefault(environment.paths).of(workload.tool_pinning);
+	// An aggregate's tools are its members', each pinned and screened by the member's own proxy:
+	// pinning them again here would block every tool of a member that joins the group.
+	const pinning = group !== undefined ? 'off' : await new PinningDefault(environment.paths).of(workload.tool_pinning);
 	const pins = pinning === 'off' ? undefined : await PinGuard.start({ workload: name, policy: pinning, store: store.pins, log, auditor: security.auditor });
 	const mcpMiddlewares = [
 		stats.middleware,
@@ -304,7 +311,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	};
 	save(backend.state, backend.detail);
 	const address = replica ? `127.0.0.1:${replica.port}, replica ${replica.index}` : `${host}:${workload.port}`;
-	log.info(`proxy for ${name} listening on http://${address} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''})`);
+	log.info(`proxy for ${name} listening on http://${address} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''}${group ? ` → the workloads of group ${group}` : ''})`);
 
 	let stopping = false;
 	const stop = async () => {

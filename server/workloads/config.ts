@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import type { z } from 'zod';
+import { GroupName } from '../../protocol/common.js';
 import { HangarError } from '../../protocol/errors.js';
 import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
@@ -15,6 +16,8 @@ import type { PermissionProfile, RemoteAuthConfig, SecretParameter, TelemetryCon
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
+import { groupOfImage } from '../runspec/aggregation.js';
+import { checkAggregate } from './aggregation.js';
 import type { ServerCatalog } from './dependencies.js';
 import type { PackageBuilder } from '../packages/builder.js';
 import { isPackageReference } from '../packages/reference.js';
@@ -57,7 +60,8 @@ const RESTRICTED_HEADERS = new Set([
 /** Where the workload's server comes from. */
 type Source =
 	| { kind: 'image'; image: string; entry?: { name: string; server: ImageServer } }
-	| { kind: 'remote'; url: string; entry?: { name: string; server: RemoteServer } };
+	| { kind: 'remote'; url: string; entry?: { name: string; server: RemoteServer } }
+	| { kind: 'group'; group: string; image: string; entry?: undefined };
 
 async function resolveSource(request: Request, catalog: ServerCatalog): Promise<Source> {
 	const registry = 'registry' in request ? request.registry : undefined;
@@ -69,6 +73,11 @@ async function resolveSource(request: Request, catalog: ServerCatalog): Promise<
 	if (request.image && request.url) throw invalid('url', "give either 'image' or 'url', not both");
 	if (request.url) return { kind: 'remote', url: checkRemoteUrl(request.url, 'url') };
 	if (!request.image) throw invalid('image', "either 'image', 'url', or 'registry'+'server' fields are required");
+	const group = groupOfImage(request.image);
+	if (group !== undefined) {
+		if (!GroupName.safeParse(group).success) throw invalid('image', `${JSON.stringify(group)} is not a group name`);
+		return { kind: 'group', group, image: request.image };
+	}
 	if (isPackageReference(request.image)) return { kind: 'image', image: request.image };
 	const fromRegistry = await fromCatalog(request.image, catalog, false);
 	return fromRegistry ?? { kind: 'image', image: checkImageReference(request.image) };
@@ -243,6 +252,8 @@ export interface BuildOptions {
 	readonly catalog: ServerCatalog;
 	/** Groups that exist; the request's group must be one of them. */
 	readonly groupExists: (group: string) => Promise<boolean>;
+	/** The stored workload of a name, if any (an aggregate's members are checked against them). */
+	readonly workloadOf: (name: string) => Promise<StoredWorkload | undefined>;
 	/** The stored workload being updated, whose creation time carries over. */
 	readonly previous?: StoredWorkload;
 	readonly now: string;
@@ -283,6 +294,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	const source = await resolveSource(request, options.catalog);
 	const entry = source.entry?.server;
 	const remote = source.kind === 'remote';
+	const aggregate = source.kind === 'group';
+	if (aggregate) await checkAggregate(source.group, request, request.aggregation, options);
+	else if (request.aggregation) throw invalid('aggregation', 'only an aggregate (image group://NAME) has aggregation settings');
 
 	const packaged = source.kind === 'image' && isPackageReference(source.image);
 	// Packages published to npm and PyPI are stdio servers unless their registry entry says otherwise.
@@ -333,12 +347,12 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	const telemetry = telemetryOf(request, options);
 	// An HTTP server needs a container port to be reached on; ToolHive draws one when none is given.
 	const targetPort =
-		transport === 'stdio' || remote ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || options.previous?.target_port || randomInt(PORT_MIN, PORT_MAX + 1);
+		transport === 'stdio' || remote || aggregate ? undefined : request.target_port || (entry as ImageServer | undefined)?.target_port || options.previous?.target_port || randomInt(PORT_MIN, PORT_MAX + 1);
 
 	return prune({
 		name: request.name,
 		base_name: request.name,
-		container_name: remote ? undefined : containerNameOf(request.name, options.instance),
+		container_name: remote || aggregate ? undefined : containerNameOf(request.name, options.instance),
 		image: remote ? undefined : (plan?.pinned ?? source.image),
 		built_image: plan?.tag,
 		runtime_config: runtimeConfig,
@@ -346,11 +360,11 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		group,
 		host,
 		port: 0,
-		target_host: remote ? undefined : DEFAULT_HOST,
+		target_host: remote || aggregate ? undefined : DEFAULT_HOST,
 		target_port: targetPort,
 		transport,
 		proxy_mode: proxyMode,
-		cmd_args: cmdArgs,
+		cmd_args: aggregate ? undefined : cmdArgs,
 		env_vars: remote || isEmpty(env) ? undefined : env,
 		secrets: secrets.length ? secrets.map(encodeSecret) : undefined,
 		volumes: volumes.length ? volumes : undefined,
@@ -375,6 +389,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		request_timeout: request.request_timeout,
 		request_timeout_max: request.request_timeout_max,
 		session_mode: request.session_mode,
+		aggregation: request.aggregation,
 	}) as StoredWorkload;
 }
 
@@ -451,6 +466,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		request_timeout: stored.request_timeout,
 		request_timeout_max: stored.request_timeout_max,
 		session_mode: stored.session_mode,
+		aggregation: stored.aggregation,
 	}) as WorkloadDetail;
 }
 

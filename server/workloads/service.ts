@@ -28,6 +28,7 @@ import { signIn } from './signIn.js';
 import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
+import { aggregatedGroupOf } from '../runspec/aggregation.js';
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
@@ -126,7 +127,7 @@ export class WorkloadService {
 		try {
 			await this.statuses.set(name, 'starting', 'creating');
 			const resolved = await this.lifecycle.resolveSecrets(config);
-			if (config.image) await this.lifecycle.ensureWorkloadImage(config, context);
+			if (config.container_name) await this.lifecycle.ensureWorkloadImage(config, context);
 			checkCancelled(context, name);
 			const outcome = await this.queue.exclusive(name, () => this.lifecycle.start(config, { recreate: true, resolved }, context));
 			// Why it failed is in its status, which every door shows: said once.
@@ -153,7 +154,7 @@ export class WorkloadService {
 		const resolved = await this.lifecycle.resolveSecrets(config);
 		context.progress.begin(`Updating workload ${request.name}`);
 		try {
-			if (config.image) await this.lifecycle.ensureWorkloadImage(config, context);
+			if (config.container_name) await this.lifecycle.ensureWorkloadImage(config, context);
 			checkCancelled(context, request.name);
 			await this.queue.exclusive(request.name, async () => {
 				await this.statuses.set(request.name, 'starting', 'updating');
@@ -180,6 +181,7 @@ export class WorkloadService {
 		return {
 			catalog: this.options.catalog,
 			groupExists: (group: string) => this.options.groups.exists(group),
+			workloadOf: (name: string) => this.store.configs.get(name),
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
@@ -275,7 +277,10 @@ export class WorkloadService {
 	 */
 	async logs(name: string): Promise<string> {
 		const config = await this.observer.require(name);
-		if (!config.container_name) throw HangarError.notFound(`workload ${name} is a remote server and has no container logs; see its proxy logs`, 'no_container');
+		if (!config.container_name) {
+			const kind = aggregatedGroupOf(config) === undefined ? 'a remote server' : 'an aggregate';
+			throw HangarError.notFound(`workload ${name} is ${kind} and has no container logs; see its proxy logs`, 'no_container');
+		}
 		const instances = backendInstancesOf(config);
 		const stderrOnly = config.transport === 'stdio';
 		if (instances === 1) {

@@ -35,7 +35,7 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 	if (!isServing(recorded.status)) {
 		return { status: recorded.status, context: recorded.status_context };
 	}
-	if (!workload.remote_url) {
+	if (workload.container_name) {
 		if (container && 'unavailable' in container) return { status: 'unknown', context: container.unavailable };
 		if (!container) return { status: 'error', context: CONTAINER_GONE };
 		if (container.state === 'restarting') return { status: 'unhealthy', context: 'the container is restarting' };

@@ -54,6 +54,7 @@ interface SpecOptions extends TelemetryOptions {
 	label: string[];
 	tools: string[];
 	toolsOverride?: string;
+	aggregation?: string;
 	permissionProfile?: string;
 	isolateNetwork?: boolean;
 	trustProxyHeaders?: boolean;
@@ -128,6 +129,7 @@ function addSpecOptions(command: Command): Command {
 		.option('-l, --label <key=value>', 'label of the workload (repeatable)', collect, [])
 		.option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, [])
 		.option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
+		.option('--aggregation <file>', 'an aggregate (image group://NAME): JSON file of its settings, {"conflict": "prefix", "mode": "all", …}')
 		.option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
 		.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
 		.option('--no-isolate-network', 'do not isolate the network')
@@ -239,6 +241,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	if (options.label.length) spec.labels = pairs(options.label, '=', 'label');
 	if (options.tools.length) spec.tools = options.tools.flatMap((value) => value.split(',')).filter(Boolean);
 	if (options.toolsOverride) spec.tools_override = readJsonFile(options.toolsOverride, 'tools override');
+	if (options.aggregation) spec.aggregation = readJsonFile(options.aggregation, 'aggregation');
 	if (options.permissionProfile) spec.permission_profile = permissionProfileOf(options.permissionProfile);
 	set('network_isolation', options.isolateNetwork);
 	set('restart_policy', options.restart);
@@ -359,6 +362,7 @@ export function ageOf(iso: string | undefined, now: number): string | undefined 
  */
 export function networkOf(detail: WorkloadDetail): string {
 	if (detail.url) return 'remote server (no container)';
+	if (detail.image?.startsWith('group://')) return `an aggregate of ${detail.image} (no container; its members have their own)`;
 	const network = detail.permission_profile?.network;
 	if (network?.mode === 'none') return 'none (the container has no network)';
 	const outbound = network?.outbound;

@@ -1,0 +1,87 @@
+/**
+ * The aggregator: the backend of an aggregate's proxy (image `group://NAME`). Its upstreams are
+ * the members' own proxies, reached as MCP clients by each client session (session.ts); what
+ * they list is cached here, shared by the sessions, until a member says its list changed or
+ * its proxy restarts. A change of members tells every client session its lists changed.
+ */
+import type { AggregationConfig } from '../../../../protocol/runConfig.js';
+import type { Logger } from '../../../log.js';
+import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
+import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import { Membership, type Member } from './members.js';
+import { AggregateSession, LIST_CHANGED, type ListKind } from './session.js';
+
+export interface AggregateOptions {
+	/** The aggregate workload's name. */
+	readonly name: string;
+	/** The group it serves. */
+	readonly group: string;
+	readonly config: AggregationConfig;
+	readonly store: WorkloadStore;
+	readonly log: Logger;
+}
+
+export class AggregateBackend implements Backend {
+	state: BackendState = 'connecting';
+	detail: string | undefined;
+	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+	readonly membership: Membership;
+	private readonly sessions = new Set<AggregateSession>();
+	/** Each member's lists, by `member generation kind`. */
+	private readonly lists = new Map<string, Promise<unknown[]>>();
+
+	constructor(readonly options: AggregateOptions) {
+		this.membership = new Membership(options.store, options.group, options.log);
+	}
+
+	async start(): Promise<void> {
+		this.membership.onChange = () => void this.membersChanged();
+		await this.membership.start();
+		this.state = 'connected';
+		this.detail = undefined;
+		this.onStateChange?.(this.state, this.detail);
+	}
+
+	open(sink: ClientSessionSink): UpstreamSession {
+		const session = new AggregateSession(this, sink, () => this.sessions.delete(session));
+		this.sessions.add(session);
+		return session;
+	}
+
+	async close(): Promise<void> {
+		this.membership.close();
+		for (const session of this.sessions) session.close();
+	}
+
+	/** A member's list of `kind`, from the cache or fetched with `fetch` (a failure is not kept). */
+	cachedList<T>(member: Member, kind: ListKind, fetch: () => Promise<T[]>): Promise<T[]> {
+		const key = `${member.name} ${member.generation} ${kind}`;
+		let list = this.lists.get(key);
+		if (!list) {
+			list = fetch();
+			this.lists.set(key, list);
+			list.catch(() => this.lists.get(key) === list && this.lists.delete(key));
+		}
+		return list as Promise<T[]>;
+	}
+
+	/** A member said its list of `kind` changed: forgotten, and every client told. */
+	listChanged(member: string, kind: ListKind): void {
+		for (const key of this.lists.keys()) if (key.startsWith(`${member} `) && key.endsWith(` ${kind}`)) this.lists.delete(key);
+		const method = LIST_CHANGED[kind];
+		if (method) for (const session of this.sessions) session.notify(method);
+	}
+
+	private async membersChanged(): Promise<void> {
+		const members = await this.membership.members();
+		for (const key of this.lists.keys()) {
+			const [name, generation] = key.split(' ');
+			if (members.get(name!)?.generation !== generation) this.lists.delete(key);
+		}
+		this.options.log.info(`members of group ${this.options.group}: ${[...members.values()].map((member) => `${member.name}${member.url ? '' : ' (not running)'}`).join(', ') || 'none'}`);
+		for (const session of this.sessions) {
+			session.membersChanged(members);
+			for (const method of new Set(Object.values(LIST_CHANGED))) session.notify(method);
+		}
+	}
+}

@@ -1,0 +1,346 @@
+/**
+ * One client session of an aggregate: it answers the client itself (initialize, the lists, the
+ * search tools) and routes each call by its exposed name to the member holding it, over an MCP
+ * client session to the member's proxy opened when first needed and closed with it.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+	McpError,
+	PromptListChangedNotificationSchema,
+	ResourceListChangedNotificationSchema,
+	ResultSchema,
+	ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { VERSION } from '../../../version.js';
+import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import { CallTable } from '../../core/callTable.js';
+import { ErrorCode, errorResponse, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
+import type { AggregateBackend } from './backend.js';
+import type { Member } from './members.js';
+import { resolveNames, type Exposed, type MemberList } from './names.js';
+import { CALL_TOOL, FIND_TOOL, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
+
+/** How long a list waits for each member: one slow member costs only its own items. */
+const MEMBER_WAIT_MS = Number(process.env.HANGAR_AGGREGATE_MEMBER_WAIT_MS) || 5_000;
+/** The chain's timeouts bound a call; the SDK's own default must not cut it first. */
+const CALL_TIMEOUT_MS = 7 * 24 * 3600 * 1000;
+
+export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+
+/** The list methods, the result field holding their items, and the notification that says they changed. */
+const LISTS: Record<ListKind, { method: string; field: string }> = {
+	tools: { method: 'tools/list', field: 'tools' },
+	prompts: { method: 'prompts/list', field: 'prompts' },
+	resources: { method: 'resources/list', field: 'resources' },
+	resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates' },
+};
+
+export const LIST_CHANGED: Partial<Record<ListKind, string>> = {
+	tools: 'notifications/tools/list_changed',
+	prompts: 'notifications/prompts/list_changed',
+	resources: 'notifications/resources/list_changed',
+};
+
+interface Tool extends SearchableTool {
+	readonly name: string;
+	readonly description?: string;
+}
+interface Named {
+	readonly name: string;
+	readonly description?: string;
+}
+interface Resource {
+	readonly uri: string;
+}
+
+/** A member that cannot serve a request, named in the error the client gets. */
+class MemberUnavailable extends Error {}
+
+interface MemberConnection {
+	readonly generation: string;
+	readonly client: Promise<Client>;
+}
+
+type Params = Record<string, unknown> | undefined;
+
+export class AggregateSession implements UpstreamSession {
+	private readonly connections = new Map<string, MemberConnection>();
+	/** Client requests in flight, so the client's cancellation reaches the member. */
+	private readonly calls = new CallTable<AbortController>();
+	private tools = new Map<string, Exposed<Tool>>();
+	private index: ToolIndex<Tool> | undefined;
+	private prompts = new Map<string, Exposed<Named>>();
+	private resources = new Map<string, string>();
+	private closed = false;
+
+	constructor(
+		private readonly backend: AggregateBackend,
+		private readonly sink: ClientSessionSink,
+		private readonly forget: () => void,
+	) {}
+
+	private get config() {
+		return this.backend.options.config;
+	}
+
+	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const controller = new AbortController();
+		this.calls.set(message.id, controller);
+		try {
+			const result = await this.answer(message, AbortSignal.any([signal, controller.signal]));
+			if (result instanceof Refusal) return { jsonrpc: '2.0', id: message.id, error: result.error };
+			return { jsonrpc: '2.0', id: message.id, result };
+		} catch (error) {
+			if (error instanceof McpError) return errorResponse(message.id, error.code, error.message, error.data);
+			if (error instanceof MemberUnavailable) return errorResponse(message.id, ErrorCode.ConnectionClosed, error.message);
+			return errorResponse(message.id, ErrorCode.InternalError, (error as Error).message);
+		} finally {
+			this.calls.delete(message.id);
+		}
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): void {
+		if ('method' in message && message.method === 'notifications/cancelled') {
+			const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+			if (id !== undefined) this.calls.get(id)?.abort(new Error('cancelled by the client'));
+		}
+	}
+
+	close(): void {
+		if (this.closed) return;
+		this.closed = true;
+		for (const controller of this.calls.values()) controller.abort(new Error('the session closed'));
+		for (const name of [...this.connections.keys()]) this.disconnect(name);
+		this.forget();
+	}
+
+	/** A notification to the client, unrelated to any request. */
+	notify(method: string): void {
+		if (!this.closed) this.sink.deliver({ jsonrpc: '2.0', method });
+	}
+
+	/** Member sessions of members gone, stopped or restarted end. */
+	membersChanged(members: ReadonlyMap<string, Member>): void {
+		for (const [name, connection] of this.connections) if (members.get(name)?.generation !== connection.generation) this.disconnect(name);
+	}
+
+	private async answer(message: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown> | Refusal> {
+		const params = message.params;
+		switch (message.method) {
+			case 'initialize':
+				return this.initialize(params);
+			case 'ping':
+				return {};
+			case 'tools/list':
+				return { tools: this.config.mode === 'search' ? SEARCH_TOOLS : (await this.listTools(signal)).map((exposed) => exposed.item) };
+			case 'tools/call':
+				return this.callTool(params, signal, message.id);
+			case 'prompts/list':
+				return { prompts: (await this.listPrompts(signal)).map((exposed) => exposed.item) };
+			case 'prompts/get': {
+				const name = String(params?.name ?? '');
+				const route = this.prompts.get(name) ?? (await this.listPrompts(signal), this.prompts.get(name));
+				if (!route) return invalidParams(`Unknown prompt: ${name}`);
+				return this.forward(route.member, 'prompts/get', { ...params, name: route.original }, signal, message.id);
+			}
+			case 'resources/list':
+				return { resources: await this.listResources(signal) };
+			case 'resources/templates/list':
+				return { resourceTemplates: (await this.lists<Resource>('resourceTemplates', signal)).flatMap((list) => list.items) };
+			case 'resources/read': {
+				const uri = String(params?.uri ?? '');
+				const member = this.resources.get(uri) ?? (await this.listResources(signal), this.resources.get(uri));
+				if (!member) return new Refusal({ code: -32002, message: `Resource not found: ${uri}` });
+				return this.forward(member, 'resources/read', params, signal, message.id);
+			}
+			default:
+				return new Refusal({ code: ErrorCode.MethodNotFound, message: `Method not found: ${message.method}` });
+		}
+	}
+
+	private initialize(params: Params): Record<string, unknown> {
+		const asked = String(params?.protocolVersion ?? '');
+		return {
+			protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : SUPPORTED_PROTOCOL_VERSIONS.at(-1),
+			capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+			serverInfo: { name: `hangar-aggregate-${this.backend.options.name}`, version: VERSION },
+			instructions: `The workloads of Hangar group ${this.backend.options.group} as one server.`,
+		};
+	}
+
+	private async callTool(params: Params, signal: AbortSignal, id: RequestId): Promise<Record<string, unknown> | Refusal> {
+		let name = String(params?.name ?? '');
+		let args = params?.arguments;
+		if (this.config.mode === 'search') {
+			if (name === FIND_TOOL) return this.findTool(params?.arguments as Params, signal);
+			if (name !== CALL_TOOL) return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${FIND_TOOL} and ${CALL_TOOL})`);
+			const inner = params?.arguments as Params;
+			name = String(inner?.name ?? '');
+			args = inner?.arguments ?? {};
+		}
+		const route = this.tools.get(name) ?? (await this.listTools(signal), this.tools.get(name));
+		if (!route) return invalidParams(`Unknown tool: ${name}`);
+		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, id);
+	}
+
+	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown>> {
+		const query = String(args?.query ?? '');
+		const exposed = await this.listTools(signal);
+		this.index ??= new ToolIndex(exposed.map((tool) => tool.item));
+		const found = this.index.find(query, typeof args?.limit === 'number' ? args.limit : undefined).map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+		return { content: [{ type: 'text', text: JSON.stringify(found) }], structuredContent: { tools: found } };
+	}
+
+	private async listTools(signal: AbortSignal): Promise<readonly Exposed<Tool>[]> {
+		const { exposed, clashes } = resolveNames(this.config, await this.lists<Tool>('tools', signal), true);
+		for (const clash of clashes) this.backend.options.log.warn(`tool ${clash.name} is held by ${clash.members.join(' and ')}; conflict manual hides it until one is renamed (aggregation.members.*.overrides)`);
+		this.tools = new Map(exposed.map((tool) => [tool.name, tool]));
+		this.index = undefined;
+		return exposed;
+	}
+
+	private async listPrompts(signal: AbortSignal): Promise<readonly Exposed<Named>[]> {
+		const { exposed } = resolveNames(this.config, await this.lists<Named>('prompts', signal), false);
+		this.prompts = new Map(exposed.map((prompt) => [prompt.name, prompt]));
+		return exposed;
+	}
+
+	/** Resources keep their URIs: one two members serve is read from the first in priority order, then by name. */
+	private async listResources(signal: AbortSignal): Promise<Resource[]> {
+		const priority = this.config.priority ?? [];
+		const rank = (member: string) => (priority.includes(member) ? priority.indexOf(member) : priority.length);
+		const lists = (await this.lists<Resource>('resources', signal)).sort((a, b) => rank(a.member) - rank(b.member) || (a.member < b.member ? -1 : 1));
+		const owners = new Map<string, string>();
+		const resources: Resource[] = [];
+		for (const { member, items } of lists) {
+			for (const resource of items) {
+				const owner = owners.get(resource.uri);
+				if (owner) {
+					this.backend.options.log.warn(`resource ${resource.uri} is served by ${owner} and ${member}: ${owner}'s is shown`);
+					continue;
+				}
+				owners.set(resource.uri, member);
+				resources.push(resource);
+			}
+		}
+		this.resources = owners;
+		return resources;
+	}
+
+	/** Every running member's list of `kind`, in parallel, each waited for at most MEMBER_WAIT_MS. */
+	private async lists<T>(kind: ListKind, signal: AbortSignal): Promise<MemberList<T & { name: string }>[]> {
+		const members = [...(await this.backend.membership.members()).values()].filter((member) => member.url);
+		const lists = await Promise.all(
+			members.map(async (member) => {
+				const bounded = AbortSignal.any([signal, AbortSignal.timeout(MEMBER_WAIT_MS)]);
+				try {
+					const items = await this.backend.cachedList(member, kind, () => this.fetchList<T>(member, kind, bounded));
+					return { member: member.name, items: items as Array<T & { name: string }> };
+				} catch (error) {
+					this.backend.options.log.warn(`${LISTS[kind].method} of ${member.name}: ${(error as Error).message}`);
+					return undefined;
+				}
+			}),
+		);
+		return lists.filter((list) => list !== undefined);
+	}
+
+	private async fetchList<T>(member: Member, kind: ListKind, signal: AbortSignal): Promise<T[]> {
+		const client = await this.clientOf(member.name, signal);
+		const capability = kind === 'resourceTemplates' ? 'resources' : kind;
+		if (!client.getServerCapabilities()?.[capability]) return [];
+		const { method, field } = LISTS[kind];
+		const items: T[] = [];
+		let cursor: string | undefined;
+		do {
+			const page = await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, { signal });
+			items.push(...((page[field] as T[] | undefined) ?? []));
+			cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
+		} while (cursor);
+		return items;
+	}
+
+	/** Sends a client request on to `memberName`, its progress passed back under the client's token. */
+	private async forward(memberName: string, method: string, params: Params, signal: AbortSignal, id: RequestId): Promise<Record<string, unknown>> {
+		const client = await this.clientOf(memberName, signal);
+		const meta = params?._meta as Record<string, unknown> | undefined;
+		const token = meta?.progressToken;
+		const { _meta: _, ...rest } = params ?? {};
+		const { progressToken: _token, ...otherMeta } = meta ?? {};
+		const sent = { ...rest, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) };
+		try {
+			return await client.request({ method, params: sent }, ResultSchema, {
+				signal,
+				timeout: CALL_TIMEOUT_MS,
+				onprogress:
+					token === undefined
+						? undefined
+						: (progress) => this.sink.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }, id),
+			});
+		} catch (error) {
+			if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) throw error;
+			if (signal.aborted) throw error;
+			this.disconnect(memberName);
+			throw new MemberUnavailable(`workload ${memberName} (a member of group ${this.backend.options.group}) did not answer: ${(error as Error).message}`);
+		}
+	}
+
+	/** The client session to `name`'s proxy, opened when first needed. */
+	private async clientOf(name: string, signal: AbortSignal): Promise<Client> {
+		const member = (await this.backend.membership.members()).get(name);
+		if (!member?.url) {
+			throw new MemberUnavailable(
+				member ? `workload ${name} (a member of group ${this.backend.options.group}) is not running: start it with hangar start ${name}` : `workload ${name} is no longer a member of group ${this.backend.options.group}`,
+			);
+		}
+		const known = this.connections.get(name);
+		if (known && known.generation === member.generation) return known.client;
+		if (known) this.disconnect(name);
+		const client = this.connect(member, signal);
+		this.connections.set(name, { generation: member.generation, client });
+		client.catch(() => this.connections.get(name)?.client === client && this.connections.delete(name));
+		return client.catch((error: Error) => {
+			throw new MemberUnavailable(`cannot reach workload ${name} (a member of group ${this.backend.options.group}): ${error.message}`);
+		});
+	}
+
+	private async connect(member: Member, signal: AbortSignal): Promise<Client> {
+		const client = new Client({ name: 'hangar-aggregate', version: VERSION }, { capabilities: {} });
+		const changed = (kind: ListKind) => async () => this.backend.listChanged(member.name, kind);
+		client.setNotificationHandler(ToolListChangedNotificationSchema, changed('tools'));
+		client.setNotificationHandler(PromptListChangedNotificationSchema, changed('prompts'));
+		client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
+			this.backend.listChanged(member.name, 'resources');
+			this.backend.listChanged(member.name, 'resourceTemplates');
+		});
+		// Logging and the like reach the client as the member sent them.
+		client.fallbackNotificationHandler = async (notification) => this.notifyRaw(notification);
+		await client.connect(new StreamableHTTPClientTransport(member.url!), { signal, timeout: MEMBER_WAIT_MS });
+		if (this.closed) {
+			void client.close();
+			throw new Error('the session closed');
+		}
+		return client;
+	}
+
+	private notifyRaw(notification: { method: string; params?: Record<string, unknown> }): void {
+		if (!this.closed) this.sink.deliver({ jsonrpc: '2.0', method: notification.method, ...(notification.params ? { params: notification.params } : {}) });
+	}
+
+	private disconnect(name: string): void {
+		const connection = this.connections.get(name);
+		if (!connection) return;
+		this.connections.delete(name);
+		void connection.client.then((client) => client.close()).catch(() => undefined);
+	}
+}
+
+/** An error the aggregate itself answers with. */
+class Refusal {
+	constructor(readonly error: { code: number; message: string }) {}
+}
+
+function invalidParams(message: string): Refusal {
+	return new Refusal({ code: ErrorCode.InvalidParams, message });
+}

@@ -1,0 +1,61 @@
+/**
+ * The run configuration of an aggregate (image `group://NAME`, runspec/aggregation.ts): its
+ * `aggregation` settings checked, each bad field named in a 400, and the fields that only a
+ * container or a remote server has refused.
+ */
+import { HangarError } from '../../protocol/errors.js';
+import type { AggregationConfig } from '../../protocol/runConfig.js';
+import { aggregatedGroupOf, EXPOSED_NAME } from '../runspec/aggregation.js';
+import type { StoredWorkload } from '../runspec/store.js';
+import { invalid } from './fields.js';
+
+/** Request fields that configure a container or a remote server, which an aggregate has not. */
+const SERVER_FIELDS = ['url', 'cmd_arguments', 'env_vars', 'secrets', 'volumes', 'target_port', 'permission_profile', 'oauth_config', 'header_forward', 'headers', 'session_mode'] as const;
+
+export interface AggregateContext {
+	/** The workload of that name, if any. */
+	readonly workloadOf: (name: string) => Promise<StoredWorkload | undefined>;
+	readonly groupExists: (group: string) => Promise<boolean>;
+}
+
+/**
+ * Checks an aggregate of `group`: the group exists and is not an aggregate's name, no member
+ * setting names an aggregate, and the settings hold together.
+ */
+export async function checkAggregate(group: string, request: Record<string, unknown>, aggregation: AggregationConfig | undefined, context: AggregateContext): Promise<void> {
+	for (const field of SERVER_FIELDS) {
+		const value = request[field];
+		if (value !== undefined && !(Array.isArray(value) && value.length === 0) && !(typeof value === 'object' && value !== null && Object.keys(value).length === 0)) {
+			throw invalid(field, `an aggregate (image group://${group}) has no server of its own to give ${field} to`);
+		}
+	}
+	if (request.transport && request.transport !== 'streamable-http') throw invalid('transport', 'an aggregate is served over streamable-http (and legacy SSE on /sse)');
+	if (!(await context.groupExists(group))) {
+		const workload = await context.workloadOf(group);
+		if (workload && aggregatedGroupOf(workload)) throw invalid('image', `${group} is an aggregate, not a group: an aggregate of an aggregate is not supported`);
+		throw HangarError.notFound(`group '${group}' not found`, 'group_not_found');
+	}
+	if (!aggregation) return;
+	const conflict = aggregation.conflict ?? 'prefix';
+	if (aggregation.prefix_format !== undefined) {
+		if (conflict !== 'prefix') throw invalid('aggregation.prefix_format', `only with conflict prefix (not ${conflict})`);
+		if (!aggregation.prefix_format.includes('{workload}')) throw invalid('aggregation.prefix_format', 'must contain {workload}');
+		if (!EXPOSED_NAME.test(aggregation.prefix_format.replaceAll('{workload}', 'x'))) throw invalid('aggregation.prefix_format', 'may hold only letters, digits, _ and - besides {workload}');
+	}
+	if (aggregation.priority !== undefined && conflict !== 'priority') throw invalid('aggregation.priority', `only with conflict priority (not ${conflict})`);
+	if (conflict === 'priority' && !aggregation.priority?.length) throw invalid('aggregation.priority', 'conflict priority needs the ordered list of member names');
+	const named = [...(aggregation.priority ?? []).map((name, index) => [name, `aggregation.priority[${index}]`] as const), ...Object.keys(aggregation.members ?? {}).map((name) => [name, `aggregation.members.${name}`] as const)];
+	for (const [name, field] of named) {
+		const workload = await context.workloadOf(name);
+		if (workload && aggregatedGroupOf(workload)) throw invalid(field, `${name} is an aggregate: an aggregate of an aggregate is not supported`);
+	}
+	if (new Set(aggregation.priority).size !== (aggregation.priority?.length ?? 0)) throw invalid('aggregation.priority', 'names a member twice');
+	for (const [member, settings] of Object.entries(aggregation.members ?? {})) {
+		if (settings.exclude_all && settings.tools?.length) throw invalid(`aggregation.members.${member}.tools`, 'give either tools or exclude_all, not both');
+		for (const [tool, override] of Object.entries(settings.overrides ?? {})) {
+			const field = `aggregation.members.${member}.overrides.${tool}`;
+			if (!override.name && !override.description) throw invalid(field, 'must have either name or description set');
+			if (override.name !== undefined && !EXPOSED_NAME.test(override.name)) throw invalid(`${field}.name`, `${JSON.stringify(override.name)} does not match ${EXPOSED_NAME.source}`);
+		}
+	}
+}

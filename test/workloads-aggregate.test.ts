@@ -1,0 +1,221 @@
+/**
+ * Aggregates (issue #33): a workload whose image is `group://NAME` serves the workloads of that
+ * group as one MCP server. Real members (two hangar-test/everything containers, whose tool names
+ * clash, and hangar-test/memory), official SDK clients through the aggregate's proxy.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateGroup } from '../protocol/protocol.groups.js';
+import { CreateWorkload, RestartWorkload, StopWorkload } from '../protocol/protocol.workloads.js';
+import { connect, EVERYTHING, MEMORY, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
+import { startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
+import { callRest } from './support/rest.js';
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+let hangar: Hangar;
+const group = uniqueName('agg');
+let first: Workload;
+let second: Workload;
+let memory: Workload;
+const clients: Client[] = [];
+
+async function clientOf(workload: Workload): Promise<Client> {
+	const client = await connect(workload.url, 'streamable-http');
+	clients.push(client);
+	return client;
+}
+
+const toolNames = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+
+/** A create request refused: its status and message. */
+async function refused(params: Record<string, unknown>): Promise<{ status: number; message: string }> {
+	const { status, body } = await callRest(hangar.serve.url, CreateWorkload, { name: uniqueName('bad'), ...params });
+	return { status, message: JSON.stringify(body) };
+}
+
+beforeAll(async () => {
+	hangar = await startHangar();
+	expect((await callRest(hangar.serve.url, CreateGroup, { name: group })).status).toBe(201);
+	const everything = { image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], group };
+	[first, second, memory] = await Promise.all([
+		hangar.create({ name: 'ev1', ...everything }),
+		hangar.create({ name: 'ev2', ...everything }),
+		hangar.create({ name: 'mem', image: MEMORY, transport: 'stdio', group }),
+	]);
+}, 240_000);
+
+afterAll(async () => {
+	await Promise.allSettled(clients.map((client) => client.close()));
+	await hangar?.dispose();
+}, 120_000);
+
+describe('the run request of an aggregate', () => {
+	it('names each bad aggregation field in a 400', async () => {
+		const image = `group://${group}`;
+		expect(await refused({ image, aggregation: { conflict: 'first' } })).toMatchObject({ status: 400, message: expect.stringContaining('conflict') });
+		expect(await refused({ image, aggregation: { prefix_format: 'x_' } })).toMatchObject({ status: 400, message: expect.stringContaining('aggregation.prefix_format') });
+		expect(await refused({ image, aggregation: { conflict: 'priority' } })).toMatchObject({ status: 400, message: expect.stringContaining('aggregation.priority') });
+		expect(await refused({ image, aggregation: { members: { [first.name]: { overrides: { echo: { name: 'bad name' } } } } } })).toMatchObject({
+			status: 400,
+			message: expect.stringContaining(`aggregation.members.${first.name}.overrides.echo.name`),
+		});
+		expect(await refused({ image, aggregation: { mode: 'everything' } })).toMatchObject({ status: 400, message: expect.stringContaining('mode') });
+		expect(await refused({ image, env_vars: { A: 'b' } })).toMatchObject({ status: 400, message: expect.stringContaining('env_vars') });
+		expect(await refused({ image: EVERYTHING, aggregation: {} })).toMatchObject({ status: 400, message: expect.stringContaining('aggregation') });
+		expect(await refused({ image: 'group://no-such-group' })).toMatchObject({ status: 404 });
+	});
+
+	it('refuses an aggregate of an aggregate with a 400', async () => {
+		const aggregate = await hangar.create({ name: 'inner', image: `group://${group}`, group });
+		expect(await refused({ image: `group://${aggregate.name}` })).toMatchObject({ status: 400, message: expect.stringContaining('aggregate of an aggregate') });
+		expect(await refused({ image: `group://${group}`, aggregation: { members: { [aggregate.name]: { exclude_all: true } } } })).toMatchObject({
+			status: 400,
+			message: expect.stringContaining(`aggregation.members.${aggregate.name}`),
+		});
+	});
+});
+
+describe('an aggregate through the official SDK client', () => {
+	it('prefix (the default): every member tool once, under a valid prefixed name, callable', async () => {
+		const aggregate = await hangar.create({ name: 'all', image: `group://${group}`, group });
+		const client = await clientOf(aggregate);
+		const names = await toolNames(client);
+		expect(names).toEqual(expect.arrayContaining([`${first.name}_echo`, `${second.name}_echo`, `${memory.name}_read_graph`]));
+		expect(names.every((name) => NAME.test(name))).toBe(true);
+		// Aggregates are not members: the first test's aggregate adds nothing.
+		expect(names.filter((name) => name.endsWith('_echo'))).toHaveLength(2);
+		const result = await client.callTool({ name: `${second.name}_echo`, arguments: { message: 'through the aggregate' } });
+		expect(textOf(result)).toContain('through the aggregate');
+		const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
+		expect(prompts).toEqual(expect.arrayContaining([`${first.name}_simple-prompt`, `${second.name}_simple-prompt`]));
+		const prompt = await client.getPrompt({ name: `${first.name}_simple-prompt` });
+		expect(prompt.messages.length).toBeGreaterThan(0);
+		// The proxy's fronts serve it: legacy SSE too.
+		const legacy = await connect(`${aggregate.origin}/sse`, 'sse');
+		clients.push(legacy);
+		expect(await toolNames(legacy)).toEqual(names.sort());
+	});
+
+	it('prefix: names past 64 characters are shortened, valid, unique and stable', async () => {
+		const plain = await toolNames(await clientOf(await hangar.create({ name: 'plain', image: `group://${group}`, group })));
+		const long = await hangar.create({
+			name: 'long',
+			image: `group://${group}`,
+			group,
+			aggregation: { prefix_format: '{workload}_with_a_prefix_long_enough_to_push_every_name_past_64_' },
+		});
+		const client = await clientOf(long);
+		const names = await toolNames(client);
+		expect(names.every((name) => NAME.test(name))).toBe(true);
+		expect(names.some((name) => name.length === 64)).toBe(true);
+		expect(new Set(names).size).toBe(plain.length);
+		expect(await toolNames(await clientOf(long))).toEqual(names);
+		const echoes = (await client.listTools()).tools.filter((tool) => tool.name.startsWith(first.name) && /^echo/i.test(tool.description ?? ''));
+		expect(echoes).toHaveLength(1);
+		expect(textOf(await client.callTool({ name: echoes[0]!.name, arguments: { message: 'long' } }))).toContain('long');
+	});
+
+	it('priority: the first member listed holding a name wins, the others are hidden', async () => {
+		const aggregate = await hangar.create({
+			name: 'prio',
+			image: `group://${group}`,
+			group,
+			aggregation: { conflict: 'priority', priority: [second.name, first.name], members: { [second.name]: { overrides: { echo: { description: 'the second echo' } } } } },
+		});
+		const client = await clientOf(aggregate);
+		const { tools } = await client.listTools();
+		const echoes = tools.filter((tool) => tool.name === 'echo');
+		expect(echoes).toHaveLength(1);
+		expect(echoes[0]!.description).toBe('the second echo');
+		expect(tools.map((tool) => tool.name)).toContain('read_graph');
+		expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'prio' } }))).toContain('prio');
+	});
+
+	it('manual: renames resolve a clash; a clash left unresolved hides both copies', async () => {
+		const aggregate = await hangar.create({
+			name: 'manual',
+			image: `group://${group}`,
+			group,
+			aggregation: {
+				conflict: 'manual',
+				members: { [first.name]: { tools: ['echo', 'add'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo', 'add'] } },
+			},
+		});
+		const client = await clientOf(aggregate);
+		const names = await toolNames(client);
+		expect(names).toContain('first_echo');
+		expect(names).toContain('echo');
+		expect(names).not.toContain('add');
+		expect(names).toContain('create_entities');
+		expect(textOf(await client.callTool({ name: 'first_echo', arguments: { message: 'renamed' } }))).toContain('renamed');
+	});
+
+	it('default_visibility deny and exclude_all: only the allowed tools', async () => {
+		const aggregate = await hangar.create({
+			name: 'deny',
+			image: `group://${group}`,
+			group,
+			aggregation: { default_visibility: 'deny', members: { [first.name]: { tools: ['echo'] }, [memory.name]: { exclude_all: true } } },
+		});
+		expect(await toolNames(await clientOf(aggregate))).toEqual([`${first.name}_echo`]);
+	});
+
+	it('search mode: only find_tool and call_tool; a found tool is callable by name, a hidden one never found', async () => {
+		const aggregate = await hangar.create({
+			name: 'search',
+			image: `group://${group}`,
+			group,
+			aggregation: { mode: 'search', members: { [second.name]: { exclude_all: true } } },
+		});
+		const client = await clientOf(aggregate);
+		expect(await toolNames(client)).toEqual(['call_tool', 'find_tool']);
+		const found = await client.callTool({ name: 'find_tool', arguments: { query: 'echo a message back', limit: 5 } });
+		const tools = (found.structuredContent as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
+		expect(tools[0]).toBe(`${first.name}_echo`);
+		expect(tools.some((name) => name.startsWith(second.name))).toBe(false);
+		const graph = await client.callTool({ name: 'find_tool', arguments: { query: 'knowledge graph entities' } });
+		expect((graph.structuredContent as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name)).toEqual(expect.arrayContaining([`${memory.name}_create_entities`]));
+		const called = await client.callTool({ name: 'call_tool', arguments: { name: `${first.name}_echo`, arguments: { message: 'searched' } } });
+		expect(textOf(called)).toContain('searched');
+		const hidden = await client.callTool({ name: 'call_tool', arguments: { name: `${second.name}_echo`, arguments: { message: 'x' } } }).catch((error: Error) => error);
+		expect(String((hidden as Error).message ?? JSON.stringify(hidden))).toContain('Unknown tool');
+	});
+
+	it('a member stopped mid-session: list_changed, its tools gone, a call to one names it; started again, back', async () => {
+		const aggregate = await hangar.create({ name: 'live', image: `group://${group}`, group });
+		const client = await clientOf(aggregate);
+		let changes = 0;
+		client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+			changes++;
+		});
+		expect(await toolNames(client)).toContain(`${memory.name}_read_graph`);
+		expect(textOf(await client.callTool({ name: `${memory.name}_read_graph`, arguments: {} }))).toBeDefined();
+
+		expect((await callRest(hangar.serve.url, StopWorkload, { name: memory.name })).status).toBe(202);
+		await waitFor(async () => changes > 0, 'notifications/tools/list_changed after the stop');
+		const error = await client.callTool({ name: `${memory.name}_read_graph`, arguments: {} }).catch((failure: Error) => failure);
+		expect(error).toBeInstanceOf(Error);
+		expect((error as Error).message).toContain(memory.name);
+		await waitFor(async () => !(await toolNames(client)).includes(`${memory.name}_read_graph`), 'the stopped member’s tools to go');
+		expect(await toolNames(client)).toContain(`${first.name}_echo`);
+
+		const before = changes;
+		expect((await callRest(hangar.serve.url, RestartWorkload, { name: memory.name })).status).toBe(202);
+		await waitFor(async () => changes > before && (await toolNames(client)).includes(`${memory.name}_read_graph`), 'the restarted member’s tools to come back', 60_000);
+		expect(textOf(await client.callTool({ name: `${memory.name}_read_graph`, arguments: {} }))).toBeDefined();
+	});
+
+	it('a member added while a client is connected shows up', async () => {
+		const aggregate = await hangar.create({ name: 'grow', image: `group://${group}`, group, aggregation: { conflict: 'priority', priority: [first.name] } });
+		const client = await clientOf(aggregate);
+		let changes = 0;
+		client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+			changes++;
+		});
+		expect(await toolNames(client)).not.toContain('newcomer_only');
+		const added = await hangar.create({ name: 'late', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], group, tools_override: { echo: { name: 'newcomer_only' } } });
+		await waitFor(async () => changes > 0 && (await toolNames(client)).includes('newcomer_only'), `the tools of ${added.name}`, 60_000);
+	});
+});
