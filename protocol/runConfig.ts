@@ -521,6 +521,8 @@ export const RunConfig = z.object({
 	 * protocol revision and capability set; `isolated`: one process per client session.
 	 */
 	session_mode: SessionMode.optional(),
+	/** Hangar: the most server processes a stdio server's container runs, its own included (default 16). */
+	max_server_processes: z.number().int().optional(),
 	endpoint_prefix: z.string().optional(),
 	cmd_args: z.array(z.string()).optional(),
 	env_vars: StringMap.optional(),

@@ -349,6 +349,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		request_timeout: request.request_timeout,
 		request_timeout_max: request.request_timeout_max,
 		session_mode: request.session_mode,
+		max_server_processes: request.max_server_processes,
 	}) as StoredWorkload;
 }
 
@@ -422,6 +423,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		request_timeout: stored.request_timeout,
 		request_timeout_max: stored.request_timeout_max,
 		session_mode: stored.session_mode,
+		max_server_processes: stored.max_server_processes,
 	}) as WorkloadDetail;
 }
 

@@ -59,6 +59,7 @@ interface SpecOptions extends TelemetryOptions {
 	restart?: string;
 	requestTimeout?: number;
 	sessionMode?: string;
+	maxServerProcesses?: number;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -130,6 +131,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
 		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
+		.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
 		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
 		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
@@ -239,6 +241,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('restart_policy', options.restart);
 	set('request_timeout', options.requestTimeout);
 	set('session_mode', options.sessionMode);
+	set('max_server_processes', options.maxServerProcesses);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),

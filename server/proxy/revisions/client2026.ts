@@ -46,6 +46,17 @@ const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABI
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 /** Capabilities that let a 2025 server send requests to the client, answered in input rounds. */
 const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
+/**
+ * Client capabilities that change what a 2025 server may send its client: sessions are keyed by
+ * these alone (and the `experimental` keys the server advertises), so that callers whose
+ * capabilities differ in nothing else share one session (and one server process).
+ */
+const SESSION_CAPABILITIES = ['sampling', 'elicitation', 'roots', 'tasks', 'extensions'];
+/** The most 2025 sessions (each may be a server process of its own) the bridge holds for one caller, and for all. */
+export const MAX_SESSIONS_PER_CALLER = 8;
+export const MAX_SESSIONS = 32;
+/** A bridge session with nothing in flight this long is closed. */
+const SESSION_IDLE_MS = 5 * 60_000;
 /** How long a held call waits for its client to come back with the input asked for. */
 const HELD_CALL_TTL_MS = 10 * 60_000;
 const REQUEST_STATE_PREFIX = 'hangar-held:';
@@ -172,6 +183,11 @@ export class Client2026Bridge {
 	/** Calls waiting for their client's input, by request state. */
 	private readonly held = new Map<string, HeldCall>();
 	private readonly tasks: Client2026Tasks;
+	/** Every 2025 session the bridge opened, with its caller: counted against the limits, closed when idle. */
+	private readonly opened = new Map<ClientSession, string>();
+	/** The server's `experimental` capabilities, once a handshake told them. */
+	private advertised: Record<string, unknown> | undefined;
+	private readonly sweeper: NodeJS.Timeout;
 	private nextId = 1;
 
 	constructor(
@@ -180,6 +196,8 @@ export class Client2026Bridge {
 		private readonly notify: NoticeHandler,
 	) {
 		this.tasks = new Client2026Tasks(handle, notify);
+		this.sweeper = setInterval(() => this.sweep(), 60_000);
+		this.sweeper.unref();
 	}
 
 	/** Answers one 2026-07-28 request; the server's messages about it go to `reply` first. */
@@ -189,11 +207,12 @@ export class Client2026Bridge {
 		if (typeof capabilities !== 'object' || capabilities === null) {
 			return errorResponse(request.id, ErrorCode.InvalidParams, `Invalid params: _meta["${CLIENT_CAPABILITIES_KEY}"] is required on protocol revision ${REVISION_2026}`);
 		}
-		const declared = capabilities as Record<string, unknown>;
+		const declared = this.sessionCapabilities(capabilities as Record<string, unknown>);
 		const owner = exchange.identity?.subject ?? '';
 		const key = `${owner}\n${canonicalJson(declared)}`;
 		const session2025 = await this.sessionFor(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in session2025)) return { ...session2025, id: request.id };
+		session2025.session.touch();
 		if (request.method === 'server/discover') return this.discovered(request, session2025.handshake);
 		if (session2025.session.backend.speaks2026) return this.forward(exchange, request, request.params, session2025, reply);
 
@@ -205,6 +224,7 @@ export class Client2026Bridge {
 		if (!SERVER_REQUEST_CAPABILITIES.some((name) => declared[name] !== undefined)) return this.forward(exchange, request, params, session2025, reply);
 		const own = await this.checkOut(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in own)) return { ...own, id: request.id };
+		own.session.touch();
 		return this.hold(exchange, request, call, own, owner, key, reply);
 	}
 
@@ -250,6 +270,7 @@ export class Client2026Bridge {
 		if (!call || call.owner !== owner) return errorResponse(request.id, ErrorCode.InvalidParams, 'Invalid params: requestState names no call waiting for input (it may have expired)');
 		this.held.delete(requestState);
 		clearTimeout(call.expiry);
+		call.session2025.session.touch();
 		const responses = typeof inputResponses === 'object' && inputResponses !== null ? (inputResponses as Record<string, unknown>) : {};
 		for (const [key, result] of Object.entries(responses)) {
 			const serverRequest = call.asked.get(key);
@@ -312,8 +333,41 @@ export class Client2026Bridge {
 		return opened;
 	}
 
+	/** The capabilities a caller's session is keyed by and initialised with: those that change what the server may send. */
+	private sessionCapabilities(declared: Record<string, unknown>): Record<string, unknown> {
+		const kept: Record<string, unknown> = {};
+		for (const name of SESSION_CAPABILITIES) if (declared[name] !== undefined) kept[name] = declared[name];
+		const experimental = declared.experimental;
+		if (this.advertised && typeof experimental === 'object' && experimental !== null) {
+			const names = Object.keys(experimental).filter((name) => Object.hasOwn(this.advertised!, name));
+			if (names.length) kept.experimental = Object.fromEntries(names.map((name) => [name, (experimental as Record<string, unknown>)[name]]));
+		}
+		return kept;
+	}
+
+	/** Why the caller may not have another session (after the idle ones are closed), if it may not. */
+	private limited(owner: string): string | undefined {
+		const count = () => [...this.opened.values()].filter((caller) => caller === owner).length;
+		if (this.opened.size < MAX_SESSIONS && count() < MAX_SESSIONS_PER_CALLER) return undefined;
+		this.sweep();
+		if (this.opened.size >= MAX_SESSIONS) return `the workload has ${MAX_SESSIONS} sessions for ${REVISION_2026} clients open, the most it may have`;
+		if (count() >= MAX_SESSIONS_PER_CALLER) return `this caller has ${MAX_SESSIONS_PER_CALLER} sessions open (one per capability set and per call awaiting input), the most it may have`;
+		return undefined;
+	}
+
+	/** Closes the sessions with nothing in flight (a held call counts) for SESSION_IDLE_MS. */
+	private sweep(): void {
+		const now = Date.now();
+		for (const session of this.opened.keys()) if (session.idleSince(now) > SESSION_IDLE_MS) session.close();
+	}
+
 	private async open(exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<Session2025 | JsonRpcResponse> {
+		const owner = exchange.identity?.subject ?? '';
+		const limit = this.limited(owner);
+		if (limit) return errorResponse(null, ErrorCode.LimitReached, `Too many sessions: ${limit}`);
 		const session = this.sessions.create('streamable', exchange.identity?.subject);
+		this.opened.set(session, owner);
+		session.signal.addEventListener('abort', () => this.opened.delete(session), { once: true });
 		const initialize: JsonRpcRequest = {
 			jsonrpc: '2.0',
 			id: `hangar-${this.nextId++}`,
@@ -334,6 +388,8 @@ export class Client2026Bridge {
 			session.close();
 			return refused;
 		}
+		const offered = (answer.result.capabilities as Record<string, unknown> | undefined)?.experimental;
+		this.advertised ??= typeof offered === 'object' && offered !== null ? (offered as Record<string, unknown>) : {};
 		return { session, handshake: answer.result };
 	}
 
