@@ -4,9 +4,12 @@
  * client's capabilities and (optionally) its identity in `_meta`, `server/discover` describes
  * the server, and every result says `resultType`.
  *
- * The proxy keeps, per caller and capability set, one 2025 session it opened itself with a
+ * A server that speaks 2026-07-28 itself (`Backend.speaks2026`, asked once) gets each request
+ * as the client sent it, on a session without a handshake. Otherwise the proxy keeps, per
+ * caller and capability set, one 2025 session it opened itself with a
  * 2025-11-25 `initialize` (through the MCP middleware chain, like any client's) and answers
- * `server/discover` from that handshake. When the server turned out to speak 2026-07-28 itself,
+ * `server/discover` from that handshake. When the server turned out to speak 2026-07-28 itself
+ * (instances spread, which are not asked first),
  * each request reaches it as the client sent it (its claims, its input rounds, its result);
  * otherwise it goes without the 2026 `_meta` keys and its result is stamped. Either way the
  * server's messages about the request (progress, logs) stream into its reply.
@@ -53,8 +56,8 @@ const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
  */
 const SESSION_CAPABILITIES = ['sampling', 'elicitation', 'roots', 'tasks', 'extensions'];
 /** The most 2025 sessions (each may be a server process of its own) the bridge holds for one caller, and for all. */
-export const MAX_SESSIONS_PER_CALLER = 8;
-export const MAX_SESSIONS = 32;
+export const MAX_SESSIONS_PER_CALLER = 16;
+export const MAX_SESSIONS = 64;
 /** A bridge session with nothing in flight this long is closed. */
 const SESSION_IDLE_MS = 5 * 60_000;
 /** How long a held call waits for its client to come back with the input asked for. */
@@ -180,6 +183,8 @@ export class Client2026Bridge {
 	private readonly sessions2025 = new Map<string, Promise<Session2025 | JsonRpcResponse>>();
 	/** Idle sessions of their own for calls that may be asked things, by the same key. */
 	private readonly idle = new Map<string, Session2025[]>();
+	/** Sessions without a handshake on a server that speaks 2026-07-28, by caller. */
+	private readonly stateless = new Map<string, Session2025>();
 	/** Calls waiting for their client's input, by request state. */
 	private readonly held = new Map<string, HeldCall>();
 	private readonly tasks: Client2026Tasks;
@@ -209,6 +214,7 @@ export class Client2026Bridge {
 		}
 		const declared = this.sessionCapabilities(capabilities as Record<string, unknown>);
 		const owner = exchange.identity?.subject ?? '';
+		if (await this.sessions.backend.speaks2026?.(claimsOf(meta))) return this.forward(exchange, request, request.params, this.statelessFor(owner, exchange), reply);
 		const key = `${owner}\n${canonicalJson(declared)}`;
 		const session2025 = await this.sessionFor(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in session2025)) return { ...session2025, id: request.id };
@@ -307,6 +313,26 @@ export class Client2026Bridge {
 			call.session2025.session.close();
 		}, HELD_CALL_TTL_MS).unref();
 		return { jsonrpc: '2.0', id: request.id, result: { resultType: 'input_required', inputRequests, requestState } };
+	}
+
+	/**
+	 * The caller's session for a server that speaks 2026-07-28 itself: no handshake, each
+	 * request goes as the client sent it.
+	 */
+	private statelessFor(owner: string, exchange: HttpExchange): Session2025 {
+		let stateless = this.stateless.get(owner);
+		if (!stateless || stateless.session.signal.aborted) {
+			const session = this.sessions.create('streamable', exchange.identity?.subject, { stateless2026: true });
+			stateless = { session, handshake: {} };
+			this.stateless.set(owner, stateless);
+			this.opened.set(session, owner);
+			session.signal.addEventListener('abort', () => {
+				this.opened.delete(session);
+				if (this.stateless.get(owner)?.session === session) this.stateless.delete(owner);
+			}, { once: true });
+		}
+		stateless.session.touch();
+		return stateless;
 	}
 
 	/** An idle session of its own for a call, or a new one. */
@@ -412,6 +438,13 @@ export class Client2026Bridge {
 		if (handshake.serverInfo) result._meta = { ...(result._meta as Record<string, unknown> | undefined), [SERVER_INFO_KEY]: handshake.serverInfo };
 		return { ...response, result };
 	}
+}
+
+/** The revision's claims of a request's `_meta`, for the proxy's own `server/discover`. */
+function claimsOf(meta: Record<string, unknown>): Record<string, unknown> {
+	const claims: Record<string, unknown> = { [PROTOCOL_VERSION_KEY]: meta[PROTOCOL_VERSION_KEY], [CLIENT_CAPABILITIES_KEY]: meta[CLIENT_CAPABILITIES_KEY] };
+	if (meta[CLIENT_INFO_KEY] !== undefined) claims[CLIENT_INFO_KEY] = meta[CLIENT_INFO_KEY];
+	return claims;
 }
 
 /** A 2026-07-28 request's params for a 2025 server: without the revision's claims in `_meta`. */
