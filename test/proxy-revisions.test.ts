@@ -354,6 +354,22 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 		}
 	});
 
+	it('a call held for one caller\'s input holds up no other caller\'s call', async () => {
+		const url = workloads.get(kind)!.url;
+		const ask = async (params: Record<string, unknown>) => {
+			const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+			const headers = { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': String(params.name) };
+			return (await postMcp(url, { id: 1, method: 'tools/call', params: { ...params, _meta: meta } }, headers)).body as { result?: Record<string, any> };
+		};
+		const held = await ask({ name: 'trigger-elicitation-request', arguments: {} });
+		expect(held.result).toMatchObject({ resultType: 'input_required' });
+		// Another caller of the same capabilities, while the first has not answered (on a shared stdio process, it waited its turn).
+		expect(textOf((await ask({ name: 'echo', arguments: { message: 'not held up' } })).result)).toBe('Echo: not held up');
+		const [key] = Object.keys(held.result!.inputRequests as object);
+		const declined = await ask({ name: 'trigger-elicitation-request', arguments: {}, requestState: held.result!.requestState, inputResponses: { [key!]: { action: 'decline' } } });
+		expect(declined.result).toMatchObject({ resultType: 'complete' });
+	});
+
 	it('refuses a requestState that names no held call', async () => {
 		// The first call of a capability set may start a server process: the reply can turn into an event stream meanwhile.
 		const answer = await postMcp(

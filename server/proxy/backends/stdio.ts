@@ -24,14 +24,15 @@
  * caused them over stdio; so on a process whose clients declared any of those capabilities,
  * the sessions take turns (one session's requests in flight at a time) and a server request
  * goes to the session holding the turn, or to the owner of the task named in its
- * `io.modelcontextprotocol/related-task`. Each session keeps its own log level, resource
+ * `io.modelcontextprotocol/related-task`. (A session opened with `ownProcess`, as the 2026
+ * bridge opens one per call that may wait for its client, has a process to itself.) Each session keeps its own log level, resource
  * subscriptions are counted across sessions, tasks belong to the session that created them,
  * and `list_changed` notifications go to every session.
  */
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
-import type { Backend, UpstreamSession, BackendState, ClientSessionSink } from '../core/backend.js';
+import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -208,8 +209,8 @@ export class StdioBridge implements Backend {
 	}
 
 	/** The process that serves a client with this handshake (see the module comment). */
-	async processFor(handshake: Handshake): Promise<ServerProcess> {
-		if (this.mode === 'isolated') return this.spawn(handshake, 'a session of its own');
+	async processFor(handshake: Handshake, own = false): Promise<ServerProcess> {
+		if (this.mode === 'isolated' || own) return this.spawn(handshake, 'a session of its own');
 		const { key } = handshake;
 		const pool = this.shared.get(key) ?? [];
 		if (pool.length < Math.max(1, this.options.processes ?? 1) && (pool.length === 0 || this.canSpawn())) {
@@ -274,8 +275,8 @@ export class StdioBridge implements Backend {
 		process.end();
 	}
 
-	open(sink: ClientSessionSink): UpstreamSession {
-		return new StdioUpstreamSession(this, sink);
+	open(sink: ClientSessionSink, options: OpenOptions = {}): UpstreamSession {
+		return new StdioUpstreamSession(this, sink, options.ownProcess === true);
 	}
 
 	async close(): Promise<void> {
@@ -661,6 +662,8 @@ export class StdioUpstreamSession implements UpstreamSession {
 	constructor(
 		private readonly bridge: StdioBridge,
 		readonly sink: ClientSessionSink,
+		/** A process of its own, whatever the mode (OpenOptions.ownProcess). */
+		private readonly ownProcess = false,
 	) {}
 
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
@@ -690,7 +693,7 @@ export class StdioUpstreamSession implements UpstreamSession {
 		if (!(await this.bridge.ready(signal))) return errorResponse(message.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail}`);
 		let process: ServerProcess;
 		try {
-			process = await this.bridge.processFor(handshakeOf(message.params));
+			process = await this.bridge.processFor(handshakeOf(message.params), this.ownProcess);
 		} catch (error) {
 			const code = error instanceof ProcessLimitError ? ErrorCode.LimitReached : ErrorCode.InternalError;
 			return errorResponse(message.id, code, `cannot start a server process for this client: ${(error as Error).message}`);

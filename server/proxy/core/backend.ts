@@ -59,6 +59,11 @@ export interface OpenOptions {
 	readonly adopt?: unknown;
 	/** No handshake: the session carries a 2026-07-28 client's requests as they are (`Backend.speaks2026`). */
 	readonly stateless2026?: boolean;
+	/**
+	 * The session gets a server process of its own, shared with no other (stdio): a call on it
+	 * that waits for its client makes no other client wait its turn.
+	 */
+	readonly ownProcess?: boolean;
 }
 
 export interface Backend {

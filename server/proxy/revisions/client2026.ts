@@ -60,6 +60,8 @@ export const MAX_SESSIONS_PER_CALLER = 16;
 export const MAX_SESSIONS = 64;
 /** A bridge session with nothing in flight this long is closed. */
 const SESSION_IDLE_MS = 5 * 60_000;
+/** The most calls one caller may have waiting for its input at once. */
+export const MAX_HELD_CALLS_PER_CALLER = 4;
 /** How long a held call waits for its client to come back with the input asked for. */
 const HELD_CALL_TTL_MS = 10 * 60_000;
 const REQUEST_STATE_PREFIX = 'hangar-held:';
@@ -228,6 +230,9 @@ export class Client2026Bridge {
 		const tasked = await this.tasks.answer({ exchange, request, params, session: session2025.session, handshake: session2025.handshake, owner, declared });
 		if (tasked) return this.stamped(request, tasked, session2025.handshake);
 		if (!SERVER_REQUEST_CAPABILITIES.some((name) => declared[name] !== undefined)) return this.forward(exchange, request, params, session2025, reply);
+		if ([...this.held.values()].filter((call) => call.owner === owner).length >= MAX_HELD_CALLS_PER_CALLER) {
+			return errorResponse(request.id, ErrorCode.LimitReached, `Too many held calls: this caller has ${MAX_HELD_CALLS_PER_CALLER} calls waiting for its input, the most it may have`);
+		}
 		const own = await this.checkOut(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in own)) return { ...own, id: request.id };
 		own.session.touch();
@@ -342,7 +347,7 @@ export class Client2026Bridge {
 			const session2025 = idle.pop()!;
 			if (!session2025.session.signal.aborted) return Promise.resolve(session2025);
 		}
-		return this.open(exchange, capabilities, clientInfo);
+		return this.open(exchange, capabilities, clientInfo, true);
 	}
 
 	private sessionFor(key: string, exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<Session2025 | JsonRpcResponse> {
@@ -387,11 +392,12 @@ export class Client2026Bridge {
 		for (const session of this.opened.keys()) if (session.idleSince(now) > SESSION_IDLE_MS) session.close();
 	}
 
-	private async open(exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<Session2025 | JsonRpcResponse> {
+	/** A 2025 session; `ownProcess` for one per call that may wait for its client (a stdio process to itself, so it holds up no other caller). */
+	private async open(exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown, ownProcess = false): Promise<Session2025 | JsonRpcResponse> {
 		const owner = exchange.identity?.subject ?? '';
 		const limit = this.limited(owner);
 		if (limit) return errorResponse(null, ErrorCode.LimitReached, `Too many sessions: ${limit}`);
-		const session = this.sessions.create('streamable', exchange.identity?.subject);
+		const session = this.sessions.create('streamable', exchange.identity?.subject, { ownProcess });
 		this.opened.set(session, owner);
 		session.signal.addEventListener('abort', () => this.opened.delete(session), { once: true });
 		const initialize: JsonRpcRequest = {
