@@ -266,9 +266,10 @@ export class Client2026Bridge {
 		const call = new HeldCall(own, owner, () => {
 			own.session.untrack(id);
 			if (own.session.signal.aborted) return;
-			const idle = this.idle.get(key) ?? [];
-			idle.push(own);
-			this.idle.set(key, idle);
+			// One idle session per capability set is kept for the next call: each may be a server process.
+			const idle = this.idle.get(key)?.filter((pooled) => !pooled.session.signal.aborted) ?? [];
+			if (idle.length) return own.session.close();
+			this.idle.set(key, [own]);
 		});
 		own.session.track(id, call);
 		call.outcome = this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session: own.session, signal: own.session.signal, exchange });
