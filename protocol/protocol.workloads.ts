@@ -220,6 +220,11 @@ export const WorkloadSpecFields = {
 	session_mode: SessionMode.optional(),
 	/** With image `group://NAME`: how the aggregate shows the group's workloads as one server. */
 	aggregation: AggregationConfig.optional(),
+	/**
+	 * The most server processes a stdio server's container runs at once, its own included
+	 * (default 16): in `isolated` mode one per client session; a session past it is refused.
+	 */
+	max_server_processes: z.number().int().min(1, 'max_server_processes must be at least 1').max(1000).optional(),
 };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */

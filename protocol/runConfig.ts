@@ -564,6 +564,8 @@ export const RunConfig = z.object({
 	session_mode: SessionMode.optional(),
 	/** Hangar: an aggregate's settings (image `group://NAME`). */
 	aggregation: AggregationConfig.optional(),
+	/** Hangar: the most server processes a stdio server's container runs, its own included (default 16). */
+	max_server_processes: z.number().int().optional(),
 	endpoint_prefix: z.string().optional(),
 	cmd_args: z.array(z.string()).optional(),
 	env_vars: StringMap.optional(),

@@ -5,6 +5,9 @@
  * 2026-07-28; and two clients sharing one stdio server, kept apart.
  */
 import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,6 +126,38 @@ describe('across eras, through Hangar', { timeout: 60_000 }, () => {
 			}
 		} finally {
 			await client.close();
+		}
+	});
+
+	it('a 2026-07-28 client of a 2026-07-28 server goes straight through: no initialize reaches the server', async () => {
+		// A relay in front of the server's own port writes down each method the proxy sends it.
+		const upstream = await hangar.direct(workloads.get('2026-07-28 image')!, 3001, '/mcp');
+		const seen: string[] = [];
+		const relay: Server = createServer(async (request, response) => {
+			const chunks: Buffer[] = [];
+			for await (const chunk of request) chunks.push(chunk as Buffer);
+			const body = Buffer.concat(chunks);
+			if (body.length) seen.push(String((JSON.parse(body.toString()) as { method?: string }).method ?? 'a response'));
+			const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)) as Array<[string, string]>);
+			const answer = await fetch(upstream, { method: request.method, headers, body: body.length ? body : undefined });
+			response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => !['content-length', 'transfer-encoding', 'connection'].includes(name))));
+			if (answer.body) Readable.fromWeb(answer.body as never).pipe(response);
+			else response.end();
+		});
+		await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+		try {
+			const workload = await hangar.create({ name: 'straight', url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/mcp` });
+			const client = await connectModern(workload.url);
+			try {
+				expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'straight' } }))).toBe('Echo: straight');
+			} finally {
+				await client.close();
+			}
+			expect(seen).toContain('tools/call');
+			expect(seen).not.toContain('initialize');
+		} finally {
+			relay.closeAllConnections();
+			relay.close();
 		}
 	});
 
@@ -322,6 +357,22 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 		} finally {
 			await client.close();
 		}
+	});
+
+	it('a call held for one caller\'s input holds up no other caller\'s call', async () => {
+		const url = workloads.get(kind)!.url;
+		const ask = async (params: Record<string, unknown>) => {
+			const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+			const headers = { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': String(params.name) };
+			return (await postMcp(url, { id: 1, method: 'tools/call', params: { ...params, _meta: meta } }, headers)).body as { result?: Record<string, any> };
+		};
+		const held = await ask({ name: 'trigger-elicitation-request', arguments: {} });
+		expect(held.result).toMatchObject({ resultType: 'input_required' });
+		// Another caller of the same capabilities, while the first has not answered (on a shared stdio process, it waited its turn).
+		expect(textOf((await ask({ name: 'echo', arguments: { message: 'not held up' } })).result)).toBe('Echo: not held up');
+		const [key] = Object.keys(held.result!.inputRequests as object);
+		const declined = await ask({ name: 'trigger-elicitation-request', arguments: {}, requestState: held.result!.requestState, inputResponses: { [key!]: { action: 'decline' } } });
+		expect(declined.result).toMatchObject({ resultType: 'complete' });
 	});
 
 	it('refuses a requestState that names no held call', async () => {

@@ -6,15 +6,16 @@
  * on it ended with an error its client can act on (and a new session served), and stop and
  * delete reaching every container. With a server that speaks 2026-07-28: a client's calls
  * spread one by one, and none lost when an instance is killed. With a stdio server: clients of
- * one handshake spread over N server processes in its container.
+ * one handshake spread over N server processes in its container, and an attacker's requests
+ * bounded in the processes they start.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteWorkloads, GetWorkloadLogs, ListWorkloads, RestartWorkload, StopWorkloads } from '../protocol/protocol.workloads.js';
+import { DeleteWorkloads, GetWorkload, GetWorkloadLogs, ListWorkloads, RestartWorkload, StopWorkloads } from '../protocol/protocol.workloads.js';
 import { startRedis, type RedisServer } from './fixtures/security/redis.js';
-import { createWorkload, deleteAllWorkloads, type Workload } from './fixtures/security/support.js';
+import { createWorkload, deleteAllWorkloads, INITIALIZE, postMcp, type Workload } from './fixtures/security/support.js';
 import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { connectModern } from './support/mcpClients.js';
 import { MODERN } from './support/proxyTargets.js';
@@ -57,6 +58,13 @@ async function containersOf(name: string): Promise<Instance[]> {
 			return { id: id!, name: containerName!, replica: replica!, state: state! };
 		})
 		.sort((a, b) => a.replica.localeCompare(b.replica));
+}
+
+/** The server processes running in the workload's one container (the main one runs under the engine's init, not counted). */
+async function serverProcessesOf(name: string): Promise<number> {
+	const [container] = await containersOf(name);
+	const { stdout } = await run('docker', ['top', container!.id, '-eo', 'pid,args']);
+	return stdout.split('\n').filter((line) => /^\s*\d+\s+node\s.*server-everything/.test(line)).length;
 }
 
 /** The container (short id) of the instance that serves `client`'s session: the server's HOSTNAME. */
@@ -275,13 +283,7 @@ describe('backend_replicas with a stdio server: several server processes per han
 		if (workload) await callRest(serve.url, DeleteWorkloads, { names: [workload.name] });
 	});
 
-	/** The server processes running in the workload's one container. */
-	async function serverProcesses(): Promise<number> {
-		const [container] = await containersOf(workload.name);
-		const { stdout } = await run('docker', ['top', container!.id, '-eo', 'pid,args']);
-		// The main process runs under the engine's init (docker-init), which is not counted.
-		return stdout.split('\n').filter((line) => /^\s*\d+\s+node\s.*server-everything/.test(line)).length;
-	}
+	const serverProcesses = () => serverProcessesOf(workload.name);
 
 	it('give clients with the same handshake up to N processes, then share them in turn', async () => {
 		expect(await containersOf(workload.name)).toHaveLength(1);
@@ -331,5 +333,67 @@ describe('backend_replicas behind proxy replicas sharing sessions through Redis'
 		} finally {
 			await Promise.all(clients.map((client) => client.close()));
 		}
+	});
+});
+
+describe('the server processes of a stdio server, bounded against an attacker', { timeout: 180_000 }, () => {
+	let shared: Workload;
+	let isolated: Workload;
+	beforeAll(async () => {
+		[shared, isolated] = await Promise.all([
+			createWorkload(serve.url, { name: 'bounded', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] }),
+			createWorkload(serve.url, { name: 'isolated', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], session_mode: 'isolated', max_server_processes: 3 }),
+		]);
+	}, 120_000);
+
+	/** One 2026-07-28 request, as raw JSON-RPC, from a client that declared `capabilities`. */
+	const ask2026 = async (url: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown>) => {
+		const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities };
+		const headers: Record<string, string> = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(params.name ? { 'Mcp-Name': String(params.name) } : {}) };
+		return (await postMcp(url, { id: 1, method, params: { ...params, _meta: meta } }, headers)).body as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+	};
+
+	it('25 2026-07-28 requests, each with an experimental key of its own, start no server process', async () => {
+		const before = await serverProcessesOf(shared.name);
+		for (let at = 0; at < 25; at++) {
+			const answer = await ask2026(shared.url, 'tools/call', { name: 'echo', arguments: { message: `x${at}` } }, { experimental: { [`attacker-${at}`]: {} } });
+			expect(textOf(answer.result), JSON.stringify(answer)).toBe(`Echo: x${at}`);
+		}
+		expect(await serverProcessesOf(shared.name)).toBeLessThanOrEqual(Math.max(before, 1));
+	});
+
+	it('capability sets that do matter: a caller gets at most 16 sessions, then a clear JSON-RPC error', async () => {
+		const answers = [];
+		for (let at = 0; at < 20; at++) answers.push(await ask2026(shared.url, 'tools/list', {}, { sampling: { [`attacker-${at}`]: {} } }));
+		// A caller that may be asked things holds a shared session and one per call of its set (pooled): both count.
+		const served = answers.findIndex((answer) => answer.result === undefined);
+		expect(served, JSON.stringify(answers.map((answer) => answer.error ?? Object.keys(answer)))).toBeGreaterThanOrEqual(3);
+		expect(served).toBeLessThan(20);
+		for (const answer of answers.slice(served)) {
+			expect(answer.error?.code).toBe(-32050);
+			// The caller's sessions, or the container's processes (a call that may be asked things has one of its own).
+			expect(answer.error?.message).toMatch(/Too many sessions: this caller has 16 sessions open|max_server_processes/);
+		}
+		expect(await serverProcessesOf(shared.name)).toBeLessThanOrEqual(1 + 16);
+	});
+
+	it('session_mode isolated: at most max_server_processes processes, the next session refused until one ends', async () => {
+		const detail = (await callRest(serve.url, GetWorkload, { name: isolated.name })).body as { max_server_processes?: number };
+		expect(detail.max_server_processes).toBe(3);
+		// The container's own process counts: two sessions of their own fit beside it.
+		const opened: string[] = [];
+		for (let at = 0; at < 2; at++) {
+			const answer = await postMcp(isolated.url, INITIALIZE);
+			expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+			opened.push(answer.headers.get('mcp-session-id')!);
+		}
+		for (let at = 0; at < 3; at++) {
+			const refused = (await postMcp(isolated.url, INITIALIZE)).body as { error?: { code: number; message: string } };
+			expect(refused.error?.code).toBe(-32050);
+			expect(refused.error?.message).toMatch(/max_server_processes/);
+		}
+		expect(await serverProcessesOf(isolated.name)).toBe(3);
+		await fetch(isolated.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': opened[0]! } });
+		await waitFor(async () => 'result' in ((await postMcp(isolated.url, INITIALIZE)).body as object), 'a session once another ended', 30_000);
 	});
 });

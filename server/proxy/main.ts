@@ -118,7 +118,7 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<s
 	if (workload.transport === 'stdio') {
 		const execMain = replica !== undefined && replica.index > 1;
 		const processes = workload.scaling_config?.backend_replicas;
-		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes });
+		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes });
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
 	const instances = backendInstancesOf(workload);

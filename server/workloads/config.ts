@@ -390,6 +390,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		request_timeout_max: request.request_timeout_max,
 		session_mode: request.session_mode,
 		aggregation: request.aggregation,
+		max_server_processes: request.max_server_processes,
 	}) as StoredWorkload;
 }
 
@@ -467,6 +468,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		request_timeout_max: stored.request_timeout_max,
 		session_mode: stored.session_mode,
 		aggregation: stored.aggregation,
+		max_server_processes: stored.max_server_processes,
 	}) as WorkloadDetail;
 }
 

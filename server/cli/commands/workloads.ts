@@ -63,6 +63,7 @@ interface SpecOptions extends TelemetryOptions {
 	sessionMode?: string;
 	toolPinning?: string;
 	metricsWithoutAuth?: boolean;
+	maxServerProcesses?: number;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -137,6 +138,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
 		.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else block)')
+		.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
 		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
 		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
@@ -249,6 +251,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('session_mode', options.sessionMode);
 	set('tool_pinning', options.toolPinning);
 	set('metrics_without_auth', options.metricsWithoutAuth);
+	set('max_server_processes', options.maxServerProcesses);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),

@@ -17,6 +17,7 @@ import {
 	errorResponse,
 	isResponse,
 	parseMessage,
+	REVISION_2026,
 	type JsonRpcMessage,
 	type JsonRpcNotification,
 	type JsonRpcRequest,
@@ -24,10 +25,10 @@ import {
 	type RequestId,
 } from '../core/jsonrpc.js';
 import { outboundContext } from '../net/outbound.js';
-import { Server2026Dialect, type Wire2026 } from '../revisions/server2026.js';
+import { headers2026, Server2026Dialect, type Wire2026 } from '../revisions/server2026.js';
 import { CallTable } from '../core/callTable.js';
 import { UpstreamAuthError } from '../core/upstreamAuthError.js';
-import { tag } from '../core/tags.js';
+import { tag, tagsOf } from '../core/tags.js';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const PROBE_INTERVAL_MS = 250;
@@ -193,6 +194,25 @@ export class HttpBackend implements Backend {
 		return this.options.transport === 'sse' ? new SseUpstreamSession(this, sink) : new StreamableUpstreamSession(this, sink, options);
 	}
 
+	/** Asked once, on the first 2026-07-28 request; asked again after an answer that settles nothing (no connection). */
+	speaks2026(claims: Record<string, unknown>): Promise<boolean> {
+		if (this.options.transport === 'sse') return Promise.resolve(false);
+		return (this.discovered ??= this.discover2026(claims).catch(() => {
+			this.discovered = undefined;
+			return false;
+		}));
+	}
+
+	private discovered: Promise<boolean> | undefined;
+
+	private async discover2026(claims: Record<string, unknown>): Promise<boolean> {
+		const session = new StreamableUpstreamSession(this, { deliver: () => undefined, ended: () => undefined }, { stateless2026: true });
+		const answer = await session.request({ jsonrpc: '2.0', id: 'hangar-discover', method: 'server/discover', params: { _meta: claims } }, AbortSignal.timeout(30_000));
+		if (tagsOf(answer)?.connectionFailure || answer.error?.code === ErrorCode.RequestTimeout) throw new Error(answer.error!.message);
+		const versions = answer.result?.supportedVersions;
+		return Array.isArray(versions) && versions.includes(REVISION_2026);
+	}
+
 	async close(): Promise<void> {
 		this.closed = true;
 		this.options.auth?.close();
@@ -326,7 +346,7 @@ class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 	}
 
 	get speaks2026(): boolean {
-		return this.dialect !== undefined;
+		return this.dialect !== undefined || this.options.stateless2026 === true;
 	}
 
 	private headers(kind: 'post' | 'get' | 'delete'): OutgoingHttpHeaders {
@@ -344,6 +364,7 @@ class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (this.dialect) return this.dialect.request(message, signal);
+		if (this.options.stateless2026) return this.exchange(message, signal, headers2026(message.method, message.params));
 		const cancel = () => void this.post(cancellationOf(message, signal));
 		signal.addEventListener('abort', cancel, { once: true });
 		try {

@@ -13,6 +13,10 @@
  *   last of them leaves.
  * - `isolated`: every client session gets a process of its own, ended with the session.
  *
+ * Either way the container runs at most `max_server_processes` server processes, its own
+ * included: a session that would need another is refused (`LimitReached`), except that
+ * clients of a handshake that has a process already share it.
+ *
  * On a shared process, requests are multiplexed by id: each client request gets a
  * process-wide id (and its progress token the same number), so two clients may both send id
  * 1. Responses and progress go back to the session that asked, under its own id and token.
@@ -20,14 +24,15 @@
  * caused them over stdio; so on a process whose clients declared any of those capabilities,
  * the sessions take turns (one session's requests in flight at a time) and a server request
  * goes to the session holding the turn, or to the owner of the task named in its
- * `io.modelcontextprotocol/related-task`. Each session keeps its own log level, resource
+ * `io.modelcontextprotocol/related-task`. (A session opened with `ownProcess`, as the 2026
+ * bridge opens one per call that may wait for its client, has a process to itself.) Each session keeps its own log level, resource
  * subscriptions are counted across sessions, tasks belong to the session that created them,
  * and `list_changed` notifications go to every session.
  */
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
-import type { Backend, UpstreamSession, BackendState, ClientSessionSink } from '../core/backend.js';
+import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -48,6 +53,11 @@ import { SharedProcessState } from './sharedProcessState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
+/** The most server processes a container runs unless `max_server_processes` says otherwise. */
+export const DEFAULT_MAX_SERVER_PROCESSES = 16;
+
+/** A client would need a server process beyond the workload's maximum. */
+class ProcessLimitError extends Error {}
 
 /** How client sessions share the server: see the module comment. */
 export type ProcessSharing = 'shared' | 'isolated';
@@ -91,6 +101,8 @@ export interface StdioBridgeOptions {
 	 * across (`scaling_config.backend_replicas`); 1 unless set.
 	 */
 	readonly processes?: number;
+	/** The most server processes the container runs, its own included (`max_server_processes`). */
+	readonly maxProcesses?: number;
 }
 
 /** What a client asked for in `initialize`, and the key of the processes that can serve it. */
@@ -123,6 +135,8 @@ export class StdioBridge implements Backend {
 	private readonly shared = new Map<string, Array<Promise<ServerProcess>>>();
 	/** The next of a key's processes to take a session, once it has them all. */
 	private readonly turns = new Map<string, number>();
+	/** Processes started beside the container's own, running or starting. */
+	private spawned = 0;
 	private containerId: string | undefined;
 	private connected!: Promise<void>;
 	private markConnected!: () => void;
@@ -195,11 +209,11 @@ export class StdioBridge implements Backend {
 	}
 
 	/** The process that serves a client with this handshake (see the module comment). */
-	async processFor(handshake: Handshake): Promise<ServerProcess> {
-		if (this.mode === 'isolated') return this.spawn(handshake, 'a session of its own');
+	async processFor(handshake: Handshake, own = false): Promise<ServerProcess> {
+		if (this.mode === 'isolated' || own) return this.spawn(handshake, 'a session of its own');
 		const { key } = handshake;
 		const pool = this.shared.get(key) ?? [];
-		if (pool.length < Math.max(1, this.options.processes ?? 1)) {
+		if (pool.length < Math.max(1, this.options.processes ?? 1) && (pool.length === 0 || this.canSpawn())) {
 			// Each new session gets a process of its own until the key has as many as configured.
 			const process = pool.length === 0 && this.main.claim(handshake)
 				? Promise.resolve(this.main)
@@ -224,12 +238,30 @@ export class StdioBridge implements Backend {
 		}
 	}
 
+	private canSpawn(): boolean {
+		return 1 + this.spawned < (this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES);
+	}
+
 	private async spawn(handshake: Handshake, purpose: string): Promise<ServerProcess> {
-		const attachment = await this.options.runtime.execCommand(this.containerId ?? this.options.container);
+		if (!this.canSpawn()) {
+			const most = this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES;
+			throw new ProcessLimitError(`the container runs ${most} server processes, the most this workload allows (max_server_processes)`);
+		}
+		this.spawned++;
+		let attachment: Attachment;
+		try {
+			attachment = await this.options.runtime.execCommand(this.containerId ?? this.options.container);
+		} catch (error) {
+			this.spawned--;
+			throw error;
+		}
 		const process = new ServerProcess(this, `another process of the container, for ${purpose}`);
 		process.attach(attachment);
 		process.claim(handshake);
-		void attachment.closed.then(() => process.detach('the server process ended'));
+		void attachment.closed.then(() => {
+			this.spawned--;
+			process.detach('the server process ended');
+		});
 		return process;
 	}
 
@@ -243,8 +275,8 @@ export class StdioBridge implements Backend {
 		process.end();
 	}
 
-	open(sink: ClientSessionSink): UpstreamSession {
-		return new StdioUpstreamSession(this, sink);
+	open(sink: ClientSessionSink, options: OpenOptions = {}): UpstreamSession {
+		return new StdioUpstreamSession(this, sink, options.ownProcess === true);
 	}
 
 	async close(): Promise<void> {
@@ -630,6 +662,8 @@ export class StdioUpstreamSession implements UpstreamSession {
 	constructor(
 		private readonly bridge: StdioBridge,
 		readonly sink: ClientSessionSink,
+		/** A process of its own, whatever the mode (OpenOptions.ownProcess). */
+		private readonly ownProcess = false,
 	) {}
 
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
@@ -659,9 +693,10 @@ export class StdioUpstreamSession implements UpstreamSession {
 		if (!(await this.bridge.ready(signal))) return errorResponse(message.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail}`);
 		let process: ServerProcess;
 		try {
-			process = await this.bridge.processFor(handshakeOf(message.params));
+			process = await this.bridge.processFor(handshakeOf(message.params), this.ownProcess);
 		} catch (error) {
-			return errorResponse(message.id, ErrorCode.InternalError, `cannot start a server process for this client: ${(error as Error).message}`);
+			const code = error instanceof ProcessLimitError ? ErrorCode.LimitReached : ErrorCode.InternalError;
+			return errorResponse(message.id, code, `cannot start a server process for this client: ${(error as Error).message}`);
 		}
 		if (this.closed) return errorResponse(message.id, ErrorCode.ConnectionClosed, 'client session closed');
 		process.join(this);

@@ -57,6 +57,13 @@ export interface OpenOptions {
 	readonly replicated?: boolean;
 	/** A snapshot another replica took (`UpstreamSession.snapshot`): the upstream session to take over. */
 	readonly adopt?: unknown;
+	/** No handshake: the session carries a 2026-07-28 client's requests as they are (`Backend.speaks2026`). */
+	readonly stateless2026?: boolean;
+	/**
+	 * The session gets a server process of its own, shared with no other (stdio): a call on it
+	 * that waits for its client makes no other client wait its turn.
+	 */
+	readonly ownProcess?: boolean;
 }
 
 export interface Backend {
@@ -66,6 +73,12 @@ export interface Backend {
 	/** Connects; resolves once the server answers (or rejects when it cannot be reached at all). */
 	start(): Promise<void>;
 	open(sink: ClientSessionSink, options?: OpenOptions): UpstreamSession;
+	/**
+	 * Whether the server speaks MCP 2026-07-28, asked without a handshake (`server/discover`
+	 * with `claims` in its `_meta`) and remembered: then a 2026-07-28 client's requests reach it
+	 * on a session opened with `stateless2026`. Absent where a backend cannot carry them so.
+	 */
+	speaks2026?(claims: Record<string, unknown>): Promise<boolean>;
 	close(): Promise<void>;
 	/** Called on every change of `state`. */
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;

@@ -42,6 +42,8 @@ export const ErrorCode = {
 	HeaderMismatch: -32020,
 	/** Hangar: the proxy cannot authenticate to its remote server; the workload needs a sign-in (`hangar signin`). */
 	Unauthenticated: -32041,
+	/** Hangar: a limit on the sessions, server processes or held calls a caller or workload may have is reached. */
+	LimitReached: -32050,
 } as const;
 
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {

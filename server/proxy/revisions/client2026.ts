@@ -4,9 +4,12 @@
  * client's capabilities and (optionally) its identity in `_meta`, `server/discover` describes
  * the server, and every result says `resultType`.
  *
- * The proxy keeps, per caller and capability set, one 2025 session it opened itself with a
+ * A server that speaks 2026-07-28 itself (`Backend.speaks2026`, asked once) gets each request
+ * as the client sent it, on a session without a handshake. Otherwise the proxy keeps, per
+ * caller and capability set, one 2025 session it opened itself with a
  * 2025-11-25 `initialize` (through the MCP middleware chain, like any client's) and answers
- * `server/discover` from that handshake. When the server turned out to speak 2026-07-28 itself,
+ * `server/discover` from that handshake. When the server turned out to speak 2026-07-28 itself
+ * (instances spread, which are not asked first),
  * each request reaches it as the client sent it (its claims, its input rounds, its result);
  * otherwise it goes without the 2026 `_meta` keys and its result is stamped. Either way the
  * server's messages about the request (progress, logs) stream into its reply.
@@ -46,6 +49,19 @@ const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABI
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
 /** Capabilities that let a 2025 server send requests to the client, answered in input rounds. */
 const SERVER_REQUEST_CAPABILITIES = ['sampling', 'elicitation', 'roots'];
+/**
+ * Client capabilities that change what a 2025 server may send its client: sessions are keyed by
+ * these alone (and the `experimental` keys the server advertises), so that callers whose
+ * capabilities differ in nothing else share one session (and one server process).
+ */
+const SESSION_CAPABILITIES = ['sampling', 'elicitation', 'roots', 'tasks', 'extensions'];
+/** The most 2025 sessions (each may be a server process of its own) the bridge holds for one caller, and for all. */
+export const MAX_SESSIONS_PER_CALLER = 16;
+export const MAX_SESSIONS = 64;
+/** A bridge session with nothing in flight this long is closed. */
+const SESSION_IDLE_MS = 5 * 60_000;
+/** The most calls one caller may have waiting for its input at once. */
+export const MAX_HELD_CALLS_PER_CALLER = 4;
 /** How long a held call waits for its client to come back with the input asked for. */
 const HELD_CALL_TTL_MS = 10 * 60_000;
 const REQUEST_STATE_PREFIX = 'hangar-held:';
@@ -169,9 +185,16 @@ export class Client2026Bridge {
 	private readonly sessions2025 = new Map<string, Promise<Session2025 | JsonRpcResponse>>();
 	/** Idle sessions of their own for calls that may be asked things, by the same key. */
 	private readonly idle = new Map<string, Session2025[]>();
+	/** Sessions without a handshake on a server that speaks 2026-07-28, by caller. */
+	private readonly stateless = new Map<string, Session2025>();
 	/** Calls waiting for their client's input, by request state. */
 	private readonly held = new Map<string, HeldCall>();
 	private readonly tasks: Client2026Tasks;
+	/** Every 2025 session the bridge opened, with its caller: counted against the limits, closed when idle. */
+	private readonly opened = new Map<ClientSession, string>();
+	/** The server's `experimental` capabilities, once a handshake told them. */
+	private advertised: Record<string, unknown> | undefined;
+	private readonly sweeper: NodeJS.Timeout;
 	private nextId = 1;
 
 	constructor(
@@ -180,6 +203,8 @@ export class Client2026Bridge {
 		private readonly notify: NoticeHandler,
 	) {
 		this.tasks = new Client2026Tasks(handle, notify);
+		this.sweeper = setInterval(() => this.sweep(), 60_000);
+		this.sweeper.unref();
 	}
 
 	/** Answers one 2026-07-28 request; the server's messages about it go to `reply` first. */
@@ -189,11 +214,13 @@ export class Client2026Bridge {
 		if (typeof capabilities !== 'object' || capabilities === null) {
 			return errorResponse(request.id, ErrorCode.InvalidParams, `Invalid params: _meta["${CLIENT_CAPABILITIES_KEY}"] is required on protocol revision ${REVISION_2026}`);
 		}
-		const declared = capabilities as Record<string, unknown>;
+		const declared = this.sessionCapabilities(capabilities as Record<string, unknown>);
 		const owner = exchange.identity?.subject ?? '';
+		if (await this.sessions.backend.speaks2026?.(claimsOf(meta))) return this.forward(exchange, request, request.params, this.statelessFor(owner, exchange), reply);
 		const key = `${owner}\n${canonicalJson(declared)}`;
 		const session2025 = await this.sessionFor(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in session2025)) return { ...session2025, id: request.id };
+		session2025.session.touch();
 		if (request.method === 'server/discover') return this.discovered(request, session2025.handshake);
 		if (session2025.session.backend.speaks2026) return this.forward(exchange, request, request.params, session2025, reply);
 
@@ -203,8 +230,12 @@ export class Client2026Bridge {
 		const tasked = await this.tasks.answer({ exchange, request, params, session: session2025.session, handshake: session2025.handshake, owner, declared });
 		if (tasked) return this.stamped(request, tasked, session2025.handshake);
 		if (!SERVER_REQUEST_CAPABILITIES.some((name) => declared[name] !== undefined)) return this.forward(exchange, request, params, session2025, reply);
+		if ([...this.held.values()].filter((call) => call.owner === owner).length >= MAX_HELD_CALLS_PER_CALLER) {
+			return errorResponse(request.id, ErrorCode.LimitReached, `Too many held calls: this caller has ${MAX_HELD_CALLS_PER_CALLER} calls waiting for its input, the most it may have`);
+		}
 		const own = await this.checkOut(key, exchange, declared, meta[CLIENT_INFO_KEY]);
 		if (!('session' in own)) return { ...own, id: request.id };
+		own.session.touch();
 		return this.hold(exchange, request, call, own, owner, key, reply);
 	}
 
@@ -235,9 +266,10 @@ export class Client2026Bridge {
 		const call = new HeldCall(own, owner, () => {
 			own.session.untrack(id);
 			if (own.session.signal.aborted) return;
-			const idle = this.idle.get(key) ?? [];
-			idle.push(own);
-			this.idle.set(key, idle);
+			// One idle session per capability set is kept for the next call: each may be a server process.
+			const idle = this.idle.get(key)?.filter((pooled) => !pooled.session.signal.aborted) ?? [];
+			if (idle.length) return own.session.close();
+			this.idle.set(key, [own]);
 		});
 		own.session.track(id, call);
 		call.outcome = this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session: own.session, signal: own.session.signal, exchange });
@@ -250,6 +282,7 @@ export class Client2026Bridge {
 		if (!call || call.owner !== owner) return errorResponse(request.id, ErrorCode.InvalidParams, 'Invalid params: requestState names no call waiting for input (it may have expired)');
 		this.held.delete(requestState);
 		clearTimeout(call.expiry);
+		call.session2025.session.touch();
 		const responses = typeof inputResponses === 'object' && inputResponses !== null ? (inputResponses as Record<string, unknown>) : {};
 		for (const [key, result] of Object.entries(responses)) {
 			const serverRequest = call.asked.get(key);
@@ -288,6 +321,26 @@ export class Client2026Bridge {
 		return { jsonrpc: '2.0', id: request.id, result: { resultType: 'input_required', inputRequests, requestState } };
 	}
 
+	/**
+	 * The caller's session for a server that speaks 2026-07-28 itself: no handshake, each
+	 * request goes as the client sent it.
+	 */
+	private statelessFor(owner: string, exchange: HttpExchange): Session2025 {
+		let stateless = this.stateless.get(owner);
+		if (!stateless || stateless.session.signal.aborted) {
+			const session = this.sessions.create('streamable', exchange.identity?.subject, { stateless2026: true });
+			stateless = { session, handshake: {} };
+			this.stateless.set(owner, stateless);
+			this.opened.set(session, owner);
+			session.signal.addEventListener('abort', () => {
+				this.opened.delete(session);
+				if (this.stateless.get(owner)?.session === session) this.stateless.delete(owner);
+			}, { once: true });
+		}
+		stateless.session.touch();
+		return stateless;
+	}
+
 	/** An idle session of its own for a call, or a new one. */
 	private checkOut(key: string, exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<Session2025 | JsonRpcResponse> {
 		const idle = this.idle.get(key);
@@ -295,7 +348,7 @@ export class Client2026Bridge {
 			const session2025 = idle.pop()!;
 			if (!session2025.session.signal.aborted) return Promise.resolve(session2025);
 		}
-		return this.open(exchange, capabilities, clientInfo);
+		return this.open(exchange, capabilities, clientInfo, true);
 	}
 
 	private sessionFor(key: string, exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<Session2025 | JsonRpcResponse> {
@@ -312,8 +365,42 @@ export class Client2026Bridge {
 		return opened;
 	}
 
-	private async open(exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown): Promise<Session2025 | JsonRpcResponse> {
-		const session = this.sessions.create('streamable', exchange.identity?.subject);
+	/** The capabilities a caller's session is keyed by and initialised with: those that change what the server may send. */
+	private sessionCapabilities(declared: Record<string, unknown>): Record<string, unknown> {
+		const kept: Record<string, unknown> = {};
+		for (const name of SESSION_CAPABILITIES) if (declared[name] !== undefined) kept[name] = declared[name];
+		const experimental = declared.experimental;
+		if (this.advertised && typeof experimental === 'object' && experimental !== null) {
+			const names = Object.keys(experimental).filter((name) => Object.hasOwn(this.advertised!, name));
+			if (names.length) kept.experimental = Object.fromEntries(names.map((name) => [name, (experimental as Record<string, unknown>)[name]]));
+		}
+		return kept;
+	}
+
+	/** Why the caller may not have another session (after the idle ones are closed), if it may not. */
+	private limited(owner: string): string | undefined {
+		const count = () => [...this.opened.values()].filter((caller) => caller === owner).length;
+		if (this.opened.size < MAX_SESSIONS && count() < MAX_SESSIONS_PER_CALLER) return undefined;
+		this.sweep();
+		if (this.opened.size >= MAX_SESSIONS) return `the workload has ${MAX_SESSIONS} sessions for ${REVISION_2026} clients open, the most it may have`;
+		if (count() >= MAX_SESSIONS_PER_CALLER) return `this caller has ${MAX_SESSIONS_PER_CALLER} sessions open (one per capability set and per call awaiting input), the most it may have`;
+		return undefined;
+	}
+
+	/** Closes the sessions with nothing in flight (a held call counts) for SESSION_IDLE_MS. */
+	private sweep(): void {
+		const now = Date.now();
+		for (const session of this.opened.keys()) if (session.idleSince(now) > SESSION_IDLE_MS) session.close();
+	}
+
+	/** A 2025 session; `ownProcess` for one per call that may wait for its client (a stdio process to itself, so it holds up no other caller). */
+	private async open(exchange: HttpExchange, capabilities: Record<string, unknown>, clientInfo: unknown, ownProcess = false): Promise<Session2025 | JsonRpcResponse> {
+		const owner = exchange.identity?.subject ?? '';
+		const limit = this.limited(owner);
+		if (limit) return errorResponse(null, ErrorCode.LimitReached, `Too many sessions: ${limit}`);
+		const session = this.sessions.create('streamable', exchange.identity?.subject, { ownProcess });
+		this.opened.set(session, owner);
+		session.signal.addEventListener('abort', () => this.opened.delete(session), { once: true });
 		const initialize: JsonRpcRequest = {
 			jsonrpc: '2.0',
 			id: `hangar-${this.nextId++}`,
@@ -334,6 +421,8 @@ export class Client2026Bridge {
 			session.close();
 			return refused;
 		}
+		const offered = (answer.result.capabilities as Record<string, unknown> | undefined)?.experimental;
+		this.advertised ??= typeof offered === 'object' && offered !== null ? (offered as Record<string, unknown>) : {};
 		return { session, handshake: answer.result };
 	}
 
@@ -356,6 +445,13 @@ export class Client2026Bridge {
 		if (handshake.serverInfo) result._meta = { ...(result._meta as Record<string, unknown> | undefined), [SERVER_INFO_KEY]: handshake.serverInfo };
 		return { ...response, result };
 	}
+}
+
+/** The revision's claims of a request's `_meta`, for the proxy's own `server/discover`. */
+function claimsOf(meta: Record<string, unknown>): Record<string, unknown> {
+	const claims: Record<string, unknown> = { [PROTOCOL_VERSION_KEY]: meta[PROTOCOL_VERSION_KEY], [CLIENT_CAPABILITIES_KEY]: meta[CLIENT_CAPABILITIES_KEY] };
+	if (meta[CLIENT_INFO_KEY] !== undefined) claims[CLIENT_INFO_KEY] = meta[CLIENT_INFO_KEY];
+	return claims;
 }
 
 /** A 2026-07-28 request's params for a 2025 server: without the revision's claims in `_meta`. */

@@ -265,7 +265,7 @@ export class ClientSessionRegistry {
 	private readonly store: ClientSessionStore | undefined;
 
 	constructor(
-		private readonly backend: Backend,
+		readonly backend: Backend,
 		options: ClientSessionRegistryOptions = {},
 	) {
 		this.idPrefix = options.idPrefix ?? '';
@@ -275,8 +275,8 @@ export class ClientSessionRegistry {
 		this.sweeper.unref();
 	}
 
-	create(kind: 'streamable' | 'sse', owner?: string): ClientSession {
-		return this.add(this.idPrefix + randomUUID(), kind, owner, { replicated: kind === 'streamable' && this.store !== undefined });
+	create(kind: 'streamable' | 'sse', owner?: string, open: OpenOptions = {}): ClientSession {
+		return this.add(this.idPrefix + randomUUID(), kind, owner, { replicated: kind === 'streamable' && this.store !== undefined, ...open });
 	}
 
 	private add(id: string, kind: 'streamable' | 'sse', owner: string | undefined, open: OpenOptions): ClientSession {
