@@ -186,9 +186,10 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		return { url: fixture.url, control };
 	}
 
-	async function create(params: Record<string, unknown>): Promise<{ name: string; url: string }> {
+	/** A workload under `block` unless it names its own policy or takes the global default. */
+	async function create(params: Record<string, unknown>, globalPolicy = false): Promise<{ name: string; url: string }> {
 		const name = uniqueName(String(params.name));
-		const created = await callRest(serve.url, CreateWorkload, { ...params, name });
+		const created = await callRest(serve.url, CreateWorkload, { ...(globalPolicy ? {} : { tool_pinning: 'block' }), ...params, name });
 		expect(created.status, JSON.stringify(created.body)).toBe(201);
 		const { workloads } = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string; url: string; status: string }> };
 		const listed = workloads.find((workload) => workload.name === name)!;
@@ -313,8 +314,8 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		const server = await drifting([stable, echo], [{ name: 'greet', description: 'A greeting' }]);
 		// The global default: a workload without its own tool_pinning takes it when its proxy starts.
 		expect((await runHangar(['tools', 'policy', 'warn'], home.env)).stdout).toBe('warn\n');
-		const warn = await create({ name: 'warn', url: server.url });
-		expect((await runHangar(['tools', 'policy', '--unset'], home.env)).stdout).toBe('block\n');
+		const warn = await create({ name: 'warn', url: server.url }, true);
+		expect((await runHangar(['tools', 'policy', '--unset'], home.env)).stdout).toBe('warn\n');
 		const off = await create({ name: 'off', url: server.url, tool_pinning: 'off' });
 		const warned = await connect(warn.url, 'streamable-http');
 		const unchecked = await connect(off.url, 'streamable-http');

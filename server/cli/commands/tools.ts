@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { ApproveWorkloadTools, GetWorkloadTools, type PinnedDefinition, type WorkloadPinsResult } from '../../../protocol/protocol.workloads.js';
 import { ToolPinning } from '../../../protocol/runConfig.js';
-import { PinningDefault } from '../../runspec/pins/policy.js';
+import { DEFAULT_TOOL_PINNING, PinningDefault } from '../../runspec/pins/policy.js';
 import { printJson, printTable, type Cli } from '../cli.js';
 import { diffLines } from '../diff.js';
 
@@ -113,11 +113,11 @@ export function registerToolCommands(program: Command, cli: Cli): void {
 		.command('policy')
 		.argument('[policy]', 'block, warn or off')
 		.description("Show or set the global tool pinning policy, for workloads without their own tool_pinning (proxies started afterwards)")
-		.option('--unset', 'back to the default, block')
+		.option('--unset', `back to the default, ${DEFAULT_TOOL_PINNING}`)
 		.action(async (policy: string | undefined, options: { unset?: boolean }) => {
 			const defaults = new PinningDefault(cli.environment.paths);
 			if (options.unset || policy) {
-				const parsed = ToolPinning.safeParse(policy ?? 'block');
+				const parsed = ToolPinning.safeParse(policy ?? DEFAULT_TOOL_PINNING);
 				if (!parsed.success) throw new HangarError(400, `invalid policy ${JSON.stringify(policy)}: expected block, warn or off`, 'invalid_params');
 				await defaults.set(options.unset ? undefined : parsed.data);
 			}
