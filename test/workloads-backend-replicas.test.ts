@@ -133,9 +133,11 @@ describe('backend_replicas: several server containers behind one proxy', { timeo
 	it('spread 2026-07-28 clients across the instances too', async () => {
 		const containers = await containersOf(workload.name);
 		const hosts = new Set<string>();
-		// The proxy keeps one upstream session per 2026-07-28 caller and capability set: three sets, three sessions.
-		for (let attempt = 0; attempt < 3; attempt++) {
-			const client = await connectModern(workload.url, { experimental: { [`set${attempt}`]: {} } });
+		// The proxy keeps one upstream session per 2026-07-28 caller and set of capabilities that
+		// change what the server may send (an `experimental` key it does not advertise is not one):
+		// three sets, three sessions.
+		for (const capabilities of [{}, { sampling: {} }, { elicitation: {} }]) {
+			const client = await connectModern(workload.url, capabilities);
 			try {
 				hosts.add(await instanceOf((name, args) => client.callTool({ name, arguments: args })));
 			} finally {
