@@ -25,7 +25,7 @@ import { instanceLocator, SpreadBackend } from './backends/spread.js';
 import { StdioBridge } from './backends/stdio.js';
 import { AggregateBackend } from './backends/aggregate/backend.js';
 import { aggregatedGroupOf } from '../runspec/aggregation.js';
-import { composeHttp, type McpMiddleware } from './chain/chain.js';
+import { composeHttp, type HttpHandler, type HttpMiddleware, type McpMiddleware } from './chain/chain.js';
 import { guardMiddleware } from './fronts/guard.js';
 import { DEFAULT_REQUEST_TIMEOUT_MAX_MS, DEFAULT_REQUEST_TIMEOUT_MS, timeoutMiddleware, type RequestTimeouts } from './chain/timeouts/timeout.js';
 import { toolsMiddleware } from './chain/toolFilter/tools.js';
@@ -259,10 +259,10 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const guard = guardMiddleware(host, workload.port, { allowedOrigins: workload.allowed_origins });
 	// `/metrics` names the tools callers used: behind the workload's authentication unless opted out.
 	const metricsGuards = security.authentication && !workload.metrics_without_auth ? [guard, security.authentication] : [guard];
-	const routes = new Map([
-		...[...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])].map(([path, handler]) => [path, composeHttp([guard], handler)] as const),
-		...[...(telemetry?.routes ?? [])].map(([path, handler]) => [path, composeHttp(metricsGuards, handler)] as const),
-	]);
+	const behind = (entries: Iterable<readonly [string, HttpHandler]>, middlewares: HttpMiddleware[]) =>
+		[...entries].map(([path, handler]) => [path, composeHttp(middlewares, handler)] as const);
+	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])];
+	const routes = new Map([...behind(ownRoutes, [guard]), ...behind(telemetry?.routes ?? [], metricsGuards)]);
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,
 		port: replica?.port ?? workload.port,
