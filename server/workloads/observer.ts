@@ -69,10 +69,12 @@ export class WorkloadObserver {
 		const listed = await Promise.all(
 			configs.map(async (config) => {
 				const observed = await this.observe(config, containers);
+				// A deletion that finished between the two reads left no status behind: the workload is gone.
+				if (!observed.recorded && !(await this.store.configs.get(config.name))) return undefined;
 				return { config, summary: summaryOf(config, effectiveStatus(config, observed), observed) };
 			}),
 		);
-		return listed.filter(({ summary }) => params.all || isActive(summary.status!));
+		return listed.filter((entry) => entry !== undefined).filter(({ summary }) => params.all || isActive(summary.status!));
 	}
 }
 
