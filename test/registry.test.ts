@@ -325,10 +325,9 @@ describe('update statuses', () => {
 		const closed = await put({ url: 'http://127.0.0.1:1/registry.json', allow_private_ip: true });
 		expect(closed).toMatchObject({ status: 504, body: { code: 'registry_unreachable' } });
 		upstream.route('/slow.json', silence);
-		const started = Date.now();
 		const slow = await put({ url: `${upstream.url}/slow.json`, allow_private_ip: true });
-		expect(slow).toMatchObject({ status: 504, body: { code: 'registry_unreachable' } });
-		expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
+		// Told apart from the closed port above: the source answered the connection, then nothing in time.
+		expect(slow).toMatchObject({ status: 504, body: { code: 'registry_unreachable', message: expect.stringContaining('did not answer in time') } });
 		const probe = await put({ api_url: 'http://127.0.0.1:1', allow_private_ip: true });
 		expect(probe.status).toBe(504);
 	});

