@@ -7,7 +7,7 @@
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { confinedPath, realLocation } from '../store/project.js';
-import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
+import { ConfigShapeError, ConfigSyntaxError } from './editing.js';
 
 export interface ConfigText {
 	readonly text: string;
