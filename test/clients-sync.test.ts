@@ -217,7 +217,7 @@ describe('per-project VS Code configuration', () => {
 			status: 400,
 			message: expect.stringContaining('project_root'),
 		});
-		await expect(clients.register('cursor', undefined, root)).rejects.toMatchObject({ status: 400 });
+		await expect(clients.register('windsurf', undefined, root)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('project_root') });
 	});
 });
 
