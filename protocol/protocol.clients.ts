@@ -10,7 +10,7 @@ import { operation } from './operation.js';
 export const RegisteredClient = z.object({
 	name: ClientApp,
 	groups: z.array(z.string()).optional(),
-	/** Hangar extension: present on a per-project registration (`<project_root>/.vscode/mcp.json`). */
+	/** Hangar extension: present on a per-project registration (the client's file under `project_root`). */
 	project_root: z.string().optional(),
 });
 export type RegisteredClient = z.infer<typeof RegisteredClient>;
@@ -27,16 +27,40 @@ export const ClientAppStatus = z.object({
 });
 export type ClientAppStatus = z.infer<typeof ClientAppStatus>;
 
-/** Clients whose per-project configuration is `<project>/.vscode/mcp.json`. */
-const PROJECT_CONFIG_CLIENTS: readonly string[] = ['vscode', 'vscode-insider'];
+/**
+ * Hangar extension: the clients that read a per-project MCP configuration (each client's own
+ * documentation names the file), and that file relative to the project root. `project_root`
+ * registers these clients there instead of in the user-wide file.
+ */
+export const PROJECT_CONFIG_FILES: Readonly<Partial<Record<ClientApp, string>>> = {
+	'claude-code': '.mcp.json',
+	codex: '.codex/config.toml',
+	cursor: '.cursor/mcp.json',
+	'gemini-cli': '.gemini/settings.json',
+	kiro: '.kiro/settings/mcp.json',
+	opencode: 'opencode.json',
+	'roo-code': '.roo/mcp.json',
+	vscode: '.vscode/mcp.json',
+	'vscode-insider': '.vscode/mcp.json',
+	zed: '.zed/settings.json',
+};
+
+/** The clients of `PROJECT_CONFIG_FILES`, sorted. */
+export const PROJECT_CONFIG_CLIENTS: readonly ClientApp[] = (Object.keys(PROJECT_CONFIG_FILES) as ClientApp[]).sort();
+
+/** Why `client` cannot take a project: the doors prefix the field or flag the user gave. */
+export function noProjectFileMessage(client: string): string {
+	return `${client} has no per-project configuration file (clients with one: ${PROJECT_CONFIG_CLIENTS.join(', ')})`;
+}
 
 /** `project_root` (Hangar extension): the per-project registration to change instead of the user-wide one. */
 const ProjectRootParam = AbsolutePath.optional();
 
-function projectRootSupported(params: { name: string; project_root?: string | undefined }): boolean {
-	return params.project_root === undefined || PROJECT_CONFIG_CLIENTS.includes(params.name);
+/** A `project_root` for a client without a project file is a 400 naming the field. */
+function requireProjectFile(params: { name: string; project_root?: string | undefined }, context: z.RefinementCtx): void {
+	if (params.project_root === undefined || PROJECT_CONFIG_FILES[params.name as ClientApp] !== undefined) return;
+	context.addIssue({ code: 'custom', message: noProjectFileMessage(params.name), path: ['project_root'] });
 }
-const PROJECT_ROOT_UNSUPPORTED = { message: 'project_root is only supported for vscode and vscode-insider', path: ['project_root'] };
 
 const ClientNames = z.array(ClientApp).min(1, 'at least one client name is required');
 
@@ -59,8 +83,8 @@ export const ListClients = operation({
 
 /**
  * Registers a client into groups (`default` when omitted) and writes their running workloads
- * into its configuration. Hangar extension: `project_root` (VS Code clients only) writes the
- * groups into `<project_root>/.vscode/mcp.json` instead of the user-wide configuration.
+ * into its configuration. Hangar extension: `project_root` writes the groups into the client's
+ * project file under that folder (`PROJECT_CONFIG_FILES`) instead of the user-wide configuration.
  */
 export const RegisterClient = operation({
 	method: 'clients/register',
@@ -69,10 +93,10 @@ export const RegisterClient = operation({
 		.object({
 			name: ClientApp,
 			groups: z.array(GroupName).optional(),
-			/** Hangar extension: register into this project's `.vscode/mcp.json`. */
+			/** Hangar extension: register into this project's file of the client (`PROJECT_CONFIG_FILES`). */
 			project_root: AbsolutePath.optional(),
 		})
-		.refine(projectRootSupported, PROJECT_ROOT_UNSUPPORTED),
+		.superRefine(requireProjectFile),
 	result: RegisteredClient,
 	rest: { verb: 'POST', path: '/api/v1beta/clients', status: 200 },
 	errors: [400, 404, 500],
@@ -100,7 +124,7 @@ export const RegisterClients = operation({
 export const UnregisterClient = operation({
 	method: 'clients/unregister',
 	summary: 'Unregister a client',
-	params: z.object({ name: ClientApp, project_root: ProjectRootParam }).refine(projectRootSupported, PROJECT_ROOT_UNSUPPORTED),
+	params: z.object({ name: ClientApp, project_root: ProjectRootParam }).superRefine(requireProjectFile),
 	result: NoResult,
 	rest: { verb: 'DELETE', path: '/api/v1beta/clients/{name}', status: 204, query: ['project_root'], response: 'empty' },
 	errors: [400, 404, 500],
@@ -116,7 +140,7 @@ export const UnregisterClientFromGroup = operation({
 	summary: 'Unregister a client from a group',
 	params: z
 		.object({ name: ClientApp, group: GroupName, project_root: ProjectRootParam })
-		.refine(projectRootSupported, PROJECT_ROOT_UNSUPPORTED),
+		.superRefine(requireProjectFile),
 	result: NoResult,
 	rest: {
 		verb: 'DELETE',

@@ -199,6 +199,24 @@ describe('per-project VS Code configuration', () => {
 		expect(JSON.parse(await read(file))).toEqual({ servers: {} });
 	});
 
+	it('keeps another client\'s project file in step as workloads come and go (Gemini CLI: httpUrl, url for SSE)', async () => {
+		const project = join(root, 'gemini-project');
+		await mkdir(project);
+		await clients.register('gemini-cli', ['default'], project);
+		const file = join(project, '.gemini', 'settings.json');
+		await expect(stat(file), 'nothing running, nothing written').rejects.toThrow();
+
+		running = [workload('fetch', 44101), workload('events', 44102, 'default', 'sse')];
+		await clients.syncWorkloads();
+		expect(JSON.parse(await read(file))).toEqual({
+			mcpServers: { fetch: { httpUrl: 'http://127.0.0.1:44101/mcp' }, events: { url: 'http://127.0.0.1:44102/sse#events' } },
+		});
+		running = [workload('fetch', 44103)];
+		await clients.syncWorkloads();
+		expect(JSON.parse(await read(file))).toEqual({ mcpServers: { fetch: { httpUrl: 'http://127.0.0.1:44103/mcp' } } });
+		await expect(stat(join(home, '.gemini')), 'the user-wide file is not touched').rejects.toThrow();
+	});
+
 	it('does not follow a .vscode symlink out of the project', async () => {
 		const project = join(root, 'cloned');
 		const elsewhere = join(root, 'elsewhere');
@@ -217,7 +235,7 @@ describe('per-project VS Code configuration', () => {
 			status: 400,
 			message: expect.stringContaining('project_root'),
 		});
-		await expect(clients.register('cursor', undefined, root)).rejects.toMatchObject({ status: 400 });
+		await expect(clients.register('windsurf', undefined, root)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('project_root') });
 	});
 });
 

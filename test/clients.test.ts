@@ -148,7 +148,7 @@ describe('REST, as ToolHive answers', () => {
 			'project_root for a client without project files',
 			400,
 			RegisterClient,
-			{ name: 'cursor', project_root: '/tmp' },
+			{ name: 'windsurf', project_root: '/tmp' },
 			/project_root/,
 		],
 		[

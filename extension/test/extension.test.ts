@@ -394,6 +394,26 @@ describe('Register Client', () => {
 		const listed = await runHangar(['client', 'ls', '--json'], { ...process.env });
 		expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'vscode' })]));
 	});
+
+	it("offers a workspace folder for the other clients with a project file, naming that file", async () => {
+		const project = join(home.path, 'web');
+		await mkdir(project);
+		stub.folders = [stub.folder(project)];
+		start();
+		let cursor: vscode.QuickPickItem | undefined;
+		let places: Array<string | undefined> = [];
+		stub.answerPick((pick) => (cursor = pick.items().find((item) => item.label === 'cursor')));
+		stub.answerPick((pick) => {
+			places = pick.items().map((item) => item.description);
+			return pick.items()[1];
+		});
+		await vscode.commands.executeCommand('hangar.registerClient');
+		expect(cursor?.description).toContain('per project too');
+		expect(places).toEqual(['every workspace', '.cursor/mcp.json']);
+		expect(stub.messages.at(-1)).toMatchObject({ level: 'info', message: expect.stringMatching(/^Registered cursor/) });
+		const listed = await runHangar(['client', 'ls', '--project', project, '--json'], { ...process.env });
+		expect(JSON.parse(listed.stdout).clients).toContainEqual({ name: 'cursor', file: '.cursor/mcp.json', registered: true, groups: ['default'] });
+	});
 });
 
 describe('Validate Skill', () => {

@@ -7,7 +7,7 @@
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { confinedPath, realLocation } from '../store/project.js';
-import { ConfigShapeError, ConfigSyntaxError } from './editor.js';
+import { ConfigShapeError, ConfigSyntaxError } from './editing.js';
 
 export interface ConfigText {
 	readonly text: string;
@@ -25,6 +25,10 @@ export async function readConfig(path: string, confinedTo?: string): Promise<Con
 		const text = (await readTextIfExists(writePath)) ?? '';
 		return { text, writePath };
 	} catch (error) {
+		// A link out of the project is the project's fault: the 400 names the field that chose it.
+		if (error instanceof HangarError && error.code === 'outside_project') {
+			throw new HangarError(400, `invalid project_root: ${error.message}`, error.code);
+		}
 		if (error instanceof HangarError) throw error;
 		throw new HangarError(500, `cannot read ${path}: ${(error as Error).message}`, 'client_config_unreadable');
 	}

@@ -5,7 +5,8 @@
  * touches an entry Hangar did not write.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { openEditor, type EntryFields } from './editor.js';
+import type { EntryFields } from './editing.js';
+import { openEditor } from './editor.js';
 import type { ConfigShape } from './table.js';
 import type { WorkloadEndpoint } from './workloads.js';
 

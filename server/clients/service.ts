@@ -18,6 +18,7 @@ import { unsupportedClientMessage } from '../../protocol/common.js';
 import {
 	DiscoverClients,
 	ListClients,
+	noProjectFileMessage,
 	RegisterClient,
 	RegisterClients,
 	UnregisterClient,
@@ -390,8 +391,7 @@ export class ClientsService {
 	}
 
 	private projectTarget(client: ClientDefinition, root: string): Target {
-		if (!client.project)
-			throw HangarError.badRequest(`invalid project_root: ${client.id} has no per-project configuration`, 'invalid_project_root');
+		if (!client.project) throw HangarError.badRequest(`invalid project_root: ${noProjectFileMessage(client.id)}`, 'invalid_project_root');
 		return {
 			path: join(root, ...client.project.configPath.split('/')),
 			shape: client.project.config,

@@ -6,6 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, posix, relative, sep } from 'node:path';
 import type { ClientApp } from '../../protocol/common.js';
+import { PROJECT_CONFIG_FILES } from '../../protocol/protocol.clients.js';
 
 /** Paths relative to the home directory, per OS (`/`-separated; joined natively). */
 export interface PlatformPaths {
@@ -53,7 +54,11 @@ export interface ClientDefinition {
 	 * configuration's folder, or the file itself when it sits directly in the home directory.
 	 */
 	readonly detectPath: PlatformPaths;
-	/** Per-project configuration (a Hangar extension): the file relative to the project root. */
+	/**
+	 * Per-project configuration (a Hangar extension): the file relative to the project root
+	 * (`PROJECT_CONFIG_FILES`, from each client's documentation). It has the shape of the
+	 * client's user-wide file: the same servers key and entries.
+	 */
 	readonly project?: { readonly configPath: string; readonly config: ConfigShape };
 	/** Where the client reads skills (toolhive-facts §3.4); absent when it has none. */
 	readonly skills?: {
@@ -110,7 +115,6 @@ interface Row {
 	readonly displayName: string;
 	readonly configPath: PlatformPaths;
 	readonly config: ConfigShape;
-	readonly project?: ClientDefinition['project'];
 	readonly skills?: ClientDefinition['skills'];
 	readonly supportsPlugins?: boolean;
 }
@@ -119,7 +123,6 @@ const sameSkills = (dir: string) => ({ userDir: dir, projectDir: dir });
 const AGENT_SKILLS = sameSkills('.agents/skills');
 
 const VSCODE_SHAPE = jsonMap('servers', { types: HTTP_SSE, jsonc: true });
-const VSCODE_PROJECT = { configPath: '.vscode/mcp.json', config: VSCODE_SHAPE };
 const COPILOT_SKILLS = { userDir: '.copilot/skills', projectDir: '.github/skills' };
 
 const ROWS: readonly Row[] = [
@@ -149,7 +152,6 @@ const ROWS: readonly Row[] = [
 		displayName: 'VS Code Insiders',
 		configPath: inAppData('Code - Insiders/User/mcp.json'),
 		config: VSCODE_SHAPE,
-		project: VSCODE_PROJECT,
 		skills: COPILOT_SKILLS,
 	},
 	{
@@ -157,7 +159,6 @@ const ROWS: readonly Row[] = [
 		displayName: 'VS Code',
 		configPath: inAppData('Code/User/mcp.json'),
 		config: VSCODE_SHAPE,
-		project: VSCODE_PROJECT,
 		skills: COPILOT_SKILLS,
 	},
 	{
@@ -337,11 +338,15 @@ const ROWS: readonly Row[] = [
 	},
 ];
 
-export const CLIENT_TABLE: readonly ClientDefinition[] = ROWS.map((row) => ({
-	...row,
-	detectPath: detectionFor(row.configPath),
-	supportsPlugins: row.supportsPlugins ?? false,
-}));
+export const CLIENT_TABLE: readonly ClientDefinition[] = ROWS.map((row) => {
+	const projectFile = PROJECT_CONFIG_FILES[row.id];
+	return {
+		...row,
+		detectPath: detectionFor(row.configPath),
+		...(projectFile === undefined ? {} : { project: { configPath: projectFile, config: row.config } }),
+		supportsPlugins: row.supportsPlugins ?? false,
+	};
+});
 
 const BY_ID = new Map<string, ClientDefinition>(CLIENT_TABLE.map((client) => [client.id, client]));
 

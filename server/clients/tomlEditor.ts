@@ -20,7 +20,7 @@ import {
 	type ConfigEditor,
 	type EntryFields,
 	type Scalar,
-} from './editor.js';
+} from './editing.js';
 import { isPlainObject } from '../json.js';
 import type { ConfigShape } from './table.js';
 

@@ -1,24 +1,23 @@
 /** Register Client: writes Hangar's running workloads into a client's MCP configuration. */
 import * as vscode from 'vscode';
 import { CLIENT_APPS, type ClientApp } from '../../../protocol/common.js';
-import { DiscoverClients, RegisterClient } from '../../../protocol/protocol.clients.js';
+import { DiscoverClients, PROJECT_CONFIG_FILES, RegisterClient } from '../../../protocol/protocol.clients.js';
 import type { Hangar } from '../hangar.js';
 import { showFailure } from '../ui/errors.js';
 import { localFolders } from '../ui/folders.js';
-
-/** Clients whose configuration can also be a project's `.vscode/mcp.json`. */
-const PROJECT_CLIENTS: readonly ClientApp[] = ['vscode', 'vscode-insider'];
 
 export async function registerClient(hangar: Hangar): Promise<void> {
 	const client = await pickClient(hangar);
 	if (!client) return;
 	let project_root: string | undefined;
 	const folders = localFolders();
-	if (PROJECT_CLIENTS.includes(client) && folders.length > 0) {
+	// A client with a project file (`.cursor/mcp.json`, `.mcp.json`…) can be registered per workspace folder.
+	const projectFile = PROJECT_CONFIG_FILES[client];
+	if (projectFile !== undefined && folders.length > 0) {
 		const picked = await vscode.window.showQuickPick(
 			[
 				{ label: '$(account) User configuration', description: 'every workspace', root: undefined as string | undefined },
-				...folders.map((folder) => ({ label: `$(folder) ${folder.name}`, description: '.vscode/mcp.json', root: folder.uri.fsPath })),
+				...folders.map((folder) => ({ label: `$(folder) ${folder.name}`, description: projectFile, root: folder.uri.fsPath })),
 			],
 			{ title: `Register ${client} in`, placeHolder: 'Where the MCP servers are written' },
 		);
@@ -42,7 +41,13 @@ async function pickClient(hangar: Hangar): Promise<ClientApp | undefined> {
 			.sort((a, b) => Number(b.installed) - Number(a.installed) || a.client_type.localeCompare(b.client_type))
 			.map((status) => ({
 				label: status.client_type,
-				description: [status.installed ? 'installed' : 'not found', status.registered ? 'registered' : undefined].filter(Boolean).join(' · '),
+				description: [
+					status.installed ? 'installed' : 'not found',
+					status.registered ? 'registered' : undefined,
+					PROJECT_CONFIG_FILES[status.client_type] === undefined ? undefined : 'per project too',
+				]
+					.filter(Boolean)
+					.join(' · '),
 				client: status.client_type,
 			}));
 	} catch {

@@ -1,6 +1,7 @@
 /**
  * `hangar client ls|register|unregister`.
  */
+import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CLIENT_APPS, type ClientApp } from '../../../protocol/common.js';
@@ -8,6 +9,9 @@ import { HangarError } from '../../../protocol/errors.js';
 import {
 	DiscoverClients,
 	ListClients,
+	noProjectFileMessage,
+	PROJECT_CONFIG_CLIENTS,
+	PROJECT_CONFIG_FILES,
 	RegisterClient,
 	RegisterClients,
 	UnregisterClient,
@@ -24,8 +28,10 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 		.command('ls')
 		.alias('list')
 		.description('List every supported client: installed here, registered into which groups and projects')
+		.option('--project <dir>', "the clients with a project file, and their registrations for <dir>")
 		.option('--json', 'print JSON')
-		.action(async (options: { json?: boolean }) => {
+		.action(async (options: { json?: boolean; project?: string }) => {
+			if (options.project !== undefined) return listProject(cli, resolve(options.project), options.json ?? false);
 			const [{ clients: statuses }, registered] = await Promise.all([cli.call(DiscoverClients, {}), cli.call(ListClients, {})]);
 			const rows = statuses.map((status) => {
 				const entries = registered.filter((entry) => entry.name === status.client_type);
@@ -61,9 +67,10 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 		.description("Register clients into groups: their configs then list the groups' running workloads")
 		.argument('<names...>', 'client ids, e.g. vscode cursor claude-code (see `hangar client ls`)')
 		.option('-g, --group <group>', 'group to register into (repeatable; default "default")', collect)
-		.option('--project <dir>', 'register into <dir>/.vscode/mcp.json instead (vscode, vscode-insider)')
+		.option('--project <dir>', "register into the client's project file under <dir> instead (see `hangar client ls --project`)")
 		// Names are checked by the operation's schema (an unknown id is a one-line 400).
 		.action(async (names: ClientApp[], options: { group?: string[]; project?: string }) => {
+			if (options.project !== undefined) requireProjectFiles(names);
 			const groups = options.group ?? ['default'];
 			if (options.project !== undefined || names.length === 1) {
 				const project_root = options.project === undefined ? undefined : resolve(options.project);
@@ -83,8 +90,9 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 		.description('Unregister clients (from one group with --group) and remove their Hangar entries')
 		.argument('<names...>', 'client ids, e.g. vscode claude-code')
 		.option('-g, --group <group>', 'only from this group')
-		.option('--project <dir>', 'the registration for <dir>/.vscode/mcp.json instead of the user-wide one')
+		.option('--project <dir>', "the registration in the client's project file under <dir> instead of the user-wide one")
 		.action(async (names: ClientApp[], options: { group?: string; project?: string }) => {
+			if (options.project !== undefined) requireProjectFiles(names);
 			const project = options.project === undefined ? {} : { project_root: resolve(options.project) };
 			// The API answers 204 either way, as ToolHive's does; the CLI says when nothing changed,
 			// before changing anything.
@@ -110,4 +118,32 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 			}
 			process.stdout.write(`Unregistered ${names.join(', ')}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
 		});
+}
+
+/** `--project` with a client that has no project file: the API's 400, naming the flag. */
+function requireProjectFiles(names: readonly string[]): void {
+	const without = names.find((name) => CLIENT_APPS.includes(name as ClientApp) && PROJECT_CONFIG_FILES[name as ClientApp] === undefined);
+	if (without !== undefined) throw HangarError.badRequest(`invalid --project: ${noProjectFileMessage(without)}`, 'invalid_project_root');
+}
+
+/** `hangar client ls --project DIR`: each client with a project file, its file there and the groups registered into it. */
+async function listProject(cli: Cli, given: string, json: boolean): Promise<void> {
+	// Registrations are kept under the real path of their folder.
+	const root = await realpath(given).catch(() => given);
+	const registered = await cli.call(ListClients, {});
+	const rows = PROJECT_CONFIG_CLIENTS.map((name) => {
+		const entry = registered.find((item) => item.name === name && item.project_root === root);
+		return { name, file: PROJECT_CONFIG_FILES[name]!, registered: entry !== undefined, groups: entry?.groups ?? [] };
+	});
+	if (json) return printJson({ project_root: root, clients: rows });
+	printTable(
+		rows,
+		{
+			name: (row) => row.name,
+			file: (row) => row.file,
+			registered: (row) => (row.registered ? 'yes' : 'no'),
+			groups: (row) => row.groups,
+		},
+		'No clients.',
+	);
 }
