@@ -133,21 +133,28 @@ describe('an aggregate through the official SDK client', () => {
 		expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'prio' } }))).toContain('prio');
 	});
 
-	it('manual: renames resolve a clash; a clash left unresolved hides both copies', async () => {
+	it('manual: a clash left unresolved is a 400 at create naming the tool and both members; renames resolve it', async () => {
+		const image = `group://${group}`;
+		const unresolved = await refused({
+			image,
+			aggregation: { conflict: 'manual', members: { [first.name]: { tools: ['echo', 'get-sum'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo', 'get-sum'] } } },
+		});
+		expect(unresolved).toMatchObject({ status: 400, message: expect.stringContaining('aggregation.members') });
+		expect(unresolved.message).toMatch(new RegExp(`tool get-sum is held by ${first.name} and ${second.name}`));
 		const aggregate = await hangar.create({
 			name: 'manual',
-			image: `group://${group}`,
+			image,
 			group,
 			aggregation: {
 				conflict: 'manual',
-				members: { [first.name]: { tools: ['echo', 'add'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo', 'add'] } },
+				members: { [first.name]: { tools: ['echo', 'get-sum'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo'] } },
 			},
 		});
 		const client = await clientOf(aggregate);
 		const names = await toolNames(client);
 		expect(names).toContain('first_echo');
 		expect(names).toContain('echo');
-		expect(names).not.toContain('add');
+		expect(names).toContain('get-sum');
 		expect(names).toContain('create_entities');
 		expect(textOf(await client.callTool({ name: 'first_echo', arguments: { message: 'renamed' } }))).toContain('renamed');
 	});

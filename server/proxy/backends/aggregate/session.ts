@@ -18,7 +18,7 @@ import { CallTable } from '../../core/callTable.js';
 import { ErrorCode, errorResponse, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import type { AggregateBackend } from './backend.js';
 import type { Member } from './members.js';
-import { resolveNames, type Exposed, type MemberList } from './names.js';
+import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { CALL_TOOL, FIND_TOOL, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
