@@ -66,6 +66,8 @@ export interface WorkloadEndpoint {
 	readonly group: string;
 	readonly url: string;
 	readonly transport: ClientTransport;
+	/** The group an aggregate serves. */
+	readonly aggregates?: string;
 }
 
 export class WorkloadService {
@@ -337,7 +339,10 @@ export class WorkloadService {
 		const listed = await this.observer.listed({ all: false });
 		return listed
 			.filter(({ summary }) => summary.status === 'running' || isSignInState(summary.status))
-			.map(({ config, summary }) => ({ name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config) }));
+			.map(({ config, summary }) => {
+				const aggregates = aggregatedGroupOf(config);
+				return { name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config), ...(aggregates === undefined ? {} : { aggregates }) };
+			});
 	}
 
 	// --- Groups ------------------------------------------------------------------------------
