@@ -124,6 +124,20 @@ describe('groups decide what a client lists', () => {
 		expect((await groups.get('frontend')).registered_clients).toEqual([]);
 	});
 
+	it('a group with an aggregate is listed through it once, not with every member beside it', async () => {
+		await groups.create('dev');
+		const aggregate = { ...workload('dev-all', 42021, 'dev'), aggregates: 'dev' };
+		running = [workload('ev1', 42022, 'dev'), workload('mem', 42023, 'dev'), aggregate, workload('other', 42024, 'default')];
+		await clients.register('cursor', ['dev']);
+		expect(Object.keys(await entriesOf('cursor'))).toEqual(['dev-all']);
+		await clients.registerMany(['zed'], undefined);
+		expect(Object.keys(await entriesOf('zed')).sort()).toEqual(['dev-all', 'other']);
+		// The aggregate stopped: its members come back.
+		running = running.filter((endpoint) => endpoint !== aggregate);
+		await clients.syncWorkloads();
+		expect(Object.keys(await entriesOf('cursor')).sort()).toEqual(['ev1', 'mem']);
+	});
+
 	it('a client registered without groups lists every running workload', async () => {
 		await groups.create('backend');
 		running = [workload('api', 42010, 'backend'), workload('other', 42011, 'default')];

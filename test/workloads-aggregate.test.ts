@@ -3,6 +3,8 @@
  * group as one MCP server. Real members (two hangar-test/everything containers, whose tool names
  * clash, and hangar-test/memory), official SDK clients through the aggregate's proxy.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,21 +135,28 @@ describe('an aggregate through the official SDK client', () => {
 		expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'prio' } }))).toContain('prio');
 	});
 
-	it('manual: renames resolve a clash; a clash left unresolved hides both copies', async () => {
+	it('manual: a clash left unresolved is a 400 at create naming the tool and both members; renames resolve it', async () => {
+		const image = `group://${group}`;
+		const unresolved = await refused({
+			image,
+			aggregation: { conflict: 'manual', members: { [first.name]: { tools: ['echo', 'get-sum'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo', 'get-sum'] } } },
+		});
+		expect(unresolved).toMatchObject({ status: 400, message: expect.stringContaining('aggregation.members') });
+		expect(unresolved.message).toMatch(new RegExp(`tool get-sum is held by ${first.name} and ${second.name}`));
 		const aggregate = await hangar.create({
 			name: 'manual',
-			image: `group://${group}`,
+			image,
 			group,
 			aggregation: {
 				conflict: 'manual',
-				members: { [first.name]: { tools: ['echo', 'add'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo', 'add'] } },
+				members: { [first.name]: { tools: ['echo', 'get-sum'], overrides: { echo: { name: 'first_echo' } } }, [second.name]: { tools: ['echo'] } },
 			},
 		});
 		const client = await clientOf(aggregate);
 		const names = await toolNames(client);
 		expect(names).toContain('first_echo');
 		expect(names).toContain('echo');
-		expect(names).not.toContain('add');
+		expect(names).toContain('get-sum');
 		expect(names).toContain('create_entities');
 		expect(textOf(await client.callTool({ name: 'first_echo', arguments: { message: 'renamed' } }))).toContain('renamed');
 	});
@@ -181,6 +190,30 @@ describe('an aggregate through the official SDK client', () => {
 		expect(textOf(called)).toContain('searched');
 		const hidden = await client.callTool({ name: 'call_tool', arguments: { name: `${second.name}_echo`, arguments: { message: 'x' } } }).catch((error: Error) => error);
 		expect(String((hidden as Error).message ?? JSON.stringify(hidden))).toContain('Unknown tool');
+	});
+
+	it('Cedar on the aggregate front refuses a tool by its exposed name, listed and called, in all and search modes', async () => {
+		const refusedTool = `${first.name}_echo`;
+		const authz = join(hangar.home.path, 'aggregate-authz.json');
+		const policies = ['permit(principal, action == Action::"call_tool", resource);', `forbid(principal, action == Action::"call_tool", resource == Tool::"${refusedTool}");`];
+		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies } }));
+
+		const all = await clientOf(await hangar.create({ name: 'cedar', image: `group://${group}`, group, authz_config: authz }));
+		const names = await toolNames(all);
+		expect(names).toContain(`${second.name}_echo`);
+		expect(names).not.toContain(refusedTool);
+		await expect(all.callTool({ name: refusedTool, arguments: { message: 'x' } })).rejects.toThrow(/Unauthorized/);
+		expect(textOf(await all.callTool({ name: `${second.name}_echo`, arguments: { message: 'allowed' } }))).toContain('allowed');
+
+		const search = await clientOf(await hangar.create({ name: 'cedar-search', image: `group://${group}`, group, authz_config: authz, aggregation: { mode: 'search' } }));
+		const found = await search.callTool({ name: 'find_tool', arguments: { query: 'echo a message back', limit: 10 } });
+		const foundNames = (found.structuredContent as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
+		expect(foundNames).toContain(`${second.name}_echo`);
+		expect(foundNames).not.toContain(refusedTool);
+		expect(textOf(found)).not.toContain(refusedTool);
+		await expect(search.callTool({ name: 'call_tool', arguments: { name: refusedTool, arguments: { message: 'x' } } })).rejects.toThrow(/Unauthorized/);
+		const called = await search.callTool({ name: 'call_tool', arguments: { name: `${second.name}_echo`, arguments: { message: 'searched' } } });
+		expect(textOf(called)).toContain('searched');
 	});
 
 	it('a member stopped mid-session: list_changed, its tools gone, a call to one names it; started again, back', async () => {

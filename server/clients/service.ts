@@ -48,7 +48,7 @@ import {
 	type ClientDefinition,
 	type ConfigShape,
 } from './table.js';
-import type { RunningWorkloads, WorkloadEndpoint } from './workloads.js';
+import { throughAggregates, type RunningWorkloads, type WorkloadEndpoint } from './workloads.js';
 
 export interface ClientsServiceOptions {
 	/** The home directory client configurations live under. Default: the user's. */
@@ -299,7 +299,7 @@ export class ClientsService {
 		});
 	}
 
-	/** The running workloads a file should list: the union over every registration that writes to it. */
+	/** The running workloads a file should list: the union over every registration that writes to it, a group's aggregate instead of its members. */
 	private desired(
 		path: string,
 		running: readonly WorkloadEndpoint[],
@@ -307,7 +307,7 @@ export class ClientsService {
 		groups: readonly StoredGroup[],
 	): WorkloadEndpoint[] {
 		const bindings = this.bindings(state, groups).filter((binding) => binding.path === path);
-		return running.filter((workload) => bindings.some((binding) => binding.all || binding.groups.has(workload.group)));
+		return throughAggregates(running.filter((workload) => bindings.some((binding) => binding.all || binding.groups.has(workload.group))));
 	}
 
 	private bindings(state: ClientsState, groups: readonly StoredGroup[]): Binding[] {

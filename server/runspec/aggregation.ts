@@ -3,7 +3,7 @@
  * one MCP server. It has no container; its proxy's backend is the aggregator
  * (proxy/backends/aggregate/), whose upstreams are the members' own proxies.
  */
-import type { StoredWorkload } from './store.js';
+import { isServing, type StoredWorkload, type WorkloadStore } from './store.js';
 
 export const GROUP_SCHEME = 'group://';
 
@@ -24,3 +24,19 @@ export function isMemberOf(workload: StoredWorkload, group: string): boolean {
 
 /** What every name an aggregate exposes matches (tools and prompts). */
 export const EXPOSED_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Where a member serves: its proxy's Streamable HTTP endpoint, and which start of its proxy that is. */
+export interface MemberEndpoint {
+	/** Undefined while it does not serve. */
+	readonly url: URL | undefined;
+	/** Changes when its proxy restarts (empty while it does not serve). */
+	readonly generation: string;
+}
+
+/** The endpoint of workload `name`'s proxy, as its status and proxy records say now. */
+export async function memberEndpoint(store: WorkloadStore, name: string): Promise<MemberEndpoint> {
+	const [status, proxy] = await Promise.all([store.statuses.get(name).catch(() => undefined), store.proxies.get(name).catch(() => undefined)]);
+	if (!status || !isServing(status.status) || !proxy) return { url: undefined, generation: '' };
+	const host = proxy.host === '0.0.0.0' || proxy.host === '::' ? '127.0.0.1' : proxy.host;
+	return { url: new URL(`http://${host.includes(':') ? `[${host}]` : host}:${proxy.port}/mcp`), generation: `${proxy.pid}@${proxy.started_at}` };
+}

@@ -6,8 +6,10 @@
 import { HangarError } from '../../protocol/errors.js';
 import type { AggregationConfig } from '../../protocol/runConfig.js';
 import { aggregatedGroupOf, EXPOSED_NAME } from '../runspec/aggregation.js';
+import { resolveNames, type MemberList } from '../runspec/aggregationNames.js';
 import type { StoredWorkload } from '../runspec/store.js';
 import { invalid } from './fields.js';
+import type { MemberTool } from './memberTools.js';
 
 /** Request fields that configure a container or a remote server, which an aggregate has not. */
 const SERVER_FIELDS = ['url', 'cmd_arguments', 'env_vars', 'secrets', 'volumes', 'target_port', 'permission_profile', 'oauth_config', 'header_forward', 'headers', 'session_mode'] as const;
@@ -16,11 +18,14 @@ export interface AggregateContext {
 	/** The workload of that name, if any. */
 	readonly workloadOf: (name: string) => Promise<StoredWorkload | undefined>;
 	readonly groupExists: (group: string) => Promise<boolean>;
+	/** The tools the group's serving members list now (memberTools.ts); without it, clashes are not looked for. */
+	readonly memberTools?: (group: string) => Promise<MemberList<MemberTool>[]>;
 }
 
 /**
  * Checks an aggregate of `group`: the group exists and is not an aggregate's name, no member
- * setting names an aggregate, and the settings hold together.
+ * setting names an aggregate, and the settings hold together; under `conflict: manual`, no tool
+ * name of the serving members is left to two of them.
  */
 export async function checkAggregate(group: string, request: Record<string, unknown>, aggregation: AggregationConfig | undefined, context: AggregateContext): Promise<void> {
 	for (const field of SERVER_FIELDS) {
@@ -56,6 +61,16 @@ export async function checkAggregate(group: string, request: Record<string, unkn
 			const field = `aggregation.members.${member}.overrides.${tool}`;
 			if (!override.name && !override.description) throw invalid(field, 'must have either name or description set');
 			if (override.name !== undefined && !EXPOSED_NAME.test(override.name)) throw invalid(`${field}.name`, `${JSON.stringify(override.name)} does not match ${EXPOSED_NAME.source}`);
+		}
+	}
+	if (conflict === 'manual' && context.memberTools) {
+		const [clash] = resolveNames(aggregation, await context.memberTools(group), true).clashes;
+		if (clash) {
+			const [first, second] = clash.members;
+			throw invalid(
+				'aggregation.members',
+				`tool ${clash.name} is held by ${first} and ${second} (conflict manual): rename one with aggregation.members.${second}.overrides.${clash.name}.name, or hide it from one (tools, exclude_all)`,
+			);
 		}
 	}
 }

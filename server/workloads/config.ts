@@ -17,7 +17,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
 import { groupOfImage } from '../runspec/aggregation.js';
-import { checkAggregate } from './aggregation.js';
+import { checkAggregate, type AggregateContext } from './aggregation.js';
 import type { ServerCatalog } from './dependencies.js';
 import type { PackageBuilder } from '../packages/builder.js';
 import { isPackageReference } from '../packages/reference.js';
@@ -254,6 +254,8 @@ export interface BuildOptions {
 	readonly groupExists: (group: string) => Promise<boolean>;
 	/** The stored workload of a name, if any (an aggregate's members are checked against them). */
 	readonly workloadOf: (name: string) => Promise<StoredWorkload | undefined>;
+	/** The tools an aggregate's serving members list (workloads/memberTools.ts). */
+	readonly memberTools?: AggregateContext['memberTools'];
 	/** The stored workload being updated, whose creation time carries over. */
 	readonly previous?: StoredWorkload;
 	readonly now: string;

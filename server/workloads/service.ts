@@ -34,6 +34,7 @@ import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
 import { PackageBuilder } from '../packages/builder.js';
 import { RuntimeDefaults } from '../packages/defaults.js';
+import { memberTools } from './memberTools.js';
 import { PinReview } from './pins.js';
 import { PinFeed } from './pinFeed.js';
 import { PinningDefault } from '../runspec/pins/policy.js';
@@ -65,6 +66,8 @@ export interface WorkloadEndpoint {
 	readonly group: string;
 	readonly url: string;
 	readonly transport: ClientTransport;
+	/** The group an aggregate serves. */
+	readonly aggregates?: string;
 }
 
 export class WorkloadService {
@@ -182,6 +185,7 @@ export class WorkloadService {
 			catalog: this.options.catalog,
 			groupExists: (group: string) => this.options.groups.exists(group),
 			workloadOf: (name: string) => this.store.configs.get(name),
+			memberTools: (group: string) => memberTools(this.store, group, context.signal),
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
@@ -335,7 +339,10 @@ export class WorkloadService {
 		const listed = await this.observer.listed({ all: false });
 		return listed
 			.filter(({ summary }) => summary.status === 'running' || isSignInState(summary.status))
-			.map(({ config, summary }) => ({ name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config) }));
+			.map(({ config, summary }) => {
+				const aggregates = aggregatedGroupOf(config);
+				return { name: summary.name, group: summary.group ?? DEFAULT_GROUP, url: summary.url!, transport: clientTransportOf(config), ...(aggregates === undefined ? {} : { aggregates }) };
+			});
 	}
 
 	// --- Groups ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import { rateLimitsOf } from '../../runspec/rateLimitConfig.js';
 import { RedisBuckets } from './rateLimits/redisBuckets.js';
 import { LocalBuckets, type BucketStore } from './rateLimits/tokenBuckets.js';
 import { TokenValidator } from './authentication/tokenValidator.js';
+import { aggregatedGroupOf } from '../../runspec/aggregation.js';
 
 export interface ProxySecurity {
 	/** HTTP middleware, after the request guard. */
@@ -99,7 +100,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	if (workload.authz_config_path) {
 		const config = await loadAuthzConfig(workload.authz_config_path);
 		const authorizer = await CedarAuthorizer.create(config, workload.name);
-		const authorization = authorizationMiddleware(authorizer, log);
+		const authorization = authorizationMiddleware(authorizer, log, { search: aggregatedGroupOf(workload) !== undefined && workload.aggregation?.mode === 'search' });
 		mcpMiddlewares.push(authorization.mcp);
 		noticeMiddlewares.push(authorization.notice);
 		log.info(`requests are authorized by ${config.policies.length} Cedar policies from ${workload.authz_config_path}`);

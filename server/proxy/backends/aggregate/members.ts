@@ -7,18 +7,14 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from '../../../log.js';
-import { isMemberOf } from '../../../runspec/aggregation.js';
-import { isServing, type WorkloadStore } from '../../../runspec/store.js';
+import { isMemberOf, memberEndpoint, type MemberEndpoint } from '../../../runspec/aggregation.js';
+import type { WorkloadStore } from '../../../runspec/store.js';
 
 /** How long a burst of writes settles before the members are read again. */
 const SETTLE_MS = 50;
 
-export interface Member {
+export interface Member extends MemberEndpoint {
 	readonly name: string;
-	/** Its proxy's Streamable HTTP endpoint, while it serves. */
-	readonly url: URL | undefined;
-	/** Changes when its proxy restarts: sessions of an earlier one are gone. */
-	readonly generation: string;
 }
 
 export class Membership {
@@ -71,18 +67,7 @@ export class Membership {
 	private async read(): Promise<Map<string, Member>> {
 		const members = new Map<string, Member>();
 		const configs = (await this.store.configs.list().catch(() => [])).filter((config) => isMemberOf(config, this.group));
-		await Promise.all(
-			configs.map(async (config) => {
-				const [status, proxy] = await Promise.all([this.store.statuses.get(config.name).catch(() => undefined), this.store.proxies.get(config.name).catch(() => undefined)]);
-				const serving = status && isServing(status.status) && proxy;
-				const host = !proxy || proxy.host === '0.0.0.0' || proxy.host === '::' ? '127.0.0.1' : proxy.host;
-				members.set(config.name, {
-					name: config.name,
-					url: serving ? new URL(`http://${host.includes(':') ? `[${host}]` : host}:${proxy.port}/mcp`) : undefined,
-					generation: serving ? `${proxy.pid}@${proxy.started_at}` : '',
-				});
-			}),
-		);
+		await Promise.all(configs.map(async (config) => members.set(config.name, { name: config.name, ...(await memberEndpoint(this.store, config.name)) })));
 		const signature = JSON.stringify([...members.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((member) => [member.name, member.url?.href, member.generation]));
 		this.signature = signature;
 		return members;

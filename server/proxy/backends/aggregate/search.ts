@@ -3,17 +3,12 @@
  * descriptions and parameters, by MiniSearch) and `call_tool` (calls a found tool by its name).
  */
 import MiniSearch from 'minisearch';
+import { CALL_TOOL, FIND_TOOL, type SearchableTool } from '../../core/toolSearch.js';
 
-export const FIND_TOOL = 'find_tool';
-export const CALL_TOOL = 'call_tool';
+export { CALL_TOOL, FIND_TOOL, foundResult, type SearchableTool } from '../../core/toolSearch.js';
+
 const DEFAULT_LIMIT = 5;
 const MAX_LIMIT = 50;
-
-export interface SearchableTool {
-	readonly name: string;
-	readonly description?: string;
-	readonly inputSchema?: { properties?: Record<string, { description?: string }> };
-}
 
 /** The two tools a search-mode aggregate lists. */
 export const SEARCH_TOOLS = [

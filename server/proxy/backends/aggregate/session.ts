@@ -18,8 +18,8 @@ import { CallTable } from '../../core/callTable.js';
 import { ErrorCode, errorResponse, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import type { AggregateBackend } from './backend.js';
 import type { Member } from './members.js';
-import { resolveNames, type Exposed, type MemberList } from './names.js';
-import { CALL_TOOL, FIND_TOOL, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
+import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
+import { CALL_TOOL, FIND_TOOL, foundResult, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
 const MEMBER_WAIT_MS = Number(process.env.HANGAR_AGGREGATE_MEMBER_WAIT_MS) || 5_000;
@@ -188,8 +188,8 @@ export class AggregateSession implements UpstreamSession {
 		const query = String(args?.query ?? '');
 		const exposed = await this.listTools(signal);
 		this.index ??= new ToolIndex(exposed.map((tool) => tool.item));
-		const found = this.index.find(query, typeof args?.limit === 'number' ? args.limit : undefined).map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
-		return { content: [{ type: 'text', text: JSON.stringify(found) }], structuredContent: { tools: found } };
+		const found = this.index.find(query, typeof args?.limit === 'number' ? args.limit : undefined).map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, annotations }));
+		return foundResult(found);
 	}
 
 	private async listTools(signal: AbortSignal): Promise<readonly Exposed<Tool>[]> {

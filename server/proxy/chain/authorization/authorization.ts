@@ -6,6 +6,10 @@
  * request is answered with HTTP 403 and a JSON-RPC error (code 403, "Unauthorized"); a denied
  * notification or response gets the same error without an id, and never reaches the server.
  *
+ * A search-mode aggregate (backends/aggregate/search.ts) lists only `find_tool` and `call_tool`,
+ * which are no resources of their own: `call_tool` is decided as the direct call of the tool it
+ * names, and `find_tool`'s answer keeps only the tools the caller may call.
+ *
  * Tool annotations (`readOnlyHint`…) are resource attributes: they come from the server's
  * `tools/list`, remembered from every list that passes and fetched when a call names a tool
  * not seen yet.
@@ -14,8 +18,9 @@ import type { Logger } from '../../../log.js';
 import { type HttpExchange, type McpCall, type McpHandler, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import { errorResponse, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import type { CedarAuthorizer } from './cedarAuthorizer.js';
-import { hintAttributes, type Attributes } from './cedarEntities.js';
-import { authorizationOf, RESPONSE_CHECK, type Check, type Filter } from './methodActions.js';
+import { CALL_TOOL, FIND_TOOL, foundResult, foundTools } from '../../core/toolSearch.js';
+import { argumentAttributes, hintAttributes, type Attributes } from './cedarEntities.js';
+import { authorizationOf, RESPONSE_CHECK, toolCheck, type Check, type Filter } from './methodActions.js';
 import { tag } from '../../core/tags.js';
 
 /** ToolHive's JSON-RPC code for a denied request. */
@@ -29,7 +34,12 @@ export interface Authorization {
 	readonly notice: NoticeMiddleware;
 }
 
-export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger): Authorization {
+export interface AuthorizationOptions {
+	/** The workload is an aggregate in `mode: search`: its `find_tool` and `call_tool` are seen through. */
+	readonly search?: boolean;
+}
+
+export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger, options: AuthorizationOptions = {}): Authorization {
 	const annotations = new ToolAnnotations();
 	const known = (tool: string) => annotations.known(tool);
 
@@ -53,9 +63,24 @@ export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger
 		return { ...response, result: { ...response.result, [key]: allowed } };
 	};
 
+	/** `find_tool`'s answer with only the tools the caller may call. */
+	const filterFound = (exchange: HttpExchange, response: JsonRpcResponse): JsonRpcResponse => {
+		const found = foundTools(response.result);
+		if (!found) return response;
+		annotations.learn({ ...response, result: { tools: found } });
+		const allowed = found.filter((tool) => authorizer.check(exchange.identity, toolCheck(tool.name, known(tool.name))).allowed);
+		return { ...response, result: { ...response.result, ...foundResult(allowed) } };
+	};
+
 	const mcp: McpMiddleware = async (call, next) => {
 		const { request, exchange } = call;
 		const params = request.params ?? {};
+		if (options.search && request.method === 'tools/call' && params.name === FIND_TOOL) return filterFound(exchange, await next(call));
+		if (options.search && request.method === 'tools/call' && params.name === CALL_TOOL) {
+			const inner = (params.arguments ?? {}) as Record<string, unknown>;
+			const name = String(inner.name ?? '');
+			return decide(exchange, request.id, `tools/call ${name} (through ${CALL_TOOL})`, toolCheck(name, known(name), argumentAttributes(inner.arguments))) ?? next(call);
+		}
 		if (request.method === 'tools/call') await annotations.fetchUnknown(String(params.name ?? ''), call, next);
 		const authorization = authorizationOf(request.method, params, known);
 		if (authorization.kind === 'filter') {

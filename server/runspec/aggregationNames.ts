@@ -5,8 +5,8 @@
  * kept unique. Pure: the same lists give the same names.
  */
 import { createHash } from 'node:crypto';
-import type { AggregationConfig } from '../../../../protocol/runConfig.js';
-import { EXPOSED_NAME } from '../../../runspec/aggregation.js';
+import type { AggregationConfig } from '../../protocol/runConfig.js';
+import { EXPOSED_NAME } from './aggregation.js';
 
 const MAX_NAME = 64;
 const HASH_LENGTH = 8;
