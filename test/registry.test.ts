@@ -372,6 +372,22 @@ describe('remote sources', () => {
 		expect((await get('/registry/default/v0.1/servers')).body.metadata.total).toBe(6);
 	});
 
+	it('a search finds what a refresh brought in: each load has its own search index', async () => {
+		const servers = generatedServers(20, 'io.example.indexed');
+		upstream.route('/indexed/v0.1/servers', apiServers(servers));
+		await put({ api_url: `${upstream.url}/indexed`, allow_private_ip: true });
+		const zebras = async (registry: string) =>
+			(await get(`/registry/${registry}/v0.1/servers?q=zebra&limit=200`)).body.servers.map((server: { name: string }) => server.name);
+		// Searched once before the refresh, in one registry and in all of them: both indexes exist.
+		expect(await zebras('default')).toEqual(['io.example.indexed/server-00000', 'io.example.indexed/server-00010']);
+		expect(await zebras('all')).not.toContain('io.example.indexed/zebra-crossing');
+		servers.push({ ...generatedServers(1)[0], name: 'io.example.indexed/zebra-crossing', description: 'Added upstream after the first search' });
+		expect(await call('POST', '/api/v1beta/registry/default/refresh')).toMatchObject({ status: 200 });
+		// A name segment ranks before a description match.
+		expect(await zebras('default')).toEqual(['io.example.indexed/zebra-crossing', 'io.example.indexed/server-00000', 'io.example.indexed/server-00010']);
+		expect(await zebras('all')).toContain('io.example.indexed/zebra-crossing');
+	});
+
 	it('fetches again once the cache expires, and serves a stale copy while the upstream is down', async () => {
 		const servers = generatedServers(2, 'io.example.ttl');
 		const ttlUpstream = await startUpstream();

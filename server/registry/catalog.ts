@@ -1,13 +1,14 @@
 /**
  * A loaded registry, indexed for the questions callers ask: a server by full or short name,
- * a skill by name and namespace, a ranked case-insensitive search, and the legacy view.
- * Immutable once built; a changed source produces a new Catalog.
+ * a skill by name and namespace, a ranked case-insensitive search (its index built on the first
+ * query), and the legacy view. Immutable once built; a changed source produces a new Catalog.
  */
 import { HangarError } from '../../protocol/errors.js';
 import type { RegistrySkill, ServerRecord } from '../../protocol/protocol.catalog.js';
 import type { RegistryData } from '../../protocol/registryTypes.js';
 import { legacyKind, toLegacyRegistry } from './convert.js';
 import type { RegistryDocument } from './format.js';
+import { SearchIndex, searchText, type SearchText } from './search.js';
 
 export class Catalog {
 	readonly version: string | undefined;
@@ -16,10 +17,10 @@ export class Catalog {
 	readonly skills: readonly RegistrySkill[];
 	private readonly byName = new Map<string, ServerRecord>();
 	private readonly byShortName = new Map<string, ServerRecord[]>();
-	/** What a search looks in, per server, in `servers` order. */
-	readonly serverText: readonly SearchText[];
-	/** What a search looks in, per skill, in `skills` order. */
-	readonly skillText: readonly SearchText[];
+	/** The servers with what a search looks in. */
+	readonly serverIndex: SearchIndex<ServerRecord>;
+	/** The skills with what a search looks in. */
+	readonly skillIndex: SearchIndex<RegistrySkill>;
 	private legacyData: RegistryData | undefined;
 	private countsValue: { image: number; remote: number } | undefined;
 
@@ -37,9 +38,10 @@ export class Catalog {
 			else this.byShortName.set(short, [server]);
 			serverText[index] = searchText(short, server.title, server.description, server.name);
 		});
-		this.serverText = serverText;
-		this.skillText = this.skills.map((skill) =>
-			searchText(skill.name, skill.title, skill.description, skill.namespace ? qualifiedName(skill) : skill.name),
+		this.serverIndex = new SearchIndex(this.servers, serverText);
+		this.skillIndex = new SearchIndex(
+			this.skills,
+			this.skills.map((skill) => searchText(skill.name, skill.title, skill.description, skill.namespace ? qualifiedName(skill) : skill.name)),
 		);
 	}
 
@@ -61,9 +63,9 @@ export class Catalog {
 		return matches[0];
 	}
 
-	/** Servers matching `query`, best first (see `search`); all without one. */
+	/** Servers matching `query`, best first (see `SearchIndex`); all without one. */
 	searchServers(query: string | undefined): readonly ServerRecord[] {
-		return search(this.servers, this.serverText, query);
+		return this.serverIndex.search(query);
 	}
 
 	/**
@@ -82,9 +84,9 @@ export class Catalog {
 		return matches[0];
 	}
 
-	/** Skills matching `query`, best first (see `search`); all without one. */
+	/** Skills matching `query`, best first (see `SearchIndex`); all without one. */
 	searchSkills(query: string | undefined): readonly RegistrySkill[] {
-		return search(this.skills, this.skillText, query);
+		return this.skillIndex.search(query);
 	}
 
 	/** The whole registry in the legacy shape (spec 2.4), built on first use. */
@@ -113,58 +115,4 @@ function qualifiedName(skill: RegistrySkill): string {
 /** `io.github.stacklok/fetch` → `fetch`. */
 export function shortName(name: string): string {
 	return name.slice(name.lastIndexOf('/') + 1);
-}
-
-/** The lower-cased fields a search looks in. */
-export interface SearchText {
-	/** The short name (`fetch` of `io.github.stacklok/fetch`). */
-	readonly name: string;
-	readonly title: string;
-	readonly description: string;
-	/** The full name, namespace included. */
-	readonly fullName: string;
-}
-
-function searchText(name: string, title: string | undefined, description: string | undefined, fullName: string): SearchText {
-	return {
-		name: name.toLowerCase(),
-		title: (title ?? '').toLowerCase(),
-		description: (description ?? '').toLowerCase(),
-		fullName: fullName.toLowerCase(),
-	};
-}
-
-/**
- * How well an item matches a lower-cased query; 0 for no match. The short name counts most
- * (whole, then one of its `-`/`_`/`.` segments, then a prefix, then anywhere), then the title,
- * then the description (a word start, then anywhere). The namespace (`io.github.…`), shared
- * by most of a catalog, counts only when the query names one (it holds `/` or `.`).
- */
-export function relevance(text: SearchText, needle: string): number {
-	if (text.name === needle) return 100;
-	if (text.name.split(/[-_.]/).includes(needle)) return 90;
-	if (text.name.startsWith(needle)) return 80;
-	if (text.name.includes(needle)) return 70;
-	if (text.title === needle) return 65;
-	if (text.title.includes(needle)) return 60;
-	if (new RegExp(`(^|[^a-z0-9])${escapeRegExp(needle)}`).test(text.description)) return 40;
-	if (text.description.includes(needle)) return 20;
-	if (/[/.]/.test(needle) && text.fullName.includes(needle)) return 10;
-	return 0;
-}
-
-/** The items matching `query`, best first, in catalog order among equals; all without one. */
-export function search<T>(items: readonly T[], texts: readonly SearchText[], query: string | undefined): readonly T[] {
-	const needle = query?.trim().toLowerCase();
-	if (!needle) return items;
-	const scored: { item: T; score: number }[] = [];
-	for (let index = 0; index < items.length; index++) {
-		const score = relevance(texts[index]!, needle);
-		if (score > 0) scored.push({ item: items[index]!, score });
-	}
-	return scored.sort((a, b) => b.score - a.score).map((entry) => entry.item);
-}
-
-function escapeRegExp(value: string): string {
-	return value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

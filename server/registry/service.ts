@@ -34,7 +34,8 @@ import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { OperationContext } from '../context.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
-import { search, type Catalog, type SearchText } from './catalog.js';
+import type { Catalog } from './catalog.js';
+import { mergeIndexes, type SearchIndex } from './search.js';
 import { RegistryConfigStore, DEFAULT_REGISTRY, effectivePriority, type RegistryEntry } from './config.js';
 import { toLegacyServer, unrunnableReason } from './convert.js';
 import { configureError, readError, SourceError } from './errors.js';
@@ -81,10 +82,8 @@ interface Loaded {
 interface MergedView {
 	readonly parts: readonly Catalog[];
 	readonly names: readonly string[];
-	readonly servers: readonly { record: ServerRecord; registry: string }[];
-	readonly serverText: readonly SearchText[];
-	readonly skills: readonly { skill: RegistrySkill; registry: string }[];
-	readonly skillText: readonly SearchText[];
+	readonly servers: SearchIndex<{ record: ServerRecord; registry: string }>;
+	readonly skills: SearchIndex<{ skill: RegistrySkill; registry: string }>;
 }
 
 export class RegistryService {
@@ -284,7 +283,7 @@ export class RegistryService {
 	): Promise<{ servers: ServerRecord[]; metadata: PageMetadata }> {
 		if (registryName === ALL_REGISTRIES) {
 			const view = await this.mergedView(signal);
-			const matches = search(view.servers, view.serverText, query.q);
+			const matches = view.servers.search(query.q);
 			const { items, metadata } = pageOf(matches, query);
 			return { servers: items.map(({ record, registry }) => withRegistry(record, registry)), metadata };
 		}
@@ -312,7 +311,7 @@ export class RegistryService {
 	): Promise<{ skills: RegistrySkill[]; metadata: PageMetadata }> {
 		if (registryName === ALL_REGISTRIES) {
 			const view = await this.mergedView(signal);
-			const matches = search(view.skills, view.skillText, query.q);
+			const matches = view.skills.search(query.q);
 			const { items, metadata } = pageOf(matches, query);
 			return { skills: items.map(({ skill, registry }) => withRegistry(skill, registry)), metadata };
 		}
@@ -421,29 +420,16 @@ export class RegistryService {
 		const names = readable.map((part) => part.entry.name);
 		const cached = this.merged;
 		if (cached && sameItems(cached.parts, parts) && sameItems(cached.names, names)) return cached;
-		// Each record keeps the search text its catalog already holds.
-		const servers: { record: ServerRecord; registry: string }[] = [];
-		const serverText: SearchText[] = [];
-		const skills: { skill: RegistrySkill; registry: string }[] = [];
-		const skillText: SearchText[] = [];
-		const seenServers = new Set<string>();
-		const seenSkills = new Set<string>();
-		readable.forEach(({ catalog, entry }) => {
-			catalog.servers.forEach((record, index) => {
-				if (seenServers.has(record.name)) return;
-				seenServers.add(record.name);
-				servers.push({ record, registry: entry.name });
-				serverText.push(catalog.serverText[index]!);
-			});
-			catalog.skills.forEach((skill, index) => {
-				const key = `${skill.namespace ?? ''}/${skill.name}`;
-				if (seenSkills.has(key)) return;
-				seenSkills.add(key);
-				skills.push({ skill, registry: entry.name });
-				skillText.push(catalog.skillText[index]!);
-			});
-		});
-		this.merged = { parts, names, servers, serverText, skills, skillText };
+		// Each record keeps the search text and the index its catalog already holds.
+		const servers = mergeIndexes(
+			readable.map(({ catalog, entry }) => ({ index: catalog.serverIndex, wrap: (record: ServerRecord) => ({ record, registry: entry.name }) })),
+			(record) => record.name,
+		);
+		const skills = mergeIndexes(
+			readable.map(({ catalog, entry }) => ({ index: catalog.skillIndex, wrap: (skill: RegistrySkill) => ({ skill, registry: entry.name }) })),
+			(skill) => `${skill.namespace ?? ''}/${skill.name}`,
+		);
+		this.merged = { parts, names, servers, skills };
 		return this.merged;
 	}
 

@@ -28,10 +28,28 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 			if (!['127.0.0.1', 'localhost', '::1'].includes(options.host) && !options.socket) {
 				cli.environment.log.warn(`bound to ${options.host}: the API is reachable from other machines`);
 			}
-			const stop = () => void server.close().then(() => dispatcher.close()).finally(() => process.exit(0));
+			let stopping = false;
+			const stop = () => {
+				if (stopping) return;
+				stopping = true;
+				void server.close().then(() => dispatcher.close()).finally(() => process.exit(0));
+			};
 			process.once('SIGINT', stop);
 			process.once('SIGTERM', stop);
+			if (process.env.npm_lifecycle_event) stopWithParent(stop);
 		});
+}
+
+/**
+ * Started by an npm script (`npm start`), the server must not outlive npm: were npm killed
+ * without passing the signal on (SIGKILL, or a shell between them), nothing would stop it.
+ * The parent's going shows as a new parent process id (the orphan is adopted).
+ */
+function stopWithParent(stop: () => void): void {
+	const parent = process.ppid;
+	setInterval(() => {
+		if (process.ppid !== parent) stop();
+	}, 1000).unref();
 }
 
 function collect(value: string, previous: string[]): string[] {
