@@ -13,7 +13,6 @@
 import { forwardNotice, type HttpExchange, type McpHandler, type NoticeHandler } from '../chain/chain.js';
 import {
 	ErrorCode,
-	errorResponse,
 	isRequest,
 	REVISION_2026,
 	SUPPORTED_PROTOCOL_VERSIONS,
