@@ -486,6 +486,28 @@ describe('the standard headers of a 2026-07-28 request, checked by the proxy in 
 	});
 });
 
+describe('a malformed 2026-07-28 request, refused by the proxy in front of a stdio server as a 2026-07-28 server refuses it', { timeout: 60_000 }, () => {
+	const claims = { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {} };
+	const post = (method: string, params: Record<string, unknown>, version = MODERN_REVISION) =>
+		postMcp(workloads.get('stdio image')!.url, { id: 7, method, params }, { 'MCP-Protocol-Version': version, 'Mcp-Method': method, ...(typeof params.name === 'string' ? { 'Mcp-Name': params.name } : {}) });
+
+	it.each([
+		['no _meta', 'server/discover', {}, MODERN_REVISION, 400, { code: -32602, data: { envelope: { missing: ['_meta'] } } }],
+		['no protocol version in _meta', 'server/discover', { _meta: { 'io.modelcontextprotocol/clientCapabilities': {} } }, MODERN_REVISION, 400, { code: -32602 }],
+		['no client capabilities in _meta', 'server/discover', { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION } }, MODERN_REVISION, 400, { code: -32602 }],
+		['a header that disagrees with _meta', 'server/discover', { _meta: { ...claims, 'io.modelcontextprotocol/protocolVersion': 'v999' } }, MODERN_REVISION, 400, { code: -32020 }],
+		['a revision it does not speak', 'server/discover', { _meta: { ...claims, 'io.modelcontextprotocol/protocolVersion': 'v999' } }, 'v999', 400, { code: -32022, data: { supported: [MODERN_REVISION], requested: 'v999' } }],
+		['a method the revision removed', 'ping', { _meta: claims }, MODERN_REVISION, 404, { code: -32601 }],
+		['a method the server lacks', 'unknown/method', { _meta: claims }, MODERN_REVISION, 404, { code: -32601 }],
+		['inputResponses that are not results', 'tools/call', { name: 'echo', arguments: { message: 'x' }, inputResponses: { asked: 12345 }, _meta: claims }, MODERN_REVISION, 400, { code: -32602 }],
+		['null inputResponses', 'tools/call', { name: 'echo', arguments: { message: 'x' }, inputResponses: null, _meta: claims }, MODERN_REVISION, 400, { code: -32602 }],
+	] as const)('refuses %s', async (_case, method, params, version, status, error) => {
+		const answer = await post(method, params as Record<string, unknown>, version);
+		expect(answer.status).toBe(status);
+		expect(answer.body).toMatchObject({ id: 7, error });
+	});
+});
+
 // server-everything registers some tools only for clients that declared the capability the
 // tool needs, so its tool list shows which capabilities the server was told about.
 const CAPABILITY_SETS = {

@@ -23,6 +23,11 @@ export interface ScenarioOutcome {
 	passed: boolean;
 	/** The ids and messages of the checks that failed. */
 	failures: string[];
+	/**
+	 * Per check id, why it did not pass (its failures, warnings, skips); '' when every check of
+	 * that id passed or only informed (INFO: a valid choice worth noting, such as JSON for SSE).
+	 */
+	checks: Map<string, string>;
 }
 
 /** Per scenario, whether every check passed; the suite's own verdict ("N passed, 0 failed"). */
@@ -45,11 +50,11 @@ export async function runConformance(url: string, requirements: RequirementSet):
 			// A scenario that broke off (the server hung up, say) may leave no checks behind.
 			const checks = JSON.parse(await readFile(join(output, entry, 'checks.json'), 'utf8').catch(() => 'null')) as Check[] | null;
 			if (!checks) {
-				report.set(scenario, { passed: false, failures: ['the scenario recorded no checks'] });
+				report.set(scenario, { passed: false, failures: ['the scenario recorded no checks'], checks: new Map() });
 				continue;
 			}
 			const failed = checks.filter((check) => check.status === 'FAILURE');
-			report.set(scenario, { passed: failed.length === 0, failures: failed.map((check) => `${check.id}: ${check.errorMessage ?? 'failed'}`) });
+			report.set(scenario, { passed: failed.length === 0, failures: failed.map((check) => `${check.id}: ${check.errorMessage ?? 'failed'}`), checks: outcomesOf(checks) });
 		}
 		if (report.size === 0) throw new Error(`the conformance suite produced no results (exit ${run.code}): ${run.stderr || run.stdout}`);
 		return report;
@@ -61,4 +66,15 @@ export async function runConformance(url: string, requirements: RequirementSet):
 /** The scenarios that passed. */
 export function passing(report: ConformanceReport): string[] {
 	return [...report].filter(([, outcome]) => outcome.passed).map(([scenario]) => scenario).sort();
+}
+
+/** Per check id (a scenario may run one check several times), why it did not pass, else ''. */
+function outcomesOf(checks: Check[]): Map<string, string> {
+	const outcomes = new Map<string, string>();
+	for (const check of checks) {
+		const why = check.status === 'SUCCESS' || check.status === 'INFO' ? '' : `${check.status}: ${check.errorMessage ?? check.status.toLowerCase()}`;
+		const before = outcomes.get(check.id);
+		outcomes.set(check.id, [before, why].filter(Boolean).join('; '));
+	}
+	return outcomes;
 }

@@ -457,7 +457,11 @@ class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 		}
 		const text = await readText(response);
 		const received = parseMessage(text);
-		if (received && isResponse(received) && status !== 401 && status !== 403) return { ...received, id: message.id };
+		if (received && isResponse(received) && status !== 401 && status !== 403) {
+			const answer: JsonRpcResponse = { ...received, id: message.id };
+			// A 2026-07-28 server's refusal (400, 404) reaches its 2026-07-28 client with its status.
+			return this.options.stateless2026 && status >= 400 && status < 500 ? tag(answer, { refusal: { status } }) : answer;
+		}
 		return httpError(message.id, response, text);
 	}
 

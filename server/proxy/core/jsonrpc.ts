@@ -40,6 +40,8 @@ export const ErrorCode = {
 	ConnectionClosed: -32000,
 	/** 2026-07-28: a request's `Mcp-Method`/`Mcp-Name`/`MCP-Protocol-Version` header disagrees with its body. */
 	HeaderMismatch: -32020,
+	/** 2026-07-28: the request's revision is not one the server speaks (its data names those it does). */
+	UnsupportedProtocolVersion: -32022,
 	/** Hangar: the proxy cannot authenticate to its remote server; the workload needs a sign-in (`hangar signin`). */
 	Unauthenticated: -32041,
 	/** Hangar: a limit on the sessions, server processes or held calls a caller or workload may have is reached. */

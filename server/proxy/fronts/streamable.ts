@@ -13,7 +13,6 @@
 import { forwardNotice, type HttpExchange, type McpHandler, type NoticeHandler } from '../chain/chain.js';
 import {
 	ErrorCode,
-	errorResponse,
 	isRequest,
 	REVISION_2026,
 	SUPPORTED_PROTOCOL_VERSIONS,
@@ -24,7 +23,7 @@ import {
 } from '../core/jsonrpc.js';
 import type { ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import { EventStream, jsonHeaders, ReplyStream, type EventFormat } from '../sessions/streams.js';
-import { headerMismatch, isRequest2026, Client2026Bridge } from '../revisions/client2026.js';
+import { isRequest2026, Client2026Bridge } from '../revisions/client2026.js';
 import { tagsOf } from '../core/tags.js';
 import { HttpError, messageOf, readJson, sendError, sendRefusal } from './http.js';
 
@@ -49,8 +48,10 @@ export class StreamableHttpFront {
 
 	/** Not an async function, nor is anything above it: each would add a promise per request. */
 	serve(exchange: HttpExchange): Promise<void> {
-		const version = exchange.request.headers['mcp-protocol-version'];
-		if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version !== REVISION_2026) {
+		const { 'mcp-protocol-version': version, 'mcp-session-id': session } = exchange.request.headers;
+		// Without a session, a POST names its revision for the 2026-07-28 side to answer (revisions/client2026.ts).
+		const sessionless = session === undefined && exchange.request.method === 'POST';
+		if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version !== REVISION_2026 && !sessionless) {
 			return refused(exchange, new HttpError(400, `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
 		}
 		switch (exchange.request.method) {
@@ -100,7 +101,7 @@ export class StreamableHttpFront {
 			const message = messageOf(body);
 			exchange.messages = [message];
 			if (!isRequest(message)) return await this.postNotice(exchange, message as JsonRpcNotification | JsonRpcResponse);
-			if (exchange.request.headers['mcp-session-id'] === undefined && isRequest2026(message)) return await this.answer2026(exchange, message);
+			if (exchange.request.headers['mcp-session-id'] === undefined && isRequest2026(exchange.request.headers, message)) return await this.answer2026(exchange, message);
 
 			const initialize = message.method === 'initialize';
 			const session = initialize ? this.sessions.create('streamable', exchange.identity?.subject) : (this.ownSession(exchange) ?? (await this.savedSession(exchange)));
@@ -157,13 +158,12 @@ export class StreamableHttpFront {
 		response.writeHead(202, session.headers).end();
 	}
 
+	/** A 2026-07-28 request: "method not found" goes with HTTP 404, as that revision requires. */
 	private async answer2026(exchange: HttpExchange, message: JsonRpcRequest): Promise<void> {
-		const mismatch = headerMismatch(exchange.request.headers, message);
-		if (mismatch) return sendRefusal(exchange.response, errorResponse(message.id, ErrorCode.HeaderMismatch, `Bad Request: ${mismatch}`), 400);
 		const reply = new ReplyStream(exchange.response, {});
 		const answer = await this.clients2026.answer(exchange, message, reply);
 		const refusal = tagsOf(answer)?.refusal;
-		reply.finish(answer, refusal?.status, refusal?.headers);
+		reply.finish(answer, refusal?.status ?? (answer.error?.code === ErrorCode.MethodNotFound ? 404 : undefined), refusal?.headers);
 	}
 
 	/**

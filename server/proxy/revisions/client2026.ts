@@ -42,6 +42,7 @@ import {
 } from '../core/jsonrpc.js';
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { ReplyStream } from '../sessions/streams.js';
+import { tag, tagsOf } from '../core/tags.js';
 import { Client2026Tasks } from './client2026Tasks.js';
 
 const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = META_2026;
@@ -68,20 +69,51 @@ const REQUEST_STATE_PREFIX = 'hangar-held:';
 /** Where a 2026-07-28 server names the `subscriptions/listen` request a notification belongs to. */
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
-/** The 2026-07-28 revision a request claims in its `_meta`, if it claims one. */
-export function isRequest2026(request: JsonRpcRequest): boolean {
+/** Methods 2026-07-28 removed: a 2026-07-28 client gets "method not found" for them, whatever the server behind speaks. */
+const REMOVED_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/result', 'tasks/list']);
+
+/**
+ * Whether a request without a session is a 2026-07-28 client's: its `_meta` claims that revision,
+ * or its `MCP-Protocol-Version` header names none of the session-based ones (then it is answered
+ * as 2026-07-28 answers an unsupported revision).
+ */
+export function isRequest2026(headers: IncomingHttpHeaders, request: JsonRpcRequest): boolean {
 	const meta = request.params?._meta as Record<string, unknown> | undefined;
-	return meta?.[PROTOCOL_VERSION_KEY] === REVISION_2026;
+	if (meta?.[PROTOCOL_VERSION_KEY] === REVISION_2026) return true;
+	const version = headers['mcp-protocol-version'];
+	return typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version.trim());
 }
 
 /**
- * Why a 2026-07-28 request's standard headers disagree with its body, which the revision
- * requires a server to refuse (HTTP 400, `HeaderMismatch`); undefined when they agree.
+ * The refusal 2026-07-28 requires of a malformed request, with its HTTP status 400: a `_meta`
+ * without the revision's required keys (`InvalidParams`), standard headers that disagree with
+ * the body (`HeaderMismatch`), a revision other than 2026-07-28 (`UnsupportedProtocolVersion`,
+ * naming the one supported). Undefined for a well-formed request.
  */
-export function headerMismatch(headers: IncomingHttpHeaders, request: JsonRpcRequest): string | undefined {
+export function refusal2026(headers: IncomingHttpHeaders, request: JsonRpcRequest): JsonRpcResponse | undefined {
+	const meta = request.params?._meta;
+	const missing = missingClaims(meta);
+	if (missing.length) return refused(request.id, ErrorCode.InvalidParams, `Invalid params: the request lacks ${missing.join(', ')}, required on protocol revision ${REVISION_2026}`, { envelope: { missing } });
+	const claimed = (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] as string;
 	const version = headers['mcp-protocol-version'];
-	if (version === undefined) return 'the MCP-Protocol-Version header is required';
-	if (typeof version !== 'string' || version.trim() !== REVISION_2026) return `the MCP-Protocol-Version header does not match the request's revision ${REVISION_2026}`;
+	if (version === undefined) return refused(request.id, ErrorCode.HeaderMismatch, 'Bad Request: the MCP-Protocol-Version header is required');
+	if (typeof version !== 'string' || version.trim() !== claimed) return refused(request.id, ErrorCode.HeaderMismatch, `Bad Request: the MCP-Protocol-Version header does not match the request's revision ${claimed}`);
+	if (claimed !== REVISION_2026) return refused(request.id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version: ${claimed}`, { supported: [REVISION_2026], requested: claimed });
+	const mismatch = headerMismatch(headers, request);
+	return mismatch ? refused(request.id, ErrorCode.HeaderMismatch, `Bad Request: ${mismatch}`) : undefined;
+}
+
+/** The `_meta` keys 2026-07-28 requires that `meta` lacks (all of `_meta` when it is not an object). */
+function missingClaims(meta: unknown): string[] {
+	if (!isObject(meta)) return ['_meta'];
+	const missing: string[] = [];
+	if (typeof meta[PROTOCOL_VERSION_KEY] !== 'string') missing.push(`_meta["${PROTOCOL_VERSION_KEY}"]`);
+	if (!isObject(meta[CLIENT_CAPABILITIES_KEY])) missing.push(`_meta["${CLIENT_CAPABILITIES_KEY}"]`);
+	return missing;
+}
+
+/** Why the `Mcp-Method` or `Mcp-Name` header disagrees with the body; undefined when they agree. */
+function headerMismatch(headers: IncomingHttpHeaders, request: JsonRpcRequest): string | undefined {
 	const method = headers['mcp-method'];
 	if (typeof method !== 'string') return 'the Mcp-Method header is required';
 	if (method.trim() !== request.method) return `the Mcp-Method header does not match the method ${request.method}`;
@@ -91,6 +123,26 @@ export function headerMismatch(headers: IncomingHttpHeaders, request: JsonRpcReq
 	if (typeof header !== 'string') return `the Mcp-Name header is required for ${request.method}`;
 	if (decodeHeaderValue(header) !== name) return `the Mcp-Name header does not match the request's ${request.method === 'resources/read' ? 'uri' : 'name'}`;
 	return undefined;
+}
+
+/**
+ * Why a retry's input is malformed, if it is: 2026-07-28 has `inputResponses` an object of the
+ * client's results (each an object) and `requestState` a string.
+ */
+function malformedInput(params: Record<string, unknown>): string | undefined {
+	const responses = params.inputResponses;
+	if ('inputResponses' in params && (!isObject(responses) || !Object.values(responses).every(isObject))) return 'inputResponses must be an object of the client\'s results, each an object';
+	if ('requestState' in params && typeof params.requestState !== 'string') return 'requestState must be a string';
+	return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An error the proxy answers a malformed 2026-07-28 request with, over HTTP 400. */
+function refused(id: RequestId, code: number, message: string, data?: unknown): JsonRpcResponse {
+	return tag(errorResponse(id, code, message, data), { refusal: { status: 400 } });
 }
 
 interface Session2025 {
@@ -209,12 +261,11 @@ export class Client2026Bridge {
 
 	/** Answers one 2026-07-28 request; the server's messages about it go to `reply` first. */
 	async answer(exchange: HttpExchange, request: JsonRpcRequest, reply: ReplyStream): Promise<JsonRpcResponse> {
-		const meta = (request.params?._meta ?? {}) as Record<string, unknown>;
-		const capabilities = meta[CLIENT_CAPABILITIES_KEY];
-		if (typeof capabilities !== 'object' || capabilities === null) {
-			return errorResponse(request.id, ErrorCode.InvalidParams, `Invalid params: _meta["${CLIENT_CAPABILITIES_KEY}"] is required on protocol revision ${REVISION_2026}`);
-		}
-		const declared = this.sessionCapabilities(capabilities as Record<string, unknown>);
+		const refusal = refusal2026(exchange.request.headers, request);
+		if (refusal) return refusal;
+		if (REMOVED_METHODS.has(request.method)) return errorResponse(request.id, ErrorCode.MethodNotFound, `Method not found: ${request.method} is not part of protocol revision ${REVISION_2026}`);
+		const meta = request.params!._meta as Record<string, unknown>;
+		const declared = this.sessionCapabilities(meta[CLIENT_CAPABILITIES_KEY] as Record<string, unknown>);
 		const owner = exchange.identity?.subject ?? '';
 		if (await this.sessions.backend.speaks2026?.(claimsOf(meta))) return this.forward(exchange, request, request.params, this.statelessFor(owner, exchange), reply);
 		const key = `${owner}\n${canonicalJson(declared)}`;
@@ -225,6 +276,8 @@ export class Client2026Bridge {
 		if (session2025.session.backend.speaks2026) return this.forward(exchange, request, request.params, session2025, reply);
 
 		const params = withoutClaims(request.params ?? {}, meta);
+		const malformed = malformedInput(params);
+		if (malformed) return refused(request.id, ErrorCode.InvalidParams, `Invalid params: ${malformed}`);
 		const { requestState, inputResponses, ...call } = params;
 		if (typeof requestState === 'string' && requestState.startsWith(REQUEST_STATE_PREFIX)) return this.resume(exchange, request, requestState, inputResponses, owner, reply);
 		const tasked = await this.tasks.answer({ exchange, request, params, session: session2025.session, handshake: session2025.handshake, owner, declared });
@@ -253,7 +306,10 @@ export class Client2026Bridge {
 		try {
 			const signal = AbortSignal.any([session.signal, hungUp.signal]);
 			const response = await this.handle({ request: { jsonrpc: '2.0', id, method: request.method, params }, session, signal, exchange });
-			return this.stamped(request, withSubscriptionId({ ...response, id: request.id }, id, request.id), session2025.handshake);
+			const answer = this.stamped(request, withSubscriptionId({ ...response, id: request.id }, id, request.id), session2025.handshake);
+			// A 2026-07-28 server's refusal keeps its HTTP status (backends/http.ts tags it).
+			const refusal = tagsOf(response)?.refusal;
+			return refusal ? tag(answer, { refusal }) : answer;
 		} finally {
 			exchange.response.off('close', onClose);
 			session.untrack(id);
