@@ -7,10 +7,11 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerRuntime } from '../server/runtime/docker.js';
+import { readLine, sendInitialize } from './support/attachment.js';
 import { freePort } from './support/registry.js';
 
 const run = promisify(execFile);
@@ -67,6 +68,28 @@ describe('DockerRuntime over DOCKER_HOST=ssh://', () => {
 		expect(await runtime.imageExists('hangar-test/everything:1')).toBe(true);
 		expect(await runtime.imageExists('hangar-test/no-such-image:1')).toBe(false);
 	});
+
+	it('inspects, starts and attaches to a container, and runs its command again, through OpenSSH', async () => {
+		const local = new DockerRuntime();
+		const runtime = new DockerRuntime({ DOCKER_HOST: `ssh://root@127.0.0.1:${port}`, SSH_AUTH_SOCK: agentSocket });
+		const id = await local.create({ name: `hangar-ssh-test-${basename(dir)}`, image: 'hangar-test/everything:1', args: ['stdio'], env: {}, labels: {}, interactive: true, mounts: [], network: 'none', restartPolicy: 'no' });
+		try {
+			expect(await runtime.inspect(id)).toMatchObject({ id, state: 'created' });
+			await runtime.start(id);
+			await runtime.start(id); // starting a running container is fine
+			const attachment = await runtime.attach(id);
+			sendInitialize(attachment, 1);
+			expect(await readLine(attachment)).toMatchObject({ id: 1, result: { serverInfo: { name: 'mcp-servers/everything' } } });
+			attachment.close();
+			const again = await runtime.execCommand(id);
+			sendInitialize(again, 2);
+			expect(await readLine(again)).toMatchObject({ id: 2, result: { serverInfo: { name: 'mcp-servers/everything' } } });
+			again.close();
+			expect(await runtime.inspect('hangar-ssh-test-no-such-container')).toBeUndefined();
+		} finally {
+			await local.remove(id);
+		}
+	}, 60_000);
 
 	it('is refused by the server without the key', async () => {
 		const runtime = new DockerRuntime({ DOCKER_HOST: `ssh://root@127.0.0.1:${port}`, SSH_AUTH_SOCK: join(dir, 'no-agent.sock') });

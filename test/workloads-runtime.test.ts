@@ -8,7 +8,7 @@ import { Health } from '../protocol/protocol.system.js';
 import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
 import { silentProgress } from '../server/context.js';
 import { DockerRuntime } from '../server/runtime/docker.js';
-import type { Attachment } from '../server/runtime/runtime.js';
+import { readLine, sendInitialize } from './support/attachment.js';
 import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe } from './support/processes.js';
@@ -40,19 +40,6 @@ async function createStdioServer(name: string): Promise<string> {
 	return id;
 }
 
-/** The first line of the server's stdout that is a response. */
-function readLine(attachment: Attachment): Promise<Record<string, unknown>> {
-	return new Promise((resolve) => {
-		let buffered = '';
-		attachment.onStdout((chunk) => {
-			buffered += chunk.toString('utf8');
-			const lines = buffered.split('\n').slice(0, -1).map((line) => JSON.parse(line) as Record<string, unknown>);
-			const answer = lines.find((message) => 'id' in message);
-			if (answer) resolve(answer);
-		});
-	});
-}
-
 describe('DockerRuntime', () => {
 	it('reports the engine', async () => {
 		const info = await runtime.info();
@@ -64,12 +51,16 @@ describe('DockerRuntime', () => {
 		const id = await createStdioServer('lifecycle');
 		expect(await runtime.inspect(id)).toMatchObject({ id, state: 'created', labels: label });
 		await runtime.start(id);
+		await runtime.start(id); // starting a running container is fine
 		const attachment = await runtime.attach(id);
-		attachment.stdin.write(
-			`${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`,
-		);
+		sendInitialize(attachment, 7);
 		const answer = await readLine(attachment);
 		expect(answer).toMatchObject({ id: 7, result: { serverInfo: { name: 'mcp-servers/everything' } } });
+		// The container's command once more, as a second server process with its own stdio.
+		const again = await runtime.execCommand(id);
+		sendInitialize(again, 8);
+		expect(await readLine(again)).toMatchObject({ id: 8, result: { serverInfo: { name: 'mcp-servers/everything' } } });
+		again.close();
 
 		const listed = await runtime.list(label);
 		expect(listed.map((container) => container.id)).toContain(id);

@@ -25,7 +25,7 @@ import { alternatingRounds, cpuPerCallOf, pairedBursts, pairedRatio, PHASES, poo
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
 const IMAGE = 'hangar-test/everything:1';
-const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
+export const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
 const ROUNDS = 4;
 const run = promisify(execFile);
 /** Cycles of the telemetry A/B (see `pairedBursts`). */
@@ -66,7 +66,7 @@ export async function hangar(name: string, label: string, flags: string[] = [], 
 	};
 }
 
-async function npmPeer(label: string, pkg: string, args: (port: number) => string[]): Promise<Front> {
+export async function npmPeer(label: string, pkg: string, args: (port: number) => string[]): Promise<Front> {
 	const port = await freePort();
 	const child = spawn(process.execPath, [binOf(pkg), ...args(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
 	return { name: label, pid: child.pid, session: await retry(() => openSession(`http://127.0.0.1:${port}/mcp`)), stop: () => stopChild(child) };
@@ -78,7 +78,7 @@ async function startContainer(): Promise<string> {
 	return stdout.trim();
 }
 
-async function minimalBridge(name: string): Promise<Front> {
+export async function minimalBridge(name: string): Promise<Front> {
 	const container = await startContainer();
 	const server = await spawnHttp([peerScript('minimal-bridge'), container]);
 	return {

@@ -16,10 +16,19 @@ function builtHelp(): string | undefined {
 	}
 }
 
+const spawnedProxy = args[0] === 'proxy' ? (await import('./proxyEntry.js')).spawnedProxyArguments(args) : undefined;
 if (args.length === 1 && args[0] === 'daemon') {
 	// Editors start a daemon per window: skip building the command tree, whose commands load
 	// the whole contract, so `initialize` is answered as soon as possible.
 	(await import('../rpc/main.js')).runDaemon();
+} else if (spawnedProxy) {
+	// A proxy runs as long as its workload: the command tree's modules would stay in its memory.
+	await (await import('./proxyEntry.js')).runProxyCommand(spawnedProxy.name, spawnedProxy.replica).catch(async (error: unknown) => {
+		const { describeFailure } = await import('./cli.js');
+		const { message, exitCode } = describeFailure(error);
+		process.stderr.write(`hangar: ${message}\n`);
+		process.exit(exitCode);
+	});
 } else {
 	// `hangar … | head -1`: the reader is gone, so is the need to write; end quietly.
 	for (const stream of [process.stdout, process.stderr]) {

@@ -18,12 +18,10 @@ import { remotePathOf } from '../runspec/urls.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
-import { EgressProxy } from './net/egress.js';
+import type { EgressProxy } from './net/egress.js';
 import type { Backend } from './core/backend.js';
-import { HttpBackend } from './backends/http.js';
-import { instanceLocator, SpreadBackend } from './backends/spread.js';
+import type { HttpBackend } from './backends/http.js';
 import { StdioBridge } from './backends/stdio.js';
-import { AggregateBackend } from './backends/aggregate/backend.js';
 import { aggregatedGroupOf } from '../runspec/aggregation.js';
 import { composeHttp, type HttpHandler, type HttpMiddleware, type McpMiddleware } from './chain/chain.js';
 import { guardMiddleware } from './fronts/guard.js';
@@ -37,14 +35,7 @@ import { ProxyServer } from './fronts/server.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 import { CallStats } from './chain/telemetry/callStats.js';
-import { SecretsService } from '../secrets/service.js';
-import { UpstreamAuthenticator } from './chain/upstreamAuth/authenticator.js';
-import { accessFor, policyFetch } from './chain/upstreamAuth/fetch.js';
-import { signInRoute } from './chain/upstreamAuth/route.js';
-import { TokenStore } from './chain/upstreamAuth/tokenStore.js';
-import { SIGNIN_PATH } from '../runspec/signin.js';
-import { RedisClientSessionStore } from './sessions/store.js';
-import { replicaPrefix } from './scale/haproxy.js';
+import type { UpstreamAuthenticator } from './chain/upstreamAuth/authenticator.js';
 import type { Environment } from '../environment.js';
 
 
@@ -83,9 +74,16 @@ function upstreamHeadersOf(workload: StoredWorkload, secretHeaders: Record<strin
  * The OAuth client of a remote server, unless its configuration gives a static credential: a
  * bearer token (the service passes it as the `Authorization` header) or an `Authorization`
  * header to forward; a refusal of that credential then reaches the client as the server's 401.
+ * Its modules (and the secrets service's) are loaded only for such a server.
  */
-function authenticatorOf(workload: StoredWorkload, headers: Record<string, string>, environment: Environment, store: WorkloadStore): UpstreamAuthenticator | undefined {
+async function authenticatorOf(workload: StoredWorkload, headers: Record<string, string>, environment: Environment, store: WorkloadStore): Promise<UpstreamAuthenticator | undefined> {
 	if (!workload.remote_url || Object.keys(headers).some((header) => header.toLowerCase() === 'authorization')) return undefined;
+	const [{ SecretsService }, { UpstreamAuthenticator }, { accessFor, policyFetch }, { TokenStore }] = await Promise.all([
+		import('../secrets/service.js'),
+		import('./chain/upstreamAuth/authenticator.js'),
+		import('./chain/upstreamAuth/fetch.js'),
+		import('./chain/upstreamAuth/tokenStore.js'),
+	]);
 	const serverUrl = new URL(workload.remote_url);
 	const secrets = new SecretsService(environment);
 	return new UpstreamAuthenticator({
@@ -99,12 +97,38 @@ function authenticatorOf(workload: StoredWorkload, headers: Record<string, strin
 	});
 }
 
-function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<string, string>, log: Logger, auth: UpstreamAuthenticator | undefined, replica: ReplicaRole | undefined, store: WorkloadStore): Backend {
+/** The sign-in page of a remote server behind OAuth. */
+async function signInRoutesOf(auth: UpstreamAuthenticator | undefined, statsToken: string): Promise<Array<readonly [string, HttpHandler]>> {
+	if (!auth) return [];
+	const [{ signInRoute }, { SIGNIN_PATH }] = await Promise.all([import('./chain/upstreamAuth/route.js'), import('../runspec/signin.js')]);
+	return [[SIGNIN_PATH, signInRoute(auth, statsToken)]];
+}
+
+/** The server side, with the asking of a remote server for its sign-in challenge. Only the backend used is loaded. */
+async function backendOf(
+	workload: StoredWorkload,
+	runtime: Runtime,
+	headers: Record<string, string>,
+	log: Logger,
+	auth: UpstreamAuthenticator | undefined,
+	replica: ReplicaRole | undefined,
+	store: WorkloadStore,
+): Promise<{ backend: Backend; challenge?: HttpBackend['challenge'] }> {
 	const group = aggregatedGroupOf(workload);
-	if (group !== undefined) return new AggregateBackend({ name: workload.name, group, config: workload.aggregation ?? {}, store, log });
+	if (group !== undefined) {
+		const { AggregateBackend } = await import('./backends/aggregate/backend.js');
+		return { backend: new AggregateBackend({ name: workload.name, group, config: workload.aggregation ?? {}, store, log }) };
+	}
+	const container = workload.container_name!;
+	if (!workload.remote_url && workload.transport === 'stdio') {
+		const execMain = replica !== undefined && replica.index > 1;
+		const processes = workload.scaling_config?.backend_replicas;
+		return { backend: new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes }) };
+	}
+	const { HttpBackend } = await import('./backends/http.js');
 	if (workload.remote_url) {
 		const url = new URL(workload.remote_url);
-		return new HttpBackend({
+		const remote = new HttpBackend({
 			transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
 			locate: async () => url,
 			headers,
@@ -113,24 +137,20 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<s
 			log,
 			auth,
 		});
-	}
-	const container = workload.container_name!;
-	if (workload.transport === 'stdio') {
-		const execMain = replica !== undefined && replica.index > 1;
-		const processes = workload.scaling_config?.backend_replicas;
-		return new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes });
+		return { backend: remote, challenge: () => remote.challenge() };
 	}
 	const path = workload.transport === 'sse' ? '/sse' : '/mcp';
 	const instances = backendInstancesOf(workload);
 	if (instances > 1) {
 		// Several server containers (scaling_config.backend_replicas): sessions spread across them (backends/spread.ts).
+		const { instanceLocator, SpreadBackend } = await import('./backends/spread.js');
 		const members = Array.from({ length: instances }, (_, index) => {
 			const locate = instanceLocator(runtime, instanceContainerName(workload, index + 1), workload.target_port!, path, workload.restart_policy, log);
 			return new HttpBackend({ transport: workload.transport === 'sse' ? 'sse' : 'streamable-http', locate, headers, guardAddresses: false, probe: true, log });
 		});
-		return new SpreadBackend(members, log);
+		return { backend: new SpreadBackend(members, log) };
 	}
-	return new HttpBackend({
+	const backend = new HttpBackend({
 		transport: workload.transport === 'sse' ? 'sse' : 'streamable-http',
 		locate: async () => {
 			const info = await runtime.inspect(container);
@@ -144,6 +164,7 @@ function backendOf(workload: StoredWorkload, runtime: Runtime, headers: Record<s
 		probe: true,
 		log,
 	});
+	return { backend };
 }
 
 /**
@@ -178,6 +199,7 @@ function requestTimeouts(workload: StoredWorkload): RequestTimeouts {
 
 /** The egress side of a network-isolated workload, on its network's gateway. */
 async function startEgress(workload: StoredWorkload, runtime: Runtime, log: Logger): Promise<EgressProxy> {
+	const { EgressProxy } = await import('./net/egress.js');
 	const gateway = await runtime.networkGateway(networkNameOf(workload));
 	if (!gateway || !workload.egress_port) throw new Error(`the isolated network ${networkNameOf(workload)} is missing`);
 	const outbound = workload.permission_profile?.network?.outbound;
@@ -222,11 +244,13 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		fail(`the security configuration is invalid: ${error.message}`),
 	);
 	const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
-	const auth = authenticatorOf(workload, upstreamHeaders, environment, store);
+	const auth = await authenticatorOf(workload, upstreamHeaders, environment, store);
 	const group = aggregatedGroupOf(workload);
-	const backend = backendOf(workload, runtime, upstreamHeaders, log, auth, replica, store);
+	const { backend, challenge } = await backendOf(workload, runtime, upstreamHeaders, log, auth, replica, store);
 	const sessionRedis = replica && workload.scaling_config?.session_redis;
-	const sessionStore = sessionRedis?.address ? await RedisClientSessionStore.connect({ ...sessionRedis, address: sessionRedis.address }, name, log) : undefined;
+	const sessionStore = sessionRedis?.address
+		? await import('./sessions/store.js').then(({ RedisClientSessionStore }) => RedisClientSessionStore.connect({ ...sessionRedis, address: sessionRedis.address! }, name, log))
+		: undefined;
 	if (sessionStore) {
 		report({ type: 'sessions', shared: sessionStore.available });
 		sessionStore.onAvailability = (shared) => report({ type: 'sessions', shared });
@@ -261,12 +285,12 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const metricsGuards = security.authentication && !workload.metrics_without_auth ? [guard, security.authentication] : [guard];
 	const behind = (entries: Iterable<readonly [string, HttpHandler]>, middlewares: HttpMiddleware[]) =>
 		[...entries].map(([path, handler]) => [path, composeHttp(middlewares, handler)] as const);
-	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(auth ? [[SIGNIN_PATH, signInRoute(auth, statsToken)] as const] : [])];
+	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(await signInRoutesOf(auth, statsToken))];
 	const routes = new Map([...behind(ownRoutes, [guard]), ...behind(telemetry?.routes ?? [], metricsGuards)]);
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,
 		port: replica?.port ?? workload.port,
-		sessions: replica && { idPrefix: replicaPrefix(replica.index), store: sessionStore },
+		sessions: replica && { idPrefix: (await import('./scale/haproxy.js')).replicaPrefix(replica.index), store: sessionStore },
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
@@ -334,7 +358,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	process.on('disconnect', () => (replica ? void stop() : undefined));
 
 	void backend.start().then(async () => {
-		await auth?.start(backend instanceof HttpBackend ? () => backend.challenge() : undefined).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
+		await auth?.start(challenge).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
 		await writes;
 		report({ type: 'ready', port: workload.port! });
 	});

@@ -1,6 +1,6 @@
 /**
  * The Docker Engine runtime, over dockerode (imported on first use so the daemon starts
- * fast). It speaks to any engine with Docker's API: Docker, and Podman's Docker-compatible
+ * fast), but for the calls a workload's proxy makes (`engineApi.ts`, over node:http). It speaks to any engine with Docker's API: Docker, and Podman's Docker-compatible
  * service. The engine is found as `engines.ts` says (`DOCKER_HOST`, the Docker context, the
  * sockets of Docker, Docker Desktop, Colima, Rancher Desktop and Podman).
  */
@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
+import { httpEngine, modemEngine, type EngineApi } from './engineApi.js';
 import { findEngine, type EngineAddress } from './engines.js';
 import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, ImageBuild, LogOptions, Runtime, RuntimeInfo } from './runtime.js';
 
@@ -28,6 +29,7 @@ interface EngineError extends Error {
 
 export class DockerRuntime implements Runtime {
 	private docker: Promise<Dockerode> | undefined;
+	private engineApi: Promise<EngineApi> | undefined;
 	private found: EngineAddress | undefined;
 
 	constructor(private readonly env: NodeJS.ProcessEnv = process.env) {}
@@ -46,10 +48,28 @@ export class DockerRuntime implements Runtime {
 		return (this.docker ??= import('dockerode').then(({ default: Docker }) => new Docker(engineOptions(this.engine.host, this.env))));
 	}
 
+	/** The proxy's calls: over node:http, unless the engine is reached over SSH (dockerode's transport). */
+	private api(): Promise<EngineApi> {
+		if (!this.engineApi) {
+			const options = engineOptions(this.engine.host, this.env);
+			this.engineApi = options.protocol === 'ssh' ? this.client().then(modemEngine) : Promise.resolve(httpEngine(options));
+		}
+		return this.engineApi;
+	}
+
 	/** Runs an engine call, turning transport failures into 503 and engine statuses into HangarErrors. */
 	private async call<T>(what: string, work: (docker: Dockerode) => Promise<T>): Promise<T> {
+		return this.attempt(what, async () => work(await this.client()));
+	}
+
+	/** `call` for the calls `engineApi.ts` makes. */
+	private async request<T>(what: string, work: (api: EngineApi) => Promise<T>): Promise<T> {
+		return this.attempt(what, async () => work(await this.api()));
+	}
+
+	private async attempt<T>(what: string, work: () => Promise<T>): Promise<T> {
 		try {
-			return await work(await this.client());
+			return await work();
 		} catch (error) {
 			throw this.translate(what, error);
 		}
@@ -190,9 +210,9 @@ export class DockerRuntime implements Runtime {
 	}
 
 	async start(id: string): Promise<void> {
-		await this.call(`start container ${id}`, async (docker) => {
+		await this.request(`start container ${id}`, async (api) => {
 			try {
-				await docker.getContainer(id).start();
+				await api.json('POST', `/containers/${encodeURIComponent(id)}/start`);
 			} catch (error) {
 				if ((error as EngineError).statusCode !== 304) throw error; // 304: already running
 			}
@@ -225,7 +245,7 @@ export class DockerRuntime implements Runtime {
 
 	async inspect(idOrName: string): Promise<ContainerInfo | undefined> {
 		try {
-			const data = await this.call(`container ${idOrName}`, (docker) => docker.getContainer(idOrName).inspect());
+			const data = await this.inspected(idOrName);
 			return {
 				id: data.Id,
 				name: data.Name.replace(/^\//, ''),
@@ -240,6 +260,10 @@ export class DockerRuntime implements Runtime {
 			if (error instanceof HangarError && error.status === 404) return undefined;
 			throw error;
 		}
+	}
+
+	private inspected(idOrName: string): Promise<Dockerode.ContainerInspectInfo> {
+		return this.request(`container ${idOrName}`, (api) => api.json<Dockerode.ContainerInspectInfo>('GET', `/containers/${encodeURIComponent(idOrName)}/json`));
 	}
 
 	async list(labels: Readonly<Record<string, string>>): Promise<ContainerInfo[]> {
@@ -257,7 +281,7 @@ export class DockerRuntime implements Runtime {
 	}
 
 	async endpoint(id: string, containerPort: number): Promise<Endpoint> {
-		const data = await this.call(`container ${id}`, (docker) => docker.getContainer(id).inspect());
+		const data = await this.inspected(id);
 		const binding = data.NetworkSettings.Ports?.[`${containerPort}/tcp`]?.[0];
 		if (binding?.HostPort) {
 			const host = !binding.HostIp || binding.HostIp === '0.0.0.0' ? '127.0.0.1' : binding.HostIp;
@@ -285,7 +309,7 @@ export class DockerRuntime implements Runtime {
 
 	async networkGateway(name: string): Promise<string | undefined> {
 		try {
-			const data = await this.call(`network ${name}`, (docker) => docker.getNetwork(name).inspect());
+			const data = await this.request(`network ${name}`, (api) => api.json<Dockerode.NetworkInspectInfo>('GET', `/networks/${encodeURIComponent(name)}`));
 			return (data.IPAM?.Config ?? []).map((config: { Gateway?: string }) => config.Gateway).find(Boolean);
 		} catch (error) {
 			if (error instanceof HangarError && error.status === 404) return undefined;
@@ -304,9 +328,7 @@ export class DockerRuntime implements Runtime {
 	}
 
 	async attach(id: string): Promise<Attachment> {
-		const socket = (await this.call(`attach to container ${id}`, (docker) =>
-			docker.getContainer(id).attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
-		)) as Duplex;
+		const socket = await this.request(`attach to container ${id}`, (api) => api.hijack(`/containers/${encodeURIComponent(id)}/attach?stream=1&stdin=1&stdout=1&stderr=1`));
 		return this.streamAttachment(socket);
 	}
 
@@ -337,14 +359,13 @@ export class DockerRuntime implements Runtime {
 	}
 
 	async execCommand(id: string): Promise<Attachment> {
-		const socket = (await this.call(`run the command of container ${id} again`, async (docker) => {
-			const container = docker.getContainer(id);
-			const { Config } = await container.inspect();
+		const socket = await this.request(`run the command of container ${id} again`, async (api) => {
+			const { Config } = await api.json<Dockerode.ContainerInspectInfo>('GET', `/containers/${encodeURIComponent(id)}/json`);
 			const command = [...(Config.Entrypoint ?? []), ...(Config.Cmd ?? [])];
 			if (command.length === 0) throw new HangarError(409, `container ${id} has no command to run again`, 'conflict');
-			const exec = await container.exec({ Cmd: command, AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
-			return exec.start({ hijack: true, stdin: true });
-		})) as Duplex;
+			const exec = await api.json<{ Id: string }>('POST', `/containers/${encodeURIComponent(id)}/exec`, { Cmd: command, AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false });
+			return api.hijack(`/exec/${exec.Id}/start`, { Detach: false, Tty: false });
+		});
 		const attachment = this.streamAttachment(socket);
 		return {
 			...attachment,

@@ -611,9 +611,8 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		.addOption(new Option('--replica <index>', 'serve as this replica, behind the workload\'s load balancer').argParser(wholeNumber).hideHelp())
 		.addOption(new Option('--replica-port <port>', 'the replica\'s loopback port').argParser(port).hideHelp())
 		.action(async (name: string, options: { replica?: number; replicaPort?: number }) => {
-			const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../../proxy/main.js'), import('../../runtime/docker.js')]);
 			const replica = options.replica && options.replicaPort ? { index: options.replica, port: options.replicaPort } : undefined;
-			await runProxy(name, new DockerRuntime(), replica);
+			await (await import('../proxyEntry.js')).runProxyCommand(name, replica);
 		});
 }
 

@@ -1,7 +1,8 @@
 /**
  * The security middleware a workload's run configuration asks for, in the chain's order:
  * audit → authentication → (MCP parsing) → authorization → rate limit. A workload that asks
- * for none gets none, and none of jose, Cedar or the Redis client is loaded for it. A workload
+ * for none gets none, and none of their modules (nor jose, Cedar or the Redis client) is
+ * loaded for it: each feature's folder is imported when configured. A workload
  * whose server speaks HTTP gets one more: an upstream 401/403 passed on as such.
  *
  * Building fails (and the proxy refuses to start) when a configuration is wrong, with a
@@ -13,19 +14,8 @@ import type { HangarPaths } from '../../store/paths.js';
 import type { StoredWorkload } from '../../runspec/store.js';
 import type { HttpHandler, HttpMiddleware, McpMiddleware, NoticeMiddleware } from './chain.js';
 import type { PublicAddress } from '../net/publicAddress.js';
-import { Auditor } from './audit/audit.js';
-import { authenticationMiddleware } from './authentication/authentication.js';
-import { authorizationMiddleware } from './authorization/authorization.js';
-import { rateLimitMiddleware } from './rateLimits/rateLimit.js';
-import { upstreamAuthMiddleware } from './upstreamAuth/middleware.js';
-import { AuditLog } from './audit/auditLog.js';
-import { loadAuthzConfig } from '../../runspec/authzConfig.js';
-import { CedarAuthorizer } from './authorization/cedarAuthorizer.js';
-import { protectedResourceRoutes } from './authentication/protectedResource.js';
-import { rateLimitsOf } from '../../runspec/rateLimitConfig.js';
-import { RedisBuckets } from './rateLimits/redisBuckets.js';
-import { LocalBuckets, type BucketStore } from './rateLimits/tokenBuckets.js';
-import { TokenValidator } from './authentication/tokenValidator.js';
+import type { Auditor } from './audit/audit.js';
+import type { BucketStore } from './rateLimits/tokenBuckets.js';
 import { aggregatedGroupOf } from '../../runspec/aggregation.js';
 
 export interface ProxySecurity {
@@ -73,6 +63,7 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 
 	if (isAuditEnabled(workload)) {
 		const config = workload.audit_config!;
+		const [{ Auditor }, { AuditLog }] = await Promise.all([import('./audit/audit.js'), import('./audit/auditLog.js')]);
 		const auditLog = new AuditLog(config.logFile || defaultAuditFile(paths, workload.name), config, log);
 		auditor = new Auditor(auditLog, config, config.component || workload.name, endpoints.sse);
 		httpMiddlewares.push(auditor.http);
@@ -84,20 +75,30 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 
 	const oidc = workload.oidc_config;
 	if (oidc?.issuer) {
+		const [{ TokenValidator }, { authenticationMiddleware }] = await Promise.all([import('./authentication/tokenValidator.js'), import('./authentication/authentication.js')]);
 		const validator = await TokenValidator.create(oidc);
 		authentication = authenticationMiddleware(validator, oidc.resourceURL || undefined, address);
 		httpMiddlewares.push(authentication);
-		routes = protectedResourceRoutes(oidc, endpoints.main, endpoints.mcp, address);
 		log.info(`clients must present tokens of ${oidc.issuer} for audience ${oidc.audience}`);
 	}
 
 	// An HTTP server may refuse the proxy (401/403): the client is told so, and where the metadata is.
-	if (workload.remote_url || workload.transport !== 'stdio') {
+	const httpUpstream = Boolean(workload.remote_url) || workload.transport !== 'stdio';
+	if (httpUpstream) {
+		const { upstreamAuthMiddleware } = await import('./upstreamAuth/middleware.js');
 		mcpMiddlewares.push(upstreamAuthMiddleware(oidc?.resourceURL || undefined, address));
-		if (!oidc?.issuer) routes = protectedResourceRoutes(undefined, endpoints.main, endpoints.mcp, address);
+	}
+	if (oidc?.issuer || httpUpstream) {
+		const { protectedResourceRoutes } = await import('./authentication/protectedResource.js');
+		routes = protectedResourceRoutes(oidc?.issuer ? oidc : undefined, endpoints.main, endpoints.mcp, address);
 	}
 
 	if (workload.authz_config_path) {
+		const [{ loadAuthzConfig }, { CedarAuthorizer }, { authorizationMiddleware }] = await Promise.all([
+			import('../../runspec/authzConfig.js'),
+			import('./authorization/cedarAuthorizer.js'),
+			import('./authorization/authorization.js'),
+		]);
 		const config = await loadAuthzConfig(workload.authz_config_path);
 		const authorizer = await CedarAuthorizer.create(config, workload.name);
 		const authorization = authorizationMiddleware(authorizer, log, { search: aggregatedGroupOf(workload) !== undefined && workload.aggregation?.mode === 'search' });
@@ -107,9 +108,16 @@ export async function buildSecurity(workload: StoredWorkload, endpoints: Endpoin
 	}
 
 	if (workload.rate_limit_config) {
+		const [{ rateLimitsOf }, { rateLimitMiddleware }, { LocalBuckets }] = await Promise.all([
+			import('../../runspec/rateLimitConfig.js'),
+			import('./rateLimits/rateLimit.js'),
+			import('./rateLimits/tokenBuckets.js'),
+		]);
 		const limits = rateLimitsOf(workload.rate_limit_config);
 		const redis = workload.scaling_config?.session_redis;
-		const buckets: BucketStore = redis?.address ? await RedisBuckets.connect({ ...redis, address: redis.address }, log) : new LocalBuckets();
+		const buckets: BucketStore = redis?.address
+			? await import('./rateLimits/redisBuckets.js').then(({ RedisBuckets }) => RedisBuckets.connect({ ...redis, address: redis.address! }, log))
+			: new LocalBuckets();
 		// Replicas of a workload (same name and namespace, same Redis) share its buckets.
 		const prefix = `${redis?.key_prefix ?? 'hangar:'}rl:{${workload.rate_limit_namespace || 'default'}:${workload.name}}`;
 		const rateLimit = rateLimitMiddleware(limits, buckets, prefix);

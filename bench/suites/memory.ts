@@ -1,0 +1,85 @@
+/**
+ * The memory each front holds for one containerised stdio server: its resident set (RSS, from
+ * /proc) once it serves and has settled, and again after a loaded run (sequential calls, then 64
+ * connections) and a settle. Hangar's proxy (plain, and with authentication + authorization on)
+ * against supergateway, mcp-proxy and the minimal bridge, above a bare `node -e` idling. The
+ * peers relay through a `docker run -i` client whose memory is not counted (as in `bound`).
+ */
+import { spawn } from 'node:child_process';
+import { readFile, rm, writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AUDIENCE, startIssuer } from '../issuer.js';
+import { stopChild } from '../processes.js';
+import { calls, type Front } from '../rounds.js';
+import type { Table } from '../stats.js';
+import { DOCKER_RUN, hangar, minimalBridge, npmPeer } from './proxyBound.js';
+
+const PLAIN = "Hangar's proxy";
+/** How long a front is left alone before its resident set is read. */
+const SETTLE_MS = 3_000;
+const LOADED_CALLS = 2_000;
+/** Issue #31: fifty plain workloads' proxies fit on a laptop. */
+const PLAIN_IDLE_TARGET_MB = 60;
+
+async function residentMegabytes(pid: number): Promise<number> {
+	const status = await readFile(`/proc/${pid}/status`, 'utf8');
+	return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+
+/** A bare Node.js process idling: the floor every Node front stands on. */
+function bareNode(): Front {
+	const child = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1 << 30)'], { stdio: 'ignore' });
+	return { name: 'node -e (bare Node.js, idle)', pid: child.pid, session: { call: async () => undefined, close: () => undefined }, stop: () => stopChild(child) };
+}
+
+export async function memory(): Promise<Table[]> {
+	const issuer = await startIssuer();
+	const folder = await mkdtemp(join(tmpdir(), 'hangar-bench-memory-'));
+	const policies = join(folder, 'authz.json');
+	await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action == Action::"call_tool", resource == Tool::"echo");'], entities_json: '[]' } }));
+	const token = await issuer.sign('RS256', 'rita');
+	const starts: Array<() => Promise<Front>> = [
+		async () => bareNode(),
+		() => hangar('bench-memory', PLAIN),
+		() => hangar('bench-memory-secure', "Hangar's proxy, authentication + authorization on", ['--oidc-issuer', issuer.url, '--oidc-audience', AUDIENCE, '--authz-config', policies], { Authorization: `Bearer ${token}` }),
+		() => minimalBridge('minimal bridge (node:http + one engine attach)'),
+		() => npmPeer('supergateway 4', 'supergateway', (port) => ['--stdio', DOCKER_RUN.join(' '), '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none']),
+		() => npmPeer('mcp-proxy 6', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
+	];
+	const rows: string[][] = [];
+	let plainIdle: number | undefined;
+	try {
+		// One front at a time, so that none is measured while another loads the machine.
+		for (const start of starts) {
+			const front = await start();
+			try {
+				await settle();
+				const idle = await residentMegabytes(front.pid!);
+				await calls(front.session, 1, LOADED_CALLS / 2);
+				await calls(front.session, 64, LOADED_CALLS / 2);
+				await settle();
+				const loaded = await residentMegabytes(front.pid!);
+				rows.push([front.name, `${idle.toFixed(1)} MB`, `${loaded.toFixed(1)} MB`]);
+				if (front.name === PLAIN) plainIdle = idle;
+			} finally {
+				front.session.close();
+				await front.stop();
+			}
+		}
+	} finally {
+		issuer.stop();
+		await rm(folder, { recursive: true, force: true });
+	}
+	return [
+		{
+			title: `Resident memory of each front for one containerised stdio server: idle (${SETTLE_MS / 1000} s after it serves, one session open) and after ${LOADED_CALLS.toLocaleString('en-US')} tools/call (half sequential, half over 64 connections) and ${SETTLE_MS / 1000} s more`,
+			columns: ['front', 'idle RSS', 'RSS after the calls'],
+			rows,
+			verdicts:
+				plainIdle === undefined ? [] : [`${PLAIN} idle: ${plainIdle.toFixed(1)} MB (target < ${PLAIN_IDLE_TARGET_MB} MB) — ${plainIdle < PLAIN_IDLE_TARGET_MB ? 'met' : 'MISSED'}`],
+		},
+	];
+}

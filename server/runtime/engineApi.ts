@@ -1,0 +1,98 @@
+/**
+ * The Docker Engine API calls a workload's proxy makes (inspect a container, start it, attach
+ * to it, run its command again, a network's gateway), over node:http: dockerode would bring
+ * its gRPC, protobuf and SSH modules into the memory of every proxy. An `ssh://` engine is
+ * reached through dockerode's transport (`modemEngine`), loaded only for it.
+ *
+ * Failures look like dockerode's (`statusCode`, `json`, and the socket's `code`), so that
+ * `docker.ts` reads both alike.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Duplex } from 'node:stream';
+import type Dockerode from 'dockerode';
+
+export interface EngineApi {
+	/** A call answering JSON (or nothing): the parsed answer; a status of 300 or more is a failure. */
+	json<T>(method: 'GET' | 'POST', path: string, body?: object): Promise<T>;
+	/** A call whose connection the engine hands over (`Upgrade: tcp`) for a container's stdio, left open. */
+	hijack(path: string, body?: object): Promise<Duplex>;
+}
+
+/** An engine failure as dockerode reports it. */
+export class EngineStatusError extends Error {
+	constructor(
+		readonly statusCode: number,
+		readonly json: { message?: string } | null,
+	) {
+		super(`(HTTP code ${statusCode}) - ${json?.message ?? 'no message'}`);
+	}
+}
+
+/** The engine at `options` (unix socket, named pipe, tcp or https), over node:http. */
+export function httpEngine(options: Dockerode.DockerOptions): EngineApi {
+	const send = (method: string, path: string, headers: Record<string, string | number>): ClientRequest => {
+		const base: RequestOptions = { method, path, headers };
+		if (options.socketPath) return httpRequest({ ...base, socketPath: options.socketPath as string });
+		const target = { ...base, host: options.host, port: options.port };
+		return options.protocol === 'https' ? httpsRequest({ ...target, ca: options.ca, cert: options.cert, key: options.key }) : httpRequest(target);
+	};
+	return {
+		json: <T>(method: 'GET' | 'POST', path: string, body?: object) =>
+			new Promise<T>((resolve, reject) => {
+				const payload = body === undefined ? undefined : JSON.stringify(body);
+				const request = send(method, path, payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) });
+				request.once('error', reject);
+				request.once('response', (response) => {
+					answerOf(response).then(({ status, value }) => (status >= 300 ? reject(new EngineStatusError(status, value as { message?: string } | null)) : resolve(value as T)), reject);
+				});
+				request.end(payload);
+			}),
+		hijack: (path, body) =>
+			new Promise<Duplex>((resolve, reject) => {
+				const payload = JSON.stringify(body ?? {});
+				const request = send('POST', path, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), Connection: 'Upgrade', Upgrade: 'tcp' });
+				request.once('error', reject);
+				request.once('upgrade', (_response, socket, head) => {
+					if (head.length > 0) socket.unshift(head);
+					resolve(socket);
+				});
+				// An engine that does not upgrade streams over the response instead; a refusal answers JSON.
+				request.once('response', (response) => {
+					if (response.statusCode! >= 300) answerOf(response).then(({ status, value }) => reject(new EngineStatusError(status, value as { message?: string } | null)), reject);
+					else resolve(Duplex.from({ readable: response, writable: request }));
+				});
+				request.write(payload);
+			}),
+	};
+}
+
+async function answerOf(response: IncomingMessage): Promise<{ status: number; value: unknown }> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of response) chunks.push(chunk as Buffer);
+	const text = Buffer.concat(chunks).toString('utf8');
+	let value: unknown = null;
+	try {
+		value = text ? JSON.parse(text) : null;
+	} catch {
+		value = { message: text.trim() };
+	}
+	return { status: response.statusCode ?? 0, value };
+}
+
+/** The same calls through dockerode's connection (its SSH transport, for `ssh://` engines). */
+export function modemEngine(docker: Dockerode): EngineApi {
+	const { modem } = docker as unknown as { modem: { dial(options: object, callback: (error: Error | null, data: unknown) => void): void } };
+	const dial = <T>(options: object) => new Promise<T>((resolve, reject) => modem.dial(options, (error, data) => (error ? reject(error) : resolve(data as T))));
+	const statusCodes = { 200: true, 201: true, 204: true };
+	return {
+		json: (method, path, body) => dial({ ...target(path, body), method, statusCodes, allowEmpty: true }),
+		hijack: (path, body) => dial({ ...target(path, body), method: 'POST', statusCodes, isStream: true, hijack: true, openStdin: true }),
+	};
+}
+
+/** The modem takes a query as options after a bare `?` (and sends those options as the body too, as dockerode's calls do). */
+function target(path: string, body: object | undefined): { path: string; options: object } {
+	const [bare, query] = path.split('?');
+	return query === undefined ? { path: bare!, options: body ?? {} } : { path: `${bare}?`, options: { ...Object.fromEntries(new URLSearchParams(query)), ...body } };
+}
