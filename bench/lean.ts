@@ -66,8 +66,9 @@ function checkAnswer(answer: Answer, id: number): void {
 }
 
 /**
- * Opens one session (Streamable HTTP, 2025-06-18): `initialize`, then `notifications/initialized`.
- * `headers` go with every request (a bearer token, say).
+ * Opens one session (Streamable HTTP, 2025-06-18): `initialize`, `notifications/initialized`,
+ * then one `tools/list` as a client does before it calls (Hangar's tool pinning checks calls
+ * against what was listed). `headers` go with every request (a bearer token, say).
  */
 export async function openSession(address: string, headers: Record<string, string> = {}): Promise<LeanSession> {
 	const url = new URL(address);
@@ -77,7 +78,8 @@ export async function openSession(address: string, headers: Record<string, strin
 	checkAnswer(opened, 0);
 	const session = { ...headers, ...(opened.sessionId ? { 'Mcp-Session-Id': opened.sessionId } : {}), 'MCP-Protocol-Version': '2025-06-18' };
 	await post(agent, url, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-	let nextId = 1;
+	checkAnswer(await post(agent, url, session, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })), 1);
+	let nextId = 2;
 	return {
 		async call() {
 			const id = nextId++;

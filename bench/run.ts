@@ -8,6 +8,7 @@ import { clients } from './suites/clients.js';
 import { foundation } from './suites/foundation.js';
 import { memory } from './suites/memory.js';
 import { packages } from './suites/packages.js';
+import { pinningCost } from './suites/pinningCost.js';
 import { proxyBound } from './suites/proxyBound.js';
 import { registry } from './suites/registry.js';
 import { scaleOut } from './suites/scaleOut.js';
@@ -17,7 +18,7 @@ import { skills } from './suites/skills.js';
 import { telemetryCost } from './suites/telemetryCost.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

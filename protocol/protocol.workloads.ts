@@ -187,7 +187,7 @@ export const WorkloadSpecFields = {
 	tools_override: z.record(z.string(), ToolOverride).optional(),
 	/**
 	 * What the proxy does with a tool or prompt that differs from its pin (see `workloads/tools`):
-	 * `block`, `warn` (the default unless `hangar tools policy` sets another) or `off`.
+	 * `block` (the default unless `hangar tools policy` sets another), `warn` or `off`.
 	 */
 	tool_pinning: ToolPinning.optional(),
 	/** Serve `/metrics` without the workload's OIDC authentication (ToolHive's behaviour); by default it needs it. */

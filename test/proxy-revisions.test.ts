@@ -262,7 +262,9 @@ describe('a 2025-11-25 client of a 2026-07-28 server, through Hangar', { timeout
 				},
 				'notifications/tools/list_changed',
 			);
-			// A tool added after the first list is pinned, and served, once approved (tool pinning).
+			// A tool added after the first list is pinned, and served, once approved (tool pinning):
+			// the proxy must have seen it listed for the approval to take it.
+			await client.listTools();
 			const approved = await callRest(hangar.serve.url, ApproveWorkloadTools, { name: workloads.get('2026-07-28 image')!.name });
 			expect(approved.status, JSON.stringify(approved.body)).toBe(200);
 			await waitFor(async () => (await client.listTools()).tools.some((tool) => tool.name === 'grown'), 'the approved tool in the list');

@@ -137,7 +137,7 @@ function addSpecOptions(command: Command): Command {
 		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
 		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
-		.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else warn)')
+		.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else block)')
 		.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
 		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
 		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])

@@ -9,7 +9,7 @@ import { ToolPinning } from '../../../protocol/runConfig.js';
 import { JsonDocument } from '../../store/document.js';
 import type { HangarPaths } from '../../store/paths.js';
 
-export const DEFAULT_TOOL_PINNING: ToolPinning = 'warn';
+export const DEFAULT_TOOL_PINNING: ToolPinning = 'block';
 
 const PinningDefaults = z.object({ tool_pinning: ToolPinning.optional() });
 type PinningDefaults = z.infer<typeof PinningDefaults>;

@@ -9,16 +9,21 @@
  * a list change, never per call; a list naming an item twice is refused whole. `warn` serves
  * everything and logs (and audits) the drift. The middleware sits after the tool filter, so it
  * sees the server's own names.
+ *
+ * Each list is screened under the capability set of the client it goes to (runspec/pins/
+ * capabilities.ts): the one its session declared in `initialize` (seen passing here, or brought
+ * by a session another replica opened), or a 2026-07-28 request's own.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { ToolPinning } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
-import { approvedNames, screen, type Screening } from '../../../runspec/pins/drift.js';
+import { capabilitySetOf } from '../../../runspec/pins/capabilities.js';
+import { approvedNames, screen, type Page, type Screening } from '../../../runspec/pins/drift.js';
 import { itemWord, LIST_METHODS, USE_METHODS, type PinKind } from '../../../runspec/pins/fingerprint.js';
 import type { PinStore, WorkloadPins } from '../../../runspec/pins/store.js';
 import type { McpCall, McpMiddleware } from '../chain.js';
-import { ErrorCode, errorResponse, type JsonRpcResponse } from '../../core/jsonrpc.js';
+import { ErrorCode, errorResponse, META_2026, type JsonRpcResponse } from '../../core/jsonrpc.js';
 import type { Auditor } from '../audit/audit.js';
 
 const listKinds = new Map(Object.entries(LIST_METHODS));
@@ -36,6 +41,8 @@ export class PinGuard {
 	private pins: WorkloadPins = {};
 	/** Per kind, the names `block` lets through; undefined before the first list (nothing to compare yet). */
 	private readonly approved = new Map<PinKind, ReadonlySet<string> | undefined>();
+	/** Each client session's capability set, from its `initialize`. */
+	private readonly sets = new WeakMap<object, string>();
 	private watcher: FSWatcher | undefined;
 	private reload: NodeJS.Timeout | undefined;
 
@@ -87,8 +94,22 @@ export class PinGuard {
 			return next(call);
 		}
 		const listKind = listKinds.get(method);
-		return listKind ? this.screenList(listKind, call, await next(call)) : next(call);
+		if (listKind) return this.screenList(listKind, call, await next(call));
+		if (method === 'initialize') this.sets.set(call.session, capabilitySetOf(call.request.params?.capabilities));
+		return next(call);
 	};
+
+	/** The capability set of the client a list goes to. */
+	private setOf(call: McpCall): string {
+		const claimed = (call.request.params?._meta as Record<string, unknown> | undefined)?.[META_2026.clientCapabilities];
+		if (claimed !== undefined) return capabilitySetOf(claimed);
+		let set = this.sets.get(call.session);
+		if (set === undefined) {
+			set = capabilitySetOf(call.session.handshake?.capabilities);
+			this.sets.set(call.session, set);
+		}
+		return set;
+	}
 
 	private refusal(kind: PinKind, name: string): string {
 		const workload = this.options.workload;
@@ -100,8 +121,9 @@ export class PinGuard {
 		if (!Array.isArray(items)) return response;
 		const page = { first: call.request.params?.cursor === undefined, last: response.result?.nextCursor === undefined };
 		const now = new Date().toISOString();
-		let screening = screen(kind, items, this.pins[kind], page, now);
-		if (screening.changed) screening = await this.record(kind, items, page, now, screening, call);
+		const set = this.setOf(call);
+		let screening = screen(kind, items, this.pins[kind], set, page, now);
+		if (screening.changed) screening = await this.record(kind, items, set, page, now, screening, call);
 		if (this.options.policy === 'warn') return response;
 		if (screening.duplicates.length) {
 			return errorResponse(call.request.id, ErrorCode.InternalError, `the server of ${this.options.workload} lists the ${itemWord(kind)} ${screening.duplicates.join(', ')} more than once; Hangar refuses its ${kind} list until it stops (tool pinning)`);
@@ -112,14 +134,14 @@ export class PinGuard {
 	}
 
 	/** Writes what was seen (screened again under the store's lock, against an approval made meanwhile), and tells of the drift. */
-	private async record(kind: PinKind, items: readonly Record<string, unknown>[], page: { first: boolean; last: boolean }, now: string, screened: Screening, call: McpCall): Promise<Screening> {
+	private async record(kind: PinKind, items: readonly Record<string, unknown>[], set: string, page: Page, now: string, screened: Screening, call: McpCall): Promise<Screening> {
 		const { store, workload, log } = this.options;
 		let screening = screened;
 		try {
 			let latest: WorkloadPins = {};
 			await store.change(workload, (current) => {
 				latest = current ?? {};
-				screening = screen(kind, items, latest[kind], page, now);
+				screening = screen(kind, items, latest[kind], set, page, now);
 				return screening.changed ? (latest = { ...latest, [kind]: screening.record }) : undefined;
 			});
 			this.adopt(latest);
@@ -127,7 +149,7 @@ export class PinGuard {
 			log.warn(`cannot record the ${kind} list: ${(error as Error).message}`);
 		}
 		if (screening.drifted.length || screening.duplicates.length) {
-			const observed = screening.record.observed?.items ?? {};
+			const observed = screening.record.observed[set]?.items ?? {};
 			const described = screening.drifted.map((name) => {
 				const flags = observed[name]?.flags?.map((flag) => flag.rule) ?? [];
 				return `${name} (${screening.record.pinned[name] ? 'changed' : 'new'}${flags.length ? `; flagged: ${flags.join(', ')}` : ''})`;
