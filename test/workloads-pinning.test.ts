@@ -405,6 +405,24 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		expect(statesOf(await pins(workload.name))).toMatchObject({ exfiltrate: 'new', echo: 'pinned' });
 	});
 
+	it('lets a client with more capabilities call a tool it never listed: its list is read and screened first', async () => {
+		const sample = { name: 'sample', description: 'Asks the client\'s model', inputSchema: { type: 'object' } };
+		const server = await drifting([stable, { ...sample, requires: 'sampling' }]);
+		const workload = await create({ name: 'unlisted', url: server.url });
+		const plain = await connect(workload.url, 'streamable-http');
+		clients.push(plain);
+		expect(await namesOf(plain)).toEqual(['stable']);
+		const rich = await connect(workload.url, 'streamable-http', { sampling: {} });
+		clients.push(rich);
+		expect(textOf(await rich.callTool({ name: 'sample', arguments: {} }))).toBe('called sample');
+		expect(statesOf(await pins(workload.name))).toEqual({ sample: 'pinned', stable: 'pinned' });
+
+		// Once that set's list was seen, a tool it never showed stays refused, without a list read for it.
+		const again = await connect(workload.url, 'streamable-http', { sampling: {} });
+		clients.push(again);
+		await expect(again.callTool({ name: 'exfiltrate', arguments: {} })).rejects.toThrow(/tool exfiltrate .* not approved/);
+	});
+
 	it('refuses a list naming a tool twice, and keeps the pins across restarts of the workload and of Hangar', async () => {
 		const server = await drifting([stable, echo]);
 		const workload = await create({ name: 'restarts', url: server.url });

@@ -28,6 +28,10 @@ import type { Auditor } from '../audit/audit.js';
 
 const listKinds = new Map(Object.entries(LIST_METHODS));
 const useKinds = new Map(Object.entries(USE_METHODS));
+const listMethods = new Map(Object.entries(LIST_METHODS).map(([method, kind]) => [kind, method]));
+
+/** Pages of a list read on a client's behalf before its first use of an item (a bound on a server that pages without end). */
+const MAX_SCREENING_PAGES = 20;
 
 export interface PinningOptions {
 	readonly workload: string;
@@ -45,6 +49,8 @@ export class PinGuard {
 	private readonly sets = new WeakMap<object, string>();
 	private watcher: FSWatcher | undefined;
 	private reload: NodeJS.Timeout | undefined;
+	/** Ids of the lists this guard asks for itself (a prefix no client id is expected to carry). */
+	private screenings = 0;
 
 	private constructor(private readonly options: PinningOptions) {}
 
@@ -87,9 +93,10 @@ export class PinGuard {
 		const useKind = useKinds.get(method);
 		if (useKind) {
 			const name = call.request.params?.name;
-			const approved = this.approved.get(useKind);
-			if (this.options.policy === 'block' && approved && typeof name === 'string' && !approved.has(name)) {
-				return errorResponse(call.request.id, ErrorCode.InvalidParams, this.refusal(useKind, name));
+			if (this.options.policy === 'block' && typeof name === 'string' && !this.isApproved(useKind, name)) {
+				// A client may use an item without listing first: its capability set's list decides, so read it now.
+				if (!this.hasScreened(useKind, call)) await this.screenOnBehalf(useKind, call, next);
+				if (!this.isApproved(useKind, name)) return errorResponse(call.request.id, ErrorCode.InvalidParams, this.refusal(useKind, name));
 			}
 			return next(call);
 		}
@@ -98,6 +105,30 @@ export class PinGuard {
 		if (method === 'initialize') this.sets.set(call.session, capabilitySetOf(call.request.params?.capabilities));
 		return next(call);
 	};
+
+	/** Whether `block` lets `name` through (everything does before the first list: nothing to compare yet). */
+	private isApproved(kind: PinKind, name: string): boolean {
+		return this.approved.get(kind)?.has(name) ?? true;
+	}
+
+	/** Whether a list of `kind` was screened under the capability set of `call`'s client. */
+	private hasScreened(kind: PinKind, call: McpCall): boolean {
+		return this.pins[kind]?.observed[this.setOf(call)] !== undefined;
+	}
+
+	/** Reads and screens the list of `kind` the server gives `call`'s client, every page of it. */
+	private async screenOnBehalf(kind: PinKind, call: McpCall, next: Parameters<McpMiddleware>[1]): Promise<void> {
+		const meta = call.request.params?._meta;
+		let cursor: unknown;
+		for (let page = 0; page < MAX_SCREENING_PAGES; page++) {
+			const params = { ...(meta === undefined ? {} : { _meta: meta }), ...(cursor === undefined ? {} : { cursor }) };
+			const request = { jsonrpc: '2.0' as const, id: `hangar-pins-${++this.screenings}`, method: listMethods.get(kind)!, params };
+			const listing: McpCall = { ...call, request, accepted: undefined };
+			const response = await this.screenList(kind, listing, await next(listing));
+			cursor = response.result?.nextCursor;
+			if (cursor === undefined || response.error) return;
+		}
+	}
 
 	/** The capability set of the client a list goes to. */
 	private setOf(call: McpCall): string {
