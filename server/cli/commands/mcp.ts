@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { ListWorkloads, type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
 import { VERSION } from '../../version.js';
-import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
 
 interface Tool {
 	readonly name: string;
@@ -76,10 +76,8 @@ export function toolArguments(pairs: readonly string[]): Record<string, unknown>
 	return { ...args };
 }
 
-export function registerMcpCommands(program: Command, cli: Cli): void {
-	const mcp = program.command('mcp').description('Talk to a running workload as an MCP client (through its proxy)');
-
-	mcp
+function listWorkloadTools(mcp: Command, cli: Cli): Command {
+	return mcp
 		.command('tools')
 		.description('List the tools a workload offers (after its --tools filter and overrides)')
 		.argument('<name>', 'workload')
@@ -89,8 +87,10 @@ export function registerMcpCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(tools);
 			printTable(tools, { name: (tool) => tool.name, description: (tool) => tool.description?.split('\n')[0] }, `Workload ${name} offers no tools.`);
 		});
+}
 
-	mcp
+function callTool(mcp: Command, cli: Cli): Command {
+	return mcp
 		.command('call')
 		.description('Call a tool of a workload and print its result; exit 1 when the tool reports an error')
 		.argument('<name>', 'workload')
@@ -108,4 +108,10 @@ export function registerMcpCommands(program: Command, cli: Cli): void {
 			}
 			if (result.isError) process.exitCode = 1;
 		});
+}
+
+export function mcp(program: Command, cli: Cli): Command {
+	const mcp = program.command('mcp').description('Talk to a running workload as an MCP client (through its proxy)');
+	addCommands(mcp, cli, [listWorkloadTools, callTool]);
+	return mcp;
 }

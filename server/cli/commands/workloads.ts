@@ -25,12 +25,12 @@ import {
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
-import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 import { port, wholeNumber } from '../values.js';
-import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
-import { registerTopCommands } from './top.js';
+import { listTools, mcp, withMcpClient } from './mcp.js';
+import { top } from './top.js';
 import { addRuntimeOptions, packageSource, runtimeConfigOf, type RuntimeOptions } from './build.js';
-import { addRemoteAuthOptions, registerSignInCommand, remoteAuthOf, signInFlow, type RemoteAuthOptions } from './signin.js';
+import { addRemoteAuthOptions, remoteAuthOf, signin, signInFlow, type RemoteAuthOptions } from './signin.js';
 
 const WAIT_MS = 120_000;
 /** Lines a logs call returns (the service's window). */
@@ -402,9 +402,8 @@ async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary
 	process.stderr.write(`Change it with hangar edit ${name} …, or remove it with hangar rm ${name}.\n`);
 }
 
-export function registerWorkloadCommands(program: Command, cli: Cli): void {
-	registerSignInCommand(program, cli);
-	addSpecOptions(
+function run(program: Command, cli: Cli): Command {
+	return addSpecOptions(
 		addRuntimeOptions(addRemoteAuthOptions(program
 			.command('run')))
 			.description('Run an MCP server from an image, a registry server name, an npm or PyPI package or Go module, or a remote URL')
@@ -433,8 +432,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
 		await warnUnknownTools(cli, summary, (params as { tools?: string[] }).tools ?? []);
 	});
+}
 
-	program
+function listWorkloads(program: Command, cli: Cli): Command {
+	return program
 		.command('ls')
 		.alias('list')
 		.description('List workloads (running ones unless --all)')
@@ -460,8 +461,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				options.all ? 'No workloads.' : 'No running workloads (hangar ls --all shows stopped ones).',
 			);
 		});
+}
 
-	program
+function showWorkload(program: Command, cli: Cli): Command {
+	return program
 		.command('info')
 		.description('Show a workload\'s configuration and status')
 		.argument('<name>')
@@ -482,8 +485,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 			];
 			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
 		});
+}
 
-	program
+function exportWorkload(program: Command, cli: Cli): Command {
+	return program
 		.command('export')
 		.description('Print a workload\'s run configuration (secrets as references)')
 		.argument('<name>')
@@ -495,8 +500,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 			if (options.output) writeFileSync(options.output, text, { mode: 0o600 });
 			else process.stdout.write(text);
 		});
+}
 
-	addRemoteAuthOptions(
+function editWorkload(program: Command, cli: Cli): Command {
+	return addRemoteAuthOptions(
 		addSpecOptions(
 			program
 				.command('edit')
@@ -529,17 +536,22 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		if (!options.json) process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
 		await warnUnknownTools(cli, summary, (changes.tools as string[] | undefined) ?? []);
 	});
+}
 
-	const lifecycle = (
-		verb: 'stop' | 'restart' | 'rm',
-		description: string,
-		single: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload,
-		bulk: typeof StopWorkloads | typeof RestartWorkloads | typeof DeleteWorkloads,
-		done: (summary: WorkloadSummary | undefined) => boolean,
-		success: (summary: WorkloadSummary | undefined) => boolean,
-	) =>
+/** `stop`, `restart` and `rm`: one workload, several, or a group's, waited for unless --no-wait. */
+function lifecycle(
+	verb: 'stop' | 'restart' | 'rm',
+	aliases: string[],
+	description: string,
+	single: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload,
+	bulk: typeof StopWorkloads | typeof RestartWorkloads | typeof DeleteWorkloads,
+	done: (summary: WorkloadSummary | undefined) => boolean,
+	success: (summary: WorkloadSummary | undefined) => boolean,
+): CommandFactory {
+	return (program, cli) =>
 		program
 			.command(verb)
+			.aliases(aliases)
 			.description(description)
 			.argument('[names...]', 'workloads')
 			.option('--group <group>', 'every workload of this group')
@@ -558,27 +570,33 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				}
 				if (failed) process.exitCode = 1;
 			});
+}
 
-	lifecycle(
-		'stop',
-		'Stop workloads (their container and proxy); they keep their configuration and port',
-		StopWorkload,
-		StopWorkloads,
-		(summary) => !summary || ['stopped', 'error'].includes(summary.status!),
-		(summary) => summary?.status === 'stopped',
-	);
-	lifecycle(
-		'restart',
-		'Restart workloads',
-		RestartWorkload,
-		RestartWorkloads,
-		// A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
-		(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status!),
-		(summary) => summary?.status === 'running',
-	).alias('start');
-	lifecycle('rm', 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary).alias('delete');
+const stopWorkloads = lifecycle(
+	'stop',
+	[],
+	'Stop workloads (their container and proxy); they keep their configuration and port',
+	StopWorkload,
+	StopWorkloads,
+	(summary) => !summary || ['stopped', 'error'].includes(summary.status!),
+	(summary) => summary?.status === 'stopped',
+);
 
-	program
+const restartWorkloads = lifecycle(
+	'restart',
+	['start'],
+	'Restart workloads',
+	RestartWorkload,
+	RestartWorkloads,
+	// A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
+	(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status!),
+	(summary) => summary?.status === 'running',
+);
+
+const deleteWorkloads = lifecycle('rm', ['delete'], 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary);
+
+function logs(program: Command, cli: Cli): Command {
+	return program
 		.command('logs')
 		.description(`Print a workload's server output (its last ${LOG_LINES} lines), or its proxy's log with --proxy`)
 		.argument('<name>')
@@ -600,11 +618,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				seen = current;
 			}
 		});
+}
 
-	registerMcpCommands(program, cli);
-	registerTopCommands(program, cli);
-
-	program
+function proxy(program: Command): Command {
+	return program
 		.command('proxy')
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
@@ -615,6 +632,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 			const replica = options.replica && options.replicaPort ? { index: options.replica, port: options.replicaPort } : undefined;
 			await runProxy(name, new DockerRuntime(), replica);
 		});
+}
+
+export function registerWorkloadCommands(program: Command, cli: Cli): void {
+	addCommands(program, cli, [signin, run, listWorkloads, showWorkload, exportWorkload, editWorkload, stopWorkloads, restartWorkloads, deleteWorkloads, logs, mcp, top, proxy]);
 }
 
 /** The workload as Kubernetes resources, with the Cedar policy file it points at read from disk. */
