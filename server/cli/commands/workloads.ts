@@ -114,49 +114,84 @@ export function addTelemetryOptions(command: Command): Command {
 		.option('--otel-custom-attributes <key=value>', 'resource attribute (repeatable or comma-separated)', collect, []);
 }
 
-function addSpecOptions(command: Command): Command {
-	return addTelemetryOptions(command)
+/**
+ * The options `run` and `edit` share, after the command's own: the common ones, then each area
+ * under its heading in `--help` (remote sign-in and, for `run`, package builds among them).
+ */
+function addSpecOptions(command: Command, { builds }: { builds: boolean }): Command {
+	command
 		.option('--group <group>', 'group of the workload (default: default)')
 		.option('--transport <transport>', 'how the server speaks MCP: stdio, sse or streamable-http')
-		.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
-		.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', port)
-		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', port)
-		.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
-		.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
-		.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
 		.option('-e, --env <KEY=VALUE>', 'environment variable of the server (repeatable)', collect, [])
 		.option('--secret <NAME,target=ENV>', 'secret passed as an environment variable (repeatable)', collect, [])
 		.option('-v, --volume <host:container[:ro]>', 'mount a host path (repeatable)', collect, [])
 		.option('-l, --label <key=value>', 'label of the workload (repeatable)', collect, [])
-		.option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, [])
-		.option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
-		.option('--aggregation <file>', 'an aggregate (image group://NAME): JSON file of its settings, {"conflict": "prefix", "mode": "all", …}')
-		.option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
-		.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
-		.option('--no-isolate-network', 'do not isolate the network')
-		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
-		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
-		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
-		.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else warn)')
-		.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
-		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
-		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
-		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
-		.option('--oidc-audience <audience>', 'audience the tokens must carry')
-		.option('--oidc-client-id <id>', 'the proxy\'s OAuth client at the provider, for token introspection (its secret from $HANGAR_OIDC_CLIENT_SECRET)')
-		.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
-		.option('--oidc-introspection-url <url>', 'RFC 7662 endpoint that checks tokens that are not JWTs (opaque tokens)')
-		.option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
-		.option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
-		.option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
-		.option('--resource-url <url>', 'the URL clients know the workload by, when not the proxy\'s own')
-		.option('--authz-config <file>', 'Cedar authorization configuration (JSON or YAML)')
-		.option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
-		.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
-		.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
-		.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
-		.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', wholeNumber)
-		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', wholeNumber);
+		.option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, []);
+	underHeading(command, 'Proxy:', (group) =>
+		group
+			.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
+			.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', port)
+			.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', port)
+			.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
+			.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
+			.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
+			.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
+			.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
+			.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber),
+	);
+	underHeading(command, 'Tools:', (group) =>
+		group
+			.option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
+			.option('--aggregation <file>', 'an aggregate (image group://NAME): JSON file of its settings, {"conflict": "prefix", "mode": "all", …}')
+			.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else warn)'),
+	);
+	underHeading(command, 'Container:', (group) =>
+		group
+			.option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
+			.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
+			.option('--no-isolate-network', 'do not isolate the network')
+			.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always'),
+	);
+	if (builds) underHeading(command, 'Package builds (npx://, uvx://, go://):', addRuntimeOptions);
+	underHeading(command, 'Remote servers:', (remote) =>
+		addRemoteAuthOptions(
+			remote
+				.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
+				.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, []),
+		),
+	);
+	underHeading(command, 'Client authentication (OIDC):', (group) =>
+		group
+			.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
+			.option('--oidc-audience <audience>', 'audience the tokens must carry')
+			.option('--oidc-client-id <id>', 'the proxy\'s OAuth client at the provider, for token introspection (its secret from $HANGAR_OIDC_CLIENT_SECRET)')
+			.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
+			.option('--oidc-introspection-url <url>', 'RFC 7662 endpoint that checks tokens that are not JWTs (opaque tokens)')
+			.option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
+			.option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
+			.option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
+			.option('--resource-url <url>', 'the URL clients know the workload by, when not the proxy\'s own'),
+	);
+	underHeading(command, 'Authorization, audit and rate limits:', (group) =>
+		group
+			.option('--authz-config <file>', 'Cedar authorization configuration (JSON or YAML)')
+			.option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
+			.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
+			.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)'),
+	);
+	underHeading(command, 'Scaling:', (group) =>
+		group
+			.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
+			.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', wholeNumber)
+			.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', wholeNumber),
+	);
+	return underHeading(command, 'Telemetry:', addTelemetryOptions);
+}
+
+/** Adds options under a heading of `--help`; options added afterwards go back to the command's own list. */
+function underHeading(command: Command, heading: string, add: (command: Command) => Command): Command {
+	add(command.optionsGroup(heading));
+	return command.optionsGroup('');
 }
 
 function pairs(values: string[], separator: string, what: string): Record<string, string> {
@@ -404,13 +439,14 @@ async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary
 
 function run(program: Command, cli: Cli): Command {
 	return addSpecOptions(
-		addRuntimeOptions(addRemoteAuthOptions(program
-			.command('run')))
+		program
+			.command('run')
 			.description('Run an MCP server from an image, a registry server name, an npm or PyPI package or Go module, or a remote URL')
 			.argument('<source>', 'image reference, registry server name, npx://PKG[@VERSION], uvx://PKG[@VERSION], go://MODULE[@VERSION], go://./dir, or http(s) URL of a remote MCP server')
 			.argument('[args...]', 'arguments for the server (after --)')
 			.option('--name <name>', 'name of the workload (default: from the image or URL)')
 			.option('--json', 'print JSON'),
+		{ builds: true },
 	).action(async (given: string, args: string[], options: SpecOptions & RemoteAuthOptions & RuntimeOptions & { name?: string; json?: boolean }) => {
 		const source = packageSource(given);
 		const name = options.name ?? nameFrom(source);
@@ -503,16 +539,15 @@ function exportWorkload(program: Command, cli: Cli): Command {
 }
 
 function editWorkload(program: Command, cli: Cli): Command {
-	return addRemoteAuthOptions(
-		addSpecOptions(
-			program
-				.command('edit')
-				.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
-				.argument('<name>')
-				.option('--image <image>', 'new image')
-				.option('--url <url>', 'new remote URL')
-				.option('--json', 'print JSON'),
-		),
+	return addSpecOptions(
+		program
+			.command('edit')
+			.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
+			.argument('<name>')
+			.option('--image <image>', 'new image')
+			.option('--url <url>', 'new remote URL')
+			.option('--json', 'print JSON'),
+		{ builds: false },
 	).action(async (name: string, options: SpecOptions & RemoteAuthOptions & { image?: string; url?: string; json?: boolean }) => {
 		const current: WorkloadDetail = await cli.call(GetWorkload, { name });
 		const { registry: _registry, server: _server, ...editable } = current;
