@@ -518,6 +518,11 @@ function showWorkload(program: Command, cli: Cli): Command {
 				['port', detail.proxy_port],
 				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],
 				['network', networkOf(detail)],
+				['args', detail.cmd_arguments?.length ? detail.cmd_arguments.join(' ') : undefined],
+				// Names only: a value may be a token (hangar export prints them).
+				['env', Object.keys(detail.env_vars ?? {}).join(', ') || undefined],
+				['secrets', detail.secrets?.length ? detail.secrets.map((secret) => `${secret.name} as ${secret.target}`).join(', ') : undefined],
+				['volumes', detail.volumes?.length ? detail.volumes.join(', ') : undefined],
 			];
 			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
 		});
