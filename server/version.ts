@@ -15,3 +15,6 @@ function readVersion(): string {
 }
 
 export const VERSION = readVersion();
+
+/** What `hangar --version` and the first line of `hangar version` print. */
+export const VERSION_LINE = `hangar v${VERSION}`;

@@ -95,6 +95,18 @@ describe('usage errors exit with 2, commander\'s own included', () => {
 		expect(result.stderr).toContain(`option '${option}' argument '${value}' is invalid. expected ${expected}`);
 	});
 
+	it('hangar run --help lists the common options first, then each area under its heading', async () => {
+		const run = (await fullProgram()).commands.find((command) => command.name() === 'run')!;
+		const help = run.helpInformation();
+		const headings = [...help.matchAll(/^(\S.*):$/gm)].map((match) => match[1]);
+		expect(headings.slice(0, 2)).toEqual(['Arguments', 'Options']);
+		expect(headings).toEqual(expect.arrayContaining(['Proxy', 'Remote servers', 'Client authentication (OIDC)', 'Package builds (npx://, uvx://, go://)', 'Telemetry']));
+		const common = help.split(/^Options:$/m)[1]!.split(/^\S/m)[0]!;
+		for (const flag of ['--name', '--transport', '--group', '--env', '--secret', '--volume']) expect(common).toContain(flag);
+		expect(common).not.toContain('--remote-auth');
+		expect(help.split(/^Remote servers:$/m)[1]).toContain('--remote-auth-issuer');
+	});
+
 	it('help and version exit with 0', { timeout: 120_000 }, async () => {
 		expect((await hangar('--help')).code).toBe(0);
 		expect((await hangar('--version')).code).toBe(0);
@@ -162,7 +174,11 @@ describe('groups', () => {
 
 describe('version', () => {
 	it('prints the version, also as JSON', async () => {
-		expect((await hangar('version')).stdout).toMatch(/^hangar v\d+\.\d+\.\d+\nengine: docker \S+ at unix:\/\/\/var\/run\/docker\.sock \(the default Docker socket\)\n$/);
+		const printed = (await hangar('version')).stdout;
+		expect(printed).toMatch(/^hangar v\d+\.\d+\.\d+\nengine: docker \S+ at unix:\/\/\/var\/run\/docker\.sock \(the default Docker socket\)\n$/);
+		// --version, -v and `hangar version` say it alike, whether or not the command tree is built.
+		const line = `${printed.split('\n')[0]}\n`;
+		for (const args of [['--version'], ['-v'], ['--version', 'group']]) expect((await hangar(...args)).stdout).toBe(line);
 		expect(JSON.parse((await hangar('version', '--json')).stdout)).toEqual({
 			version: expect.stringMatching(/^v/),
 			runtime: { name: 'docker', version: expect.any(String), address: 'unix:///var/run/docker.sock', found_by: 'the default Docker socket' },

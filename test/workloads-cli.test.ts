@@ -52,6 +52,42 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 		expect(await hangar('mcp', 'tools', 'no-such-workload')).toMatchObject({ code: 1, stderr: expect.stringContaining('workload no-such-workload not found') });
 	});
 
+	it('info shows the arguments, env names, secrets as references and volumes, never a value', async () => {
+		const secretValue = 'secret-value-91c2e4';
+		expect((await hangar('secret', 'setup')).code).toBe(0);
+		expect((await runHangar(['secret', 'set', 'token'], home.env, `${secretValue}\n`)).code).toBe(0);
+		expect((await hangar('edit', name, '--secret', 'token,target=TOKEN', '--volume', `${home.path}:/data:ro`)).code).toBe(0);
+		const info = await hangar('info', name);
+		expect(info.stdout).toMatch(/^args:\s+stdio$/m);
+		expect(info.stdout).toMatch(/^env:\s+PLANTED$/m);
+		expect(info.stdout).toMatch(/^secrets:\s+token as TOKEN$/m);
+		expect(info.stdout).toContain(`volumes:   ${home.path}:/data:ro\n`);
+		for (const output of [info.stdout, (await hangar('info', name, '--json')).stdout]) {
+			expect(output).not.toContain(secretValue);
+		}
+		expect(info.stdout).not.toContain(planted);
+	});
+
+	it('summarises binary content unless --raw; lists and gets prompts, lists and reads resources', async () => {
+		expect((await hangar('edit', name, '--tools', 'echo,get-env,get-tiny-image')).code).toBe(0);
+		const image = await hangar('mcp', 'call', name, 'get-tiny-image');
+		expect(image.code).toBe(0);
+		expect(image.stdout).toMatch(/^\[image\/png, \d+(\.\d)? [KM]?B\]$/m);
+		expect(image.stdout.length).toBeLessThan(1000);
+		const raw = await hangar('mcp', 'call', name, 'get-tiny-image', '--raw');
+		expect(raw.stdout).toMatch(/"data":"[A-Za-z0-9+/=]{100,}"/);
+		const prompts = JSON.parse((await hangar('mcp', 'prompts', name, '--json')).stdout) as Array<{ name: string }>;
+		expect(prompts.map((prompt) => prompt.name)).toContain('simple-prompt');
+		expect((await hangar('mcp', 'prompts', name)).stdout).toMatch(/^NAME\s+ARGUMENTS\s+DESCRIPTION$/m);
+		expect(await hangar('mcp', 'prompt', name, 'simple-prompt')).toMatchObject({ code: 0, stdout: expect.stringMatching(/^user: \S/) });
+		const resources = JSON.parse((await hangar('mcp', 'resources', name, '--json')).stdout) as Array<{ uri: string }>;
+		expect(resources.length).toBeGreaterThan(0);
+		expect((await hangar('mcp', 'resources', name)).stdout).toContain(resources[0]!.uri);
+		const read = await hangar('mcp', 'read', name, resources[0]!.uri);
+		expect(read.code).toBe(0);
+		expect(read.stdout.trim()).not.toBe('');
+	});
+
 	it('warns about --tools names the server does not have, with those it keeps', async () => {
 		const edit = await hangar('edit', name, '--tools', 'echo,get-env,nosuch');
 		expect(edit.code).toBe(0);

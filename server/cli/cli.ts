@@ -2,6 +2,7 @@
  * What every command shares: in-process calls through the same dispatcher the daemon and
  * the REST server use, Ctrl-C as cancellation, and output as tables or `--json`.
  */
+import type { Command } from 'commander';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationDefinition, ParamsOf, ResultOf } from '../../protocol/operation.js';
 import { visibleText } from '../../protocol/visibleText.js';
@@ -92,6 +93,18 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr): Pro
 }
 
 const stderrProgress = streamProgress();
+
+/**
+ * One command: adds itself, with its options and action, under `parent` (the program, or its
+ * area's command such as `group`). Each area lists its commands in `--help` order, as the
+ * operation table lists the rows the doors serve.
+ */
+export type CommandFactory = (parent: Command, cli: Cli) => Command;
+
+/** Adds `commands` under `parent`, in order. */
+export function addCommands(parent: Command, cli: Cli, commands: readonly CommandFactory[]): void {
+	for (const add of commands) add(parent, cli);
+}
 
 /** Commander's accumulator for a repeatable option. */
 export const collect = (value: string, previous: string[] = []) => [...previous, value];

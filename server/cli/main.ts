@@ -41,8 +41,8 @@ if (args.length === 1 && args[0] === 'daemon') {
 	if (help !== undefined) {
 		process.stdout.write(help);
 	} else if (args.length === 1 && ['--version', '-v'].includes(args[0]!)) {
-		const { VERSION } = await import('../version.js');
-		process.stdout.write(`${VERSION}\n`);
+		const { VERSION_LINE } = await import('../version.js');
+		process.stdout.write(`${VERSION_LINE}\n`);
 	} else {
 		await (await import('./program.js')).runCli(process.argv);
 	}

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Help } from 'commander';
-import { VERSION } from '../version.js';
+import { VERSION, VERSION_LINE } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
 import { completionScript, type Shell } from './completion.js';
 import { guardOutput } from './terminal.js';
@@ -75,7 +75,7 @@ export async function summarise(area: string): Promise<CommandSummary[]> {
 export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadAll = false): Promise<Command> {
 	const program = new Command('hangar')
 		.description('Manage MCP servers and agent skills across editors and agents')
-		.version(VERSION, '-v, --version', 'print the version')
+		.version(VERSION_LINE, '-v, --version', 'print the version')
 		// A usage error reads like every other error: one line, `hangar: …`.
 		.configureOutput({ outputError: (message, write) => write(`hangar: ${message.replace(/^error: /, '').trimEnd()} (run with --help for usage)\n`) })
 		.exitOverride();
@@ -89,7 +89,7 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 			const { runtime } = await cli.call(Version, {});
 			if (options.json) return void process.stdout.write(`${JSON.stringify({ version: `v${VERSION}`, runtime })}\n`);
 			const engine = !runtime ? '' : runtime.name === 'none' ? `engine: none answers (${runtime.error})\n` : `engine: ${runtime.name} ${runtime.version ?? ''} at ${runtime.address} (${runtime.found_by})\n`;
-			process.stdout.write(`hangar v${VERSION}\n${engine}`);
+			process.stdout.write(`${VERSION_LINE}\n${engine}`);
 		});
 
 	const manifest = loadAll ? undefined : readCommandManifest();

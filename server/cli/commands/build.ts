@@ -12,7 +12,7 @@ import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES, type BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
 import { DockerRuntime } from '../../runtime/docker.js';
-import { collect, printJson, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, type Cli } from '../cli.js';
 
 export interface RuntimeOptions {
 	runtimeImage?: string;
@@ -59,10 +59,10 @@ function schemeOf(value: string): Scheme {
 	return value as Scheme;
 }
 
-export function registerBuildCommands(program: Command, cli: Cli): void {
-	const defaults = () => new RuntimeDefaults(cli.environment.paths);
+const defaults = (cli: Cli) => new RuntimeDefaults(cli.environment.paths);
 
-	addRuntimeOptions(
+function build(program: Command, cli: Cli): Command {
+	return addRuntimeOptions(
 		program
 			.command('build')
 			.description('Build the image of an npm or PyPI package or a Go module (npx://, uvx://, go://) without running it')
@@ -71,7 +71,7 @@ export function registerBuildCommands(program: Command, cli: Cli): void {
 			.option('--dry-run', 'print the Dockerfile and the build context instead of building'),
 	).action(async (source: string, options: RuntimeOptions & { tag?: string; dryRun?: boolean }) => {
 		const runtime = new DockerRuntime();
-		const builder = new PackageBuilder(runtime, defaults());
+		const builder = new PackageBuilder(runtime, defaults(cli));
 		const controller = new AbortController();
 		process.once('SIGINT', () => controller.abort());
 		const planned = await builder.plan(packageSource(source), runtimeConfigOf(options), controller.signal);
@@ -81,15 +81,15 @@ export function registerBuildCommands(program: Command, cli: Cli): void {
 		const built = await builder.ensure(plan, progress, controller.signal);
 		process.stdout.write(`${built ? 'Built' : 'Already built:'} ${plan.tag} (${plan.pinned})\n`);
 	});
+}
 
-	const config = program.command('config').description('Hangar-wide settings: the per-scheme defaults of package builds');
-	const runtime = config.command('runtime').description('Defaults of the runtime options of npx://, uvx:// and go:// builds');
-	runtime
+function showRuntimeDefaults(runtime: Command, cli: Cli): Command {
+	return runtime
 		.command('show')
 		.description('Show each scheme\'s build defaults')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const all = await defaults().all();
+			const all = await defaults(cli).all();
 			if (options.json) return printJson(all);
 			for (const scheme of SCHEMES) {
 				const own = all[scheme];
@@ -100,20 +100,37 @@ export function registerBuildCommands(program: Command, cli: Cli): void {
 				process.stdout.write('\n');
 			}
 		});
-	addRuntimeOptions(runtime.command('set').description("Set a scheme's build defaults from the runtime options (replaces the previous ones)").argument('<scheme>', 'npx, uvx or go')).action(
+}
+
+function setRuntimeDefaults(runtime: Command, cli: Cli): Command {
+	return addRuntimeOptions(runtime.command('set').description("Set a scheme's build defaults from the runtime options (replaces the previous ones)").argument('<scheme>', 'npx, uvx or go')).action(
 		async (scheme: string, options: RuntimeOptions) => {
 			const settings = runtimeConfigOf(options);
 			if (!settings) throw new HangarError(400, 'give at least one runtime option, for example --runtime-image node:24-slim');
-			await defaults().set(schemeOf(scheme), settings);
+			await defaults(cli).set(schemeOf(scheme), settings);
 			process.stdout.write(`New ${scheme}:// builds use these settings unless a run gives its own.\n`);
 		},
 	);
-	runtime
+}
+
+function unsetRuntimeDefaults(runtime: Command, cli: Cli): Command {
+	return runtime
 		.command('unset')
 		.description("Go back to a scheme's built-in build defaults")
 		.argument('<scheme>', 'npx, uvx or go')
 		.action(async (scheme: string) => {
-			await defaults().set(schemeOf(scheme), undefined);
+			await defaults(cli).set(schemeOf(scheme), undefined);
 			process.stdout.write(`${scheme}:// builds use the built-in defaults.\n`);
 		});
+}
+
+function config(program: Command, cli: Cli): Command {
+	const config = program.command('config').description('Hangar-wide settings: the per-scheme defaults of package builds');
+	const runtime = config.command('runtime').description('Defaults of the runtime options of npx://, uvx:// and go:// builds');
+	addCommands(runtime, cli, [showRuntimeDefaults, setRuntimeDefaults, unsetRuntimeDefaults]);
+	return config;
+}
+
+export function registerBuildCommands(program: Command, cli: Cli): void {
+	addCommands(program, cli, [build, config]);
 }

@@ -17,14 +17,10 @@ import {
 	UnregisterClient,
 	UnregisterClientFromGroup,
 } from '../../../protocol/protocol.clients.js';
-import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
 
-export function registerClientCommands(program: Command, cli: Cli): void {
-	const client = program
-		.command('client')
-		.description('Register MCP clients (VS Code, Cursor, Claude Code…) and see which are installed');
-
-	client
+function listClients(client: Command, cli: Cli): Command {
+	return client
 		.command('ls')
 		.alias('list')
 		.description('List every supported client: installed here, registered into which groups and projects')
@@ -61,8 +57,10 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 				'No clients.',
 			);
 		});
+}
 
-	client
+function registerClient(client: Command, cli: Cli): Command {
+	return client
 		.command('register')
 		.description("Register clients into groups: their configs then list the groups' running workloads")
 		.argument('<names...>', 'client ids, e.g. vscode cursor claude-code (see `hangar client ls`)')
@@ -83,8 +81,10 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 				`Registered ${names.join(', ')} in ${groups.length > 1 ? 'groups' : 'group'} ${groups.join(', ')}${where}.\n`,
 			);
 		});
+}
 
-	client
+function unregisterClient(client: Command, cli: Cli): Command {
+	return client
 		.command('unregister')
 		.alias('rm')
 		.description('Unregister clients (from one group with --group) and remove their Hangar entries')
@@ -118,6 +118,13 @@ export function registerClientCommands(program: Command, cli: Cli): void {
 			}
 			process.stdout.write(`Unregistered ${names.join(', ')}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
 		});
+}
+
+export function registerClientCommands(program: Command, cli: Cli): void {
+	const client = program
+		.command('client')
+		.description('Register MCP clients (VS Code, Cursor, Claude Code…) and see which are installed');
+	addCommands(client, cli, [listClients, registerClient, unregisterClient]);
 }
 
 /** `--project` with a client that has no project file: the API's 400, naming the flag. */

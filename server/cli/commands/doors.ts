@@ -3,16 +3,18 @@
  * Their modules are imported only when chosen, so other commands start fast.
  */
 import type { Command } from 'commander';
-import type { Cli } from '../cli.js';
+import { addCommands, type Cli } from '../cli.js';
 import { port } from '../values.js';
 
-export function registerDoorCommands(program: Command, cli: Cli): void {
-	program
+function daemon(program: Command): Command {
+	return program
 		.command('daemon')
 		.description('Serve the management operations as JSON-RPC over stdio (LSP framing), for editors')
 		.action(async () => (await import('../../rpc/main.js')).runDaemon());
+}
 
-	program
+function serve(program: Command, cli: Cli): Command {
+	return program
 		.command('serve')
 		.description('Serve the management operations as a REST API on ToolHive-compatible paths')
 		.option('--host <host>', 'address to bind', '127.0.0.1')
@@ -38,6 +40,10 @@ export function registerDoorCommands(program: Command, cli: Cli): void {
 			process.once('SIGTERM', stop);
 			if (process.env.npm_lifecycle_event) stopWithParent(stop);
 		});
+}
+
+export function registerDoorCommands(program: Command, cli: Cli): void {
+	addCommands(program, cli, [daemon, serve]);
 }
 
 /**

@@ -3,14 +3,12 @@
  */
 import type { Command } from 'commander';
 import { CreateGroup, DeleteGroup, GetGroup, ListGroups, type Group } from '../../../protocol/protocol.groups.js';
-import { printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 
 const groupColumns = { name: (g: Group) => g.name, clients: (g: Group) => g.registered_clients, skills: (g: Group) => g.skills };
 
-export function registerGroupCommands(program: Command, cli: Cli): void {
-	const group = program.command('group').description('Manage groups of workloads, clients and skills');
-
-	group
+function listGroups(group: Command, cli: Cli): Command {
+	return group
 		.command('ls')
 		.alias('list')
 		.description('List groups')
@@ -20,8 +18,10 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(groups);
 			printTable(groups, groupColumns, 'No groups.');
 		});
+}
 
-	group
+function createGroup(group: Command, cli: Cli): Command {
+	return group
 		.command('create')
 		.description('Create a group')
 		.argument('<name>', 'lowercase letters, digits, "_", "-" and single spaces')
@@ -29,8 +29,10 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
 			await cli.call(CreateGroup, { name });
 			process.stdout.write(`Group ${name} created.\n`);
 		});
+}
 
-	group
+function showGroup(group: Command, cli: Cli): Command {
+	return group
 		.command('info')
 		.description('Show a group')
 		.argument('<name>')
@@ -40,8 +42,10 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(found);
 			printTable([found], groupColumns, '');
 		});
+}
 
-	group
+function deleteGroup(group: Command, cli: Cli): Command {
+	return group
 		.command('rm')
 		.alias('delete')
 		.description('Delete a group (its workloads move to "default" unless --with-workloads)')
@@ -51,4 +55,9 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
 			await cli.call(DeleteGroup, { name, 'with-workloads': options.withWorkloads ?? false });
 			process.stdout.write(`Group ${name} deleted.\n`);
 		});
+}
+
+export function registerGroupCommands(program: Command, cli: Cli): void {
+	const group = program.command('group').description('Manage groups of workloads, clients and skills');
+	addCommands(group, cli, [listGroups, createGroup, showGroup, deleteGroup]);
 }

@@ -21,7 +21,7 @@ import {
 	UpdateRegistry,
 	type RegistrySummary,
 } from '../../../protocol/protocol.registries.js';
-import { printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 import { integer } from '../values.js';
 import { howItRuns } from '../../registry/convert.js';
 
@@ -32,12 +32,8 @@ interface ListOptions {
 	json?: boolean;
 }
 
-export function registerRegistryCommands(program: Command, cli: Cli): void {
-	const registry = program
-		.command('registry')
-		.description('Browse registries of MCP servers and skills, and choose where they come from');
-
-	registry
+function listRegistries(registry: Command, cli: Cli): Command {
+	return registry
 		.command('ls')
 		.alias('list')
 		.description('List registries in precedence order')
@@ -48,8 +44,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			printTable(registries, summaryColumns, 'No registries.');
 			for (const failed of registries.filter((entry) => entry.error)) process.stderr.write(`${failed.name}: ${failed.error}\n`);
 		});
+}
 
-	registry
+function showRegistry(registry: Command, cli: Cli): Command {
+	return registry
 		.command('info')
 		.description('Show a registry (default: "default")')
 		.argument('[name]', 'registry name', 'default')
@@ -71,8 +69,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 				auth: summary.auth_status,
 			});
 		});
+}
 
-	registry
+function listServers(registry: Command, cli: Cli): Command {
+	return registry
 		.command('servers')
 		.description('Search servers across all registries (or one with --registry)')
 		.argument('[query]', 'case-insensitive text to find in names and descriptions')
@@ -97,8 +97,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			);
 			printPageFooter(metadata);
 		});
+}
 
-	registry
+function showServer(registry: Command, cli: Cli): Command {
+	return registry
 		.command('server')
 		.description('Show one server: full reverse-DNS name or a unique short name')
 		.argument('<name>')
@@ -109,8 +111,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(server);
 			printServer(server, options.registry);
 		});
+}
 
-	registry
+function listSkills(registry: Command, cli: Cli): Command {
+	return registry
 		.command('skills')
 		.description('Search skills across all registries (or one with --registry)')
 		.argument('[query]', 'case-insensitive text to find in names, namespaces and descriptions')
@@ -134,8 +138,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			);
 			printPageFooter(metadata);
 		});
+}
 
-	registry
+function pointRegistry(registry: Command, cli: Cli): Command {
+	return registry
 		.command('set')
 		.description('Point a registry at a registry file (path or URL) or an MCP Registry API URL')
 		.argument('<source>', 'https://… URL, file://… URL or file path')
@@ -150,16 +156,20 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			});
 			process.stdout.write(`Registry ${options.name} now reads ${describeType(type)} ${location.url ?? location.local_path}.\n`);
 		});
+}
 
-	registry
+function resetRegistry(registry: Command, cli: Cli): Command {
+	return registry
 		.command('reset')
 		.description('Point the default registry back at the built-in catalog')
 		.action(async () => {
 			await cli.call(UpdateRegistry, { name: 'default' });
 			process.stdout.write('Registry default now uses the built-in catalog.\n');
 		});
+}
 
-	registry
+function refreshRegistry(registry: Command, cli: Cli): Command {
+	return registry
 		.command('refresh')
 		.description('Fetch a remote registry again instead of using its cached copy')
 		.argument('[name]', 'registry name', 'default')
@@ -167,8 +177,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			await cli.call(RefreshRegistry, { name });
 			process.stdout.write(`Registry ${name} refreshed.\n`);
 		});
+}
 
-	registry
+function addRegistry(registry: Command, cli: Cli): Command {
+	return registry
 		.command('add')
 		.description('Add a named registry from a registry file (path or URL) or an MCP Registry API URL')
 		.argument('<name>', 'lowercase letters, digits, ".", "_" and "-"')
@@ -185,8 +197,10 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			const counts = `${added.server_count ?? 0} servers, ${added.remote_server_count ?? 0} remote servers, ${added.skill_count ?? 0} skills`;
 			process.stdout.write(`Registry ${added.name} added: ${counts}.\n`);
 		});
+}
 
-	registry
+function removeRegistry(registry: Command, cli: Cli): Command {
+	return registry
 		.command('rm')
 		.alias('remove')
 		.description('Remove a named registry')
@@ -195,6 +209,13 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 			await cli.call(RemoveRegistry, { name });
 			process.stdout.write(`Registry ${name} removed.\n`);
 		});
+}
+
+export function registerRegistryCommands(program: Command, cli: Cli): void {
+	const registry = program
+		.command('registry')
+		.description('Browse registries of MCP servers and skills, and choose where they come from');
+	addCommands(registry, cli, [listRegistries, showRegistry, listServers, showServer, listSkills, pointRegistry, resetRegistry, refreshRegistry, addRegistry, removeRegistry]);
 }
 
 const summaryColumns: Readonly<Record<string, (entry: RegistrySummary) => unknown>> = {

@@ -15,12 +15,10 @@ import {
 	SetupSecrets,
 	UpdateSecret,
 } from '../../../protocol/protocol.secrets.js';
-import { printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 
-export function registerSecretCommands(program: Command, cli: Cli): void {
-	const secret = program.command('secret').description('Manage secrets and the secrets provider');
-
-	secret
+function setupSecrets(secret: Command, cli: Cli): Command {
+	return secret
 		.command('setup')
 		.description('Set up or reconfigure the secrets provider (re-encrypts stored secrets)')
 		.option('--provider <type>', `one of ${SECRETS_PROVIDER_TYPES.join(', ')}`, 'encrypted')
@@ -35,8 +33,10 @@ export function registerSecretCommands(program: Command, cli: Cli): void {
 			const done = result.message.includes('reconfigured') ? 'reconfigured' : 'set up';
 			process.stdout.write(`Secrets provider ${done} (${result.provider_type}).\n`);
 		});
+}
 
-	secret
+function showProvider(secret: Command, cli: Cli): Command {
+	return secret
 		.command('provider')
 		.description('Show the secrets provider and what it can do')
 		.option('--json', 'print JSON')
@@ -48,8 +48,10 @@ export function registerSecretCommands(program: Command, cli: Cli): void {
 				.map(([name]) => name.replace(/^can_/, ''));
 			printTable([provider], { name: (p) => p.name, type: (p) => p.provider_type, capabilities: () => capabilities }, '');
 		});
+}
 
-	secret
+function setSecret(secret: Command, cli: Cli): Command {
+	return secret
 		.command('set')
 		.description('Create or update a secret; the value is read from stdin or a hidden prompt')
 		.argument('<name>', 'the secret\'s key')
@@ -64,8 +66,10 @@ export function registerSecretCommands(program: Command, cli: Cli): void {
 				process.stdout.write(`Secret ${name} updated.\n`);
 			}
 		});
+}
 
-	secret
+function listSecrets(secret: Command, cli: Cli): Command {
+	return secret
 		.command('ls')
 		.alias('list')
 		.description('List the keys of stored secrets (never their values)')
@@ -75,8 +79,10 @@ export function registerSecretCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(keys);
 			printTable(keys, { key: (k) => k.key }, 'No secrets.');
 		});
+}
 
-	secret
+function deleteSecret(secret: Command, cli: Cli): Command {
+	return secret
 		.command('rm')
 		.alias('delete')
 		.description('Delete a secret')
@@ -85,6 +91,11 @@ export function registerSecretCommands(program: Command, cli: Cli): void {
 			await cli.call(DeleteSecret, { key: name });
 			process.stdout.write(`Secret ${name} deleted.\n`);
 		});
+}
+
+export function registerSecretCommands(program: Command, cli: Cli): void {
+	const secret = program.command('secret').description('Manage secrets and the secrets provider');
+	addCommands(secret, cli, [setupSecrets, showProvider, setSecret, listSecrets, deleteSecret]);
 }
 
 /** A value typed at a hidden prompt on a terminal, else all of stdin minus one trailing newline. */

@@ -81,8 +81,8 @@ export async function signInFlow(cli: Cli, name: string, options: SignInOptions)
 	return result;
 }
 
-export function registerSignInCommand(program: Command, cli: Cli): void {
-	program
+export function signin(program: Command, cli: Cli): Command {
+	return program
 		.command('signin')
 		.description("Sign a remote workload in to its OAuth-protected server (opens the browser, or prints the URL)")
 		.argument('<name>', 'the workload')

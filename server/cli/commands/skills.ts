@@ -21,7 +21,7 @@ import {
 	ValidateSkill,
 } from '../../../protocol/protocol.skills.js';
 import { enclosingProject } from '../../store/project.js';
-import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
 
 interface PlacementOptions {
 	scope?: Scope;
@@ -76,10 +76,8 @@ function withPlacement(command: Command): Command {
 	return withProject(command.option('--scope <scope>', 'user or project'), 'project scope: in <dir>, or the git work tree around the current folder');
 }
 
-export function registerSkillCommands(program: Command, cli: Cli): void {
-	const skill = program.command('skill').description('Install agent skills (SKILL.md folders) into clients, per user or per project');
-
-	skill
+function validateSkill(skill: Command, cli: Cli): Command {
+	return skill
 		.command('validate')
 		.description('Check a skill folder against the Agent Skills rules')
 		.argument('<path>', 'the skill folder (its name must match SKILL.md\'s name)')
@@ -93,8 +91,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			if (result.valid) process.stdout.write('Valid skill.\n');
 			else process.exitCode = 1;
 		});
+}
 
-	skill
+function showSkillContent(skill: Command, cli: Cli): Command {
+	return skill
 		.command('content')
 		.description('Show a skill by reference without installing it')
 		.argument('<ref>', 'OCI reference, git://host/owner/repo[@ref][#path], or local build tag')
@@ -105,8 +105,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			process.stdout.write(`${content.name}${content.version ? ` ${content.version}` : ''}: ${content.description}\n\n`);
 			printTable(content.files ?? [], { path: (file) => file.path, size: (file) => file.size }, 'No files.');
 		});
+}
 
-	withPlacement(
+function installSkill(skill: Command, cli: Cli): Command {
+	return withPlacement(
 		skill
 			.command('install')
 			.description('Install a skill for your clients (all detected ones unless --client)')
@@ -130,8 +132,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(installed);
 			process.stdout.write(`Installed ${installed.metadata?.name} (${installed.digest?.slice(0, 19)}) for ${installed.clients?.join(', ')}.\n`);
 		});
+}
 
-	withPlacement(skill.command('ls').alias('list').description('List installed skills'))
+function listSkills(skill: Command, cli: Cli): Command {
+	return withPlacement(skill.command('ls').alias('list').description('List installed skills'))
 		.option('-c, --client <id>', 'only skills installed for this client')
 		.option('-g, --group <group>', 'only skills of this group')
 		.option('--json', 'print JSON')
@@ -154,8 +158,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 				'No skills installed.',
 			);
 		});
+}
 
-	withPlacement(skill.command('info').description('Show an installed skill').argument('<name>'))
+function showSkill(skill: Command, cli: Cli): Command {
+	return withPlacement(skill.command('info').description('Show an installed skill').argument('<name>'))
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: PlacementOptions & { json?: boolean }) => {
 			const info = await cli.call(GetSkill, { name, ...(await placementOfInstalled(cli, name, options)) });
@@ -174,15 +180,19 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			];
 			for (const [label, value] of lines) if (value) process.stdout.write(`${label!.padEnd(13)}${value}\n`);
 		});
+}
 
-	withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder (or one client\'s)').argument('<name>'))
+function uninstallSkill(skill: Command, cli: Cli): Command {
+	return withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder (or one client\'s)').argument('<name>'))
 		.option('-c, --client <id>', 'only from this client; the skill stays for the others')
 		.action(async (name: string, options: PlacementOptions & { client?: string }) => {
 			await cli.call(UninstallSkill, { name, ...(await placementOfInstalled(cli, name, options)), ...(options.client && { client: options.client as ClientApp }) });
 			process.stdout.write(options.client ? `Uninstalled ${name} for ${options.client}.\n` : `Uninstalled ${name}.\n`);
 		});
+}
 
-	skill
+function buildSkill(skill: Command, cli: Cli): Command {
+	return skill
 		.command('build')
 		.description('Pack a skill folder into a local OCI build (reproducible)')
 		.argument('<path>', 'the skill folder')
@@ -191,8 +201,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			const { reference } = await cli.call(BuildSkill, { path: resolve(path), ...(options.tag && { tag: options.tag }) });
 			process.stdout.write(`${reference}\n`);
 		});
+}
 
-	skill
+function listSkillBuilds(skill: Command, cli: Cli): Command {
+	return skill
 		.command('builds')
 		.description('List local builds')
 		.option('--json', 'print JSON')
@@ -201,8 +213,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			if (options.json) return printJson(builds);
 			printTable(builds, { tag: (b) => b.tag, name: (b) => b.name, version: (b) => b.version || undefined, digest: (b) => b.digest?.slice(0, 19) }, 'No local builds.');
 		});
+}
 
-	skill
+function deleteSkillBuild(skill: Command, cli: Cli): Command {
+	return skill
 		.command('rm-build')
 		.description('Delete a local build')
 		.argument('<tag>')
@@ -210,8 +224,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			await cli.call(DeleteSkillBuild, { tag });
 			process.stdout.write(`Deleted build ${tag}.\n`);
 		});
+}
 
-	skill
+function pushSkill(skill: Command, cli: Cli): Command {
+	return skill
 		.command('push')
 		.description('Push a local build to its registry (credentials from docker login)')
 		.argument('<reference>', 'a local build tag naming a registry, e.g. ghcr.io/org/my-skill:1.0.0')
@@ -220,8 +236,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			await cli.call(PushSkill, { reference, no_sign: true });
 			process.stdout.write(`Pushed ${reference}.\n`);
 		});
+}
 
-	withProject(
+function syncSkills(skill: Command, cli: Cli): Command {
+	return withProject(
 		skill.command('sync').description('Install exactly the skills pinned in the project\'s hangar.lock.yaml (or toolhive.lock.yaml)'),
 		'the project (default: the git work tree around the current folder)',
 	)
@@ -249,8 +267,10 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			if (result.failed?.length) process.exitCode = 1;
 			else if (options.check && (result.missing?.length || result.drifted?.length || result.removed_from_lock?.length)) process.exitCode = 2;
 		});
+}
 
-	withProject(
+function upgradeSkills(skill: Command, cli: Cli): Command {
+	return withProject(
 		skill.command('upgrade').description('Re-resolve the sources in hangar.lock.yaml and upgrade skills whose source moved').argument('[names...]', 'only these skills'),
 		'the project (default: the git work tree around the current folder)',
 	)
@@ -278,4 +298,9 @@ export function registerSkillCommands(program: Command, cli: Cli): void {
 			if (outcomes.some((outcome) => outcome.status === 'failed')) process.exitCode = 1;
 			else if (options.failOnChanges && outcomes.some((outcome) => outcome.status === 'upgraded')) process.exitCode = 2;
 		});
+}
+
+export function registerSkillCommands(program: Command, cli: Cli): void {
+	const skill = program.command('skill').description('Install agent skills (SKILL.md folders) into clients, per user or per project');
+	addCommands(skill, cli, [validateSkill, showSkillContent, installSkill, listSkills, showSkill, uninstallSkill, buildSkill, listSkillBuilds, deleteSkillBuild, pushSkill, syncSkills, upgradeSkills]);
 }

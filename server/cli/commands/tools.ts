@@ -7,7 +7,7 @@ import { HangarError } from '../../../protocol/errors.js';
 import { ApproveWorkloadTools, GetWorkloadTools, type PinnedDefinition, type WorkloadPinsResult } from '../../../protocol/protocol.workloads.js';
 import { ToolPinning } from '../../../protocol/runConfig.js';
 import { DEFAULT_TOOL_PINNING, PinningDefault } from '../../runspec/pins/policy.js';
-import { printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 import { diffLines } from '../diff.js';
 
 const COLOURS = { '-': '\u001b[31m', '+': '\u001b[32m', ' ': '', bold: '\u001b[1m', reset: '\u001b[0m' } as const;
@@ -51,10 +51,8 @@ function printDiff(workload: string, item: PinnedDefinition & { kind: string }):
 	process.stdout.write(`${out.join('\n')}\n\n`);
 }
 
-export function registerToolCommands(program: Command, cli: Cli): void {
-	const tools = program.command('tools').description('Review and approve the pinned tool definitions of a workload (tool pinning)');
-
-	tools
+function listPins(tools: Command, cli: Cli): Command {
+	return tools
 		.command('ls')
 		.argument('<name>', 'workload')
 		.description('List the tools and prompts of a workload with their pin state and flags')
@@ -75,8 +73,10 @@ export function registerToolCommands(program: Command, cli: Cli): void {
 			);
 			process.stdout.write(`tool_pinning: ${result.tool_pinning}\n`);
 		});
+}
 
-	tools
+function diffPins(tools: Command, cli: Cli): Command {
+	return tools
 		.command('diff')
 		.argument('<name>', 'workload')
 		.argument('[tool]', 'only this tool or prompt')
@@ -91,8 +91,10 @@ export function registerToolCommands(program: Command, cli: Cli): void {
 			for (const item of items) printDiff(name, item);
 			if (items.some((item) => item.state !== 'pinned')) process.stdout.write(`Approve with: hangar tools approve ${name}${tool ? ` ${tool}` : ''}\n`);
 		});
+}
 
-	tools
+function approvePins(tools: Command, cli: Cli): Command {
+	return tools
 		.command('approve')
 		.argument('<name>', 'workload')
 		.argument('[tools...]', 'tools or prompts to approve (default: every drifted one)')
@@ -108,8 +110,10 @@ export function registerToolCommands(program: Command, cli: Cli): void {
 			const all = [...approved.tools, ...approved.prompts];
 			process.stdout.write(all.length ? `Approved for ${name}: ${all.join(', ')}\n` : `Nothing of ${name} to approve.\n`);
 		});
+}
 
-	tools
+function pinningPolicy(tools: Command, cli: Cli): Command {
+	return tools
 		.command('policy')
 		.argument('[policy]', 'block, warn or off')
 		.description("Show or set the global tool pinning policy, for workloads without their own tool_pinning (proxies started afterwards)")
@@ -123,4 +127,9 @@ export function registerToolCommands(program: Command, cli: Cli): void {
 			}
 			process.stdout.write(`${await defaults.get()}\n`);
 		});
+}
+
+export function registerToolCommands(program: Command, cli: Cli): void {
+	const tools = program.command('tools').description('Review and approve the pinned tool definitions of a workload (tool pinning)');
+	addCommands(tools, cli, [listPins, diffPins, approvePins, pinningPolicy]);
 }

@@ -56,8 +56,8 @@ function printStats(stats: readonly WorkloadStats[]): void {
 	);
 }
 
-export function registerTopCommands(program: Command, cli: Cli): void {
-	program
+export function top(program: Command, cli: Cli): Command {
+	return program
 		.command('top')
 		.alias('stats')
 		.description('Watch calls/s, p50/p99 latency and errors of each running workload (Ctrl-C to stop)')

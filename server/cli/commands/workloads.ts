@@ -25,12 +25,12 @@ import {
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
-import { collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 import { port, wholeNumber } from '../values.js';
-import { listTools, registerMcpCommands, withMcpClient } from './mcp.js';
-import { registerTopCommands } from './top.js';
+import { listTools, mcp, withMcpClient } from './mcp.js';
+import { top } from './top.js';
 import { addRuntimeOptions, packageSource, runtimeConfigOf, type RuntimeOptions } from './build.js';
-import { addRemoteAuthOptions, registerSignInCommand, remoteAuthOf, signInFlow, type RemoteAuthOptions } from './signin.js';
+import { addRemoteAuthOptions, remoteAuthOf, signin, signInFlow, type RemoteAuthOptions } from './signin.js';
 
 const WAIT_MS = 120_000;
 /** Lines a logs call returns (the service's window). */
@@ -114,49 +114,84 @@ export function addTelemetryOptions(command: Command): Command {
 		.option('--otel-custom-attributes <key=value>', 'resource attribute (repeatable or comma-separated)', collect, []);
 }
 
-function addSpecOptions(command: Command): Command {
-	return addTelemetryOptions(command)
+/**
+ * The options `run` and `edit` share, after the command's own: the common ones, then each area
+ * under its heading in `--help` (remote sign-in and, for `run`, package builds among them).
+ */
+function addSpecOptions(command: Command, { builds }: { builds: boolean }): Command {
+	command
 		.option('--group <group>', 'group of the workload (default: default)')
 		.option('--transport <transport>', 'how the server speaks MCP: stdio, sse or streamable-http')
-		.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
-		.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', port)
-		.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', port)
-		.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
-		.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
-		.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
 		.option('-e, --env <KEY=VALUE>', 'environment variable of the server (repeatable)', collect, [])
 		.option('--secret <NAME,target=ENV>', 'secret passed as an environment variable (repeatable)', collect, [])
 		.option('-v, --volume <host:container[:ro]>', 'mount a host path (repeatable)', collect, [])
 		.option('-l, --label <key=value>', 'label of the workload (repeatable)', collect, [])
-		.option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, [])
-		.option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
-		.option('--aggregation <file>', 'an aggregate (image group://NAME): JSON file of its settings, {"conflict": "prefix", "mode": "all", …}')
-		.option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
-		.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
-		.option('--no-isolate-network', 'do not isolate the network')
-		.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always')
-		.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
-		.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
-		.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else block)')
-		.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
-		.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
-		.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, [])
-		.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
-		.option('--oidc-audience <audience>', 'audience the tokens must carry')
-		.option('--oidc-client-id <id>', 'the proxy\'s OAuth client at the provider, for token introspection (its secret from $HANGAR_OIDC_CLIENT_SECRET)')
-		.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
-		.option('--oidc-introspection-url <url>', 'RFC 7662 endpoint that checks tokens that are not JWTs (opaque tokens)')
-		.option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
-		.option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
-		.option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
-		.option('--resource-url <url>', 'the URL clients know the workload by, when not the proxy\'s own')
-		.option('--authz-config <file>', 'Cedar authorization configuration (JSON or YAML)')
-		.option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
-		.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
-		.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)')
-		.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
-		.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', wholeNumber)
-		.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', wholeNumber);
+		.option('--tools <name>', 'expose only these tools (repeatable or comma-separated)', collect, []);
+	underHeading(command, 'Proxy:', (group) =>
+		group
+			.option('--proxy-mode <mode>', 'what the proxy advertises for a stdio server: streamable-http (default) or sse')
+			.option('--proxy-port <port>', 'port of the proxy on the host (default: a free port, kept across restarts)', port)
+			.option('--target-port <port>', 'port the server listens on in its container (sse, streamable-http)', port)
+			.option('--host <host>', 'address the proxy binds (default 127.0.0.1)')
+			.option('--allowed-origins <origin>', 'browser origin (scheme://host:port) the proxy accepts besides its own (repeatable or comma-separated)', collect, [])
+			.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
+			.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
+			.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
+			.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber),
+	);
+	underHeading(command, 'Tools:', (group) =>
+		group
+			.option('--tools-override <file>', 'JSON file: {"tool": {"name": "new name", "description": "…"}}')
+			.option('--aggregation <file>', 'an aggregate (image group://NAME): JSON file of its settings, {"conflict": "prefix", "mode": "all", …}')
+			.option('--tool-pinning <policy>', 'when a tool or prompt differs from its pin: block, warn or off (default: hangar tools policy, else block)'),
+	);
+	underHeading(command, 'Container:', (group) =>
+		group
+			.option('--permission-profile <profile>', 'none (no network), network (open network), or a JSON profile file')
+			.option('--isolate-network', 'apply the permission profile\'s network rules (default)')
+			.option('--no-isolate-network', 'do not isolate the network')
+			.option('--restart <policy>', 'no, on-failure, unless-stopped (default) or always'),
+	);
+	if (builds) underHeading(command, 'Package builds (npx://, uvx://, go://):', addRuntimeOptions);
+	underHeading(command, 'Remote servers:', (remote) =>
+		addRemoteAuthOptions(
+			remote
+				.option('--header <Name=Value>', 'header sent to a remote server (repeatable)', collect, [])
+				.option('--header-secret <Name=secret>', 'header sent to a remote server, its value from a secret (repeatable)', collect, []),
+		),
+	);
+	underHeading(command, 'Client authentication (OIDC):', (group) =>
+		group
+			.option('--oidc-issuer <url>', 'OIDC issuer whose tokens clients must present')
+			.option('--oidc-audience <audience>', 'audience the tokens must carry')
+			.option('--oidc-client-id <id>', 'the proxy\'s OAuth client at the provider, for token introspection (its secret from $HANGAR_OIDC_CLIENT_SECRET)')
+			.option('--oidc-jwks-url <url>', 'JWKS URL (else from the issuer\'s discovery document)')
+			.option('--oidc-introspection-url <url>', 'RFC 7662 endpoint that checks tokens that are not JWTs (opaque tokens)')
+			.option('--oidc-scopes <scope>', 'scopes advertised in the protected-resource metadata (repeatable or comma-separated)', collect, [])
+			.option('--oidc-insecure-allow-http', 'accept a plain-http issuer or JWKS off loopback')
+			.option('--oidc-allow-private-ip', 'accept an issuer or JWKS on a private address')
+			.option('--resource-url <url>', 'the URL clients know the workload by, when not the proxy\'s own'),
+	);
+	underHeading(command, 'Authorization, audit and rate limits:', (group) =>
+		group
+			.option('--authz-config <file>', 'Cedar authorization configuration (JSON or YAML)')
+			.option('--audit-config <file>', 'audit configuration (JSON or YAML: logFile, eventTypes, includeRequestData…); turns the audit log on')
+			.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
+			.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)'),
+	);
+	underHeading(command, 'Scaling:', (group) =>
+		group
+			.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
+			.option('--replicas <n>', 'proxy processes behind a load balancer (HAProxy) on the workload\'s port', wholeNumber)
+			.option('--backend-replicas <n>', 'server instances the proxies spread sessions across: containers of an HTTP server, or processes per handshake of a stdio server', wholeNumber),
+	);
+	return underHeading(command, 'Telemetry:', addTelemetryOptions);
+}
+
+/** Adds options under a heading of `--help`; options added afterwards go back to the command's own list. */
+function underHeading(command: Command, heading: string, add: (command: Command) => Command): Command {
+	add(command.optionsGroup(heading));
+	return command.optionsGroup('');
 }
 
 function pairs(values: string[], separator: string, what: string): Record<string, string> {
@@ -402,16 +437,16 @@ async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary
 	process.stderr.write(`Change it with hangar edit ${name} …, or remove it with hangar rm ${name}.\n`);
 }
 
-export function registerWorkloadCommands(program: Command, cli: Cli): void {
-	registerSignInCommand(program, cli);
-	addSpecOptions(
-		addRuntimeOptions(addRemoteAuthOptions(program
-			.command('run')))
+function run(program: Command, cli: Cli): Command {
+	return addSpecOptions(
+		program
+			.command('run')
 			.description('Run an MCP server from an image, a registry server name, an npm or PyPI package or Go module, or a remote URL')
 			.argument('<source>', 'image reference, registry server name, npx://PKG[@VERSION], uvx://PKG[@VERSION], go://MODULE[@VERSION], go://./dir, or http(s) URL of a remote MCP server')
 			.argument('[args...]', 'arguments for the server (after --)')
 			.option('--name <name>', 'name of the workload (default: from the image or URL)')
 			.option('--json', 'print JSON'),
+		{ builds: true },
 	).action(async (given: string, args: string[], options: SpecOptions & RemoteAuthOptions & RuntimeOptions & { name?: string; json?: boolean }) => {
 		const source = packageSource(given);
 		const name = options.name ?? nameFrom(source);
@@ -433,8 +468,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		if (summary?.status !== 'running') return reportNotRunning(cli, name, summary);
 		await warnUnknownTools(cli, summary, (params as { tools?: string[] }).tools ?? []);
 	});
+}
 
-	program
+function listWorkloads(program: Command, cli: Cli): Command {
+	return program
 		.command('ls')
 		.alias('list')
 		.description('List workloads (running ones unless --all)')
@@ -460,8 +497,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				options.all ? 'No workloads.' : 'No running workloads (hangar ls --all shows stopped ones).',
 			);
 		});
+}
 
-	program
+function showWorkload(program: Command, cli: Cli): Command {
+	return program
 		.command('info')
 		.description('Show a workload\'s configuration and status')
 		.argument('<name>')
@@ -479,11 +518,18 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				['port', detail.proxy_port],
 				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],
 				['network', networkOf(detail)],
+				['args', detail.cmd_arguments?.length ? detail.cmd_arguments.join(' ') : undefined],
+				// Names only: a value may be a token (hangar export prints them).
+				['env', Object.keys(detail.env_vars ?? {}).join(', ') || undefined],
+				['secrets', detail.secrets?.length ? detail.secrets.map((secret) => `${secret.name} as ${secret.target}`).join(', ') : undefined],
+				['volumes', detail.volumes?.length ? detail.volumes.join(', ') : undefined],
 			];
 			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
 		});
+}
 
-	program
+function exportWorkload(program: Command, cli: Cli): Command {
+	return program
 		.command('export')
 		.description('Print a workload\'s run configuration (secrets as references)')
 		.argument('<name>')
@@ -495,17 +541,18 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 			if (options.output) writeFileSync(options.output, text, { mode: 0o600 });
 			else process.stdout.write(text);
 		});
+}
 
-	addRemoteAuthOptions(
-		addSpecOptions(
-			program
-				.command('edit')
-				.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
-				.argument('<name>')
-				.option('--image <image>', 'new image')
-				.option('--url <url>', 'new remote URL')
-				.option('--json', 'print JSON'),
-		),
+function editWorkload(program: Command, cli: Cli): Command {
+	return addSpecOptions(
+		program
+			.command('edit')
+			.description('Change a workload and recreate it; it keeps its port. Flags given replace those settings, --env adds to them')
+			.argument('<name>')
+			.option('--image <image>', 'new image')
+			.option('--url <url>', 'new remote URL')
+			.option('--json', 'print JSON'),
+		{ builds: false },
 	).action(async (name: string, options: SpecOptions & RemoteAuthOptions & { image?: string; url?: string; json?: boolean }) => {
 		const current: WorkloadDetail = await cli.call(GetWorkload, { name });
 		const { registry: _registry, server: _server, ...editable } = current;
@@ -529,17 +576,22 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 		if (!options.json) process.stdout.write(`Workload ${name} updated; it is running: ${summary.url}\n`);
 		await warnUnknownTools(cli, summary, (changes.tools as string[] | undefined) ?? []);
 	});
+}
 
-	const lifecycle = (
-		verb: 'stop' | 'restart' | 'rm',
-		description: string,
-		single: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload,
-		bulk: typeof StopWorkloads | typeof RestartWorkloads | typeof DeleteWorkloads,
-		done: (summary: WorkloadSummary | undefined) => boolean,
-		success: (summary: WorkloadSummary | undefined) => boolean,
-	) =>
+/** `stop`, `restart` and `rm`: one workload, several, or a group's, waited for unless --no-wait. */
+function lifecycle(
+	verb: 'stop' | 'restart' | 'rm',
+	aliases: string[],
+	description: string,
+	single: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload,
+	bulk: typeof StopWorkloads | typeof RestartWorkloads | typeof DeleteWorkloads,
+	done: (summary: WorkloadSummary | undefined) => boolean,
+	success: (summary: WorkloadSummary | undefined) => boolean,
+): CommandFactory {
+	return (program, cli) =>
 		program
 			.command(verb)
+			.aliases(aliases)
 			.description(description)
 			.argument('[names...]', 'workloads')
 			.option('--group <group>', 'every workload of this group')
@@ -558,27 +610,33 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				}
 				if (failed) process.exitCode = 1;
 			});
+}
 
-	lifecycle(
-		'stop',
-		'Stop workloads (their container and proxy); they keep their configuration and port',
-		StopWorkload,
-		StopWorkloads,
-		(summary) => !summary || ['stopped', 'error'].includes(summary.status!),
-		(summary) => summary?.status === 'stopped',
-	);
-	lifecycle(
-		'restart',
-		'Restart workloads',
-		RestartWorkload,
-		RestartWorkloads,
-		// A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
-		(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status!),
-		(summary) => summary?.status === 'running',
-	).alias('start');
-	lifecycle('rm', 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary).alias('delete');
+const stopWorkloads = lifecycle(
+	'stop',
+	[],
+	'Stop workloads (their container and proxy); they keep their configuration and port',
+	StopWorkload,
+	StopWorkloads,
+	(summary) => !summary || ['stopped', 'error'].includes(summary.status!),
+	(summary) => summary?.status === 'stopped',
+);
 
-	program
+const restartWorkloads = lifecycle(
+	'restart',
+	['start'],
+	'Restart workloads',
+	RestartWorkload,
+	RestartWorkloads,
+	// A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
+	(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status!),
+	(summary) => summary?.status === 'running',
+);
+
+const deleteWorkloads = lifecycle('rm', ['delete'], 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary);
+
+function logs(program: Command, cli: Cli): Command {
+	return program
 		.command('logs')
 		.description(`Print a workload's server output (its last ${LOG_LINES} lines), or its proxy's log with --proxy`)
 		.argument('<name>')
@@ -600,11 +658,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 				seen = current;
 			}
 		});
+}
 
-	registerMcpCommands(program, cli);
-	registerTopCommands(program, cli);
-
-	program
+function proxy(program: Command): Command {
+	return program
 		.command('proxy')
 		.description('Run the proxy of a workload in the foreground (Hangar starts it by itself)')
 		.argument('<name>')
@@ -614,6 +671,10 @@ export function registerWorkloadCommands(program: Command, cli: Cli): void {
 			const replica = options.replica && options.replicaPort ? { index: options.replica, port: options.replicaPort } : undefined;
 			await (await import('../proxyEntry.js')).runProxyCommand(name, replica);
 		});
+}
+
+export function registerWorkloadCommands(program: Command, cli: Cli): void {
+	addCommands(program, cli, [signin, run, listWorkloads, showWorkload, exportWorkload, editWorkload, stopWorkloads, restartWorkloads, deleteWorkloads, logs, mcp, top, proxy]);
 }
 
 /** The workload as Kubernetes resources, with the Cedar policy file it points at read from disk. */
