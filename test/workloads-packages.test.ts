@@ -6,8 +6,9 @@
  * build that names its step and leaves no workload.
  *
  * Nothing can be pulled from a container registry here, so the builds start from
- * hangar-test/node-base (scripts/test-services.sh), set as the npx default with
- * `hangar config runtime set`.
+ * hangar-test/node-base, python-base and go-base (scripts/test-services.sh), set as each
+ * scheme's default with `hangar config runtime set`; a local Go module is built with Debian's
+ * Go and runs on scratch.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -26,6 +27,7 @@ import { runHangar } from './support/processes.js';
 const run = promisify(execFile);
 const NODE_BASE = 'hangar-test/node-base:1';
 const PYTHON_BASE = 'hangar-test/python-base:1';
+const GO_BASE = 'hangar-test/go-base:1';
 const MEMORY_PACKAGE = '@modelcontextprotocol/server-memory';
 /** A credential of a registry the build never uses: it must reach the build stage and nothing else. */
 const CANARY = 'hangar-canary-token-5f1d0c';
@@ -221,5 +223,49 @@ describe('hangar run uvx://… from a simple index on this machine', { timeout: 
 		const pinned = await hangar('build', 'uvx://hangar-echo-mcp@0.9.0');
 		expect(pinned).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Built hangar-build\/uvx-hangar-echo-mcp:0\.9\.0-[0-9a-f]{12} \(uvx:\/\/hangar-echo-mcp@0\.9\.0\)\n$/) });
 		expect((await hangar('build', 'uvx://hangar-echo-mcp@0.9.0')).stdout).toMatch(/^Already built: hangar-build\/uvx-hangar-echo-mcp:0\.9\.0-/);
+	});
+});
+
+describe('hangar run go://./… of a local module', { timeout: 600_000 }, () => {
+	let home: TestHome;
+	const hangar = (...args: string[]) => runHangar(args, home.env);
+	const name = uniqueName('go');
+	const source = 'go://./test/fixtures/packages/go-echo';
+
+	beforeAll(async () => {
+		home = await createTestHome();
+		// Nothing is downloaded: the module uses the standard library only.
+		Object.assign(home.env, { GOPROXY: 'off', GOFLAGS: '-mod=mod' });
+		// No golang or distroless image can be pulled here: Debian's Go in an imported image builds, and the binary runs on scratch.
+		expect((await hangar('config', 'runtime', 'set', 'go', '--runtime-image', GO_BASE, '--final-image', 'scratch')).code).toBe(0);
+	});
+
+	afterAll(async () => {
+		await hangar('rm', name);
+		await home?.dispose();
+	}, 120_000);
+
+	it('builds the module in a multi-stage image whose runtime stage holds only the binary, and runs it', async () => {
+		const dry = await hangar('build', source, '--dry-run');
+		expect(dry.stdout).toContain(`FROM ${GO_BASE} AS builder`);
+		expect(dry.stdout).toContain('RUN ["go","build","-o","/out/server","."]');
+		const tag = /^# image (\S+)/.exec(dry.stdout)![1]!;
+		await run('docker', ['rmi', '-f', tag]).catch(() => undefined);
+
+		const result = await hangar('run', source, '--name', name);
+		expect(result.stderr).toContain(`building ${tag} for go://`);
+		expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${name} is running`) });
+		const tools = JSON.parse((await hangar('mcp', 'tools', name, '--json')).stdout) as Array<{ name: string }>;
+		expect(tools.map((tool) => tool.name)).toEqual(['echo']);
+		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=from Go')).toMatchObject({ code: 0, stdout: 'go-echo: from Go\n' });
+
+		// The runtime stage is scratch plus two layers: the binary and the user's home; no toolchain, no sources.
+		const [image] = JSON.parse((await run('docker', ['image', 'inspect', tag])).stdout);
+		expect(image.RootFS.Layers).toHaveLength(2);
+		expect(image.Size).toBeLessThan(10 * 1024 * 1024);
+		expect(image.Config.User).toBe('65532:65532');
+		expect(JSON.stringify(image.Config.Env)).not.toMatch(/GOROOT|GOPROXY/);
+		const history = (await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', tag])).stdout;
+		expect(history).not.toMatch(/go build|hangar-build|\/src/);
 	});
 });
