@@ -31,6 +31,8 @@ const GO_BASE = 'hangar-test/go-base:1';
 const MEMORY_PACKAGE = '@modelcontextprotocol/server-memory';
 /** A credential of a registry the build never uses: it must reach the build stage and nothing else. */
 const CANARY = 'hangar-canary-token-5f1d0c';
+/** The same, kept in a Hangar secret. */
+const SECRET_CANARY = 'hangar-secret-canary-9a7e21';
 
 describe('package references', () => {
 	it('parses npm, PyPI and Go references, with versions and local directories', () => {
@@ -181,6 +183,29 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 		expect(result.stderr).toContain('last lines of the build:');
 		const listed = JSON.parse((await hangar('ls', '--all', '--json')).stdout) as Array<{ name: string }>;
 		expect(listed.map((workload) => workload.name)).not.toContain(name);
+	});
+
+	it('takes the build stage\'s npm configuration from a Hangar secret (--build-secret), and no layer of the final image holds it', async () => {
+		expect((await hangar('secret', 'setup', '--provider', 'environment')).code).toBe(0);
+		home.env.HANGAR_SECRET_CORP_NPMRC = `@corp:registry=https://npm.corp.invalid/\n//npm.corp.invalid/:_authToken=${SECRET_CANARY}\n`;
+		home.env.HANGAR_SECRET_DEAD_NPMRC = 'registry=http://127.0.0.1:9/\n';
+		const dry = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:CORP_NPMRC', '--dry-run');
+		expect(dry.stdout).not.toContain(SECRET_CANARY);
+		// The secret replaces the user's .npmrc: its registry is the one asked.
+		const dead = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:DEAD_NPMRC');
+		expect(dead).toMatchObject({ code: 1, stderr: expect.stringContaining(`cannot look up ${MEMORY_PACKAGE}`) });
+		expect((await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:MISSING')).stderr).toContain('no secret named MISSING');
+
+		const secretTag = `hangar-test/secret-npmrc:${uniqueName('t')}`;
+		try {
+			const built = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:CORP_NPMRC', '--tag', secretTag);
+			expect(built).toMatchObject({ code: 0, stdout: expect.stringContaining(`Built ${secretTag}`) });
+			expect((await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', secretTag])).stdout).not.toContain('hangar-build');
+			const { stdout } = await run('sh', ['-c', `docker save ${secretTag} | grep -a -c ${SECRET_CANARY} || true`], { maxBuffer: 1 << 20 });
+			expect(stdout.trim()).toBe('0');
+		} finally {
+			await run('docker', ['rmi', '-f', secretTag]).catch(() => undefined);
+		}
 	});
 });
 

@@ -13,12 +13,14 @@ import { effectiveSettings, type RuntimeDefaults } from './defaults.js';
 import { planBuild, type BuildPlan } from './dockerfile.js';
 import { parsePackageReference } from './reference.js';
 import { resolveVersion } from './resolve.js';
-import { readPackageConfig } from './userConfig.js';
+import { readPackageConfig, withSecretConfig, type SecretPackageConfig } from './userConfig.js';
 
 export class PackageBuilder {
 	constructor(
 		private readonly runtime: Runtime,
 		private readonly defaults: RuntimeDefaults,
+		/** Hangar's secrets, for `build_secrets`; without them such a build is refused. */
+		private readonly secrets?: { resolve(name: string): Promise<string> },
 		private readonly env: NodeJS.ProcessEnv = process.env,
 	) {}
 
@@ -28,9 +30,29 @@ export class PackageBuilder {
 	 */
 	async plan(image: string, settings: RuntimeConfig | undefined, signal?: AbortSignal, field = 'image', confirm = false): Promise<BuildPlan> {
 		const reference = parsePackageReference(image, field);
-		const config = readPackageConfig(this.env);
+		const effective = effectiveSettings(settings, await this.defaults.get(reference.scheme));
+		const config = withSecretConfig(readPackageConfig(this.env), await this.secretConfig(effective));
 		const version = await resolveVersion(reference, config, signal, confirm);
-		return planBuild({ reference, version, settings: effectiveSettings(settings, await this.defaults.get(reference.scheme)), config });
+		return planBuild({ reference, version, settings: effective, config });
+	}
+
+	/** The values of the settings' `build_secrets`, read from Hangar's secrets. */
+	private async secretConfig(settings: RuntimeConfig): Promise<SecretPackageConfig> {
+		const names = settings.build_secrets ?? {};
+		const values: Record<string, string> = {};
+		for (const [key, name] of Object.entries(names)) {
+			if (!name) continue;
+			if (!this.secrets) throw new HangarError(400, `invalid runtime_config.build_secrets.${key}: secrets cannot be read here`, 'invalid_params');
+			try {
+				values[key] = await this.secrets.resolve(name);
+			} catch (error) {
+				if (error instanceof HangarError && error.status === 404) {
+					throw new HangarError(400, `invalid runtime_config.build_secrets.${key}: no secret named ${name} (hangar secret set ${name})`, 'invalid_params');
+				}
+				throw error;
+			}
+		}
+		return { npmrc: values.npmrc, indexUrl: values.index_url, caCert: values.ca_cert };
 	}
 
 	/** Builds the plan's image unless the engine has it; true when it built. */

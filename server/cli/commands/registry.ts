@@ -27,6 +27,7 @@ import { howItRuns, toLegacyServer, unrunnableReason } from '../../registry/conv
 import { PackageBuilder } from '../../packages/builder.js';
 import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DockerRuntime } from '../../runtime/docker.js';
+import { SecretsService } from '../../secrets/service.js';
 import { ReadinessCheck, type Readiness } from '../../workloads/readiness.js';
 
 interface ListOptions {
@@ -126,7 +127,7 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 				? await Promise.all(names.map((serverName) => cli.call(GetCatalogServer, { registryName, serverName })))
 				: await allServers(cli, registryName);
 			const runtime = new DockerRuntime();
-			const check = new ReadinessCheck(runtime, new PackageBuilder(runtime, new RuntimeDefaults(cli.environment.paths)));
+			const check = new ReadinessCheck(runtime, new PackageBuilder(runtime, new RuntimeDefaults(cli.environment.paths), new SecretsService(cli.environment)));
 			const results = await mapLimited(servers, CHECKS_AT_ONCE, async (server) => ({ name: server.name, runs_as: howItRuns(server), ...(await checkServer(check, server)) }));
 			if (options.json) return printJson(results);
 			for (const result of results) {
