@@ -106,6 +106,12 @@ export const RuntimeConfig = z.object({
 	build_with: z.array(z.string()).optional(),
 	/** Environment variables of the final runtime stage. */
 	runtime_env: StringMap.optional(),
+	/**
+	 * Hangar: the package configuration of the build stage from Hangar secrets, by secret name:
+	 * an `.npmrc` (registries and their tokens), a Python index URL (credentials may be in it), a
+	 * PEM CA certificate. Each replaces what the user's files say; none reaches the final image.
+	 */
+	build_secrets: z.object({ npmrc: z.string().optional(), index_url: z.string().optional(), ca_cert: z.string().optional() }).strict().optional(),
 });
 export type RuntimeConfig = z.infer<typeof RuntimeConfig>;
 

@@ -124,6 +124,26 @@ if ! docker image inspect hangar-test/python-base:1 >/dev/null 2>&1; then
 	rm -rf "$root"
 fi
 
+# go:// builds start from an image with the Go toolchain: the official golang image where
+# registries are reachable; this stand-in holds Debian's golang-go (tests build local modules
+# that need no download). The runtime stage of such a build is `scratch`: the binary alone.
+need_apt go golang-go
+if ! docker image inspect hangar-test/go-base:1 >/dev/null 2>&1; then
+	log "building hangar-test/go-base:1"
+	root=$(mktemp -d)
+	goroot=$(readlink -f "$(go env GOROOT)")
+	mkdir -p "$root/tmp" "$root/usr/lib" "$root/usr/share" "$root/usr/local/bin"
+	chmod 1777 "$root/tmp"
+	cp -a "$goroot" "$root/usr/lib/"
+	# Debian keeps the sources under /usr/share and links them from GOROOT.
+	share=/usr/share/$(basename "$goroot")
+	[ ! -d "$share" ] || cp -a "$share" "$root/usr/share/"
+	copy_program "$root" "$goroot/bin/go"
+	ln -s "$goroot/bin/go" "$root/usr/local/bin/go"
+	tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c "ENV GOROOT=$goroot GOCACHE=/tmp/go-cache GOPATH=/tmp/go" - hangar-test/go-base:1 >/dev/null
+	rm -rf "$root"
+fi
+
 # Skills: a real OCI registry (CNCF distribution; tests start their own instances on free
 # ports) and skopeo, an independent OCI client to cross-check Hangar's pushes and pulls.
 need_apt docker-registry docker-registry

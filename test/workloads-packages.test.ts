@@ -6,8 +6,9 @@
  * build that names its step and leaves no workload.
  *
  * Nothing can be pulled from a container registry here, so the builds start from
- * hangar-test/node-base (scripts/test-services.sh), set as the npx default with
- * `hangar config runtime set`.
+ * hangar-test/node-base, python-base and go-base (scripts/test-services.sh), set as each
+ * scheme's default with `hangar config runtime set`; a local Go module is built with Debian's
+ * Go and runs on scratch.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -26,9 +27,12 @@ import { runHangar } from './support/processes.js';
 const run = promisify(execFile);
 const NODE_BASE = 'hangar-test/node-base:1';
 const PYTHON_BASE = 'hangar-test/python-base:1';
+const GO_BASE = 'hangar-test/go-base:1';
 const MEMORY_PACKAGE = '@modelcontextprotocol/server-memory';
 /** A credential of a registry the build never uses: it must reach the build stage and nothing else. */
 const CANARY = 'hangar-canary-token-5f1d0c';
+/** The same, kept in a Hangar secret. */
+const SECRET_CANARY = 'hangar-secret-canary-9a7e21';
 
 describe('package references', () => {
 	it('parses npm, PyPI and Go references, with versions and local directories', () => {
@@ -180,6 +184,29 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 		const listed = JSON.parse((await hangar('ls', '--all', '--json')).stdout) as Array<{ name: string }>;
 		expect(listed.map((workload) => workload.name)).not.toContain(name);
 	});
+
+	it('takes the build stage\'s npm configuration from a Hangar secret (--build-secret), and no layer of the final image holds it', async () => {
+		expect((await hangar('secret', 'setup', '--provider', 'environment')).code).toBe(0);
+		home.env.HANGAR_SECRET_CORP_NPMRC = `@corp:registry=https://npm.corp.invalid/\n//npm.corp.invalid/:_authToken=${SECRET_CANARY}\n`;
+		home.env.HANGAR_SECRET_DEAD_NPMRC = 'registry=http://127.0.0.1:9/\n';
+		const dry = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:CORP_NPMRC', '--dry-run');
+		expect(dry.stdout).not.toContain(SECRET_CANARY);
+		// The secret replaces the user's .npmrc: its registry is the one asked.
+		const dead = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:DEAD_NPMRC');
+		expect(dead).toMatchObject({ code: 1, stderr: expect.stringContaining(`cannot look up ${MEMORY_PACKAGE}`) });
+		expect((await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:MISSING')).stderr).toContain('no secret named MISSING');
+
+		const secretTag = `hangar-test/secret-npmrc:${uniqueName('t')}`;
+		try {
+			const built = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--build-secret', 'npmrc=secret:CORP_NPMRC', '--tag', secretTag);
+			expect(built).toMatchObject({ code: 0, stdout: expect.stringContaining(`Built ${secretTag}`) });
+			expect((await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', secretTag])).stdout).not.toContain('hangar-build');
+			const { stdout } = await run('sh', ['-c', `docker save ${secretTag} | grep -a -c ${SECRET_CANARY} || true`], { maxBuffer: 1 << 20 });
+			expect(stdout.trim()).toBe('0');
+		} finally {
+			await run('docker', ['rmi', '-f', secretTag]).catch(() => undefined);
+		}
+	});
 });
 
 describe('hangar run uvx://… from a simple index on this machine', { timeout: 600_000 }, () => {
@@ -221,5 +248,49 @@ describe('hangar run uvx://… from a simple index on this machine', { timeout: 
 		const pinned = await hangar('build', 'uvx://hangar-echo-mcp@0.9.0');
 		expect(pinned).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Built hangar-build\/uvx-hangar-echo-mcp:0\.9\.0-[0-9a-f]{12} \(uvx:\/\/hangar-echo-mcp@0\.9\.0\)\n$/) });
 		expect((await hangar('build', 'uvx://hangar-echo-mcp@0.9.0')).stdout).toMatch(/^Already built: hangar-build\/uvx-hangar-echo-mcp:0\.9\.0-/);
+	});
+});
+
+describe('hangar run go://./… of a local module', { timeout: 600_000 }, () => {
+	let home: TestHome;
+	const hangar = (...args: string[]) => runHangar(args, home.env);
+	const name = uniqueName('go');
+	const source = 'go://./test/fixtures/packages/go-echo';
+
+	beforeAll(async () => {
+		home = await createTestHome();
+		// Nothing is downloaded: the module uses the standard library only.
+		Object.assign(home.env, { GOPROXY: 'off', GOFLAGS: '-mod=mod' });
+		// No golang or distroless image can be pulled here: Debian's Go in an imported image builds, and the binary runs on scratch.
+		expect((await hangar('config', 'runtime', 'set', 'go', '--runtime-image', GO_BASE, '--final-image', 'scratch')).code).toBe(0);
+	});
+
+	afterAll(async () => {
+		await hangar('rm', name);
+		await home?.dispose();
+	}, 120_000);
+
+	it('builds the module in a multi-stage image whose runtime stage holds only the binary, and runs it', async () => {
+		const dry = await hangar('build', source, '--dry-run');
+		expect(dry.stdout).toContain(`FROM ${GO_BASE} AS builder`);
+		expect(dry.stdout).toContain('RUN ["go","build","-o","/out/server","."]');
+		const tag = /^# image (\S+)/.exec(dry.stdout)![1]!;
+		await run('docker', ['rmi', '-f', tag]).catch(() => undefined);
+
+		const result = await hangar('run', source, '--name', name);
+		expect(result.stderr).toContain(`building ${tag} for go://`);
+		expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${name} is running`) });
+		const tools = JSON.parse((await hangar('mcp', 'tools', name, '--json')).stdout) as Array<{ name: string }>;
+		expect(tools.map((tool) => tool.name)).toEqual(['echo']);
+		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=from Go')).toMatchObject({ code: 0, stdout: 'go-echo: from Go\n' });
+
+		// The runtime stage is scratch plus two layers: the binary and the user's home; no toolchain, no sources.
+		const [image] = JSON.parse((await run('docker', ['image', 'inspect', tag])).stdout);
+		expect(image.RootFS.Layers).toHaveLength(2);
+		expect(image.Size).toBeLessThan(10 * 1024 * 1024);
+		expect(image.Config.User).toBe('65532:65532');
+		expect(JSON.stringify(image.Config.Env)).not.toMatch(/GOROOT|GOPROXY/);
+		const history = (await run('docker', ['history', '--no-trunc', '--format', '{{.CreatedBy}}', tag])).stdout;
+		expect(history).not.toMatch(/go build|hangar-build|\/src/);
 	});
 });

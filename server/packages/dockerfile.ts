@@ -49,6 +49,8 @@ export interface BuildPlan {
 	/** The build's network (`build_network`), when not the engine's default. */
 	readonly network?: string;
 	readonly labels: Readonly<Record<string, string>>;
+	/** The images the build starts its stages from (the engine pulls them unless it has them). */
+	readonly baseImages: readonly string[];
 }
 
 export function planBuild(inputs: BuildInputs): BuildPlan {
@@ -128,7 +130,7 @@ export function planBuild(inputs: BuildInputs): BuildPlan {
 	runtime.push('WORKDIR /home/hangar', `USER ${USER}`, `LABEL ${Object.entries(labels).map(([key, value]) => `${key}=${json(value)}`).join(' ')}`, `ENTRYPOINT ${json(entrypoint)}`);
 
 	const dockerfile = `# ${pinned}, built by Hangar\n${build.join('\n')}\n\n${runtime.join('\n')}\n`;
-	return { tag, pinned, dockerfile, files, sourceDir: reference.local ? reference.name : undefined, network: settings.build_network || undefined, labels };
+	return { tag, pinned, dockerfile, files, sourceDir: reference.local ? reference.name : undefined, network: settings.build_network || undefined, labels, baseImages: [...new Set([image, finalImage])] };
 }
 
 /** Finds the package's command (as npx does: its only bin, or the one named like the package) and links it as /app/server. */

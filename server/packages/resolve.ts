@@ -21,10 +21,13 @@ const TIMEOUT_MS = 30_000;
 /** Exact versions need no look-up: npm semver, PEP 440 releases, Go's `v` versions. */
 const EXACT = { npx: /^\d+\.\d+\.\d+([-+].+)?$/, uvx: /^\d+(\.\d+)*((a|b|rc|\.post|\.dev)\d+)*$/, go: /^v\d+\.\d+\.\d+([-+].+)?$/ } as const;
 
-/** The exact version (or, for a local directory, `local-DIGEST`). */
-export async function resolveVersion(reference: PackageReference, config: PackageConfig, signal?: AbortSignal): Promise<string> {
+/**
+ * The exact version (or, for a local directory, `local-DIGEST`). An exact version is taken as
+ * it is unless `confirm` asks the registry whether it has it.
+ */
+export async function resolveVersion(reference: PackageReference, config: PackageConfig, signal?: AbortSignal, confirm = false): Promise<string> {
 	if (reference.local) return `local-${await directoryDigest(reference.name)}`;
-	if (reference.version && EXACT[reference.scheme].test(reference.version)) return reference.version;
+	if (!confirm && reference.version && EXACT[reference.scheme].test(reference.version)) return reference.version;
 	switch (reference.scheme) {
 		case 'npx':
 			return npmVersion(reference, config, signal);

@@ -43,22 +43,46 @@ const GO_KEYS = ['GOPRIVATE', 'GONOPROXY', 'GONOSUMDB', 'GOSUMDB', 'GOINSECURE',
 export function readPackageConfig(env: NodeJS.ProcessEnv = process.env): PackageConfig {
 	const npmrcPath = env.NPM_CONFIG_USERCONFIG || env.npm_config_userconfig || join(env.HOME || homedir(), '.npmrc');
 	const entries = parseIni(readOptional(npmrcPath) ?? '', env);
-	const kept = entries.filter(([key]) => NPMRC_KEYS.test(key));
-	const registry = withSlash(env.NPM_CONFIG_REGISTRY || env.npm_config_registry || kept.find(([key]) => key === 'registry')?.[1] || DEFAULT_NPM_REGISTRY);
-	const lines = kept.filter(([key]) => key !== 'registry').map(([key, value]) => `${key}=${value}`);
-	lines.unshift(`registry=${registry}`);
-	const tokenKey = `${registry.replace(/^https?:/, '')}:_authToken`;
-	const token = kept.find(([key]) => key === tokenKey)?.[1];
-
 	const caFile = env.HANGAR_BUILD_CA_CERT || entries.find(([key]) => key === 'cafile')?.[1] || env.NODE_EXTRA_CA_CERTS || env.SSL_CERT_FILE;
 	const goEnv: Record<string, string> = {};
 	for (const key of GO_KEYS) if (env[key]) goEnv[key] = env[key]!;
 	return {
-		npm: { registry, npmrc: `${lines.join('\n')}\n`, token },
+		npm: npmSettings(entries, env.NPM_CONFIG_REGISTRY || env.npm_config_registry),
 		python: { indexUrl: withSlash(env.UV_DEFAULT_INDEX || env.UV_INDEX_URL || env.PIP_INDEX_URL || DEFAULT_PYTHON_INDEX) },
 		go: { proxy: (env.GOPROXY || DEFAULT_GO_PROXY).split(/[,|]/)[0]!.replace(/\/$/, ''), env: goEnv },
 		caCert: caFile ? readOptional(caFile) : undefined,
 	};
+}
+
+/** Values of the build's package configuration taken from Hangar secrets (`runtime_config.build_secrets`). */
+export interface SecretPackageConfig {
+	readonly npmrc?: string;
+	readonly indexUrl?: string;
+	readonly caCert?: string;
+}
+
+/**
+ * The configuration with what secrets give in place of the user's files: a whole `.npmrc`
+ * (kept to its registry and credential lines, as a user's is), an index URL, a CA certificate.
+ */
+export function withSecretConfig(config: PackageConfig, secrets: SecretPackageConfig): PackageConfig {
+	return {
+		...config,
+		...(secrets.npmrc !== undefined && { npm: npmSettings(parseIni(secrets.npmrc, {}), undefined) }),
+		...(secrets.indexUrl !== undefined && { python: { indexUrl: withSlash(secrets.indexUrl.trim()) } }),
+		...(secrets.caCert !== undefined && { caCert: secrets.caCert }),
+	};
+}
+
+/** The npm part of the configuration from an npmrc's entries (and a registry that overrides it). */
+function npmSettings(entries: ReadonlyArray<[string, string]>, registryOverride: string | undefined): PackageConfig['npm'] {
+	const kept = entries.filter(([key]) => NPMRC_KEYS.test(key));
+	const registry = withSlash(registryOverride || kept.find(([key]) => key === 'registry')?.[1] || DEFAULT_NPM_REGISTRY);
+	const lines = kept.filter(([key]) => key !== 'registry').map(([key, value]) => `${key}=${value}`);
+	lines.unshift(`registry=${registry}`);
+	const tokenKey = `${registry.replace(/^https?:/, '')}:_authToken`;
+	const token = kept.find(([key]) => key === tokenKey)?.[1];
+	return { registry, npmrc: `${lines.join('\n')}\n`, token };
 }
 
 /** `key=value` lines of an npmrc, with `${VAR}` taken from the environment as npm does. */

@@ -19,6 +19,7 @@ import type { PortPolicy } from './portPolicy.js';
 import { launchProxy, stopProxy } from './proxyProcess.js';
 import type { WorkloadQueue } from './queue.js';
 import { unreachableReason } from './reachability.js';
+import { pullNextStep } from './readiness.js';
 import type { StatusFeed } from './statusFeed.js';
 import { isSignInState, type StoredWorkload, type WorkloadStore } from '../runspec/store.js';
 
@@ -142,6 +143,9 @@ export class WorkloadLifecycle {
 			// A bare word is more often a mistyped server name than an image on Docker Hub.
 			if (error instanceof HangarError && error.code === 'image_not_found' && !fromRegistry && !image.includes('/')) {
 				throw HangarError.notFound(`${image} is not a server in the registry (hangar registry servers lists them), and as an image: ${error.message}`, 'image_not_found');
+			}
+			if (error instanceof HangarError && error.code === 'image_not_found') {
+				throw new HangarError(error.status, `${error.message}\nnext: ${pullNextStep(image)}`, error.code, { cause: error });
 			}
 			throw error;
 		}

@@ -84,7 +84,7 @@ export class WorkloadService {
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		const { log, notifier, paths } = options.environment;
-		this.packages = options.packages ?? new PackageBuilder(options.runtime, new RuntimeDefaults(paths));
+		this.packages = options.packages ?? new PackageBuilder(options.runtime, new RuntimeDefaults(paths), options.secrets);
 		this.store = new WorkloadStore(paths);
 		this.runtime = options.runtime;
 		this.queue = new WorkloadQueue(this.store, log);

@@ -12,6 +12,7 @@ import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES, type BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
 import { DockerRuntime } from '../../runtime/docker.js';
+import { SecretsService } from '../../secrets/service.js';
 import { addCommands, collect, printJson, type Cli } from '../cli.js';
 
 export interface RuntimeOptions {
@@ -19,7 +20,11 @@ export interface RuntimeOptions {
 	runtimeAddPackage: string[];
 	finalImage?: string;
 	buildNetwork?: string;
+	buildSecret: string[];
 }
+
+/** `--build-secret KIND=NAME` kinds → `runtime_config.build_secrets` fields. */
+const BUILD_SECRET_KINDS = { npmrc: 'npmrc', 'index-url': 'index_url', 'ca-cert': 'ca_cert' } as const;
 
 /** `--runtime-image`, `--runtime-add-package`, `--final-image`, `--build-network`. */
 export function addRuntimeOptions(command: Command): Command {
@@ -27,16 +32,31 @@ export function addRuntimeOptions(command: Command): Command {
 		.option('--runtime-image <image>', 'npx://, uvx://: the base image of the build and runtime stages; go://: the Go toolchain image')
 		.option('--runtime-add-package <package>', 'OS package added to the runtime stage with apt-get or apk (repeatable or comma-separated)', collect, [])
 		.option('--final-image <image>', `go:// only: the image the server runs on (default ${DEFAULT_GO_FINAL_IMAGE})`)
-		.option('--build-network <network>', "network of the build's steps, e.g. host where the engine's default network cannot reach the package registry");
+		.option('--build-network <network>', "network of the build's steps, e.g. host where the engine's default network cannot reach the package registry")
+		.option('--build-secret <kind=name>', "the build stage's npmrc, index-url or ca-cert from a Hangar secret (repeatable), e.g. npmrc=secret:corp-npmrc", collect, []);
 }
 
 /** `runtime_config` from the runtime options, or undefined when none is given. */
 export function runtimeConfigOf(options: RuntimeOptions): RuntimeConfig | undefined {
 	const packages = options.runtimeAddPackage.flatMap((value) => value.split(',')).filter(Boolean);
+	const secrets = buildSecretsOf(options.buildSecret);
 	const config: RuntimeConfig = JSON.parse(
-		JSON.stringify({ builder_image: options.runtimeImage, additional_packages: packages.length ? packages : undefined, final_image: options.finalImage, build_network: options.buildNetwork }),
+		JSON.stringify({ builder_image: options.runtimeImage, additional_packages: packages.length ? packages : undefined, final_image: options.finalImage, build_network: options.buildNetwork, build_secrets: secrets }),
 	);
 	return Object.keys(config).length ? config : undefined;
+}
+
+/** `npmrc=secret:NAME` (or `npmrc=NAME`) values → `build_secrets`, undefined when none is given. */
+function buildSecretsOf(values: readonly string[]): RuntimeConfig['build_secrets'] {
+	if (!values.length) return undefined;
+	const secrets: Record<string, string> = {};
+	for (const value of values) {
+		const match = /^([a-z-]+)=(?:secret:)?(.+)$/.exec(value);
+		const field = match && (BUILD_SECRET_KINDS as Record<string, string>)[match[1]!];
+		if (!field) throw new HangarError(400, `invalid --build-secret ${JSON.stringify(value)}: use KIND=secret:NAME with KIND one of ${Object.keys(BUILD_SECRET_KINDS).join(', ')}`);
+		secrets[field] = match[2]!;
+	}
+	return secrets;
 }
 
 /** A package reference as the service must see it: a local Go directory made absolute. */
@@ -71,7 +91,7 @@ function build(program: Command, cli: Cli): Command {
 			.option('--dry-run', 'print the Dockerfile and the build context instead of building'),
 	).action(async (source: string, options: RuntimeOptions & { tag?: string; dryRun?: boolean }) => {
 		const runtime = new DockerRuntime();
-		const builder = new PackageBuilder(runtime, defaults(cli));
+		const builder = new PackageBuilder(runtime, defaults(cli), new SecretsService(cli.environment));
 		const controller = new AbortController();
 		process.once('SIGINT', () => controller.abort());
 		const planned = await builder.plan(packageSource(source), runtimeConfigOf(options), controller.signal);
@@ -97,6 +117,7 @@ function showRuntimeDefaults(runtime: Command, cli: Cli): Command {
 				process.stdout.write(`${scheme}: runtime image ${image}${scheme === 'go' ? `, final image ${own?.final_image ?? `${DEFAULT_GO_FINAL_IMAGE} (built-in)`}` : ''}`);
 				if (own?.additional_packages?.length) process.stdout.write(`, added packages ${own.additional_packages.join(' ')}`);
 				if (own?.build_network) process.stdout.write(`, build network ${own.build_network}`);
+				for (const [kind, name] of Object.entries(own?.build_secrets ?? {})) process.stdout.write(`, ${kind} from secret ${name}`);
 				process.stdout.write('\n');
 			}
 		});

@@ -1,5 +1,5 @@
 /**
- * `hangar registry ls|info|servers|server|skills|set|reset|refresh|add|rm`.
+ * `hangar registry ls|info|servers|server|check|skills|set|reset|refresh|add|rm`.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -23,7 +23,12 @@ import {
 } from '../../../protocol/protocol.registries.js';
 import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 import { integer } from '../values.js';
-import { howItRuns } from '../../registry/convert.js';
+import { howItRuns, toLegacyServer, unrunnableReason } from '../../registry/convert.js';
+import { PackageBuilder } from '../../packages/builder.js';
+import { RuntimeDefaults } from '../../packages/defaults.js';
+import { DockerRuntime } from '../../runtime/docker.js';
+import { SecretsService } from '../../secrets/service.js';
+import { ReadinessCheck, type Readiness } from '../../workloads/readiness.js';
 
 interface ListOptions {
 	registry?: string;
@@ -110,6 +115,32 @@ function showServer(registry: Command, cli: Cli): Command {
 			const server = await cli.call(GetCatalogServer, { registryName: options.registry ?? ALL_REGISTRIES, serverName: name });
 			if (options.json) return printJson(server);
 			printServer(server, options.registry);
+		});
+}
+
+function checkServers(registry: Command, cli: Cli): Command {
+	return registry
+		.command('check')
+		.description('Say of each server (or the named ones) whether it can run on this machine, and precisely why not')
+		.argument('[names...]', 'full reverse-DNS names or unique short names (default: every server of every registry)')
+		.option('--registry <name>', 'look only in this registry')
+		.option('--json', 'print JSON')
+		.action(async (names: string[], options: { registry?: string; json?: boolean }) => {
+			const registryName = options.registry ?? ALL_REGISTRIES;
+			const servers = names.length
+				? await Promise.all(names.map((serverName) => cli.call(GetCatalogServer, { registryName, serverName })))
+				: await allServers(cli, registryName);
+			const runtime = new DockerRuntime();
+			const check = new ReadinessCheck(runtime, new PackageBuilder(runtime, new RuntimeDefaults(cli.environment.paths), new SecretsService(cli.environment)));
+			const results = await mapLimited(servers, CHECKS_AT_ONCE, async (server) => ({ name: server.name, runs_as: howItRuns(server), ...(await checkServer(check, server)) }));
+			if (options.json) return printJson(results);
+			for (const result of results) {
+				process.stdout.write(`${result.name}\n  ${result.verdict === 'runs' ? 'runs here' : 'cannot run here'}: ${result.reason}\n`);
+				if (result.next) process.stdout.write(`  next: ${result.next}\n`);
+				if (result.needs.length) process.stdout.write(`  needs: ${result.needs.join('; ')}\n`);
+			}
+			const running = results.filter((result) => result.verdict === 'runs').length;
+			process.stdout.write(`${running} of ${results.length} servers can run here; ${results.length - running} cannot, each for the reason given.\n`);
 		});
 }
 
@@ -215,7 +246,7 @@ export function registerRegistryCommands(program: Command, cli: Cli): void {
 	const registry = program
 		.command('registry')
 		.description('Browse registries of MCP servers and skills, and choose where they come from');
-	addCommands(registry, cli, [listRegistries, showRegistry, listServers, showServer, listSkills, pointRegistry, resetRegistry, refreshRegistry, addRegistry, removeRegistry]);
+	addCommands(registry, cli, [listRegistries, showRegistry, listServers, showServer, checkServers, listSkills, pointRegistry, resetRegistry, refreshRegistry, addRegistry, removeRegistry]);
 }
 
 const summaryColumns: Readonly<Record<string, (entry: RegistrySummary) => unknown>> = {
@@ -274,6 +305,38 @@ function printServer(server: ServerRecord, registryName: string | undefined): vo
 			.join(', '),
 		headers: remote?.headers?.map((header) => `${header.name}${header.isSecret ? ' (secret)' : ''}`).join(', '),
 	});
+}
+
+/** Registry hosts and package registries are probed a few at a time. */
+const CHECKS_AT_ONCE = 8;
+
+async function allServers(cli: Cli, registryName: string): Promise<ServerRecord[]> {
+	const servers: ServerRecord[] = [];
+	for (let page = 1; ; page++) {
+		const { servers: more, metadata } = await cli.call(ListCatalogServers, { registryName, page, limit: 200 });
+		servers.push(...more);
+		if (page * metadata.limit >= metadata.total || !more.length) return servers;
+	}
+}
+
+/** A record Hangar cannot turn into a workload at all says so; any other is checked on this machine. */
+async function checkServer(check: ReadinessCheck, server: ServerRecord): Promise<Readiness> {
+	const legacy = toLegacyServer(server);
+	if (!legacy) return { verdict: 'cannot', reason: unrunnableReason(server)!, next: 'run one of its other distributions by hand, if it has one', needs: [] };
+	return check.check(legacy.kind === 'image' ? { kind: 'image', server: legacy.server } : { kind: 'remote', server: legacy.server });
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, map: (item: T) => Promise<R>): Promise<R[]> {
+	const results = new Array<R>(items.length);
+	let next = 0;
+	const worker = async () => {
+		while (next < items.length) {
+			const index = next++;
+			results[index] = await map(items[index]!);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+	return results;
 }
 
 function printFields(fields: Record<string, unknown>): void {
