@@ -1,17 +1,20 @@
 /**
  * Aggregates (issue #33): a workload whose image is `group://NAME` serves the workloads of that
  * group as one MCP server. Real members (two hangar-test/everything containers, whose tool names
- * clash, and hangar-test/memory), official SDK clients through the aggregate's proxy.
+ * clash, and hangar-test/memory; HTTP remote members of the official SDK, one slow to list),
+ * official SDK clients through the aggregate's proxy.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateWorkload, RestartWorkload, StopWorkload } from '../protocol/protocol.workloads.js';
-import { connect, EVERYTHING, MEMORY, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
-import { startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
+import { connect, EVERYTHING, MEMORY, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connectAt, REVISIONS } from './support/mcpClients.js';
+import { MODERN, startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
 import { callRest } from './support/rest.js';
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -250,5 +253,70 @@ describe('an aggregate through the official SDK client', () => {
 		expect(await toolNames(client)).not.toContain('newcomer_only');
 		const added = await hangar.create({ name: 'late', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], group, tools_override: { echo: { name: 'newcomer_only' } } });
 		await waitFor(async () => changes > 0 && (await toolNames(client)).includes('newcomer_only'), `the tools of ${added.name}`, 60_000);
+	});
+});
+
+const DRIFTING = fileURLToPath(new URL('./fixtures/workloads/drifting-server.mjs', import.meta.url));
+const fixtures: RemoteServer[] = [];
+afterAll(() => fixtures.forEach((fixture) => fixture.stop()));
+
+describe('every MCP revision through an aggregate, a 2026-07-28-only member among its members', { timeout: 180_000 }, () => {
+	let aggregate: Workload;
+	let modern: Workload;
+	let http: Workload;
+	beforeAll(async () => {
+		const revisionGroup = uniqueName('revisions');
+		expect((await callRest(hangar.serve.url, CreateGroup, { name: revisionGroup })).status).toBe(201);
+		const fixture = await startFixture(DRIFTING);
+		fixtures.push(fixture);
+		[modern, http] = await Promise.all([
+			hangar.create({ name: 'modern', image: MODERN, transport: 'streamable-http', target_port: 3001, group: revisionGroup }),
+			hangar.create({ name: 'http', url: fixture.url, group: revisionGroup }),
+		]);
+		aggregate = await hangar.create({ name: 'revisions', image: `group://${revisionGroup}`, group: revisionGroup });
+	}, 180_000);
+
+	it.each(REVISIONS)('a %s client (SDK 1.x before 2026-07-28, SDK 2.x at it) lists and calls both members', async (revision) => {
+		const client = await connectAt(aggregate.url, revision, 'streamable-http');
+		try {
+			expect(client.negotiated).toBe(revision);
+			const names = await client.listToolNames();
+			expect(names).toEqual(expect.arrayContaining([`${modern.name}_echo`, `${http.name}_echo`, `${http.name}_lookup`]));
+			expect(textOf(await client.callTool(`${modern.name}_echo`, { message: revision }))).toBe(`Echo: ${revision}`);
+			expect(textOf(await client.callTool(`${http.name}_echo`, {}))).toBe('called echo');
+		} finally {
+			await client.close();
+		}
+	});
+});
+
+describe('a member that answers tools/list slowly', { timeout: 120_000 }, () => {
+
+	/** Holds the fixture's tools/list answers (past the aggregate's wait for a member), or lets them go. */
+	async function hold(server: RemoteServer, on: boolean): Promise<void> {
+		const response = await fetch(new URL('/control', server.url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ hold: on }) });
+		expect(response.status).toBe(204);
+	}
+
+	it('costs only its own tools: the list answers with the others\', and its own come with list_changed once it answers', async () => {
+		const slowGroup = uniqueName('slow');
+		expect((await callRest(hangar.serve.url, CreateGroup, { name: slowGroup })).status).toBe(201);
+		const [quick, slow] = await Promise.all([startFixture(DRIFTING), startFixture(DRIFTING)]);
+		fixtures.push(quick, slow);
+		const quickMember = await hangar.create({ name: 'quick', url: quick.url, group: slowGroup });
+		const slowMember = await hangar.create({ name: 'slow', url: slow.url, group: slowGroup });
+		const client = await clientOf(await hangar.create({ name: 'patient', image: `group://${slowGroup}`, group: slowGroup }));
+		let changes = 0;
+		client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+			changes++;
+		});
+
+		await hold(slow, true);
+		expect(await toolNames(client)).toEqual([`${quickMember.name}_echo`, `${quickMember.name}_lookup`]);
+		const before = changes;
+		await hold(slow, false);
+		await waitFor(async () => changes > before, 'notifications/tools/list_changed once the slow member answered');
+		expect(await toolNames(client)).toEqual([`${quickMember.name}_echo`, `${quickMember.name}_lookup`, `${slowMember.name}_echo`, `${slowMember.name}_lookup`].sort());
+		expect(textOf(await client.callTool({ name: `${slowMember.name}_echo`, arguments: {} }))).toBe('called echo');
 	});
 });

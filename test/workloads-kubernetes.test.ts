@@ -1,8 +1,8 @@
 /**
  * The hand-over to Kubernetes: `hangar export NAME --format mcpserver|kubernetes` on a real
- * workload. The MCPServer resource must validate against ToolHive's operator CRD (read from
- * ../shared) and both formats must be accepted by a real kubectl's client-side dry run; secrets
- * must stay references, and what cannot carry over must be said.
+ * workload and on an aggregate. The MCPServer, VirtualMCPServer and MCPGroup resources must
+ * validate against ToolHive's operator CRDs (read from ../shared) and be accepted by a real
+ * kubectl's client-side dry run; secrets must stay references, and what cannot carry over must be said.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
 import type { RunConfig } from '../protocol/runConfig.js';
 import { handOver, kubernetesName, renderYaml, type Manifest } from '../server/kubernetes/manifests.js';
-import { CRD_PATH, startDiscovery, type Discovery } from './fixtures/kubernetes/discovery.js';
+import { CRD_PATH, GROUP_CRD_PATH, startDiscovery, VIRTUAL_CRD_PATH, type Discovery } from './fixtures/kubernetes/discovery.js';
 import { secretsEnv } from './fixtures/secrets/support.js';
 import { EVERYTHING, uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
@@ -26,13 +26,18 @@ interface CrdVersion {
 	schema: { openAPIV3Schema: { properties: { spec: object } } };
 }
 
-/** Errors of an MCPServer's spec against the operator's v1beta1 schema (CEL rules checked apart). */
-const specViolations = (() => {
-	const crd = parse(readFileSync(CRD_PATH, 'utf8')) as { spec: { versions: CrdVersion[] } };
+/** Errors of a resource's spec against the operator's v1beta1 schema of its CRD (CEL rules checked apart). */
+const violationsOf = (crdPath: string) => {
+	const crd = parse(readFileSync(crdPath, 'utf8')) as { spec: { versions: CrdVersion[] } };
 	const version = crd.spec.versions.find((candidate) => candidate.name === 'v1beta1')!;
-	const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(version.schema.openAPIV3Schema.properties.spec);
+	// The schemas' patterns are Go's RE2, which knows POSIX classes ([[:space:]]) that JavaScript's do not.
+	const regExp = Object.assign((pattern: string, flags: string) => new RegExp(pattern.replaceAll('[:space:]', '\\s'), flags), { code: 'RegExp' });
+	const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false, code: { regExp } }).compile(version.schema.openAPIV3Schema.properties.spec);
 	return (spec: unknown): string[] => (validate(spec) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message}`));
-})();
+};
+const specViolations = violationsOf(CRD_PATH);
+const virtualViolations = violationsOf(VIRTUAL_CRD_PATH);
+const groupViolations = violationsOf(GROUP_CRD_PATH);
 
 const run = promisify(execFile);
 
@@ -136,6 +141,81 @@ describe('the operator resources of a run configuration', () => {
 		expect(result.notes.join('\n')).toMatch(/OIDC authentication, Cedar authorization, tool filtering, rate limits are enforced by the proxy/);
 	});
 
+	const aggregate: RunConfig = {
+		name: 'dev-all',
+		image: 'group://dev',
+		group: 'default',
+		transport: 'streamable-http',
+		aggregation: {
+			conflict: 'prefix',
+			prefix_format: 'x_{workload}_',
+			default_visibility: 'deny',
+			mode: 'search',
+			members: { Everything_1: { tools: ['echo'], overrides: { echo: { name: 'say', description: 'Says it back' } } }, memory: { exclude_all: true } },
+		},
+		oidc_config: { issuer: 'https://issuer.example', audience: 'dev' },
+		authz_config_path: '/policies/dev.json',
+		audit_config: { enabled: true },
+		scaling_config: { replicas: 2, session_redis: { address: 'redis:6379' } },
+		rate_limit_config: { shared: { maxTokens: 100, refillPeriod: '1m0s' } },
+		tool_pinning: 'block',
+	};
+
+	it('an aggregate: a VirtualMCPServer over an MCPGroup, each aggregation setting in its CRD field, both valid', () => {
+		const result = handOver(aggregate, 'mcpserver', { authzPolicy: '{"version":"1.0"}' });
+		expect(result.manifests.map((manifest) => `${manifest.kind} ${manifest.metadata.name}`)).toEqual(['MCPGroup dev', 'VirtualMCPServer dev-all', 'ConfigMap dev-all-authz', 'MCPOIDCConfig dev-all-oidc']);
+		const group = find(result.manifests, 'MCPGroup')!;
+		const server = find(result.manifests, 'VirtualMCPServer')!;
+		expect(groupViolations(group.spec)).toEqual([]);
+		expect(virtualViolations(server.spec)).toEqual([]);
+		expect(server.spec).toEqual({
+			groupRef: { name: 'dev' },
+			incomingAuth: {
+				type: 'oidc',
+				oidcConfigRef: { name: 'dev-all-oidc', audience: 'dev' },
+				authzConfig: { type: 'configMap', configMap: { name: 'dev-all-authz', key: 'authz.json' } },
+			},
+			config: {
+				aggregation: {
+					conflictResolution: 'prefix',
+					conflictResolutionConfig: { prefixFormat: 'x_{workload}_' },
+					defaultToolVisibility: 'deny',
+					tools: [
+						{ workload: 'everything-1', filter: ['echo'], overrides: { echo: { name: 'say', description: 'Says it back' } } },
+						{ workload: 'memory', excludeAll: true },
+					],
+				},
+				optimizer: { hybridSearchSemanticRatio: '0.0' },
+				audit: { enabled: true },
+				rateLimiting: { shared: { maxTokens: 100, refillPeriod: '1m0s' } },
+			},
+			replicas: 2,
+			sessionStorage: { provider: 'redis', address: 'redis:6379' },
+		});
+		const notes = result.notes.join('\n');
+		// What vMCP does differently or has no field for is said, not dropped.
+		expect(notes).toContain('Everything_1 → everything-1');
+		expect(notes).toContain('mode search became spec.config.optimizer');
+		expect(notes).toContain('no VirtualMCPServer counterpart, left out: tool_pinning');
+		expect(notes).toMatch(/export each workload of group dev .*MCPGroup dev/);
+	});
+
+	it('an aggregate under priority, anonymous: the order by MCPServer names; a member in a group joins its MCPGroup', () => {
+		const result = handOver({ name: 'pick', image: 'group://dev', aggregation: { conflict: 'priority', priority: ['memory', 'everything'] } }, 'mcpserver');
+		const server = find(result.manifests, 'VirtualMCPServer')!;
+		expect(virtualViolations(server.spec)).toEqual([]);
+		expect(server.spec).toEqual({
+			groupRef: { name: 'dev' },
+			incomingAuth: { type: 'anonymous' },
+			config: { aggregation: { conflictResolution: 'priority', conflictResolutionConfig: { priorityOrder: ['memory', 'everything'] } } },
+		});
+		expect(result.notes.join('\n')).not.toContain('left out');
+		const member = find(handOver({ name: 'memory', image: 'example/memory:1', transport: 'stdio', group: 'dev' }, 'mcpserver').manifests, 'MCPServer')!;
+		expect(member.spec).toMatchObject({ groupRef: { name: 'dev' } });
+		expect(specViolations(member.spec)).toEqual([]);
+		expect(() => handOver({ name: 'pick', image: 'group://dev' }, 'kubernetes')).toThrow(/--format mcpserver/);
+	});
+
 	it('names are DNS-1123 labels', () => {
 		expect(kubernetesName('My.Server__Name')).toBe('my-server-name');
 		expect(kubernetesName('x'.repeat(80))).toHaveLength(63);
@@ -181,6 +261,13 @@ describe('kubectl apply --dry-run=client of the exported resources', { timeout: 
 		expect(find(applied, 'Deployment')!.spec).toMatchObject({ replicas: 2 });
 	});
 
+	it('accepts an aggregate\'s MCPGroup and VirtualMCPServer, as exported', async () => {
+		const exported = handOver({ name: 'dev-all', image: 'group://dev', aggregation: { conflict: 'prefix', members: { memory: { tools: ['read_graph'] } } } }, 'mcpserver');
+		const applied = await dryRun(renderYaml(exported));
+		expect(shape(applied)).toEqual(shape(exported.manifests));
+		expect(find(applied, 'VirtualMCPServer')!.spec).toMatchObject({ groupRef: { name: 'dev' }, config: { aggregation: { tools: [{ workload: 'memory', filter: ['read_graph'] }] } } });
+	});
+
 	it('refuses a kind the cluster does not serve (the check can fail)', async () => {
 		const exported = handOver(server({ name: '' }), 'mcpserver', {});
 		const broken = renderYaml(exported).replace('kind: MCPServer', 'kind: MCPServerThatIsNot');
@@ -192,6 +279,8 @@ describe('hangar export --format', { timeout: 180_000 }, () => {
 	let home: TestHome;
 	let env: NodeJS.ProcessEnv;
 	const name = uniqueName('k8s');
+	const group = uniqueName('k8s-group');
+	const aggregate = uniqueName('k8s-all');
 	const planted = `planted-${Math.random().toString(36).slice(2)}`;
 	const hangar = (args: string[], input?: string) => runHangar(args, env, input);
 
@@ -202,14 +291,20 @@ describe('hangar export --format', { timeout: 180_000 }, () => {
 		expect((await hangar(['secret', 'set', 'api-key'], `${planted}\n`)).code).toBe(0);
 		const authz = join(home.path, 'authz.json');
 		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action, resource);'], entities_json: '[]' } }));
+		expect((await hangar(['group', 'create', group])).code).toBe(0);
 		const run = await hangar([
-			'run', EVERYTHING, '--name', name, '--transport', 'stdio', '--secret', 'api-key,target=API_KEY', '-e', 'MODE=test', '--tools', 'echo',
+			'run', EVERYTHING, '--name', name, '--group', group, '--transport', 'stdio', '--secret', 'api-key,target=API_KEY', '-e', 'MODE=test', '--tools', 'echo',
 			'--oidc-issuer', 'https://issuer.example', '--oidc-audience', 'everything', '--authz-config', authz, '--', 'stdio',
 		]);
 		expect(run.code, run.stderr).toBe(0);
+		const settings = join(home.path, 'aggregation.json');
+		await writeFile(settings, JSON.stringify({ conflict: 'priority', priority: [name], members: { [name]: { tools: ['echo'] } } }));
+		const aggregated = await hangar(['run', `group://${group}`, '--name', aggregate, '--aggregation', settings]);
+		expect(aggregated.code, aggregated.stderr).toBe(0);
 	});
 
 	afterAll(async () => {
+		await hangar(['rm', aggregate]);
 		await hangar(['rm', name]);
 		await home?.dispose();
 	}, 120_000);
@@ -229,10 +324,32 @@ describe('hangar export --format', { timeout: 180_000 }, () => {
 			env: [{ name: 'MODE', value: 'test' }],
 			secrets: [{ name: 'api-key', key: 'value', targetEnvName: 'API_KEY' }],
 			oidcConfigRef: { audience: 'everything' },
+			groupRef: { name: kubernetesName(group) },
 		});
 		const policy = find(manifests, 'ConfigMap')!;
 		expect(JSON.parse((policy.data as Record<string, string>)['authz.json']!)).toMatchObject({ cedar: { policies: ['permit(principal, action, resource);'] } });
 		expect(result.stdout).toMatch(/^# create the Secret api-key before applying/m);
+	});
+
+	it('an aggregate: its run configuration keeps the aggregation; mcpserver writes its MCPGroup and VirtualMCPServer, valid', async () => {
+		const json = await hangar(['export', aggregate]);
+		expect(json.code, json.stderr).toBe(0);
+		expect(JSON.parse(json.stdout)).toMatchObject({ image: `group://${group}`, aggregation: { conflict: 'priority', priority: [name] } });
+		const result = await hangar(['export', aggregate, '--format', 'mcpserver']);
+		expect(result.code, result.stderr).toBe(0);
+		const manifests = documentsOf(result.stdout);
+		expect(groupViolations(find(manifests, 'MCPGroup')!.spec)).toEqual([]);
+		const server = find(manifests, 'VirtualMCPServer')!;
+		expect(virtualViolations(server.spec)).toEqual([]);
+		expect(server).toMatchObject({
+			metadata: { name: kubernetesName(aggregate) },
+			spec: {
+				groupRef: { name: kubernetesName(group) },
+				incomingAuth: { type: 'anonymous' },
+				config: { aggregation: { conflictResolution: 'priority', conflictResolutionConfig: { priorityOrder: [kubernetesName(name)] }, tools: [{ workload: kubernetesName(name), filter: ['echo'] }] } },
+			},
+		});
+		expect(result.stdout).toMatch(/^# the members are not in this export/m);
 	});
 
 	it('kubernetes: refused for a stdio server with the way forward, exit 2', async () => {

@@ -15,7 +15,9 @@
  */
 import { HangarError } from '../../protocol/errors.js';
 import { stringify } from 'yaml';
-import type { PermissionProfile, RunConfig } from '../../protocol/runConfig.js';
+import type { AggregationConfig, PermissionProfile, RunConfig } from '../../protocol/runConfig.js';
+import { DEFAULT_GROUP } from '../groups/store.js';
+import { groupOfImage } from '../runspec/aggregation.js';
 
 export const MANIFEST_FORMATS = ['mcpserver', 'kubernetes'] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];
@@ -44,6 +46,11 @@ const CLUSTER_PROXY_PORT = 8080;
 const DEFAULT_HTTP_PORT = 8080;
 
 export function handOver(config: RunConfig, format: ManifestFormat, files: HandOverFiles = {}): HandOver {
+	const group = groupOfImage(config.image);
+	if (group !== undefined) {
+		if (format !== 'mcpserver') throw HangarError.badRequest(`workload ${config.name} is an aggregate of group ${group}, which needs ToolHive's Virtual MCP Server; export it with --format mcpserver`);
+		return aggregateResources(config, group, files);
+	}
 	if (config.remote_url || !config.image) {
 		throw HangarError.badRequest(
 			`workload ${config.name} is a remote server (${config.remote_url ?? 'no image'}); only container workloads can be exported as Kubernetes resources`,
@@ -116,6 +123,82 @@ function builtinProfile(profile: PermissionProfile | undefined): 'none' | 'netwo
 	return profile.network?.mode === 'none' ? 'none' : 'network';
 }
 
+/** Where a setting the MCPServer and the VirtualMCPServer share lands in either. */
+interface SharedSettings {
+	authzConfig?: Record<string, unknown>;
+	oidcConfigRef?: Record<string, unknown>;
+	telemetryConfigRef?: Record<string, unknown>;
+	replicas?: number;
+	sessionStorage?: Record<string, unknown>;
+	rateLimiting?: unknown;
+}
+
+/**
+ * The settings both kinds of server take the same way (Cedar policy, OIDC, telemetry, replicas,
+ * session storage, rate limits), with the resources they reference pushed to `manifests`.
+ */
+function sharedSettings(config: RunConfig, files: HandOverFiles, manifests: Manifest[], notes: string[]): SharedSettings {
+	const name = kubernetesName(config.name);
+	const shared: SharedSettings = {};
+	if (config.authz_config_path) {
+		if (files.authzPolicy === undefined) {
+			notes.push(`the Cedar policy file ${config.authz_config_path} could not be read; put it in a ConfigMap and set spec.authzConfig yourself`);
+		} else {
+			const policyMap = `${name}-authz`;
+			manifests.push(resource('ConfigMap', 'v1', policyMap, config, { data: { 'authz.json': files.authzPolicy } }));
+			shared.authzConfig = { type: 'configMap', configMap: { name: policyMap, key: 'authz.json' } };
+		}
+	}
+
+	const oidc = config.oidc_config;
+	if (oidc?.issuer) {
+		const oidcName = `${name}-oidc`;
+		const inline: Record<string, unknown> = { issuer: oidc.issuer };
+		if (oidc.jwksurl) inline.jwksUrl = oidc.jwksurl;
+		if (oidc.introspectionURL) inline.introspectionUrl = oidc.introspectionURL;
+		if (oidc.clientID) inline.clientId = oidc.clientID;
+		if (oidc.introspectionURL && oidc.clientID) {
+			inline.clientSecretRef = { name: `${oidcName}-client`, key: 'client-secret' };
+			notes.push(`create the Secret ${oidcName}-client with the key client-secret holding the introspection client's secret`);
+		}
+		if (oidc.insecureAllowHTTP) inline.insecureAllowHTTP = true;
+		if (oidc.allowPrivateIP) inline.jwksAllowPrivateIP = true;
+		manifests.push(resource('MCPOIDCConfig', TOOLHIVE_API, oidcName, config, { spec: { type: 'inline', inline } }));
+		shared.oidcConfigRef = {
+			name: oidcName,
+			// Required by the operator: tokens minted for another server must not be replayed here.
+			audience: oidc.audience || name,
+			...(oidc.scopes?.length ? { scopes: oidc.scopes } : {}),
+			...(oidc.resourceURL ? { resourceUrl: oidc.resourceURL } : {}),
+		};
+		if (!oidc.audience) notes.push(`no audience was configured; the operator requires one, so ${name} was used`);
+	}
+
+	const telemetry = config.telemetry_config;
+	if (telemetry?.endpoint || telemetry?.enablePrometheusMetricsPath) {
+		const telemetryName = `${name}-telemetry`;
+		// environmentVariables is a CLI-only field the operator refuses.
+		const { environmentVariables: _cliOnly, serviceName, ...settings } = telemetry;
+		manifests.push(resource('MCPTelemetryConfig', TOOLHIVE_API, telemetryName, config, { spec: settings }));
+		shared.telemetryConfigRef = { name: telemetryName, serviceName: serviceName || name };
+	}
+
+	const scaling = config.scaling_config;
+	if (scaling?.replicas) shared.replicas = scaling.replicas;
+	const redis = scaling?.session_redis;
+	if (redis?.address) {
+		shared.sessionStorage = { provider: 'redis', address: redis.address, ...(redis.db ? { db: redis.db } : {}), ...(redis.key_prefix ? { keyPrefix: redis.key_prefix } : {}) };
+	}
+	const limits = config.rate_limit_config;
+	if (limits && (limits.perUser || limits.shared || limits.tools?.length)) {
+		// The operator keeps buckets in Redis, and per-user buckets need an identity.
+		if (!shared.sessionStorage) notes.push('rate limits were left out: the operator needs scaling_config.session_redis to keep the buckets');
+		else if ((limits.perUser || limits.tools?.some((tool) => tool.perUser)) && !shared.oidcConfigRef) notes.push('rate limits were left out: per-user buckets need OIDC authentication');
+		else shared.rateLimiting = limits;
+	}
+	return shared;
+}
+
 function operatorResources(config: RunConfig, files: HandOverFiles): HandOver {
 	const name = kubernetesName(config.name);
 	const manifests: Manifest[] = [];
@@ -136,6 +219,8 @@ function operatorResources(config: RunConfig, files: HandOverFiles): HandOver {
 	if (references.length) spec.secrets = references.map((reference) => ({ name: reference.secret, key: reference.key, targetEnvName: reference.env }));
 	if (config.trust_proxy_headers) spec.trustProxyHeaders = true;
 	if (config.endpoint_prefix) spec.endpointPrefix = config.endpoint_prefix;
+	// The MCPGroup an aggregate's export writes (aggregateResources); the default group has none.
+	if (config.group && config.group !== DEFAULT_GROUP) spec.groupRef = { name: kubernetesName(config.group) };
 
 	const builtin = builtinProfile(config.permission_profile);
 	if (builtin) {
@@ -146,39 +231,8 @@ function operatorResources(config: RunConfig, files: HandOverFiles): HandOver {
 		spec.permissionProfile = { type: 'configmap', name: profileMap, key: 'permissions.json' };
 	}
 
-	if (config.authz_config_path) {
-		if (files.authzPolicy === undefined) {
-			notes.push(`the Cedar policy file ${config.authz_config_path} could not be read; put it in a ConfigMap and set spec.authzConfig yourself`);
-		} else {
-			const policyMap = `${name}-authz`;
-			manifests.push(resource('ConfigMap', 'v1', policyMap, config, { data: { 'authz.json': files.authzPolicy } }));
-			spec.authzConfig = { type: 'configMap', configMap: { name: policyMap, key: 'authz.json' } };
-		}
-	}
-
-	const oidc = config.oidc_config;
-	if (oidc?.issuer) {
-		const oidcName = `${name}-oidc`;
-		const inline: Record<string, unknown> = { issuer: oidc.issuer };
-		if (oidc.jwksurl) inline.jwksUrl = oidc.jwksurl;
-		if (oidc.introspectionURL) inline.introspectionUrl = oidc.introspectionURL;
-		if (oidc.clientID) inline.clientId = oidc.clientID;
-		if (oidc.introspectionURL && oidc.clientID) {
-			inline.clientSecretRef = { name: `${oidcName}-client`, key: 'client-secret' };
-			notes.push(`create the Secret ${oidcName}-client with the key client-secret holding the introspection client's secret`);
-		}
-		if (oidc.insecureAllowHTTP) inline.insecureAllowHTTP = true;
-		if (oidc.allowPrivateIP) inline.jwksAllowPrivateIP = true;
-		manifests.push(resource('MCPOIDCConfig', TOOLHIVE_API, oidcName, config, { spec: { type: 'inline', inline } }));
-		spec.oidcConfigRef = {
-			name: oidcName,
-			// Required by the operator: tokens minted for another server must not be replayed here.
-			audience: oidc.audience || name,
-			...(oidc.scopes?.length ? { scopes: oidc.scopes } : {}),
-			...(oidc.resourceURL ? { resourceUrl: oidc.resourceURL } : {}),
-		};
-		if (!oidc.audience) notes.push(`no audience was configured; the operator requires one, so ${name} was used`);
-	}
+	const { authzConfig, oidcConfigRef, telemetryConfigRef, replicas, sessionStorage, rateLimiting } = sharedSettings(config, files, manifests, notes);
+	Object.assign(spec, definedOnly({ authzConfig, oidcConfigRef }));
 
 	if (config.tools_filter?.length || Object.keys(config.tools_override ?? {}).length) {
 		const toolsName = `${name}-tools`;
@@ -190,34 +244,96 @@ function operatorResources(config: RunConfig, files: HandOverFiles): HandOver {
 		spec.toolConfigRef = { name: toolsName };
 	}
 
-	const telemetry = config.telemetry_config;
-	if (telemetry?.endpoint || telemetry?.enablePrometheusMetricsPath) {
-		const telemetryName = `${name}-telemetry`;
-		// environmentVariables is a CLI-only field the operator refuses.
-		const { environmentVariables: _cliOnly, serviceName, ...shared } = telemetry;
-		manifests.push(resource('MCPTelemetryConfig', TOOLHIVE_API, telemetryName, config, { spec: shared }));
-		spec.telemetryConfigRef = { name: telemetryName, serviceName: serviceName || name };
-	}
-
+	if (telemetryConfigRef) spec.telemetryConfigRef = telemetryConfigRef;
 	if (config.audit_config?.enabled) spec.audit = { enabled: true };
-
-	const scaling = config.scaling_config;
-	if (scaling?.replicas) spec.replicas = scaling.replicas;
-	if (scaling?.backend_replicas) spec.backendReplicas = scaling.backend_replicas;
-	const redis = scaling?.session_redis;
-	if (redis?.address) {
-		spec.sessionStorage = { provider: 'redis', address: redis.address, ...(redis.db ? { db: redis.db } : {}), ...(redis.key_prefix ? { keyPrefix: redis.key_prefix } : {}) };
-	}
-	const limits = config.rate_limit_config;
-	if (limits && (limits.perUser || limits.shared || limits.tools?.length)) {
-		// The operator keeps buckets in Redis, and per-user buckets need an identity.
-		if (!spec.sessionStorage) notes.push('rate limits were left out: the operator needs scaling_config.session_redis to keep the buckets');
-		else if ((limits.perUser || limits.tools?.some((tool) => tool.perUser)) && !spec.oidcConfigRef) notes.push('rate limits were left out: per-user buckets need OIDC authentication');
-		else spec.rateLimiting = limits;
-	}
+	Object.assign(spec, definedOnly({ replicas, backendReplicas: config.scaling_config?.backend_replicas || undefined, sessionStorage, rateLimiting }));
 
 	manifests.unshift(resource('MCPServer', TOOLHIVE_API, name, config, { spec }));
 	return { manifests, notes };
+}
+
+/**
+ * The run configuration fields an aggregate's export carries over or that mean nothing in a
+ * cluster (where it listens on the laptop, bookkeeping); any other field set is named in a note.
+ */
+const AGGREGATE_FIELDS = new Set<string>([
+	'schema_version', 'name', 'base_name', 'container_name', 'image', 'group', 'host', 'port', 'transport', 'proxy_mode', 'aggregation',
+	'authz_config_path', 'oidc_config', 'telemetry_config', 'audit_config', 'scaling_config', 'rate_limit_config', 'mcpserver_generation',
+]);
+
+const isSet = (value: unknown): boolean =>
+	value !== undefined && value !== null && value !== false && value !== '' && !(Array.isArray(value) && value.length === 0) && !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0);
+
+/**
+ * An aggregate (image `group://NAME`) as ToolHive's Virtual MCP Server: an `MCPGroup` for NAME
+ * and a `VirtualMCPServer` over it. Its members are the group's MCPServers, exported one by one
+ * (their `spec.groupRef` names the group); each `aggregation` setting goes to its
+ * `spec.config.aggregation` counterpart, and what vMCP does differently is said in the notes.
+ */
+function aggregateResources(config: RunConfig, group: string, files: HandOverFiles): HandOver {
+	const name = kubernetesName(config.name);
+	const groupName = kubernetesName(group);
+	const manifests: Manifest[] = [];
+	const notes: string[] = [];
+	const { authzConfig, oidcConfigRef, telemetryConfigRef, replicas, sessionStorage, rateLimiting } = sharedSettings(config, files, manifests, notes);
+	const aggregation = config.aggregation ?? {};
+	const settings: Record<string, unknown> = { aggregation: vmcpAggregation(aggregation, notes) };
+	if (aggregation.mode === 'search') {
+		// No embedding service to hand over: vMCP's keyword search alone.
+		settings.optimizer = { hybridSearchSemanticRatio: '0.0' };
+		notes.push('mode search became spec.config.optimizer with keyword search only (hybridSearchSemanticRatio 0.0): vMCP ranks find_tool results its own way, and its optimizer serves MCP 2025-11-25 at most (2026-07-28 clients are negotiated down)');
+	}
+	if (config.audit_config?.enabled) settings.audit = { enabled: true };
+	if (rateLimiting) settings.rateLimiting = rateLimiting;
+	const leftOut = Object.entries(config).filter(([field, value]) => !AGGREGATE_FIELDS.has(field) && isSet(value)).map(([field]) => field);
+	if (leftOut.length) notes.push(`no VirtualMCPServer counterpart, left out: ${leftOut.join(', ')}`);
+	notes.push(
+		`the members are not in this export: export each workload of group ${group} with hangar export NAME --format mcpserver` +
+			(group === DEFAULT_GROUP ? ` and set its spec.groupRef.name to ${groupName}` : ` (its spec.groupRef names MCPGroup ${groupName})`),
+	);
+
+	const spec: Record<string, unknown> = {
+		groupRef: { name: groupName },
+		incomingAuth: { type: oidcConfigRef ? 'oidc' : 'anonymous', ...definedOnly({ oidcConfigRef, authzConfig }) },
+		config: settings,
+		...definedOnly({ replicas, sessionStorage, telemetryConfigRef }),
+	};
+	manifests.unshift(
+		resource('MCPGroup', TOOLHIVE_API, groupName, config, { spec: { description: `Hangar group ${group}` } }),
+		resource('VirtualMCPServer', TOOLHIVE_API, name, config, { spec }),
+	);
+	return { manifests, notes };
+}
+
+/** Hangar's `aggregation` as vMCP's `spec.config.aggregation`; members by their MCPServer names. */
+function vmcpAggregation(aggregation: AggregationConfig, notes: string[]): Record<string, unknown> {
+	const conflict = aggregation.conflict ?? 'prefix';
+	const result: Record<string, unknown> = { conflictResolution: conflict };
+	const resolution = definedOnly({
+		prefixFormat: conflict === 'prefix' ? (aggregation.prefix_format ?? '{workload}_') : undefined,
+		priorityOrder: aggregation.priority?.map(kubernetesName),
+	});
+	if (Object.keys(resolution).length) result.conflictResolutionConfig = resolution;
+	if (aggregation.default_visibility) result.defaultToolVisibility = aggregation.default_visibility;
+	const tools = Object.entries(aggregation.members ?? {}).map(([member, settings]) =>
+		definedOnly({
+			workload: kubernetesName(member),
+			filter: settings.tools?.length ? settings.tools : undefined,
+			excludeAll: settings.exclude_all || undefined,
+			overrides: settings.overrides && Object.keys(settings.overrides).length ? settings.overrides : undefined,
+		}),
+	);
+	if (tools.length) result.tools = tools;
+	const renamed = [...new Set([...(aggregation.priority ?? []), ...Object.keys(aggregation.members ?? {})])].filter((member) => kubernetesName(member) !== member);
+	if (renamed.length) {
+		const prefixed = conflict === 'prefix' ? '; prefixed tool names follow the new names' : '';
+		notes.push(`members are named as their MCPServers in the cluster: ${renamed.map((member) => `${member} → ${kubernetesName(member)}`).join(', ')}${prefixed}`);
+	}
+	return result;
+}
+
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+	return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
 function plainResources(config: RunConfig): HandOver {

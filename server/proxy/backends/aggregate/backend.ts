@@ -29,6 +29,8 @@ export class AggregateBackend implements Backend {
 	private readonly sessions = new Set<AggregateSession>();
 	/** Each member's lists, by `member generation kind`. */
 	private readonly lists = new Map<string, Promise<unknown[]>>();
+	/** Late lists whose arrival is announced already (announceWhenDone). */
+	private readonly announced = new WeakSet<Promise<unknown[]>>();
 
 	constructor(readonly options: AggregateOptions) {
 		this.membership = new Membership(options.store, options.group, options.log);
@@ -63,6 +65,22 @@ export class AggregateBackend implements Backend {
 			list.catch(() => this.lists.get(key) === list && this.lists.delete(key));
 		}
 		return list as Promise<T[]>;
+	}
+
+	/**
+	 * A list that came too late for the session that asked: every client is told, once, when it
+	 * arrives, while the cache still holds it (a change since then was announced already).
+	 */
+	announceWhenDone(list: Promise<unknown[]>, kind: ListKind): void {
+		if (this.announced.has(list)) return;
+		this.announced.add(list);
+		list.then(
+			() => {
+				const method = LIST_CHANGED[kind];
+				if (method && [...this.lists.values()].includes(list)) for (const session of this.sessions) session.notify(method);
+			},
+			() => undefined,
+		);
 	}
 
 	/** A member said its list of `kind` changed: forgotten, and every client told. */

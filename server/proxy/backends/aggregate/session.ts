@@ -3,6 +3,7 @@
  * search tools) and routes each call by its exposed name to the member holding it, over an MCP
  * client session to the member's proxy opened when first needed and closed with it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -23,6 +24,11 @@ import { CALL_TOOL, FIND_TOOL, foundResult, SEARCH_TOOLS, ToolIndex, type Search
 
 /** How long a list waits for each member: one slow member costs only its own items. */
 const MEMBER_WAIT_MS = Number(process.env.HANGAR_AGGREGATE_MEMBER_WAIT_MS) || 5_000;
+/**
+ * How long a member's list is waited for in the background after a list stopped waiting: an
+ * answer within it is cached and announced; a member that never answers is asked again after it.
+ */
+const LATE_LIST_MS = 60_000;
 /** The chain's timeouts bound a call; the SDK's own default must not cut it first. */
 const CALL_TIMEOUT_MS = 7 * 24 * 3600 * 1000;
 
@@ -228,14 +234,23 @@ export class AggregateSession implements UpstreamSession {
 		return resources;
 	}
 
-	/** Every running member's list of `kind`, in parallel, each waited for at most MEMBER_WAIT_MS. */
+	/**
+	 * Every running member's list of `kind`, in parallel, each waited for at most MEMBER_WAIT_MS.
+	 * A member slower than that is left out, not cut off: its list is still fetched (shared by the
+	 * sessions, so no one client's cancellation ends it), and its answer announced with list_changed.
+	 */
 	private async lists<T>(kind: ListKind, signal: AbortSignal): Promise<MemberList<T & { name: string }>[]> {
 		const members = [...(await this.backend.membership.members()).values()].filter((member) => member.url);
 		const lists = await Promise.all(
 			members.map(async (member) => {
-				const bounded = AbortSignal.any([signal, AbortSignal.timeout(MEMBER_WAIT_MS)]);
 				try {
-					const items = await this.backend.cachedList(member, kind, () => this.fetchList<T>(member, kind, bounded));
+					const list = this.backend.cachedList(member, kind, () => this.fetchList<T>(member, kind, AbortSignal.timeout(LATE_LIST_MS)));
+					const items = await waitAtMost(list, MEMBER_WAIT_MS, signal);
+					if (items === undefined) {
+						this.backend.options.log.warn(`${LISTS[kind].method} of ${member.name}: no answer within ${MEMBER_WAIT_MS} ms; its items are left out until it answers`);
+						this.backend.announceWhenDone(list, kind);
+						return undefined;
+					}
 					return { member: member.name, items: items as Array<T & { name: string }> };
 				} catch (error) {
 					this.backend.options.log.warn(`${LISTS[kind].method} of ${member.name}: ${(error as Error).message}`);
@@ -333,6 +348,16 @@ export class AggregateSession implements UpstreamSession {
 		if (!connection) return;
 		this.connections.delete(name);
 		void connection.client.then((client) => client.close()).catch(() => undefined);
+	}
+}
+
+/** What `promise` gives if it settles within `ms` and before `signal`, else undefined. */
+async function waitAtMost<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | undefined> {
+	const done = new AbortController();
+	try {
+		return await Promise.race([promise, sleep(ms, undefined, { signal: AbortSignal.any([signal, done.signal]) }).catch(() => undefined)]);
+	} finally {
+		done.abort();
 	}
 }
 
