@@ -62,22 +62,10 @@ function reportOf(target: string, set: RequirementSet): Promise<ConformanceRepor
 
 /**
  * The checks that pass directly and not through Hangar, per target and scenario, each with why:
- * only where Hangar bridges revisions, a 2026-07-28 client in front of a 2025 server, which the
- * server spoken to directly refuses outright (docs/proxy.md). Every other check that passes
- * directly passes through Hangar.
+ * only where Hangar bridges revisions and answers more than the server spoken to directly could
+ * (docs/proxy.md). None today: every check that passes directly passes through Hangar.
  */
-const KNOWN_GAPS: Record<string, Record<string, Record<string, string>>> = {
-	'everything stdio through Hangar': {
-		'server-stateless': {
-			// Directly the 2025 server refuses the sessionless listen (no stream, so nothing leaks);
-			// through Hangar the bridge forwards `subscriptions/listen`, which the 2025 server lacks.
-			'sep-2575-server-honors-notification-filter': 'the 2026 bridge has no subscriptions/listen of its own',
-		},
-	},
-	'everything HTTP through Hangar': {
-		'server-stateless': { 'sep-2575-server-honors-notification-filter': 'the 2026 bridge has no subscriptions/listen of its own' },
-	},
-};
+const KNOWN_GAPS: Record<string, Record<string, Record<string, string>>> = {};
 
 /**
  * The checks that pass in `baseline` and not in `through` (every check of a scenario, whether
