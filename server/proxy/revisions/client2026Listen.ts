@@ -79,6 +79,8 @@ export class Client2026Listens {
 			for (const uri of filter.resourceSubscriptions ?? []) {
 				if (!this.subscribed(session, uri)) await this.subscription(exchange, session, 'resources/subscribe', uri, signal);
 			}
+			// The client may have hung up while the resources were subscribed.
+			if (exchange.response.destroyed) hungUp.abort();
 			this.listeners.add(listener);
 			reply.send(tagged({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: filter } }, request.id));
 			if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
