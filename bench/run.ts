@@ -12,13 +12,14 @@ import { pinningCost } from './suites/pinningCost.js';
 import { proxyBound } from './suites/proxyBound.js';
 import { registry } from './suites/registry.js';
 import { scaleOut } from './suites/scaleOut.js';
+import { search } from './suites/search.js';
 import { secrets } from './suites/secrets.js';
 import { security } from './suites/security.js';
 import { skills } from './suites/skills.js';
 import { telemetryCost } from './suites/telemetryCost.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, search };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

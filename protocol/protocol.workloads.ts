@@ -453,20 +453,24 @@ export const WorkloadStats = z.object({
 	name: z.string(),
 	/** The seconds counted (less than asked while the proxy is younger). */
 	window_seconds: z.number().int(),
-	/** Requests answered in the window, refusals included. */
+	/** Requests answered in the window (every JSON-RPC request: tool calls, lists, initialize…), refusals included. */
 	calls: z.number().int(),
-	/** Of those, answered with a JSON-RPC error (the server's or the proxy's). */
+	/** Of those, failed: answered with a JSON-RPC error (the server's or the proxy's), or a tool call whose result says `isError`. */
 	errors: z.number().int(),
 	calls_per_second: z.number(),
 	/** Latency percentiles in milliseconds (a histogram bucket's upper bound); absent without calls. */
 	p50_ms: z.number().optional(),
 	p99_ms: z.number().optional(),
-	/** Since the proxy started. */
+	/** Since the proxy started: requests and failed requests, as `calls` and `errors`. */
 	total_calls: z.number().int(),
 	total_errors: z.number().int(),
+	/** Since the proxy started: `tools/call` requests, and those that failed (a JSON-RPC error or an `isError` result). */
+	total_tool_calls: z.number().int().default(0), // a proxy started by an older Hangar does not count them
+	total_tool_errors: z.number().int().default(0),
 	/** When the proxy started. */
 	since: z.string(),
-	last_error: z.object({ at: z.string(), method: z.string(), code: z.number().int(), message: z.string() }).optional(),
+	/** The last failure; a tool's own error (`isError`) names the tool and has no JSON-RPC code. */
+	last_error: z.object({ at: z.string(), method: z.string(), tool: z.string().optional(), code: z.number().int().optional(), message: z.string() }).optional(),
 });
 export type WorkloadStats = z.infer<typeof WorkloadStats>;
 

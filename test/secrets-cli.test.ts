@@ -42,6 +42,15 @@ describe('before setup', () => {
 		expect(result.stderr).toMatch(/^hangar: secrets provider not configured: run `hangar secret setup`.*\n$/);
 	});
 
+	it('provider answers that nothing is set up, and how to set it up (exit 0)', async () => {
+		const result = await hangar(['secret', 'provider']);
+		expect(result).toMatchObject({ code: 0, stderr: '' });
+		expect(result.stdout).toMatch(/^No secrets provider is set up yet\. Run `hangar secret setup`/);
+		const json = await hangar(['secret', 'provider', '--json']);
+		expect(json.code).toBe(0);
+		expect(JSON.parse(json.stdout)).toMatchObject({ configured: false, setup: expect.stringContaining('hangar secret setup') });
+	});
+
 	it('an unknown provider is exit 2 naming the valid ones', async () => {
 		const result = await hangar(['secret', 'setup', '--provider', 'vault']);
 		expect(result.code).toBe(2);

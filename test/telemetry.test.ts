@@ -276,7 +276,7 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 		expect(answer.status).toBe(200);
 		const stats = answer.body as WorkloadStats;
 		// initialize and the four calls; the notification is no call.
-		expect(stats).toMatchObject({ name: counted.name, calls: 5, errors: 1, total_calls: 5, total_errors: 1, last_error: { method: 'no/such-method', code: -32601 } });
+		expect(stats).toMatchObject({ name: counted.name, calls: 5, errors: 1, total_calls: 5, total_errors: 1, total_tool_calls: 3, total_tool_errors: 0, last_error: { method: 'no/such-method', code: -32601 } });
 		expect(stats.calls_per_second).toBeGreaterThan(0);
 		expect(stats.p50_ms).toBeGreaterThan(0);
 		expect(stats.p99_ms).toBeGreaterThanOrEqual(stats.p50_ms!);
@@ -308,6 +308,17 @@ describe('call statistics (telemetry on or off)', { timeout: 120_000 }, () => {
 		const stopped = await runHangar(['stop', counted.name], home.env);
 		expect(stopped.code, stopped.stderr).toBe(0);
 		await waitFor(async () => (await callRest(serve.url, GetWorkloadStats, { name: counted.name })).status === 409 || undefined, 'a 409 once stopped', 60_000);
+	});
+
+	it('counts tool calls apart from requests, and a tool\'s own error (isError) as a failure naming the tool', () => {
+		const stats = new CallStats(() => 1_000_000);
+		stats.record(3, { jsonrpc: '2.0', id: 1, result: { tools: [] } }, 'tools/list');
+		stats.record(3, { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'ok' }] } }, 'tools/call', 'echo');
+		stats.record(3, { jsonrpc: '2.0', id: 3, result: { isError: true, content: [{ type: 'text', text: 'Unknown tool: nope' }] } }, 'tools/call', 'nope');
+		expect(stats.snapshot(60)).toMatchObject({ calls: 3, errors: 1, total_calls: 3, total_errors: 1, total_tool_calls: 2, total_tool_errors: 1, last_error: { method: 'tools/call', tool: 'nope', message: 'Unknown tool: nope' } });
+		expect(stats.snapshot(60).last_error).not.toHaveProperty('code');
+		stats.record(3, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Invalid arguments' } }, 'tools/call', 'echo');
+		expect(stats.snapshot(60)).toMatchObject({ errors: 2, total_tool_calls: 3, total_tool_errors: 2, last_error: { tool: 'echo', code: -32602 } });
 	});
 
 	it('keeps a minute of per-second counts: old seconds fall out of the window, percentiles come from the buckets', () => {

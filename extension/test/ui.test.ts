@@ -284,6 +284,8 @@ describe('a hostile server\'s text', () => {
 			calls_per_second: 0.02,
 			total_calls: 1,
 			total_errors: 1,
+			total_tool_calls: 0,
+			total_tool_errors: 0,
 			since: new Date().toISOString(),
 			last_error: { at: new Date().toISOString(), method: 'tools/call', code: -32000, message: hostile },
 		});

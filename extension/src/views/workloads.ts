@@ -37,7 +37,7 @@ export class WorkloadItem extends vscode.TreeItem {
 		this.description = [
 			status,
 			drifted.length && `tools changed: ${drifted.join(', ')}`,
-			stats && `${rate(stats.calls_per_second)} calls/s`,
+			stats && `${rate(stats.calls_per_second)} requests/s`,
 			lastError && `last error ${new Date(lastError.at).toLocaleTimeString()}: ${visibleText(lastError.message, true)}`,
 			workload.url,
 		]
@@ -55,10 +55,10 @@ export class WorkloadItem extends vscode.TreeItem {
 				workload.group ? `Group: ${workload.group}` : undefined,
 				workload.transport_type ? `Transport: ${workload.transport_type}` : undefined,
 				stats &&
-					`Last ${stats.window_seconds} s: ${stats.calls} calls, ${stats.errors} errors` +
+					`Last ${stats.window_seconds} s: ${stats.calls} requests, ${stats.errors} failed` +
 						(stats.p50_ms === undefined ? '' : `, p50 ${stats.p50_ms} ms, p99 ${stats.p99_ms} ms`) +
-						` (${stats.total_calls} calls since ${stats.since})`,
-				lastError && `Last error (${lastError.at}, ${lastError.method}, code ${lastError.code}): `,
+						` (since ${stats.since}: ${stats.total_calls} requests, ${stats.total_tool_calls} tool calls, ${stats.total_tool_errors} of them failed)`,
+				lastError && `Last error (${lastError.at}, ${lastError.tool ? `tool ${lastError.tool}` : `${lastError.method}, code ${lastError.code}`}): `,
 			]
 				.filter((part) => part !== undefined)
 				.join('\n\n'),

@@ -35,14 +35,26 @@ function setupSecrets(secret: Command, cli: Cli): Command {
 		});
 }
 
+const NOT_SET_UP_HINT =
+	'Run `hangar secret setup` for the encrypted store (the default; a password from the OS keyring, $HANGAR_SECRETS_PASSWORD or a prompt), or `hangar secret setup --provider environment` to read HANGAR_SECRET_<NAME> variables.';
+
 function showProvider(secret: Command, cli: Cli): Command {
 	return secret
 		.command('provider')
 		.description('Show the secrets provider and what it can do')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const provider = await cli.call(GetSecretsProvider, {});
-			if (options.json) return printJson(provider);
+			const provider = await cli.call(GetSecretsProvider, {}).catch((error: unknown) => {
+				// Nothing set up is an answer here, not a failure (the API's 404 stays ToolHive's).
+				if (error instanceof HangarError && error.code === 'secrets_not_setup') return undefined;
+				throw error;
+			});
+			if (!provider) {
+				if (options.json) return printJson({ configured: false, setup: NOT_SET_UP_HINT });
+				process.stdout.write(`No secrets provider is set up yet. ${NOT_SET_UP_HINT}\n`);
+				return;
+			}
+			if (options.json) return printJson({ configured: true, ...provider });
 			const capabilities = Object.entries(provider.capabilities ?? {})
 				.filter(([, enabled]) => enabled)
 				.map(([name]) => name.replace(/^can_/, ''));

@@ -39,18 +39,24 @@ async function statsOfRunning(cli: Cli, options: TopOptions): Promise<WorkloadSt
 
 const milliseconds = (value: number | undefined) => (value === undefined ? undefined : value >= 1000 ? `${(value / 1000).toFixed(1)}s` : `${Math.round(value)}ms`);
 
+function lastErrorText(error: NonNullable<WorkloadStats['last_error']>): string {
+	const what = error.tool ? `${error.tool}` : error.method;
+	return `${error.at.slice(11, 19)} ${what}: ${error.message}`;
+}
+
 function printStats(stats: readonly WorkloadStats[]): void {
 	printTable(
 		stats,
 		{
 			name: (item) => item.name,
-			'calls/s': (item) => item.calls_per_second.toFixed(item.calls_per_second >= 10 ? 0 : 2),
+			'requests/s': (item) => item.calls_per_second.toFixed(item.calls_per_second >= 10 ? 0 : 2),
 			p50: (item) => milliseconds(item.p50_ms),
 			p99: (item) => milliseconds(item.p99_ms),
 			errors: (item) => item.errors,
-			'total calls': (item) => item.total_calls,
-			'total errors': (item) => item.total_errors,
-			'last error': (item) => item.last_error && `${item.last_error.at.slice(11, 19)} ${item.last_error.method}: ${item.last_error.message}`.slice(0, 80),
+			requests: (item) => item.total_calls,
+			'tool calls': (item) => item.total_tool_calls,
+			'failed tool calls': (item) => item.total_tool_errors,
+			'last error': (item) => item.last_error && lastErrorText(item.last_error).slice(0, 80),
 		},
 		'No running workloads.',
 	);

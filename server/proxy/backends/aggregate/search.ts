@@ -41,22 +41,98 @@ export const SEARCH_TOOLS = [
 /** Words of a camelCase or snake_case name, so `get_issue` and `getIssue` are found by "issue". */
 const wordsOf = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_\-.]+/g, ' ');
 
+/** Words that say nothing about a task; as prefixes ("a", "in") they would match half the index. */
+const STOP_WORDS = new Set(
+	'a an the and or of to in on at by for from with into onto as is are be been was were am i my we our us you your it its this that these those there here what which whom how do does did can could should would will want need please some any all every each just only new'.split(' '),
+);
+
+/**
+ * General synonyms of software tasks (a query's word also searches for these): the words a
+ * user says for what tools name otherwise. Only words with one meaning across tools belong here.
+ */
+const SYNONYMS: Record<string, readonly string[]> = {
+	ticket: ['issue'],
+	bug: ['issue'],
+	pr: ['pull', 'request'],
+	mr: ['merge', 'request'],
+	folder: ['directory'],
+	dir: ['directory'],
+	repo: ['repository'],
+	make: ['create'],
+	add: ['create'],
+	remove: ['delete'],
+	forget: ['delete'],
+	erase: ['delete'],
+	show: ['get', 'list'],
+	view: ['get', 'read'],
+	see: ['get', 'list'],
+	fetch: ['get'],
+	find: ['search'],
+	save: ['write'],
+	store: ['save', 'write'],
+	remember: ['memory', 'store'],
+	dump: ['export', 'read'],
+	rename: ['move'],
+	download: ['clone', 'get'],
+	history: ['log'],
+	comment: ['note'],
+	big: ['size'],
+	me: ['user'],
+	who: ['whoami', 'user'],
+	open: ['create'],
+};
+
+/** A word reduced to a common stem, so "commits", "committed" and "commit" meet. */
+function stem(word: string): string {
+	if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+	if (word.length > 5 && word.endsWith('ing')) return word.slice(0, -3);
+	if (word.length > 4 && word.endsWith('ed')) return word.slice(0, -2);
+	if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
+	return word;
+}
+
+/** An indexed word: lower case, stemmed, stop words dropped. */
+function indexTerm(term: string): string | null {
+	const word = term.toLowerCase();
+	return STOP_WORDS.has(word) ? null : stem(word);
+}
+
+/** A query word, with its synonyms. */
+function queryTerms(term: string): string[] | null {
+	const word = term.toLowerCase();
+	if (STOP_WORDS.has(word)) return null;
+	return [...new Set([word, ...(SYNONYMS[word] ?? [])].map(stem))];
+}
+
+/** The first sentence of a description: what the tool does, before how to use it. */
+const summaryOf = (description: string) => /^[\s\S]*?(?:[.!?](?=\s)|\n\n|$)/.exec(description.trim())![0];
+
 /** An index over `tools`; built once per list of tools. */
 export class ToolIndex<T extends SearchableTool> {
-	private readonly search: MiniSearch<{ id: number; name: string; description: string; parameters: string }>;
+	private readonly search: MiniSearch<{ id: number; name: string; summary: string; description: string; parameters: string }>;
 
 	constructor(private readonly tools: readonly T[]) {
 		this.search = new MiniSearch({
-			fields: ['name', 'description', 'parameters'],
-			searchOptions: { boost: { name: 3, description: 1.5, parameters: 0.5 }, fuzzy: 0.2, prefix: true, combineWith: 'OR' },
+			fields: ['name', 'summary', 'description', 'parameters'],
+			tokenize: (text) => wordsOf(text).split(/[\s\p{P}\p{S}]+/u).filter(Boolean),
+			processTerm: indexTerm,
+			searchOptions: {
+				boost: { name: 3, summary: 2, description: 1, parameters: 0.2 },
+				processTerm: queryTerms,
+				// Prefix and typo matches only for words long enough not to match everything.
+				prefix: (term) => term.length >= 4,
+				fuzzy: (term) => (term.length >= 6 ? 0.2 : false),
+				combineWith: 'OR',
+			},
 		});
 		this.search.addAll(
 			tools.map((tool, id) => ({
 				id,
-				name: wordsOf(tool.name),
+				name: tool.name,
+				summary: summaryOf(tool.description ?? ''),
 				description: tool.description ?? '',
 				parameters: Object.entries(tool.inputSchema?.properties ?? {})
-					.map(([parameter, schema]) => `${wordsOf(parameter)} ${schema?.description ?? ''}`)
+					.map(([parameter, schema]) => `${parameter} ${schema?.description ?? ''}`)
 					.join(' '),
 			})),
 		);

@@ -21,6 +21,13 @@ function bucketOf(ms: number): number {
 	return bucket;
 }
 
+/** What a failed tool call says: its first text content, else that it failed. */
+function toolErrorText(result: Record<string, unknown> | undefined): string {
+	const content = Array.isArray(result?.content) ? (result.content as Array<{ type?: unknown; text?: unknown }>) : [];
+	const text = content.find((item) => item?.type === 'text' && typeof item.text === 'string')?.text;
+	return typeof text === 'string' && text.trim() ? text.trim() : 'the tool reported an error';
+}
+
 /** Hears every call the statistics time (telemetry's metrics), so that a call is timed once. */
 export type CallListener = (call: McpCall, response: JsonRpcResponse | undefined, ms: number) => void;
 
@@ -33,6 +40,8 @@ export class CallStats {
 	private second: number;
 	private totalCalls = 0;
 	private totalErrors = 0;
+	private totalToolCalls = 0;
+	private totalToolErrors = 0;
 	private lastError: ProxyStats['last_error'];
 	private readonly startedAt: number;
 
@@ -52,35 +61,41 @@ export class CallStats {
 		return next(call).then(
 			(response) => {
 				const ms = performance.now() - started;
-				this.record(ms, response, method);
+				this.record(ms, response, method, call.request.params?.name);
 				this.listener?.(call, response, ms);
 				return response;
 			},
 			(error: unknown) => {
 				const ms = performance.now() - started;
-				this.record(ms, undefined, method);
+				this.record(ms, undefined, method, call.request.params?.name);
 				this.listener?.(call, undefined, ms);
 				throw error;
 			},
 		);
 	};
 
-	record(ms: number, response: JsonRpcResponse | undefined, method: string): void {
+	/** Counts one answered request; `tool` is a `tools/call`'s tool name. */
+	record(ms: number, response: JsonRpcResponse | undefined, method: string, tool?: unknown): void {
 		const slot = this.advance();
 		this.calls[slot]!++;
 		this.totalCalls++;
 		this.histogram[slot * BUCKETS + bucketOf(ms)]!++;
 		if (ms > this.maxMs[slot]!) this.maxMs[slot] = ms;
-		if (response && !response.error) return;
+		const toolCall = method === 'tools/call';
+		if (toolCall) this.totalToolCalls++;
+		const toolError = toolCall && response?.result?.isError === true;
+		if (response && !response.error && !toolError) return;
 		this.errors[slot]!++;
 		this.totalErrors++;
+		if (toolCall) this.totalToolErrors++;
+		const at = new Date(this.now()).toISOString();
+		const named = toolCall && typeof tool === 'string' ? { tool: tool.slice(0, MESSAGE_MAX) } : {};
+		if (toolError) {
+			this.lastError = { at, method, ...named, message: toolErrorText(response!.result).slice(0, MESSAGE_MAX) };
+			return;
+		}
 		const error = response?.error;
-		this.lastError = {
-			at: new Date(this.now()).toISOString(),
-			method,
-			code: error?.code ?? -32603,
-			message: (error?.message ?? 'the proxy failed').slice(0, MESSAGE_MAX),
-		};
+		this.lastError = { at, method, ...named, code: error?.code ?? -32603, message: (error?.message ?? 'the proxy failed').slice(0, MESSAGE_MAX) };
 	}
 
 	/** The counts of the last `windowSeconds` seconds (the current one included). */
@@ -120,6 +135,8 @@ export class CallStats {
 			p99_ms: quantile(0.99),
 			total_calls: this.totalCalls,
 			total_errors: this.totalErrors,
+			total_tool_calls: this.totalToolCalls,
+			total_tool_errors: this.totalToolErrors,
 			since: new Date(this.startedAt).toISOString(),
 			last_error: this.lastError,
 		};
