@@ -208,6 +208,28 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 		}
 	});
 
+	it('sends a client that never asked for logs none of another client\'s log messages', async () => {
+		const asking = await connect(workload.url, 'streamable-http');
+		const silent = await connect(workload.url, 'streamable-http');
+		const levels = { asking: [] as string[], silent: [] as string[] };
+		asking.setNotificationHandler(LoggingMessageNotificationSchema, (message) => void levels.asking.push(message.params.level));
+		silent.setNotificationHandler(LoggingMessageNotificationSchema, (message) => void levels.silent.push(message.params.level));
+		try {
+			await asking.setLoggingLevel('debug');
+			expect(textOf(await silent.callTool({ name: 'echo', arguments: { message: 'here' } }))).toBe('Echo: here');
+			// One message while the call is in flight, then one every 5 s that no call is in flight for.
+			await asking.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+			try {
+				await waitFor(async () => levels.asking.length >= 3, 'the asking client to receive log messages', 90_000);
+			} finally {
+				await asking.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+			}
+			expect(levels.silent).toEqual([]);
+		} finally {
+			await Promise.all([asking.close(), silent.close()]);
+		}
+	});
+
 	it('gives a client the answer of a call whose connection dropped: on a resumed stream, or on its GET stream', async () => {
 		const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
 			fetch(workload.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body), signal });

@@ -455,6 +455,74 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 	});
 });
 
+describe('a 2026-07-28 client\'s subscriptions/listen in front of a 2025-11-25 server, answered by the proxy', { timeout: 90_000 }, () => {
+	const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+	const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {} };
+	const headersOf = (method: string, name?: string): Record<string, string> => ({ 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}) });
+
+	/** Opens a listen as raw HTTP and collects every message of its event stream. */
+	async function listenRaw(url: string, id: string, notifications: Record<string, unknown>) {
+		const stop = new AbortController();
+		const frames: Array<Record<string, any>> = [];
+		const response = await fetch(url, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headersOf('subscriptions/listen') },
+			body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: meta } }),
+			signal: stop.signal,
+		});
+		void (async () => {
+			let buffered = '';
+			try {
+				for await (const chunk of response.body!) {
+					buffered += Buffer.from(chunk).toString('utf8');
+					const lines = buffered.split('\n');
+					buffered = lines.pop()!;
+					for (const line of lines) if (line.startsWith('data: ')) frames.push(JSON.parse(line.slice(6)));
+				}
+			} catch {
+				// closed by the test
+			}
+		})();
+		return { frames, close: () => stop.abort() };
+	}
+
+	it('acknowledges first, then carries only what its filter asks for, tagged with its subscription id', async () => {
+		// A workload of its own: toggling server-everything's updates is one switch per stdio process.
+		const { url } = await hangar.create({ name: 'rev-listen-2025', ...SERVERS['stdio image'] });
+		const resource = 'demo://resource/dynamic/text/1';
+		const updates = await listenRaw(url, 'updates', { resourceSubscriptions: [resource], toolsListChanged: true });
+		const lists = await listenRaw(url, 'lists', { promptsListChanged: true });
+		try {
+			await waitFor(async () => updates.frames.length > 0 && lists.frames.length > 0, 'both listens to be acknowledged');
+			expect(updates.frames[0]).toEqual({
+				jsonrpc: '2.0',
+				method: 'notifications/subscriptions/acknowledged',
+				params: { notifications: { toolsListChanged: true, resourceSubscriptions: [resource] }, _meta: { [SUBSCRIPTION_ID]: 'updates' } },
+			});
+			expect(lists.frames[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { promptsListChanged: true }, _meta: { [SUBSCRIPTION_ID]: 'lists' } } });
+			// server-everything announces an update of every subscribed resource at once, then every 5 s.
+			const toggle = () => postMcp(url, { id: 1, method: 'tools/call', params: { name: 'toggle-subscriber-updates', arguments: {}, _meta: meta } }, headersOf('tools/call', 'toggle-subscriber-updates'));
+			await toggle();
+			try {
+				await waitFor(async () => updates.frames.some((frame) => frame.method === 'notifications/resources/updated'), 'an update of the subscribed resource', 30_000);
+				const updated = updates.frames.filter((frame) => frame.method === 'notifications/resources/updated');
+				expect(updated.every((frame) => frame.params.uri === resource && frame.params._meta[SUBSCRIPTION_ID] === 'updates')).toBe(true);
+				expect(lists.frames.slice(1)).toEqual([]);
+			} finally {
+				await toggle();
+			}
+		} finally {
+			updates.close();
+			lists.close();
+		}
+	});
+
+	it('refuses a listen without a filter', async () => {
+		const answer = await postMcp(workloads.get('stdio image')!.url, { id: 7, method: 'subscriptions/listen', params: { _meta: meta } }, headersOf('subscriptions/listen'));
+		expect((answer.body as { error?: { code: number } }).error).toMatchObject({ code: -32602 });
+	});
+});
+
 describe('the standard headers of a 2026-07-28 request, checked by the proxy in front of a stdio server', { timeout: 60_000 }, () => {
 	const read = (headers: Record<string, string>) =>
 		postMcp(

@@ -82,15 +82,23 @@ export class SharedProcessState<Session> {
 		return related ? this.taskOwners.get(taskIdOf(related as Record<string, unknown>) ?? '') : undefined;
 	}
 
-	/** The sessions a server notification is for. */
-	recipientsOf(notification: JsonRpcNotification, sessions: ReadonlySet<Session>): Iterable<Session> {
+	/**
+	 * The sessions a server notification is for; `tied` when it is known to be about a call of
+	 * the only session in `sessions`. A log message not tied to a call goes only to the sessions
+	 * that asked for logs (`logging/setLevel`) at its level or below: another client's log is not
+	 * theirs to hear unasked. One tied to a call goes to that call's session, at its level if it set one.
+	 */
+	recipientsOf(notification: JsonRpcNotification, sessions: ReadonlySet<Session>, tied = false): Iterable<Session> {
 		const owner = this.ownerOfRelatedTask(notification.params);
 		if (owner) return [owner];
 		switch (notification.method) {
 			case 'notifications/message': {
 				const level = LEVELS.indexOf(String(notification.params?.level));
-				if (level < 0) return sessions;
-				return [...sessions].filter((session) => (this.levels.get(session) ?? 0) <= level);
+				return [...sessions].filter((session) => {
+					const asked = this.levels.get(session);
+					if (asked === undefined) return tied;
+					return level < 0 || asked <= level;
+				});
 			}
 			case 'notifications/resources/updated':
 				return this.subscribers.get(String(notification.params?.uri)) ?? [];

@@ -480,7 +480,7 @@ export class ServerProcess {
 			// A log message while only one session has requests in flight was logged for them: it is that session's.
 			const caller = this.soleCaller();
 			if (caller) {
-				for (const session of this.state.recipientsOf(notification, new Set([caller]))) session.sink.deliver(notification, session.latestRequest());
+				for (const session of this.state.recipientsOf(notification, new Set([caller]), true)) session.sink.deliver(notification, session.latestRequest());
 				return;
 			}
 		}

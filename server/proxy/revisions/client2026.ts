@@ -43,6 +43,7 @@ import {
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { ReplyStream } from '../sessions/streams.js';
 import { tag, tagsOf } from '../core/tags.js';
+import { Client2026Listens, SUBSCRIPTION_ID_KEY } from './client2026Listen.js';
 import { Client2026Tasks } from './client2026Tasks.js';
 
 const { protocolVersion: PROTOCOL_VERSION_KEY, clientCapabilities: CLIENT_CAPABILITIES_KEY, clientInfo: CLIENT_INFO_KEY, serverInfo: SERVER_INFO_KEY } = META_2026;
@@ -66,8 +67,6 @@ export const MAX_HELD_CALLS_PER_CALLER = 4;
 /** How long a held call waits for its client to come back with the input asked for. */
 const HELD_CALL_TTL_MS = 10 * 60_000;
 const REQUEST_STATE_PREFIX = 'hangar-held:';
-/** Where a 2026-07-28 server names the `subscriptions/listen` request a notification belongs to. */
-const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 /** Methods 2026-07-28 removed: a 2026-07-28 client gets "method not found" for them, whatever the server behind speaks. */
 const REMOVED_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/result', 'tasks/list']);
@@ -242,6 +241,7 @@ export class Client2026Bridge {
 	/** Calls waiting for their client's input, by request state. */
 	private readonly held = new Map<string, HeldCall>();
 	private readonly tasks: Client2026Tasks;
+	private readonly listens: Client2026Listens;
 	/** Every 2025 session the bridge opened, with its caller: counted against the limits, closed when idle. */
 	private readonly opened = new Map<ClientSession, string>();
 	/** The server's `experimental` capabilities, once a handshake told them. */
@@ -255,6 +255,7 @@ export class Client2026Bridge {
 		private readonly notify: NoticeHandler,
 	) {
 		this.tasks = new Client2026Tasks(handle, notify);
+		this.listens = new Client2026Listens(handle);
 		this.sweeper = setInterval(() => this.sweep(), 60_000);
 		this.sweeper.unref();
 	}
@@ -274,6 +275,10 @@ export class Client2026Bridge {
 		session2025.session.touch();
 		if (request.method === 'server/discover') return this.discovered(request, session2025.handshake);
 		if (session2025.session.backend.speaks2026) return this.forward(exchange, request, request.params, session2025, reply);
+		if (request.method === 'subscriptions/listen') {
+			const listened = await this.listens.listen(exchange, request, request.params!, session2025.session, session2025.handshake, owner, reply);
+			return this.stamped(request, listened, session2025.handshake);
+		}
 
 		const params = withoutClaims(request.params ?? {}, meta);
 		const malformed = malformedInput(params);
@@ -457,6 +462,7 @@ export class Client2026Bridge {
 		const session = this.sessions.create('streamable', exchange.identity?.subject, { ownProcess });
 		this.opened.set(session, owner);
 		session.signal.addEventListener('abort', () => this.opened.delete(session), { once: true });
+		this.listens.watch(session, owner);
 		const initialize: JsonRpcRequest = {
 			jsonrpc: '2.0',
 			id: `hangar-${this.nextId++}`,

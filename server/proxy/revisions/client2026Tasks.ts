@@ -119,7 +119,7 @@ export class Client2026Tasks {
 		const stop = new AbortController();
 		const outcome = this.send(session, exchange, 'tasks/result', { taskId }, AbortSignal.any([session.signal, stop.signal]));
 		const task: BridgedTask = { taskId, owner, session, exchange, asked: new Map(), outcome, stop };
-		session.claim((message) => this.claimed(message, session));
+		session.claim('tasks', (message) => this.claimed(message, session));
 		void outcome.then(() => setTimeout(() => this.forget(task), ENDED_TASK_TTL_MS).unref());
 		session.signal.addEventListener('abort', () => this.forget(task), { once: true });
 		this.tasks.set(taskId, task);

@@ -62,7 +62,8 @@ export class ClientSession implements ClientSessionSink {
 	private readonly asked = new CallTable<RequestId>();
 	private nextEventId = 1;
 	private readonly replay: ReplayEntry[] = [];
-	private claimant: ((message: JsonRpcMessage) => boolean) | undefined;
+	/** Who claims server messages before they are routed, by name (see `claim`). */
+	private readonly claimants = new Map<string, (message: JsonRpcMessage) => boolean>();
 
 	constructor(
 		backend: Backend,
@@ -175,14 +176,16 @@ export class ClientSession implements ClientSessionSink {
 
 	/**
 	 * Server messages `take` accepts are its own and go nowhere else, whichever call they came
-	 * with: the 2026 client bridge (revisions/client2026.ts) hears the requests of its tasks so.
+	 * with: the 2026 client bridge (revisions/) hears the requests of its tasks (`tasks`) and
+	 * the list changes for its listen streams (`listen`) so. A claimant of the same name replaces
+	 * the one before.
 	 */
-	claim(take: (message: JsonRpcMessage) => boolean): void {
-		this.claimant = take;
+	claim(name: string, take: (message: JsonRpcMessage) => boolean): void {
+		this.claimants.set(name, take);
 	}
 
 	deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
-		if (this.claimant?.(message)) return;
+		if (this.claimants.size > 0) for (const take of this.claimants.values()) if (take(message)) return;
 		if (relatedTo !== undefined) {
 			const watcher = this.watchers.get(relatedTo);
 			if (watcher) {
