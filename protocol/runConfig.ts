@@ -83,6 +83,13 @@ export const AggregationConfig = z.object({
 });
 export type AggregationConfig = z.infer<typeof AggregationConfig>;
 
+const GROUP_SCHEME = 'group://';
+
+/** The group an aggregate's image `group://NAME` names, or undefined for any other image. */
+export function groupOfImage(image: string | undefined): string | undefined {
+	return image?.startsWith(GROUP_SCHEME) ? image.slice(GROUP_SCHEME.length) : undefined;
+}
+
 /** Headers the proxy adds to every request it forwards to the MCP server. */
 export const HeaderForwardConfig = z.object({
 	/** Header name → literal value. Stored and shown in plain text. */

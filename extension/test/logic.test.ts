@@ -13,7 +13,8 @@ import { serverEnvironment, suggestWorkloadName } from '../src/commands/workload
 import { workloadDefinitions } from '../src/mcp.js';
 import { skillProblems } from '../src/problems.js';
 import { editorClient } from '../src/ui/clients.js';
-import { WorkloadItem } from '../src/views/workloads.js';
+import type { DaemonSupervisor } from '../src/daemon.js';
+import { WorkloadItem, WorkloadsView } from '../src/views/workloads.js';
 
 const SKILL = ['---', 'name: pdf-tools', 'description: ""', 'license: MIT', '---', '# PDF tools', ''].join('\n');
 
@@ -140,6 +141,35 @@ describe('a workload whose tools drifted from their pins', () => {
 		const approved = new WorkloadItem({ name: 'w', status: 'running', tools_drifted: [] });
 		expect(approved.contextValue).toBe('workload.running');
 		expect(inline('workload.running')).not.toContain('hangar.approveTools');
+	});
+});
+
+describe('the Workloads view', () => {
+	it('shows an aggregate with its members as children; members stay listed on their own', async () => {
+		const workloads = [
+			{ name: 'ev1', package: 'hangar-test/everything:1', group: 'dev', status: 'running' },
+			{ name: 'dev-all', package: 'group://dev', group: 'dev', status: 'running', url: 'http://127.0.0.1:4000/mcp' },
+			{ name: 'mem', package: 'hangar-test/memory:1', group: 'dev', status: 'stopped' },
+			{ name: 'dev-search', package: 'group://dev', group: 'dev', status: 'running' },
+			{ name: 'other', package: 'hangar-test/memory:1', status: 'running' },
+		];
+		// Only the list is asked for; statistics are left out (the stand-in daemon has none).
+		const daemon = { request: async (operation: { method: string }) => (operation.method === 'workloads/list' ? { workloads } : Promise.reject(new Error('no stats'))) };
+		const view = new WorkloadsView(daemon as unknown as DaemonSupervisor);
+		const top = (await view.getChildren()) as WorkloadItem[];
+		view.dispose();
+		expect(top.map((item) => item.name)).toEqual(['dev-all', 'dev-search', 'ev1', 'mem', 'other']);
+		const aggregate = top[0]!;
+		expect(aggregate.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+		expect(aggregate.description).toContain('aggregate of group dev');
+		const members = (await view.getChildren(aggregate)) as WorkloadItem[];
+		// Aggregates are never members, and a workload of another group is not one.
+		expect(members.map((item) => item.name)).toEqual(['ev1', 'mem']);
+		expect(members.map((item) => item.id)).toEqual(['workload:dev-all/ev1', 'workload:dev-all/mem']);
+		expect(members[1]!.contextValue).toBe('workload.other');
+		expect(new Set(top.flatMap((item) => [item, ...item.members]).map((item) => item.id)).size).toBe(top.length + 4);
+		expect(top[2]!.collapsibleState).toBe(vscode.TreeItemCollapsibleState.None);
+		expect(await view.getChildren(top[2]!)).toEqual([]);
 	});
 });
 

@@ -15,9 +15,8 @@
  */
 import { HangarError } from '../../protocol/errors.js';
 import { stringify } from 'yaml';
-import type { AggregationConfig, PermissionProfile, RunConfig } from '../../protocol/runConfig.js';
+import { groupOfImage, type AggregationConfig, type PermissionProfile, type RunConfig } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
-import { groupOfImage } from '../runspec/aggregation.js';
 
 export const MANIFEST_FORMATS = ['mcpserver', 'kubernetes'] as const;
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number];

@@ -3,14 +3,8 @@
  * one MCP server. It has no container; its proxy's backend is the aggregator
  * (proxy/backends/aggregate/), whose upstreams are the members' own proxies.
  */
+import { groupOfImage } from '../../protocol/runConfig.js';
 import { isServing, type StoredWorkload, type WorkloadStore } from './store.js';
-
-export const GROUP_SCHEME = 'group://';
-
-/** The group an image `group://NAME` names, or undefined for any other image. */
-export function groupOfImage(image: string | undefined): string | undefined {
-	return image?.startsWith(GROUP_SCHEME) ? image.slice(GROUP_SCHEME.length) : undefined;
-}
 
 /** The group whose workloads an aggregate serves; undefined for a workload that is not one. */
 export function aggregatedGroupOf(workload: Pick<StoredWorkload, 'image'>): string | undefined {

@@ -1,10 +1,12 @@
 /**
  * The Workloads view: every workload (running or not) with its status and URL, kept live by
  * the daemon's `workloads/didChange` notifications; a running one also shows its call rate over
- * the last minute and its last error (`workloads/stats`), refreshed while any is running.
+ * the last minute and its last error (`workloads/stats`), refreshed while any is running. An
+ * aggregate (image `group://NAME`) opens onto its members, which are listed on their own too.
  */
 import * as vscode from 'vscode';
 import { GetWorkloadStats, ListWorkloads, type WorkloadStats, type WorkloadStatus, type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
+import { groupOfImage } from '../../../protocol/runConfig.js';
 import { visibleText } from '../../../protocol/visibleText.js';
 import type { DaemonSupervisor } from '../daemon.js';
 import { MessageItem } from './messages.js';
@@ -25,16 +27,22 @@ const STATUS_ICONS: Record<WorkloadStatus, [icon: string, color?: string]> = {
 
 export class WorkloadItem extends vscode.TreeItem {
 	readonly kind = 'workload';
+	/** An aggregate's members, its children in the view. */
+	readonly members: WorkloadItem[] = [];
 
 	constructor(
 		readonly workload: WorkloadSummary,
-		stats?: WorkloadStats,
+		readonly stats?: WorkloadStats,
+		/** The aggregate this item is shown under, if it is one's member. */
+		aggregate?: string,
 	) {
-		super(workload.name, vscode.TreeItemCollapsibleState.None);
+		const group = groupOfImage(workload.package);
+		super(workload.name, group === undefined ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Collapsed);
 		const status = workload.status ?? 'unknown';
 		const lastError = stats?.last_error;
 		const drifted = workload.tools_drifted ?? [];
 		this.description = [
+			group !== undefined && `aggregate of group ${group}`,
 			status,
 			drifted.length && `tools changed: ${drifted.join(', ')}`,
 			stats && `${rate(stats.calls_per_second)} requests/s`,
@@ -70,7 +78,7 @@ export class WorkloadItem extends vscode.TreeItem {
 		this.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
 		this.contextValue =
 			status === 'running' ? (drifted.length ? 'workload.drifted' : 'workload.running') : status === 'unauthenticated' || status === 'auth_retrying' ? 'workload.unauthenticated' : 'workload.other';
-		this.id = `workload:${workload.name}`;
+		this.id = aggregate ? `workload:${aggregate}/${workload.name}` : `workload:${workload.name}`;
 	}
 
 	get name(): string {
@@ -85,6 +93,18 @@ const STATS_WINDOW_SECONDS = 60;
 const STATS_REFRESH_MS = 5_000;
 
 export type WorkloadsNode = WorkloadItem | MessageItem;
+
+/** The view's top level: every workload by name, each aggregate with its members (its group's other workloads) under it. */
+export function workloadTree(workloads: readonly WorkloadSummary[], stats: readonly (WorkloadStats | undefined)[] = []): WorkloadItem[] {
+	const items = workloads.map((workload, index) => new WorkloadItem(workload, stats[index])).sort((a, b) => a.name.localeCompare(b.name));
+	for (const aggregate of items) {
+		const group = groupOfImage(aggregate.workload.package);
+		if (group === undefined) continue;
+		const members = items.filter((item) => (item.workload.group ?? 'default') === group && groupOfImage(item.workload.package) === undefined);
+		aggregate.members.push(...members.map((member) => new WorkloadItem(member.workload, member.stats, aggregate.name)));
+	}
+	return items;
+}
 
 export class WorkloadsView implements vscode.TreeDataProvider<WorkloadsNode>, vscode.Disposable {
 	private readonly changed = new vscode.EventEmitter<WorkloadsNode | undefined>();
@@ -113,7 +133,7 @@ export class WorkloadsView implements vscode.TreeDataProvider<WorkloadsNode>, vs
 	}
 
 	async getChildren(node?: WorkloadsNode): Promise<WorkloadsNode[]> {
-		if (node) return [];
+		if (node) return node instanceof WorkloadItem ? node.members : [];
 		try {
 			const { workloads } = await this.daemon.request(ListWorkloads, { all: true });
 			const stats = await Promise.all(workloads.map((workload) => this.statsOf(workload)));
@@ -121,7 +141,7 @@ export class WorkloadsView implements vscode.TreeDataProvider<WorkloadsNode>, vs
 			clearTimeout(this.statsTimer);
 			if (stats.some(Boolean)) this.statsTimer = setTimeout(() => this.refresh(), STATS_REFRESH_MS);
 			// No items lets the view's welcome content (Run MCP Server…) show.
-			return workloads.map((workload, index) => new WorkloadItem(workload, stats[index])).sort((a, b) => a.name.localeCompare(b.name));
+			return workloadTree(workloads, stats);
 		} catch (error) {
 			return [MessageItem.failure(error, 'list workloads')];
 		}
