@@ -47,7 +47,7 @@ async function inlinedDaemonFiles() {
 			}));
 			bundle.onLoad({ filter: /[\\/]server[\\/]version\.ts$/ }, () => ({
 				loader: 'ts',
-				contents: `export const VERSION = ${JSON.stringify(version)};`,
+				contents: `export const VERSION = ${JSON.stringify(version)};\nexport const VERSION_LINE = ${JSON.stringify(`hangar v${version}`)};`,
 			}));
 		},
 	};
