@@ -53,7 +53,7 @@ describe('a nested npm call', () => {
 			npm_config_cafile: '/etc/ssl/certs/ca-certificates.crt',
 			npm_config_nodedir: '/somewhere/else',
 		};
-		const seen = (await underNpmScript(`env ${Object.entries(env).map(([name, value]) => shellQuote(`${name}=${value}`)).join(' ')} bash -c ${shellQuote(`. ${SETUP_LIB}; clean_env env`)}`)).split('\n');
+		const seen = (await underNpmScript(`env ${Object.entries(env).map(([name, value]) => shellQuote(`${name}=${value}`)).join(' ')} bash -c ${shellQuote(`. ${SETUP_LIB}; echo "BEFORE=$PATH"; clean_env env`)}`)).split('\n');
 		expect(seen).toContain('npm_config_registry=http://127.0.0.1:9/');
 		expect(seen).toContain('npm_config_//127.0.0.1:9/:_authToken=token-kept');
 		expect(seen).toContain('npm_config_@corp:registry=http://127.0.0.1:9/corp/');
@@ -62,9 +62,13 @@ describe('a nested npm call', () => {
 		for (const dropped of ['npm_config_user_agent', 'npm_config_nodedir', 'npm_config_local_prefix', 'npm_lifecycle_event', 'npm_package_name', 'npm_execpath', 'INIT_CWD']) {
 			expect(names).not.toContain(dropped);
 		}
-		const path = seen.find((line) => line.startsWith('PATH='))!;
-		expect(path).not.toMatch(/node_modules\/\.bin|node-gyp-bin/);
-		expect(path.slice('PATH='.length).split(':')[0], path).toBe(NODE22_BIN);
+		// The PATH the inner shell had (its startup file, $BASH_ENV, may have added to it), less npm's additions, in order.
+		const entries = (prefix: string) => seen.find((line) => line.startsWith(prefix))!.slice(prefix.length).split(':');
+		const before = entries('BEFORE=');
+		const after = entries('PATH=');
+		expect(before.some((entry) => /node_modules\/\.bin|node-gyp-bin/.test(entry))).toBe(true);
+		expect(after).toEqual(before.filter((entry) => !/(node_modules\/\.bin|node-gyp-bin)\/?$/.test(entry)));
+		expect(after).toContain(NODE22_BIN);
 	});
 
 	it('is the only way the set-up scripts call npm', () => {
