@@ -224,7 +224,7 @@ describe('the extension in VS Code', () => {
 		// A click on the activity bar's Hangar icon while its views show would hide them.
 		if (!(await workloads.first().isVisible())) await page.locator('.activitybar [aria-label="Hangar"]').first().click();
 		const row = workloads.locator('.monaco-list-row', { hasText: 'e2e-remote' });
-		await expect.poll(async () => ((await row.count()) ? row.first().textContent() : ''), { timeout: 90_000 }).toMatch(/running · \d+\.\d+ calls\/s · last error .*[Mm]ethod not found/);
+		await expect.poll(async () => ((await row.count()) ? row.first().textContent() : ''), { timeout: 90_000 }).toMatch(/running · \d+\.\d+ requests\/s · last error .*[Mm]ethod not found/);
 		await screenshot('6-workloads-stats');
 	}, 240_000);
 
