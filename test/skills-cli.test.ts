@@ -24,7 +24,9 @@ afterAll(async () => {
 
 const hangar = (args: string[], cwd: string) => runEntry(HANGAR_BIN, args, world.env, { cwd });
 
-describe('skill commands inside a project', () => {
+// Each test runs eight to ten `hangar` processes one after another (13 s idle): the default
+// 30 s is too short for that under load (flake-hunt run 7), so the budget is per process.
+describe('skill commands inside a project', { timeout: 90_000 }, () => {
 	it('install --project, then info, rm -c and rm find the project skill from a subfolder, with no flag', async () => {
 		const reference = `${registry.host}/skills/here:1`;
 		await publishSkill(world.work, reference, 'here');
