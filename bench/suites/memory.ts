@@ -17,17 +17,17 @@ import { DOCKER_RUN, hangar, minimalBridge, npmPeer } from './proxyBound.js';
 
 const PLAIN = "Hangar's proxy";
 /** How long a front is left alone before its resident set is read. */
-const SETTLE_MS = 3_000;
+export const SETTLE_MS = 3_000;
 const LOADED_CALLS = 2_000;
 /** Issue #31: fifty plain workloads' proxies fit on a laptop. */
 const PLAIN_IDLE_TARGET_MB = 60;
 
-async function residentMegabytes(pid: number): Promise<number> {
+export async function residentMegabytes(pid: number): Promise<number> {
 	const status = await readFile(`/proc/${pid}/status`, 'utf8');
 	return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+export const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 /** A bare Node.js process idling: the floor every Node front stands on. */
 function bareNode(): Front {

@@ -24,7 +24,7 @@ import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, st
 import { alternatingRounds, cpuPerCallOf, pairedBursts, pairedRatio, PHASES, pooled, rateOf, spread, startWarm, type Cycle, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
-const IMAGE = 'hangar-test/everything:1';
+export const IMAGE = 'hangar-test/everything:1';
 export const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
 const ROUNDS = 4;
 const run = promisify(execFile);
@@ -37,7 +37,8 @@ const CYCLES = 20;
  */
 export const SIDE_PROCESSES = 4;
 
-async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+/** `work` again every 250 ms until it succeeds, for up to `timeoutMs` (a proxy still starting). */
+export async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		try {
@@ -48,7 +49,6 @@ async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> 
 		}
 	}
 }
-
 
 /** Hangar's proxy for a new workload of the image; `flags` add settings (security, modes). */
 export async function hangar(name: string, label: string, flags: string[] = [], headers: Record<string, string> = {}): Promise<Front> {

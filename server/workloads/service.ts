@@ -34,7 +34,6 @@ import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
 import { TelemetryDefault } from './telemetryDefault.js';
 import { PackageBuilder } from '../packages/builder.js';
 import { RuntimeDefaults } from '../packages/defaults.js';
-import { memberTools } from './memberTools.js';
 import { PinReview } from './pins.js';
 import { PinFeed } from './pinFeed.js';
 import { PinningDefault } from '../runspec/pins/policy.js';
@@ -185,7 +184,8 @@ export class WorkloadService {
 			catalog: this.options.catalog,
 			groupExists: (group: string) => this.options.groups.exists(group),
 			workloadOf: (name: string) => this.store.configs.get(name),
-			memberTools: (group: string) => memberTools(this.store, group, context.signal),
+			// The MCP SDK client it uses loads only for an aggregate that checks its names (`manual`).
+			memberTools: async (group: string) => (await import('./memberTools.js')).memberTools(this.store, group, context.signal),
 			previous,
 			now: new Date().toISOString(),
 			instance: this.store.instance,
