@@ -209,42 +209,6 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 		}
 	});
 
-	it('gives one caller at most 4 processes beside the shared one for calls a held call would stall, and ends them', async () => {
-		const before = await processCount(workload.name);
-		let answer!: () => void;
-		const answered = new Promise<void>((resolve) => (answer = resolve));
-		const clients = await Promise.all(Array.from({ length: 6 }, async () => {
-			const client = await connect(workload.url, 'streamable-http', { elicitation: {} });
-			let asked!: () => void;
-			const elicited = new Promise<void>((resolve) => (asked = resolve));
-			client.setRequestHandler(ElicitRequestSchema, async () => {
-				asked();
-				await answered;
-				return { action: 'decline' };
-			});
-			return { client, elicited };
-		}));
-		try {
-			// The first holds the shared process; the next four each hold a process of their own.
-			const held = [];
-			for (const { client, elicited } of clients.slice(0, 5)) {
-				const call = client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
-				call.catch(() => undefined); // awaited below
-				held.push(call);
-				await elicited;
-			}
-			expect(await processCount(workload.name)).toBe(before + 4);
-			// The sixth would need a fifth: refused with a clear error, not left waiting.
-			await expect(clients[5]!.client.callTool({ name: 'trigger-elicitation-request', arguments: {} })).rejects.toThrow(/-32050.*4 server processes of its own/);
-			answer();
-			for (const result of await Promise.all(held)) expect(JSON.stringify(result)).toMatch(/decline/i);
-			await waitFor(async () => (await processCount(workload.name)) === before, 'the side processes to end', 30_000);
-		} finally {
-			answer();
-			await Promise.all(clients.map(({ client }) => client.close()));
-		}
-	});
-
 	it('keeps each client\'s log level and resource subscriptions its own', async () => {
 		const quiet = await connect(workload.url, 'streamable-http');
 		const chatty = await connect(workload.url, 'streamable-http');
@@ -341,6 +305,50 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 		const answer = (await (await call).json()) as { id: number; error?: { message: string } };
 		expect(answer.id).toBe(1);
 		expect(answer.error?.message).toMatch(/cancelled|session ended/);
+	});
+});
+
+describe('held calls on a shared stdio server', { timeout: 180_000 }, () => {
+	// A workload of its own: its process count is not disturbed by other tests' processes ending.
+	let workload: { name: string; url: string };
+	beforeAll(async () => {
+		workload = await create({ name: 'held', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] });
+	}, 120_000);
+
+	it('gives one caller at most 4 processes beside the shared one for calls a held call would stall, and ends them', async () => {
+		const before = await processCount(workload.name);
+		let answer!: () => void;
+		const answered = new Promise<void>((resolve) => (answer = resolve));
+		const clients = await Promise.all(Array.from({ length: 6 }, async () => {
+			const client = await connect(workload.url, 'streamable-http', { elicitation: {} });
+			let asked!: () => void;
+			const elicited = new Promise<void>((resolve) => (asked = resolve));
+			client.setRequestHandler(ElicitRequestSchema, async () => {
+				asked();
+				await answered;
+				return { action: 'decline' };
+			});
+			return { client, elicited };
+		}));
+		try {
+			// The first holds the shared process; the next four each hold a process of their own.
+			const held = [];
+			for (const { client, elicited } of clients.slice(0, 5)) {
+				const call = client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+				call.catch(() => undefined); // awaited below
+				held.push(call);
+				await elicited;
+			}
+			expect(await processCount(workload.name)).toBe(before + 4);
+			// The sixth would need a fifth: refused with a clear error, not left waiting.
+			await expect(clients[5]!.client.callTool({ name: 'trigger-elicitation-request', arguments: {} })).rejects.toThrow(/-32050.*4 server processes of its own/);
+			answer();
+			for (const result of await Promise.all(held)) expect(JSON.stringify(result)).toMatch(/decline/i);
+			await waitFor(async () => (await processCount(workload.name)) === before, 'the side processes to end', 30_000);
+		} finally {
+			answer();
+			await Promise.all(clients.map(({ client }) => client.close()));
+		}
 	});
 });
 

@@ -283,14 +283,15 @@ export class StdioBridge implements Backend {
 			else this.sides.delete(caller);
 		};
 		try {
-			return await this.spawn(handshake, 'a client whose call must not wait on another client\'s held call', { side: true, ended: done });
+			return await this.spawn(handshake, 'a client whose call must not wait on another client\'s held call', done);
 		} catch (error) {
 			done();
 			throw error;
 		}
 	}
 
-	private async spawn(handshake: Handshake, purpose: string, side?: { side: true; ended: () => void }): Promise<ServerProcess> {
+	/** Starts a process beside the container's own; `sideEnded` makes it a side process, called when it ends. */
+	private async spawn(handshake: Handshake, purpose: string, sideEnded?: () => void): Promise<ServerProcess> {
 		if (!this.canSpawn()) {
 			const most = this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES;
 			throw new ProcessLimitError(`the container runs ${most} server processes, the most this workload allows (max_server_processes)`);
@@ -303,12 +304,12 @@ export class StdioBridge implements Backend {
 			this.spawned--;
 			throw error;
 		}
-		const process = new ServerProcess(this, `another process of the container, for ${purpose}`, side !== undefined);
+		const process = new ServerProcess(this, `another process of the container, for ${purpose}`, sideEnded !== undefined);
 		process.attach(attachment);
 		process.claim(handshake);
 		void attachment.closed.then(() => {
 			this.spawned--;
-			side?.ended();
+			sideEnded?.();
 			process.detach('the server process ended');
 		});
 		return process;
