@@ -179,6 +179,36 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 		}
 	});
 
+	it('lets other clients list and call while one client leaves an elicitation unanswered', async () => {
+		let answer!: () => void;
+		const answered = new Promise<void>((resolve) => (answer = resolve));
+		let asked!: () => void;
+		const elicited = new Promise<void>((resolve) => (asked = resolve));
+		const holder = await connect(workload.url, 'streamable-http', { elicitation: {} });
+		holder.setRequestHandler(ElicitRequestSchema, async () => {
+			asked();
+			await answered;
+			return { action: 'decline' };
+		});
+		// The same handshake: the same shared server process.
+		const other = await connect(workload.url, 'streamable-http', { elicitation: {} });
+		try {
+			const held = holder.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+			held.catch(() => undefined); // awaited below; never unhandled when the test fails first
+			await elicited;
+			// Not a timing threshold: without the fix these never answer while the holder is held.
+			const stalled = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the other client was stalled by the held call')), 20_000));
+			const tools = await Promise.race([other.listTools(), stalled]);
+			expect(tools.tools.map((tool) => tool.name)).toContain('echo');
+			expect(textOf(await Promise.race([other.callTool({ name: 'echo', arguments: { message: 'not stalled' } }), stalled]))).toBe('Echo: not stalled');
+			answer();
+			expect(JSON.stringify(await held)).toMatch(/decline/i);
+		} finally {
+			answer();
+			await Promise.all([holder.close(), other.close()]);
+		}
+	});
+
 	it('keeps each client\'s log level and resource subscriptions its own', async () => {
 		const quiet = await connect(workload.url, 'streamable-http');
 		const chatty = await connect(workload.url, 'streamable-http');
@@ -275,6 +305,50 @@ describe('a shared stdio server', { timeout: 180_000 }, () => {
 		const answer = (await (await call).json()) as { id: number; error?: { message: string } };
 		expect(answer.id).toBe(1);
 		expect(answer.error?.message).toMatch(/cancelled|session ended/);
+	});
+});
+
+describe('held calls on a shared stdio server', { timeout: 180_000 }, () => {
+	// A workload of its own: its process count is not disturbed by other tests' processes ending.
+	let workload: { name: string; url: string };
+	beforeAll(async () => {
+		workload = await create({ name: 'held', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] });
+	}, 120_000);
+
+	it('gives one caller at most 4 processes beside the shared one for calls a held call would stall, and ends them', async () => {
+		const before = await processCount(workload.name);
+		let answer!: () => void;
+		const answered = new Promise<void>((resolve) => (answer = resolve));
+		const clients = await Promise.all(Array.from({ length: 6 }, async () => {
+			const client = await connect(workload.url, 'streamable-http', { elicitation: {} });
+			let asked!: () => void;
+			const elicited = new Promise<void>((resolve) => (asked = resolve));
+			client.setRequestHandler(ElicitRequestSchema, async () => {
+				asked();
+				await answered;
+				return { action: 'decline' };
+			});
+			return { client, elicited };
+		}));
+		try {
+			// The first holds the shared process; the next four each hold a process of their own.
+			const held = [];
+			for (const { client, elicited } of clients.slice(0, 5)) {
+				const call = client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+				call.catch(() => undefined); // awaited below
+				held.push(call);
+				await elicited;
+			}
+			expect(await processCount(workload.name)).toBe(before + 4);
+			// The sixth would need a fifth: refused with a clear error, not left waiting.
+			await expect(clients[5]!.client.callTool({ name: 'trigger-elicitation-request', arguments: {} })).rejects.toThrow(/-32050.*4 server processes of its own/);
+			answer();
+			for (const result of await Promise.all(held)) expect(JSON.stringify(result)).toMatch(/decline/i);
+			await waitFor(async () => (await processCount(workload.name)) === before, 'the side processes to end', 30_000);
+		} finally {
+			answer();
+			await Promise.all(clients.map(({ client }) => client.close()));
+		}
 	});
 });
 

@@ -76,6 +76,16 @@ export class SharedProcessState<Session> {
 		}
 	}
 
+	/** Whether `params` names (`taskId`) a task `session` created. */
+	ownsTask(session: Session, params: Record<string, unknown> | undefined): boolean {
+		const taskId = taskIdOf(params);
+		return taskId !== undefined && this.taskOwners.get(taskId) === session;
+	}
+
+	hasTasks(): boolean {
+		return this.taskOwners.size > 0;
+	}
+
 	/** The owner of the task a server message names in its `related-task` metadata. */
 	ownerOfRelatedTask(params: Record<string, unknown> | undefined): Session | undefined {
 		const related = (params?._meta as Record<string, unknown> | undefined)?.[RELATED_TASK];

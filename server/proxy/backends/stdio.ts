@@ -24,8 +24,17 @@
  * caused them over stdio; so on a process whose clients declared any of those capabilities,
  * the sessions take turns (one session's requests in flight at a time) and a server request
  * goes to the session holding the turn, or to the owner of the task named in its
- * `io.modelcontextprotocol/related-task`. (A session opened with `ownProcess`, as the 2026
- * bridge opens one per call that may wait for its client, has a process to itself.) Each session keeps its own log level, resource
+ * `io.modelcontextprotocol/related-task`. Requests that cannot cause a server request (the
+ * lists, `ping`, log level, subscriptions, task status) take no turn. A session holding the
+ * turn whose call waits for its client (a server request to it is unanswered, for as long
+ * as its user takes) makes no other session wait: a session that would wait then sends its
+ * call on a side process of the same handshake, its own, started for it and ended once its
+ * calls there are answered (and no task created there lives on). Side processes count
+ * against `max_server_processes`, and one caller (the identity's subject; callers who do not
+ * authenticate are one caller) has at most MAX_SIDE_PROCESSES_PER_CALLER at a time: past
+ * either, the call is refused (`LimitReached`). So a held call costs its own caller only.
+ * (A session opened with `ownProcess`, as the 2026 bridge opens one per call that may wait
+ * for its client, has a process to itself.) Each session keeps its own log level, resource
  * subscriptions are counted across sessions, tasks belong to the session that created them,
  * and `list_changed` notifications go to every session.
  */
@@ -56,6 +65,16 @@ const MAX_BACKOFF_MS = 10_000;
 /** The most server processes a container runs unless `max_server_processes` says otherwise. */
 export const DEFAULT_MAX_SERVER_PROCESSES = 16;
 
+/**
+ * The most processes one caller may have beside a shared one, each for a session whose call
+ * would otherwise wait on another caller's held call (see the module comment).
+ */
+export const MAX_SIDE_PROCESSES_PER_CALLER = 4;
+/** Requests that cannot make the server ask the client anything: they take no turn. */
+const TURNLESS_METHODS = new Set(['ping', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/get', 'tasks/list', 'tasks/cancel']);
+/** What a side process's requests to its client are renamed with: they must not meet the shared process's ids. */
+const SIDE_ID_PREFIX = 'hangar-side-';
+
 /** A client would need a server process beyond the workload's maximum. */
 class ProcessLimitError extends Error {}
 
@@ -74,6 +93,9 @@ interface Pending {
 	/** Unhooks the request from its caller's signal. */
 	readonly unhook?: () => void;
 }
+
+/** How a request that must take turns goes: in its session's turn, or on the session's side process. */
+type Way = 'turn' | 'side';
 
 /** Counts requests sent, to tell which session sent the latest. */
 let requestOrdinal = 0;
@@ -137,6 +159,8 @@ export class StdioBridge implements Backend {
 	private readonly turns = new Map<string, number>();
 	/** Processes started beside the container's own, running or starting. */
 	private spawned = 0;
+	/** Side processes (see `sideFor`) by caller, running or starting. */
+	private readonly sides = new Map<string, number>();
 	private containerId: string | undefined;
 	private connected!: Promise<void>;
 	private markConnected!: () => void;
@@ -242,7 +266,32 @@ export class StdioBridge implements Backend {
 		return 1 + this.spawned < (this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES);
 	}
 
-	private async spawn(handshake: Handshake, purpose: string): Promise<ServerProcess> {
+	/**
+	 * A process of `handshake` for one session of `caller` alone, beside the shared one whose
+	 * turn another session holds while its call waits for its client: up to
+	 * MAX_SIDE_PROCESSES_PER_CALLER per caller, within `max_server_processes`.
+	 */
+	async sideFor(handshake: Handshake, caller: string): Promise<ServerProcess> {
+		const count = this.sides.get(caller) ?? 0;
+		if (count >= MAX_SIDE_PROCESSES_PER_CALLER) {
+			throw new ProcessLimitError(`this caller has ${MAX_SIDE_PROCESSES_PER_CALLER} server processes of its own beside the shared one (for calls that would wait on another caller's held call), the most it may have`);
+		}
+		this.sides.set(caller, count + 1);
+		const done = () => {
+			const left = (this.sides.get(caller) ?? 1) - 1;
+			if (left > 0) this.sides.set(caller, left);
+			else this.sides.delete(caller);
+		};
+		try {
+			return await this.spawn(handshake, 'a client whose call must not wait on another client\'s held call', done);
+		} catch (error) {
+			done();
+			throw error;
+		}
+	}
+
+	/** Starts a process beside the container's own; `sideEnded` makes it a side process, called when it ends. */
+	private async spawn(handshake: Handshake, purpose: string, sideEnded?: () => void): Promise<ServerProcess> {
 		if (!this.canSpawn()) {
 			const most = this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES;
 			throw new ProcessLimitError(`the container runs ${most} server processes, the most this workload allows (max_server_processes)`);
@@ -255,11 +304,12 @@ export class StdioBridge implements Backend {
 			this.spawned--;
 			throw error;
 		}
-		const process = new ServerProcess(this, `another process of the container, for ${purpose}`);
+		const process = new ServerProcess(this, `another process of the container, for ${purpose}`, sideEnded !== undefined);
 		process.attach(attachment);
 		process.claim(handshake);
 		void attachment.closed.then(() => {
 			this.spawned--;
+			sideEnded?.();
 			process.detach('the server process ended');
 		});
 		return process;
@@ -276,7 +326,7 @@ export class StdioBridge implements Backend {
 	}
 
 	open(sink: ClientSessionSink, options: OpenOptions = {}): UpstreamSession {
-		return new StdioUpstreamSession(this, sink, options.ownProcess === true);
+		return new StdioUpstreamSession(this, sink, options.ownProcess === true, options.caller ?? '');
 	}
 
 	async close(): Promise<void> {
@@ -294,17 +344,20 @@ export class ServerProcess {
 	private initializing: Promise<JsonRpcResponse> | undefined;
 	private nextId = 1;
 	private readonly pending = new CallTable<Pending>();
-	private readonly serverRequests = new CallTable<StdioUpstreamSession>();
+	/** The server's requests to clients, unanswered, by the id the client got (see `outward`). */
+	private readonly serverRequests = new CallTable<{ session: StdioUpstreamSession; id: RequestId }>();
 	readonly sessions = new Set<StdioUpstreamSession>();
 	private readonly state = new SharedProcessState<StdioUpstreamSession>();
 	/** Whose requests may be in flight, when sessions take turns (see the module comment). */
 	private turn: StdioUpstreamSession | undefined;
 	private turnHeld = 0;
-	private readonly waiting: Array<{ session: StdioUpstreamSession; go: () => void }> = [];
+	private readonly waiting: Array<{ session: StdioUpstreamSession; go: (way: Way) => void }> = [];
 
 	constructor(
 		private readonly bridge: StdioBridge,
 		readonly description: string,
+		/** A session's side process (`StdioBridge.sideFor`). */
+		readonly side = false,
 	) {}
 
 	attach(attachment: Attachment): void {
@@ -333,7 +386,9 @@ export class ServerProcess {
 			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, `connection to the server was lost: ${reason}`));
 		}
 		this.serverRequests.clear();
-		if (this !== this.bridge.main) {
+		// A side process only spares its session a wait: the session goes on without it.
+		if (this.side) for (const session of [...this.sessions]) session.lostSide(this);
+		else if (this !== this.bridge.main) {
 			for (const session of [...this.sessions]) session.sink.ended(`the server process ended: ${reason}`);
 		}
 	}
@@ -443,8 +498,23 @@ export class ServerProcess {
 			this.write(errorResponse(request.id, ErrorCode.InternalError, 'no client is connected to answer this request'));
 			return;
 		}
-		this.serverRequests.set(request.id, session);
-		session.sink.deliver(request, session.latestRequest());
+		const outward = this.outward(request.id);
+		this.serverRequests.set(outward, { session, id: request.id });
+		session.sink.deliver(outward === request.id ? request : { ...request, id: outward }, session.latestRequest());
+		// Its call now waits for its client, for as long as the client takes: the sessions
+		// waiting for the turn go to side processes instead.
+		if (session === this.turn) for (const waiter of this.waiting.splice(0)) waiter.go('side');
+	}
+
+	/** The id a client gets for a server request: renamed on a side process, where the session may meet the shared process's. */
+	private outward(id: RequestId): RequestId {
+		return this.side ? `${SIDE_ID_PREFIX}${String(id)}` : id;
+	}
+
+	/** Whether `session` has a request of the server's to answer, its call waiting for it. */
+	private asked(session: StdioUpstreamSession): boolean {
+		for (const asked of this.serverRequests.values()) if (asked.session === session) return true;
+		return false;
 	}
 
 	/** The session a server request belongs to: the task's owner, else the one holding the turn. */
@@ -469,10 +539,11 @@ export class ServerProcess {
 		}
 		if (notification.method === 'notifications/cancelled') {
 			const requestId = notification.params?.requestId as RequestId | undefined;
-			const session = requestId === undefined ? undefined : this.serverRequests.get(requestId);
-			if (session) {
-				this.serverRequests.delete(requestId!);
-				session.sink.deliver(notification);
+			const outward = requestId === undefined ? undefined : this.outward(requestId);
+			const asked = outward === undefined ? undefined : this.serverRequests.get(outward);
+			if (asked) {
+				this.serverRequests.delete(outward!);
+				asked.session.sink.deliver(outward === requestId ? notification : { ...notification, params: { ...notification.params, requestId: outward } });
 			}
 			return;
 		}
@@ -506,7 +577,7 @@ export class ServerProcess {
 	}
 
 	private send(session: StdioUpstreamSession, request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		const held = this.handshake?.answersRequests === true;
+		const held = this.handshake?.answersRequests === true && !TURNLESS_METHODS.has(request.method);
 		// The usual case, connected with no turns to take, goes out without a wait.
 		const connected = this === this.bridge.main ? this.bridge.state === 'connected' : this.attachment !== undefined;
 		return connected && !held ? this.transmit(session, request, signal, false) : this.sendWhenReady(session, request, signal, held);
@@ -520,7 +591,9 @@ export class ServerProcess {
 			const connected = this === this.bridge.main ? await this.bridge.ready(controller.signal) : this.attachment !== undefined;
 			const cancelled = () => errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(controller.signal.reason ?? 'cancelled')}`);
 			if (!connected) return controller.signal.aborted ? cancelled() : errorResponse(request.id, ErrorCode.ConnectionClosed, `the server is not connected: ${this.bridge.detail ?? 'the server process ended'}`);
-			if (held && !(await this.acquire(session, controller.signal))) return cancelled();
+			const way = held ? await this.acquire(session, controller.signal) : 'turn';
+			if (!way) return cancelled();
+			if (way === 'side') return await session.aside(request, controller.signal);
 		} finally {
 			unlink();
 			forget();
@@ -543,7 +616,7 @@ export class ServerProcess {
 				resolve,
 				unhook: onAbort(signal, (reason) => this.abandon(id, String(reason ?? 'cancelled'))),
 			});
-			session.started(request.id, id);
+			session.started(request.id, this, id);
 			this.write({ jsonrpc: '2.0', id, method: request.method, params });
 		});
 	}
@@ -559,21 +632,26 @@ export class ServerProcess {
 		settle(entry, errorResponse(entry.id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
-	/** Waits until `session` may have requests in flight (sessions take turns). */
-	private acquire(session: StdioUpstreamSession, signal: AbortSignal): Promise<boolean> {
+	/**
+	 * Waits until `session` may have requests in flight (sessions take turns): 'turn' then; or
+	 * 'side' when the session holding the turn waits for its client, whose call is then no
+	 * reason to wait (see the module comment); false if `signal` aborts first.
+	 */
+	private acquire(session: StdioUpstreamSession, signal: AbortSignal): Promise<Way | false> {
 		if (!this.turn || this.turn === session) {
 			this.turn = session;
 			this.turnHeld++;
-			return Promise.resolve(true);
+			return Promise.resolve('turn');
 		}
 		if (signal.aborted) return Promise.resolve(false);
+		if (this.asked(this.turn)) return Promise.resolve('side');
 		return new Promise((resolve) => {
 			const waiter = {
 				session,
-				go: () => {
+				go: (way: Way) => {
 					signal.removeEventListener('abort', onAbort);
-					this.turnHeld++;
-					resolve(true);
+					if (way === 'turn') this.turnHeld++;
+					resolve(way);
 				},
 			};
 			const onAbort = () => {
@@ -592,22 +670,24 @@ export class ServerProcess {
 		if (!this.turn) return;
 		for (const waiter of this.waiting.filter((candidate) => candidate.session === this.turn)) {
 			this.waiting.splice(this.waiting.indexOf(waiter), 1);
-			waiter.go();
+			waiter.go('turn');
 		}
 	}
 
 	/** Relays a client's notification or its answer to a server request. */
 	relay(session: StdioUpstreamSession, message: JsonRpcNotification | JsonRpcResponse): void {
 		if (isResponse(message)) {
-			if (message.id !== null && this.serverRequests.get(message.id) === session) {
-				this.serverRequests.delete(message.id);
-				this.write(message);
+			const asked = message.id === null ? undefined : this.serverRequests.get(message.id);
+			if (asked?.session === session) {
+				this.serverRequests.delete(message.id!);
+				this.write(asked.id === message.id ? message : { ...message, id: asked.id });
 			}
 			return;
 		}
 		if (message.method === 'notifications/initialized') return; // the bridge initialised the process
 		if (message.method === 'notifications/cancelled') {
-			const processId = session.processIdOf(message.params?.requestId as RequestId);
+			const sent = session.sentAs(message.params?.requestId as RequestId);
+			const processId = sent?.process === this ? sent.id : undefined;
 			const entry = processId === undefined ? undefined : this.pending.get(processId);
 			if (processId === undefined || !entry) return;
 			this.pending.delete(processId);
@@ -624,6 +704,16 @@ export class ServerProcess {
 		this.sessions.add(session);
 	}
 
+	/** Nothing in flight and no task to be asked about: a side process may end. */
+	idle(): boolean {
+		return this.pending.size === 0 && !this.state.hasTasks();
+	}
+
+	/** `request` names a task `session` created on this process. */
+	ownsTaskOf(session: StdioUpstreamSession, request: JsonRpcRequest): boolean {
+		return this.state.ownsTask(session, request.params);
+	}
+
 	/** A session ended: cancel what it has in flight, refuse the server requests it holds, drop its state. */
 	leave(session: StdioUpstreamSession): void {
 		if (!this.sessions.delete(session)) return;
@@ -633,10 +723,10 @@ export class ServerProcess {
 			this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client session closed' } });
 			settle(entry, errorResponse(entry.id, ErrorCode.ConnectionClosed, 'client session closed'));
 		}
-		for (const [id, holder] of this.serverRequests.entries()) {
-			if (holder !== session) continue;
-			this.serverRequests.delete(id);
-			this.write(errorResponse(id, ErrorCode.InternalError, 'the client session closed'));
+		for (const [outward, asked] of this.serverRequests.entries()) {
+			if (asked.session !== session) continue;
+			this.serverRequests.delete(outward);
+			this.write(errorResponse(asked.id, ErrorCode.InternalError, 'the client session closed'));
 		}
 		for (const waiter of this.waiting.filter((candidate) => candidate.session === session)) this.waiting.splice(this.waiting.indexOf(waiter), 1);
 		if (this.turn === session) {
@@ -653,9 +743,14 @@ export class StdioUpstreamSession implements UpstreamSession {
 	/** When the session last sent a request, as an ordinal: only the order matters. */
 	lastRequestAt = 0;
 	private process: ServerProcess | undefined;
+	/** The session's side process (StdioBridge.sideFor), starting or started, while it has calls or tasks there. */
+	private side: Promise<ServerProcess> | undefined;
+	private sideProcess: ServerProcess | undefined;
+	/** Calls sent to the side process that have not been answered. */
+	private sideCalls = 0;
 	private latest: RequestId | undefined;
-	/** Client request id → process id, for the client's cancellations. */
-	private readonly processIds = new CallTable<number>();
+	/** Client request id → the process it went to and its id there, for the client's cancellations. */
+	private readonly processIds = new CallTable<{ process: ServerProcess; id: number }>();
 	private readonly waitingRequests = new CallTable<AbortController>();
 	private closed = false;
 
@@ -664,12 +759,64 @@ export class StdioUpstreamSession implements UpstreamSession {
 		readonly sink: ClientSessionSink,
 		/** A process of its own, whatever the mode (OpenOptions.ownProcess). */
 		private readonly ownProcess = false,
+		/** Who opened the session (OpenOptions.caller): side processes are counted by it. */
+		private readonly caller = '',
 	) {}
 
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (message.method === 'initialize') return this.initialize(message, signal);
 		if (!this.process) return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidRequest, 'Bad Request: the session is not initialized (send initialize first)'));
-		return this.process.forward(this, message, signal);
+		// A task created on the side process is asked about there.
+		const process = this.sideProcess?.ownsTaskOf(this, message) ? this.sideProcess : this.process;
+		return process.forward(this, message, signal);
+	}
+
+	/**
+	 * Sends `request` on the session's side process, started for it if need be: the session
+	 * holding the shared process's turn waits for its client (see the module comment). The side
+	 * process ends once its last call is answered, unless tasks created there live on.
+	 */
+	async aside(request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		this.sideCalls++;
+		try {
+			const starting = (this.side ??= this.startSide());
+			let side: ServerProcess;
+			try {
+				side = await starting;
+			} catch (error) {
+				if (this.side === starting) this.side = undefined;
+				const code = error instanceof ProcessLimitError ? ErrorCode.LimitReached : ErrorCode.InternalError;
+				return errorResponse(request.id, code, `another client's call holds the shared server process, and no process can be started for this call: ${(error as Error).message}`);
+			}
+			if (signal.aborted) return errorResponse(request.id, ErrorCode.RequestTimeout, `request cancelled: ${String(signal.reason ?? 'cancelled')}`);
+			return await side.forward(this, request, signal);
+		} finally {
+			if (--this.sideCalls === 0 && this.sideProcess?.idle()) this.leaveSide(this.sideProcess);
+		}
+	}
+
+	private async startSide(): Promise<ServerProcess> {
+		const side = await this.bridge.sideFor(this.process!.handshake!, this.caller);
+		side.join(this);
+		const answer = await side.initialize();
+		if (answer.error || this.closed) {
+			side.leave(this);
+			throw new Error(answer.error ? `initialize failed: ${answer.error.message}` : 'client session closed');
+		}
+		this.sideProcess = side;
+		return side;
+	}
+
+	private leaveSide(side: ServerProcess): void {
+		this.lostSide(side);
+		side.leave(this);
+	}
+
+	/** The side process ended or was left: the next call that needs one starts another. */
+	lostSide(side: ServerProcess): void {
+		if (this.sideProcess !== side) return;
+		this.sideProcess = undefined;
+		this.side = undefined;
 	}
 
 	/** The session's handshake; `cancel` gives it up too, as a timeout does (it may wait for a process to start). */
@@ -710,12 +857,14 @@ export class StdioUpstreamSession implements UpstreamSession {
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void {
+		// Each process takes what is its own: the answers to its requests, cancellations of calls sent to it.
 		this.process?.relay(this, message);
+		this.sideProcess?.relay(this, message);
 	}
 
 	cancel(id: RequestId, reason: string): void {
-		const processId = this.processIds.get(id);
-		if (processId !== undefined) this.process?.abandon(processId, reason);
+		const sent = this.processIds.get(id);
+		if (sent) sent.process.abandon(sent.id, reason);
 		else this.waitingRequests.get(id)?.abort(reason);
 	}
 
@@ -728,19 +877,21 @@ export class StdioUpstreamSession implements UpstreamSession {
 	close(): void {
 		this.closed = true;
 		this.process?.leave(this);
+		if (this.sideProcess) this.leaveSide(this.sideProcess);
 	}
 
-	started(id: RequestId, processId: number): void {
+	started(id: RequestId, process: ServerProcess, processId: number): void {
 		this.lastRequestAt = ++requestOrdinal;
 		this.latest = id;
-		this.processIds.set(id, processId);
+		this.processIds.set(id, { process, id: processId });
 	}
 
 	finished(id: RequestId): void {
 		this.processIds.delete(id);
 	}
 
-	processIdOf(id: RequestId): number | undefined {
+	/** Where the client request `id` in flight went. */
+	sentAs(id: RequestId): { process: ServerProcess; id: number } | undefined {
 		return this.processIds.get(id);
 	}
 

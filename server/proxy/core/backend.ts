@@ -64,6 +64,11 @@ export interface OpenOptions {
 	 * that waits for its client makes no other client wait its turn.
 	 */
 	readonly ownProcess?: boolean;
+	/**
+	 * Who opened the session (the identity's subject; undefined when callers do not
+	 * authenticate, all one caller then): per-caller limits count by it.
+	 */
+	readonly caller?: string;
 }
 
 export interface Backend {

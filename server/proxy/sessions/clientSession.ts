@@ -75,7 +75,7 @@ export class ClientSession implements ClientSessionSink {
 		open?: OpenOptions,
 	) {
 		this.headers = { 'Mcp-Session-Id': id };
-		this.backend = backend.open(this, open);
+		this.backend = backend.open(this, { ...open, caller: owner });
 		// Every call in flight listens to the session's end: any number of them is no leak.
 		setMaxListeners(0, this.controller.signal);
 	}
