@@ -21,7 +21,7 @@ const ROUNDS = 4;
 export async function aggregate(): Promise<Table[]> {
 	const env = benchEnv();
 	const proxyPid = async (name: string) => (JSON.parse(await readFile(join(env.HANGAR_HOME!, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number }).pid;
-	const run = async (args: string[]) => (JSON.parse(await runHangar(['run', ...args, '--group', GROUP, '--json'], env)) as { url: string }).url;
+	const run = async (args: string[]) => (JSON.parse(await runHangar(['run', '--group', GROUP, '--json', ...args], env)) as { url: string }).url;
 	const fronts: Front[] = [];
 	try {
 		await runHangar(['group', 'create', GROUP], env);
