@@ -1,15 +1,16 @@
 /**
  * The core workload cases on Podman (Debian's 4.3, its Docker-compatible service on the
- * rootful socket, started by scripts/test-services.sh): the engine named, an HTTP server run
- * from an image, tools called through the proxy, logs, stop, restart and removal.
+ * rootful socket, started by scripts/test-services.sh): the engine named, HTTP and stdio
+ * servers run from an image, tools called through the proxy, logs, stop, restart and removal.
  *
- * What Podman 4.3 does not do here: its compat attach delivers no stdin over the hijacked
- * connection, so stdio servers start but never answer (docs/packages.md, Engines).
+ * Podman 4.3's compat attach hands the request's body to the container's stdin (Docker
+ * ignores it), so the attach sends none: with a body, a stdio server's first request would
+ * arrive prefixed and never be answered.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueName } from './fixtures/workloads/helpers.js';
+import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
 
@@ -49,5 +50,38 @@ describe('workloads on Podman', { timeout: 300_000 }, () => {
 		expect(await hangar('mcp', 'call', name, 'echo', '--arg', 'message=again')).toMatchObject({ code: 0, stdout: 'Echo: again\n' });
 		expect(await hangar('rm', name)).toMatchObject({ code: 0, stdout: `${name}: gone\n` });
 		expect((await run('podman', ['ps', '-a', '--format', '{{.Names}}'])).stdout).not.toContain(`hangar-${name}-`);
+	});
+
+	it('runs a stdio server from an image: the SDK client through the proxy, stderr-only logs, stop, restart, a container restarted behind the proxy, removal', async () => {
+		const stdio = uniqueName('podman-stdio');
+		// No --transport: the probe attaches to the container's stdin too.
+		const result = await hangar('run', 'hangar-test/everything:1', '--name', stdio, '--json', '--', 'stdio');
+		expect(result.stderr).toContain('transport stdio, found by a probe');
+		expect(result.code).toBe(0);
+		const { url } = JSON.parse(result.stdout) as { url: string };
+		const message = `through podman's attach ${stdio}`;
+		const client = await connect(url, 'streamable-http');
+		try {
+			expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message } }))).toBe(`Echo: ${message}`);
+		} finally {
+			await client.close();
+		}
+		const logs = (await hangar('logs', stdio)).stdout;
+		expect(logs).toContain('Starting default (STDIO) server');
+		expect(logs).not.toContain(message);
+		expect(logs).not.toContain('"jsonrpc"');
+
+		expect(await hangar('stop', stdio)).toMatchObject({ code: 0, stdout: `${stdio}: stopped\n` });
+		expect(await hangar('restart', stdio)).toMatchObject({ code: 0, stdout: `${stdio}: running\n` });
+		expect(await hangar('mcp', 'call', stdio, 'echo', '--arg', 'message=restarted')).toMatchObject({ code: 0, stdout: 'Echo: restarted\n' });
+
+		// The engine restarts the container under the proxy: the attach is lost, and made again.
+		const container = (await run('podman', ['ps', '--format', '{{.Names}}'])).stdout.split('\n').find((line) => line.startsWith(`hangar-${stdio}-`))!;
+		await run('podman', ['restart', container]);
+		await waitFor(async () => (await hangar('mcp', 'call', stdio, 'echo', '--arg', 'message=reattached')).stdout === 'Echo: reattached\n', 'the proxy to attach again', 60_000);
+
+		expect(await hangar('rm', stdio)).toMatchObject({ code: 0, stdout: `${stdio}: gone\n` });
+		expect((await run('podman', ['ps', '-a', '--format', '{{.Names}}'])).stdout).not.toContain(`hangar-${stdio}-`);
 	});
 });
