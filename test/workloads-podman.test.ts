@@ -6,6 +6,9 @@
  * Podman 4.3's compat attach hands the request's body to the container's stdin (Docker
  * ignores it), so the attach sends none: with a body, a stdio server's first request would
  * arrive prefixed and never be answered.
+ *
+ * An npm package is built through Podman's compat build (Buildah) from hangar-test/node-base,
+ * loaded into Podman's own image store by scripts/test-services.sh.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -16,6 +19,7 @@ import { runHangar } from './support/processes.js';
 
 const run = promisify(execFile);
 const SOCKET = 'unix:///run/podman/podman.sock';
+const MEMORY_PACKAGE = '@modelcontextprotocol/server-memory';
 
 let home: TestHome;
 const hangar = (...args: string[]) => runHangar(args, home.env);
@@ -83,5 +87,34 @@ describe('workloads on Podman', { timeout: 300_000 }, () => {
 
 		expect(await hangar('rm', stdio)).toMatchObject({ code: 0, stdout: `${stdio}: gone\n` });
 		expect((await run('podman', ['ps', '-a', '--format', '{{.Names}}'])).stdout).not.toContain(`hangar-${stdio}-`);
+	});
+
+	it('builds an npm package with Podman, runs it, runs it again without a rebuild; a failed build names its step and leaves no workload', async () => {
+		const [first, second, broken] = [uniqueName('podman-npx'), uniqueName('podman-npx'), uniqueName('podman-broken')];
+		expect((await hangar('config', 'runtime', 'set', 'npx', '--runtime-image', 'hangar-test/node-base:1')).code).toBe(0);
+		const tag = /^# image (\S+)/m.exec((await hangar('build', `npx://${MEMORY_PACKAGE}`, '--dry-run')).stdout)![1]!;
+		await run('podman', ['rmi', '-f', tag]).catch(() => undefined); // built by this test (Buildah's layer cache keeps it quick)
+		const built = await hangar('run', `npx://${MEMORY_PACKAGE}`, '--name', first);
+		expect(built.stderr).toContain(`building ${tag} for npx://${MEMORY_PACKAGE}@`);
+		expect(built.stderr).toMatch(/STEP \d+\/\d+: RUN \["npm","install"/);
+		expect(built).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${first} is running`) });
+		expect((await hangar('mcp', 'call', first, 'read_graph')).stdout).toContain('entities');
+		const imageId = async () => (await run('podman', ['image', 'inspect', '--format', '{{.Id}} {{.Config.User}}', tag])).stdout.trim();
+		const before = await imageId();
+		expect(before).toMatch(/ 65532:65532$/);
+
+		const again = await hangar('run', `npx://${MEMORY_PACKAGE}`, '--name', second);
+		expect(again).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${second} is running`) });
+		expect(again.stderr).not.toContain('building');
+		expect(await imageId()).toBe(before);
+		expect((await hangar('mcp', 'call', second, 'read_graph')).stdout).toContain('entities');
+		expect(await hangar('rm', first, second)).toMatchObject({ code: 0 });
+
+		// An image with node but no npm: the install step fails.
+		const failed = await hangar('run', `npx://${MEMORY_PACKAGE}`, '--name', broken, '--runtime-image', 'hangar-test/memory:1');
+		expect(failed.code).toBe(1);
+		expect(failed.stderr).toMatch(/the image build failed at step \[1\/2\] \d+\/\d+: RUN \["npm","install"/);
+		const listed = JSON.parse((await hangar('ls', '--all', '--json')).stdout) as Array<{ name: string }>;
+		expect(listed.map((workload) => workload.name)).not.toContain(broken);
 	});
 });

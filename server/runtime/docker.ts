@@ -150,7 +150,9 @@ export class DockerRuntime implements Runtime {
 		let failure: string | undefined;
 		const note = (text: string) => {
 			for (const line of text.split('\n').map((part) => part.trimEnd()).filter(Boolean)) {
-				if (/^Step \d+\/\d+ : /.test(line)) step = line.replace(/^Step /, '');
+				// Docker's classic builder says `Step 4/7 : RUN …`; Podman's (Buildah) `[1/2] STEP 4/5: RUN …`.
+				const started = /^(?:Step|(\[\d+\/\d+\] )?STEP) (\d+\/\d+ ?: .*)$/.exec(line);
+				if (started) step = `${started[1] ?? ''}${started[2]}`;
 				lines.push(line);
 				if (lines.length > BUILD_TAIL_LINES) lines.shift();
 				progress.report(line.length > 200 ? `${line.slice(0, 200)}…` : line);
