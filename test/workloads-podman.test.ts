@@ -12,7 +12,10 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DockerRuntime } from '../server/runtime/docker.js';
+import { modemEngine } from '../server/runtime/engineApi.js';
 import { connect, textOf, uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
@@ -87,6 +90,22 @@ describe('workloads on Podman', { timeout: 300_000 }, () => {
 
 		expect(await hangar('rm', stdio)).toMatchObject({ code: 0, stdout: `${stdio}: gone\n` });
 		expect((await run('podman', ['ps', '-a', '--format', '{{.Names}}'])).stdout).not.toContain(`hangar-${stdio}-`);
+	});
+
+	it('attaches without a request body through dockerode\'s transport too (the one `ssh://` engines use)', async () => {
+		const runtime = new DockerRuntime({ DOCKER_HOST: SOCKET });
+		const id = await runtime.create({ name: uniqueName('hangar-podman-modem'), image: 'hangar-test/everything:1', args: ['stdio'], env: {}, labels: {}, interactive: true, mounts: [], network: 'none', restartPolicy: 'no' });
+		try {
+			const socket = await modemEngine(new Docker({ socketPath: '/run/podman/podman.sock' })).hijack(`/containers/${id}/attach?stream=1&stdin=1&stdout=1&stderr=1`);
+			let output = '';
+			socket.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+			await runtime.start(id);
+			socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+			await waitFor(async () => output.includes('"id":7'), 'the answer to initialize');
+			socket.destroy();
+		} finally {
+			await runtime.remove(id);
+		}
 	});
 
 	it('builds an npm package with Podman, runs it, runs it again without a rebuild; a failed build names its step and leaves no workload', async () => {

@@ -91,7 +91,8 @@ export function modemEngine(docker: Dockerode): EngineApi {
 	const statusCodes = { 200: true, 201: true, 204: true };
 	return {
 		json: (method, path, body) => dial({ ...target(path, body), method, statusCodes, allowEmpty: true }),
-		hijack: (path, body) => dial({ ...target(path, body), method: 'POST', statusCodes, isStream: true, hijack: true, openStdin: true }),
+		// An empty `file` is the modem's way to send no body (it would send the query's options).
+		hijack: (path, body) => dial({ ...target(path, body), ...(body === undefined && { file: Buffer.alloc(0) }), method: 'POST', statusCodes, isStream: true, hijack: true, openStdin: true }),
 	};
 }
 
