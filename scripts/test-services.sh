@@ -261,7 +261,10 @@ if ! curl -sf --unix-socket /run/podman/podman.sock http://d/_ping >/dev/null 2>
 	(podman system service --time=0 unix:///run/podman/podman.sock >/var/log/podman-service.log 2>&1 &)
 	for _ in $(seq 1 40); do curl -sf --unix-socket /run/podman/podman.sock http://d/_ping >/dev/null 2>&1 && break; sleep 0.25; done
 fi
-podman image exists localhost/hangar-test/everything:1 || docker save hangar-test/everything:1 | podman load >/dev/null
+# Podman has its own image store: the images its tests run, and the npx builds' base.
+for image in everything:1 memory:1 node-base:1; do
+	podman image exists "localhost/hangar-test/$image" || docker save "hangar-test/$image" | podman load >/dev/null
+done
 
 # --- Security: Redis for rate-limit buckets shared by proxies (the tests start their own) ---
 need_apt redis-server redis-server

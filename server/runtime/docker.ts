@@ -18,6 +18,9 @@ import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint
 /** Lines of a failed build's output its error carries. */
 const BUILD_TAIL_LINES = 15;
 
+/** How often a container's removal is tried while Podman reports it mid-exit. */
+const REMOVE_ATTEMPTS = 5;
+
 /** Engine errors that mean "nobody answers at the socket". */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'EPERM', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOTFOUND']);
 
@@ -147,7 +150,9 @@ export class DockerRuntime implements Runtime {
 		let failure: string | undefined;
 		const note = (text: string) => {
 			for (const line of text.split('\n').map((part) => part.trimEnd()).filter(Boolean)) {
-				if (/^Step \d+\/\d+ : /.test(line)) step = line.replace(/^Step /, '');
+				// Docker's classic builder says `Step 4/7 : RUN …`; Podman's (Buildah) `[1/2] STEP 4/5: RUN …`.
+				const started = /^(?:Step|(\[\d+\/\d+\] )?STEP) (\d+\/\d+ ?: .*)$/.exec(line);
+				if (started) step = `${started[1] ?? ''}${started[2]}`;
 				lines.push(line);
 				if (lines.length > BUILD_TAIL_LINES) lines.shift();
 				progress.report(line.length > 200 ? `${line.slice(0, 200)}…` : line);
@@ -232,13 +237,22 @@ export class DockerRuntime implements Runtime {
 
 	async remove(id: string): Promise<void> {
 		await this.call(`remove container ${id}`, async (docker) => {
-			try {
-				await docker.getContainer(id).remove({ force: true, v: true });
-			} catch (error) {
-				const failure = error as EngineError;
-				if (failure.statusCode === 404) return;
-				if (failure.statusCode === 409 && /already in progress/i.test(engineMessage(failure))) return;
-				throw error;
+			for (let attempt = 1; ; attempt++) {
+				try {
+					await docker.getContainer(id).remove({ force: true, v: true });
+					return;
+				} catch (error) {
+					const failure = error as EngineError;
+					if (failure.statusCode === 404) return;
+					if (failure.statusCode === 409 && /already in progress/i.test(engineMessage(failure))) return;
+					// Podman before 4.4 refuses to force-remove a container that is exiting at that moment
+					// ("sending SIGKILL …: container state improper", Podman issue 16142); a moment later it is stopped.
+					if (attempt < REMOVE_ATTEMPTS && /container state improper/i.test(engineMessage(failure))) {
+						await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+						continue;
+					}
+					throw error;
+				}
 			}
 		});
 	}

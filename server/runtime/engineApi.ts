@@ -50,8 +50,11 @@ export function httpEngine(options: Dockerode.DockerOptions): EngineApi {
 			}),
 		hijack: (path, body) =>
 			new Promise<Duplex>((resolve, reject) => {
-				const payload = JSON.stringify(body ?? {});
-				const request = send('POST', path, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), Connection: 'Upgrade', Upgrade: 'tcp' });
+				// A call without a body sends none: Podman 4.3's compat attach hands the body's bytes
+				// to the container's stdin (dockerode's `{}` would then prefix the first request).
+				const payload = body === undefined ? '' : JSON.stringify(body);
+				const type: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
+				const request = send('POST', path, { ...type, 'Content-Length': Buffer.byteLength(payload), Connection: 'Upgrade', Upgrade: 'tcp' });
 				request.once('error', reject);
 				request.once('upgrade', (_response, socket, head) => {
 					if (head.length > 0) socket.unshift(head);
@@ -62,7 +65,8 @@ export function httpEngine(options: Dockerode.DockerOptions): EngineApi {
 					if (response.statusCode! >= 300) answerOf(response).then(({ status, value }) => reject(new EngineStatusError(status, value as { message?: string } | null)), reject);
 					else resolve(Duplex.from({ readable: response, writable: request }));
 				});
-				request.write(payload);
+				if (payload) request.write(payload);
+				else request.flushHeaders();
 			}),
 	};
 }
@@ -87,7 +91,8 @@ export function modemEngine(docker: Dockerode): EngineApi {
 	const statusCodes = { 200: true, 201: true, 204: true };
 	return {
 		json: (method, path, body) => dial({ ...target(path, body), method, statusCodes, allowEmpty: true }),
-		hijack: (path, body) => dial({ ...target(path, body), method: 'POST', statusCodes, isStream: true, hijack: true, openStdin: true }),
+		// An empty `file` is the modem's way to send no body (it would send the query's options).
+		hijack: (path, body) => dial({ ...target(path, body), ...(body === undefined && { file: Buffer.alloc(0) }), method: 'POST', statusCodes, isStream: true, hijack: true, openStdin: true }),
 	};
 }
 
