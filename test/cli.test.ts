@@ -209,14 +209,23 @@ describe('completion', () => {
 	it('zsh runs the bash script through bashcompinit; fish gets a script of its own', { timeout: 120_000 }, async () => {
 		const zsh = (await runHangar(['completion', 'zsh'], world.env)).stdout;
 		expect(zsh).toMatch(/^autoload -U \+X bashcompinit && bashcompinit\n/);
+		// zsh ties \`path\` to PATH: a function variable of that name would hide \`hangar\` from the call for names.
+		expect(zsh).not.toMatch(/\blocal [^\n]*\bpath=/);
 		const fish = await runHangar(['completion', 'fish'], world.env);
 		expect(fish.code).toBe(0);
-		// fish is not installed here: the script's shape is checked, not run. Every block closes.
+		// Where the shells are installed, their own syntax check runs (neither is on the test machine).
+		for (const [shell, script] of [['zsh', zsh], ['fish', fish.stdout]] as const) {
+			if (spawnSync(shell, ['--version']).status !== 0) continue;
+			const file = join(home.path, 'completion', `hangar.${shell}`);
+			await writeFile(file, script);
+			expect(spawnSync(shell, ['-n', file]).status, `${shell} -n`).toBe(0);
+		}
+		// Without fish the script's shape is checked: every block closes.
 		const opened = fish.stdout.match(/^\s*(function|switch|for|if)\b/gm)!.length;
 		expect(fish.stdout.match(/^\s*end$/gm)!.length).toBe(opened);
 		expect(fish.stdout).toContain("complete -c hangar -f -a '(__hangar_complete)'");
 		expect(fish.stdout).toContain("case 'group'\n\t\t\techo 'ls list create info rm delete --help'");
-		expect(fish.stdout).toMatch(/case .*'group info'.*'logs'.*\n.*\$hangar __complete \$tokens \$cur/);
+		expect(fish.stdout).toMatch(/case .*'group info'.*'logs'.*\n.*\$hangar __complete \$tokens "\$cur"/);
 		expect(fish.stdout).toMatch(/contains -- "\$tokens\[-1\]" .*'--group'.*'-c'/);
 	});
 });
