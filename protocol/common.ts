@@ -60,10 +60,11 @@ export const WorkloadName = requiredString('workload name')
 export const StringMap = z.record(z.string(), z.string());
 
 /**
- * MCP client application ids, exactly as ToolHive's `ClientApp` enum spells them. Clients and
- * skills both take them; an unknown id is a 400 (`unsupported client type`).
+ * MCP client application ids, exactly as ToolHive's `ClientApp` enum spells them, then Hangar's
+ * own (`HANGAR_CLIENT_APPS`). Clients and skills both take them; an unknown id is a 400
+ * (`unsupported client type`).
  */
-export const CLIENT_APPS = [
+export const TOOLHIVE_CLIENT_APPS = [
 	'roo-code',
 	'cline',
 	'cursor',
@@ -90,6 +91,11 @@ export const CLIENT_APPS = [
 	'copilot-cli',
 	'qoder',
 ] as const;
+
+/** Hangar extension: clients ToolHive's enum does not list (Amazon Q Developer CLI). */
+export const HANGAR_CLIENT_APPS = ['amazon-q'] as const;
+
+export const CLIENT_APPS = [...TOOLHIVE_CLIENT_APPS, ...HANGAR_CLIENT_APPS] as const;
 
 /** The refusal of an unknown client id: what was sent, the closest id, and every id. */
 export function unsupportedClientMessage(name: string): string {

@@ -33,6 +33,7 @@ export type ClientAppStatus = z.infer<typeof ClientAppStatus>;
  * registers these clients there instead of in the user-wide file.
  */
 export const PROJECT_CONFIG_FILES: Readonly<Partial<Record<ClientApp, string>>> = {
+	'amazon-q': '.amazonq/mcp.json',
 	'claude-code': '.mcp.json',
 	codex: '.codex/config.toml',
 	cursor: '.cursor/mcp.json',

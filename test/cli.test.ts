@@ -3,14 +3,17 @@
  * one-line error with a non-zero exit code on failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../protocol/errors.js';
 import { Cli, describeFailure, streamProgress } from '../server/cli/cli.js';
 import { buildProgram } from '../server/cli/program.js';
 import { createTestHome, type TestHome } from './support/home.js';
+import { startRemoteServer, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
+import { writeSkill } from './support/skills.js';
 
 let home: TestHome;
 beforeAll(async () => (home = await createTestHome()));
@@ -71,7 +74,7 @@ describe('usage errors exit with 2, commander\'s own included', () => {
 		[['group', 'create']],
 		[['group', 'ls', '--no-such-flag']],
 		[['serve', '--port', 'eighty']],
-		[['completion', 'fish']],
+		[['completion', 'powershell']],
 		[['group', 'create', 'a', 'b']],
 	])('hangar %j', async (args) => {
 		const result = await hangar(...args);
@@ -128,12 +131,67 @@ describe('closed pipes', () => {
 });
 
 describe('completion', () => {
-	it('prints a bash script that completes commands, subcommands and options', { timeout: 120_000 }, async () => {
-		const script = await hangar('completion', 'bash');
+	/** A HANGAR_HOME and HOME holding a group, a registered client, a secret, a skill and a workload. */
+	let world: { env: NodeJS.ProcessEnv; bin: string; remote: RemoteServer };
+	beforeAll(async () => {
+		// A home of its own: the other tests here expect no client registered.
+		const env = { ...home.env, HANGAR_HOME: join(home.path, 'completion', 'hangar'), HOME: join(home.path, 'completion', 'home') };
+		await mkdir(env.HOME, { recursive: true });
+		// The scripts call the command they complete (`hangar`): here, this build of it.
+		const bin = join(home.path, 'completion', 'hangar-bin');
+		await writeFile(bin, `#!/bin/sh\nexec '${process.execPath}' '${HANGAR_BIN}' "$@"\n`, { mode: 0o755 });
+		const remote = await startRemoteServer('streamable');
+		world = { env, bin, remote };
+		const run = (args: string[], input?: string) => runHangar(args, env, input);
+		const skill = await writeSkill(join(home.path, 'completion', 'skills'), 'completing');
+		for (const [args, input] of [
+			[['group', 'create', 'completion-dev']],
+			[['client', 'register', 'cursor', '--group', 'completion-dev']],
+			[['secret', 'setup']],
+			[['secret', 'set', 'completion-token'], 'value'],
+			[['skill', 'build', skill]],
+			[['skill', 'install', 'completing', '-c', 'cursor']],
+			[['run', remote.url, '--name', 'completion-wl', '--group', 'completion-dev']],
+		] as [string[], string?][]) {
+			const result = await run(args, input);
+			expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+		}
+	}, 120_000);
+	afterAll(async () => {
+		if (world) await runHangar(['rm', 'completion-wl'], world.env);
+		world?.remote.stop();
+	});
+
+	const candidates = async (...words: string[]) => (await runHangar(['__complete', ...words], world.env)).stdout.split('\n').filter(Boolean);
+
+	it('__complete answers the stored names each position takes, read from the store without a daemon', { timeout: 120_000 }, async () => {
+		expect(await candidates('logs', '')).toEqual(['completion-wl']);
+		expect(await candidates('mcp', 'call', 'comp')).toEqual(['completion-wl']);
+		expect(await candidates('stop', 'completion-wl', '')).toEqual(['completion-wl']);
+		expect(await candidates('mcp', 'call', 'completion-wl', '')).toEqual([]);
+		expect(await candidates('group', 'info', '')).toEqual(['completion-dev', 'default']);
+		expect(await candidates('ls', '--group', 'comp')).toEqual(['completion-dev']);
+		expect(await candidates('client', 'unregister', '')).toEqual(['cursor']);
+		expect(await candidates('client', 'register', 'cla')).toEqual(['claude-code']);
+		expect(await candidates('skill', 'install', 'x', '-c', 'curs')).toEqual(['cursor']);
+		expect(await candidates('skill', 'info', '')).toEqual(['completing']);
+		expect(await candidates('secret', 'rm', '')).toEqual(['completion-token']);
+		expect(await candidates('registry', 'info', '')).toEqual(['default']);
+		expect(await candidates('completion', '')).toEqual(['bash', 'fish', 'zsh']);
+		expect(await candidates('group', 'create', '')).toEqual([]);
+		expect(await candidates('logs', '--')).toEqual([]);
+	});
+
+	it('prints a bash script that completes commands, subcommands, options and stored names', { timeout: 120_000 }, async () => {
+		const script = await runHangar(['completion', 'bash'], world.env);
 		expect(script.code).toBe(0);
+		const path = join(home.path, 'completion', 'hangar.bash');
+		await writeFile(path, script.stdout);
+		expect(spawnSync('bash', ['-n', path]).status).toBe(0);
 		const complete = async (line: string) => {
 			const words = line.split(' ');
-			const run = spawn('bash', ['-c', `${script.stdout}\nCOMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _hangar; printf '%s\\n' "\${COMPREPLY[@]}"`]);
+			words[0] = world.bin;
+			const run = spawn('bash', ['-c', `source '${path}'\nCOMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _hangar; printf '%s\\n' "\${COMPREPLY[@]}"`], { env: world.env });
 			let out = '';
 			run.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
 			await new Promise((resolve) => run.once('close', resolve));
@@ -142,7 +200,33 @@ describe('completion', () => {
 		expect(await complete('hangar gr')).toEqual(['group']);
 		expect(await complete('hangar group c')).toEqual(['create']);
 		expect(await complete('hangar registry servers --j')).toEqual(['--json']);
-		expect((await hangar('completion', 'zsh')).stdout).toMatch(/^autoload -U \+X bashcompinit/);
+		expect(await complete('hangar group info ')).toEqual(['--json', '--help', 'completion-dev', 'default']);
+		expect(await complete('hangar logs comp')).toEqual(['completion-wl']);
+		expect(await complete('hangar ls --group comp')).toEqual(['completion-dev']);
+		expect(await complete('hangar client rm cu')).toEqual(['cursor']);
+	});
+
+	it('zsh runs the bash script through bashcompinit; fish gets a script of its own', { timeout: 120_000 }, async () => {
+		const zsh = (await runHangar(['completion', 'zsh'], world.env)).stdout;
+		expect(zsh).toMatch(/^autoload -U \+X bashcompinit && bashcompinit\n/);
+		// zsh ties \`path\` to PATH: a function variable of that name would hide \`hangar\` from the call for names.
+		expect(zsh).not.toMatch(/\blocal [^\n]*\bpath=/);
+		const fish = await runHangar(['completion', 'fish'], world.env);
+		expect(fish.code).toBe(0);
+		// Where the shells are installed, their own syntax check runs (neither is on the test machine).
+		for (const [shell, script] of [['zsh', zsh], ['fish', fish.stdout]] as const) {
+			if (spawnSync(shell, ['--version']).status !== 0) continue;
+			const file = join(home.path, 'completion', `hangar.${shell}`);
+			await writeFile(file, script);
+			expect(spawnSync(shell, ['-n', file]).status, `${shell} -n`).toBe(0);
+		}
+		// Without fish the script's shape is checked: every block closes.
+		const opened = fish.stdout.match(/^\s*(function|switch|for|if)\b/gm)!.length;
+		expect(fish.stdout.match(/^\s*end$/gm)!.length).toBe(opened);
+		expect(fish.stdout).toContain("complete -c hangar -f -a '(__hangar_complete)'");
+		expect(fish.stdout).toContain("case 'group'\n\t\t\techo 'ls list create info rm delete --help'");
+		expect(fish.stdout).toMatch(/case .*'group info'.*'logs'.*\n.*\$hangar __complete \$tokens "\$cur"/);
+		expect(fish.stdout).toMatch(/contains -- "\$tokens\[-1\]" .*'--group'.*'-c'/);
 	});
 });
 

@@ -21,7 +21,8 @@ import { callRest } from './support/rest.js';
 interface ProjectFacts {
 	/** The file under the project root (the client's docs). */
 	readonly file: string;
-	readonly format: 'json' | 'toml';
+	/** `strict-json`: a client that parses plain JSON (no comments, no trailing commas). */
+	readonly format: 'json' | 'strict-json' | 'toml';
 	/** The key holding the servers, by name. */
 	readonly key: string;
 	/** The entry the client reads for a Streamable HTTP server at `url`. */
@@ -45,6 +46,9 @@ const PROJECT_FACTS: Readonly<Partial<Record<ClientApp, ProjectFacts>>> = {
 	codex: { file: '.codex/config.toml', format: 'toml', key: 'mcp_servers', entry: (url) => ({ url }) },
 	// opencode.ai/docs/config: `opencode.json` at the project root, `mcp` entries `{"type": "remote", "url"}`.
 	opencode: { file: 'opencode.json', format: 'json', key: 'mcp', entry: (url) => ({ type: 'remote', url }) },
+	// docs.aws.amazon.com/amazonq (Amazon Q Developer CLI, "MCP configuration" and "Remote MCP servers"): workspace
+	// `.amazonq/mcp.json`, `mcpServers` entries `{"type": "http", "url"}`; read with serde_json, so strict JSON.
+	'amazon-q': { file: '.amazonq/mcp.json', format: 'strict-json', key: 'mcpServers', entry: (url) => ({ type: 'http', url }) },
 	// VS Code: the workspace's `.vscode/mcp.json`, `servers`.
 	vscode: { file: '.vscode/mcp.json', format: 'json', key: 'servers', entry: (url) => ({ url, type: 'http' }) },
 };
@@ -85,7 +89,9 @@ const hangar = (...args: string[]) => runHangar(args, env);
 /** The servers `facts.key` lists in the project's file, parsed as the client parses it. */
 async function serversIn(root: string, facts: ProjectFacts): Promise<Record<string, Record<string, unknown>>> {
 	const text = await readFile(join(root, facts.file), 'utf8');
-	const document = (facts.format === 'toml' ? parseToml(text) : parseJsonc(text, [], { allowTrailingComma: true })) as Record<string, unknown>;
+	const document = (
+		facts.format === 'toml' ? parseToml(text) : facts.format === 'strict-json' ? JSON.parse(text) : parseJsonc(text, [], { allowTrailingComma: true })
+	) as Record<string, unknown>;
 	return (document[facts.key] ?? {}) as Record<string, Record<string, unknown>>;
 }
 
@@ -150,7 +156,7 @@ describe('a project file for every client whose documentation names one', () => 
 		const response = await callRest(serve.url, RegisterClient, { name: 'windsurf', project_root: project });
 		expect(response.status).toBe(400);
 		expect((response.body as { message: string }).message).toMatch(
-			/^invalid project_root: windsurf has no per-project configuration file \(clients with one: claude-code, codex, cursor, .*vscode.*\)$/,
+			/^invalid project_root: windsurf has no per-project configuration file \(clients with one: amazon-q, claude-code, codex, cursor, .*vscode.*\)$/,
 		);
 	});
 });

@@ -27,6 +27,7 @@ import { CLIENT_FACTS } from './fixtures/clients/facts.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar, spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
+import { TOOLHIVE_CLIENT_IDS } from './support/toolhive-openapi.js';
 
 const DIST = fileURLToPath(new URL('../dist', import.meta.url));
 const WORKER = fileURLToPath(new URL('./fixtures/clients/register-worker.mjs', import.meta.url));
@@ -83,13 +84,23 @@ describe('detection', () => {
 		).clients;
 		expect(statuses.map((status) => status.client_type).sort()).toEqual([...CLIENT_APPS].sort());
 		const withoutSkills = statuses.filter((status) => !status.supports_skills).map((status) => status.client_type);
-		expect(withoutSkills.sort()).toEqual(['continue', 'copilot-cli', 'lm-studio', 'vscode-server', 'windsurf-jetbrains', 'zed']);
+		expect(withoutSkills.sort()).toEqual(['amazon-q', 'continue', 'copilot-cli', 'lm-studio', 'vscode-server', 'windsurf-jetbrains', 'zed']);
 		expect(
 			statuses
 				.filter((status) => status.supports_plugins)
 				.map((status) => status.client_type)
 				.sort(),
 		).toEqual(['claude-code', 'codex']);
+	});
+});
+
+describe("ToolHive's client ids and Hangar's own", () => {
+	it("every id of ToolHive's ClientApp enum is accepted, in its order; Hangar's own (amazon-q) come after it", async () => {
+		expect(CLIENT_APPS.slice(0, TOOLHIVE_CLIENT_IDS.length)).toEqual(TOOLHIVE_CLIENT_IDS);
+		expect(CLIENT_APPS.slice(TOOLHIVE_CLIENT_IDS.length)).toEqual(['amazon-q']);
+		const response = await rest(RegisterClients, { names: [...TOOLHIVE_CLIENT_IDS, 'amazon-q'] });
+		expect(response.status, JSON.stringify(response.body)).toBe(200);
+		expect((await daemon.client.request(ListClients, {})).map((client) => client.name).sort()).toEqual([...CLIENT_APPS].sort());
 	});
 });
 

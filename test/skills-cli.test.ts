@@ -3,12 +3,15 @@
  * project, `skill info` and `skill rm` see the project skill that `skill ls` lists; every
  * command takes `--project [DIR]`; `skill rm -c CLIENT` removes one client's copy only.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRepo, git } from './support/git.js';
 import { HANGAR_BIN, runEntry } from './support/processes.js';
 import { startRegistry, type Registry } from './support/registry.js';
 import { createProject, createSkillsWorld, exists, publishSkill, type SkillsWorld } from './support/skills-world.js';
+import { skillMd } from './support/skills.js';
 
 let world: SkillsWorld;
 let registry: Registry;
@@ -22,7 +25,11 @@ afterAll(async () => {
 	await world?.dispose();
 });
 
-const hangar = (args: string[], cwd: string) => runEntry(HANGAR_BIN, args, world.env, { cwd });
+const hangar = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) => runEntry(HANGAR_BIN, args, { ...world.env, ...env }, { cwd });
+/** The rows of a printed table, each split into its cells (columns are two spaces or more apart). */
+const tableRows = (stdout: string) => stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/ {2,}/));
+/** The last line of the progress on stderr: the summary, "done" or "failed". */
+const summaryOf = (stderr: string) => stderr.trimEnd().split('\n').at(-1);
 
 // Each test runs eight to ten `hangar` processes one after another (13 s idle): the default
 // 30 s is too short for that under load (flake-hunt run 7), so the budget is per process.
@@ -83,5 +90,83 @@ describe('skill commands inside a project', { timeout: 90_000 }, () => {
 		expect(wrong.code).toBe(1);
 		expect(wrong.stderr).toContain('skill solo is not installed for claude-code (it is for cursor)');
 		expect(await exists(join(world.userHome, '.cursor/skills/solo/SKILL.md'))).toBe(true);
+	});
+});
+
+describe('sync and upgrade say what happened, once', () => {
+	it('sync prints one row per skill and client with its one outcome: a repaired skill is "updated", not "installed" and "drifted"', async () => {
+		const reference = `${registry.host}/skills/rows:1`;
+		await publishSkill(world.work, reference, 'rows');
+		const project = await createProject(world.work, 'rows-project');
+		expect((await hangar(['skill', 'install', reference, '--project', '-c', 'claude-code', '-c', 'cursor'], project)).code).toBe(0);
+		await rm(join(project, '.cursor/skills/rows/SKILL.md'));
+
+		const sync = await hangar(['skill', 'sync'], project);
+		expect(sync.code, sync.stderr).toBe(0);
+		expect(tableRows(sync.stdout).map((row) => row.slice(0, 3))).toEqual([
+			['rows', 'claude-code', 'updated'],
+			['rows', 'cursor', 'updated'],
+		]);
+		expect(await exists(join(project, '.cursor/skills/rows/SKILL.md'))).toBe(true);
+		const again = await hangar(['skill', 'sync'], project);
+		expect(tableRows(again.stdout).map((row) => row.slice(0, 3))).toEqual([
+			['rows', 'claude-code', 'unchanged'],
+			['rows', 'cursor', 'unchanged'],
+		]);
+	});
+
+	it('upgrade --preview reports what would change and exits 0; a skill it cannot check exits 1 and the summary is "failed", never "done"', async () => {
+		const development = { HANGAR_DEV: '1' };
+		const repo = await createRepo(join(world.work, 'repos'), 'org', 'previewed', { 'skills/previewed/SKILL.md': skillMd('previewed') });
+		const project = await createProject(world.work, 'preview-project');
+		expect((await hangar(['skill', 'install', `git+file://${repo.bare}@main#skills/previewed`, '--project', '-c', 'cursor'], project, development)).code).toBe(0);
+		const available = await repo.commit({ 'skills/previewed/SKILL.md': skillMd('previewed', { frontmatter: { version: '2' } }) });
+
+		const preview = await hangar(['skill', 'upgrade', '--preview'], project, development);
+		expect(preview.code, preview.stderr).toBe(0);
+		expect(tableRows(preview.stdout)).toEqual([['previewed', 'would upgrade', expect.any(String), available.slice(0, 19), expect.any(String)]]);
+		expect(summaryOf(preview.stderr)).toBe('done');
+
+		await rename(repo.bare, `${repo.bare}.gone`);
+		const unreachable = await hangar(['skill', 'upgrade', '--preview'], project, development);
+		expect(unreachable.code).toBe(1);
+		expect(tableRows(unreachable.stdout)).toEqual([['previewed', 'failed', expect.any(String), '-', expect.stringMatching(/^cannot check: /)]]);
+		expect(summaryOf(unreachable.stderr)).toBe('failed');
+	});
+
+	it('a git+file:// skill installed with HANGAR_DEV=1 syncs and upgrades without it; a new local install, or a lock file pointing elsewhere, still needs it', async () => {
+		const repo = await createRepo(join(world.work, 'repos'), 'org', 'local', { 'skills/loc/SKILL.md': skillMd('loc') });
+		const project = await createProject(world.work, 'local-project');
+		const installed = await hangar(['skill', 'install', `git+file://${repo.bare}@main#skills/loc`, '--project', '-c', 'cursor'], project, { HANGAR_DEV: '1' });
+		expect(installed.code, installed.stderr).toBe(0);
+		const moved = await repo.commit({ 'skills/loc/SKILL.md': skillMd('loc', { frontmatter: { version: '2' } }) });
+
+		const preview = await hangar(['skill', 'upgrade', '--preview', '--json'], project);
+		expect(preview.code, preview.stdout).toBe(0);
+		expect(JSON.parse(preview.stdout)).toEqual([expect.objectContaining({ name: 'loc', status: 'upgraded', new_digest: moved })]);
+		const upgrade = await hangar(['skill', 'upgrade'], project);
+		expect(upgrade.code, upgrade.stdout).toBe(0);
+		expect(await readFile(join(project, '.cursor/skills/loc/SKILL.md'), 'utf8')).toContain('version: 2');
+
+		await rm(join(project, '.cursor/skills/loc/SKILL.md'));
+		const sync = await hangar(['skill', 'sync'], project);
+		expect(sync.code, sync.stdout).toBe(0);
+		expect(tableRows(sync.stdout).map((row) => row.slice(0, 3))).toEqual([['loc', 'cursor', 'updated']]);
+		expect((await hangar(['skill', 'info', 'loc'], project)).code).toBe(0);
+
+		// A new install of a local repository is still development mode only.
+		const other = await createRepo(join(world.work, 'repos'), 'org', 'other', { 'skills/loc/SKILL.md': skillMd('loc', { body: 'elsewhere\n' }) });
+		const refused = await hangar(['skill', 'install', `git+file://${other.bare}@main#skills/loc`, '-c', 'cursor'], world.work);
+		expect(refused.code).not.toBe(0);
+		expect(refused.stderr).toContain('HANGAR_DEV=1');
+		// The allowance is this machine's, for that repository: a lock file (the project's) cannot move it to another.
+		const lockPath = join(project, 'hangar.lock.yaml');
+		const lock = parse(await readFile(lockPath, 'utf8')) as { skills: Record<string, unknown>[] };
+		lock.skills[0] = { ...lock.skills[0], resolvedReference: `git+file://${other.bare}@main#skills/loc`, digest: git(other.work, 'rev-parse', 'HEAD') };
+		await writeFile(lockPath, stringify(lock));
+		const elsewhere = await hangar(['skill', 'sync'], project);
+		expect(elsewhere.code).toBe(1);
+		expect(tableRows(elsewhere.stdout)).toEqual([['loc', 'cursor', 'failed', expect.stringContaining('HANGAR_DEV=1')]]);
+		expect(await readFile(join(project, '.cursor/skills/loc/SKILL.md'), 'utf8')).not.toContain('elsewhere');
 	});
 });

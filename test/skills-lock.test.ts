@@ -123,7 +123,9 @@ describe('another machine syncs a fresh clone', () => {
 
 		const cli = await runHangar(['skill', 'sync', '--check', '--project-root', clone], bob.env);
 		expect(cli.code).toBe(2);
-		expect(cli.stdout).toMatch(/drifted: helper, locked/);
+		expect(cli.stdout).toMatch(/^helper +\S+ +drifted /m);
+		expect(cli.stdout).toMatch(/^locked +\S+ +drifted /m);
+		expect(cli.stdout).toMatch(/^handmade +- +unmanaged /m);
 
 		const repaired = await bobDaemon.client.request(SyncSkills, { project_root: clone });
 		expect(repaired.installed?.sort()).toEqual(['helper', 'locked']);

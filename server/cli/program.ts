@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Help } from 'commander';
 import { VERSION, VERSION_LINE } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
+import { complete, COMPLETE_COMMAND, SHELLS } from './candidates.js';
 import { completionScript, type Shell } from './completion.js';
 import { guardOutput } from './terminal.js';
 
@@ -110,12 +111,16 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 
 	program
 		.command('completion')
-		.description('Print a shell completion script (bash or zsh)')
-		.argument('<shell>', 'bash or zsh')
-		.addHelpText('after', '\nLoad it with: source <(hangar completion bash)   (or zsh; add the line to your shell\'s rc file)')
+		.description('Print a shell completion script (bash, zsh or fish)')
+		.argument('<shell>', 'bash, zsh or fish')
+		.addHelpText(
+			'after',
+			'\nLoad it with: source <(hangar completion bash)   (or zsh; add the line to your shell\'s rc file)\n' +
+				'         or: hangar completion fish > ~/.config/fish/completions/hangar.fish',
+		)
 		.action(async (shell: string) => {
-			if (shell !== 'bash' && shell !== 'zsh') {
-				program.error(`unsupported shell '${shell}': use bash or zsh`, { exitCode: 2, code: 'hangar.usage' });
+			if (!(SHELLS as readonly string[]).includes(shell)) {
+				program.error(`unsupported shell '${shell}': use ${SHELLS.join(', ')}`, { exitCode: 2, code: 'hangar.usage' });
 			}
 			process.stdout.write(completionScript(await buildProgram(cli, [], true), shell as Shell));
 		});
@@ -137,6 +142,13 @@ export async function runCli(argv: readonly string[]): Promise<void> {
 	if (!['daemon', 'serve', 'proxy'].includes(commandNameOf(argv) ?? '')) guardOutput();
 	try {
 		const cli = new Cli();
+		if (argv[2] === COMPLETE_COMMAND) {
+			// Hidden, and not parsed by commander: the words after it are the line being completed, options included.
+			const words = argv.slice(3);
+			const candidates = await complete(await buildProgram(cli, [...argv.slice(0, 2), ...words]), words, cli.environment);
+			process.stdout.write(candidates.map((candidate) => `${candidate}\n`).join(''));
+			return;
+		}
 		await (await buildProgram(cli, argv)).parseAsync(argv);
 	} catch (error) {
 		// Commander already printed its message; every error of its own is a usage error.

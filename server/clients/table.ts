@@ -336,6 +336,13 @@ const ROWS: readonly Row[] = [
 		config: jsonMap('mcpServers', { types: HTTP_SSE }),
 		skills: sameSkills('.qoder/skills'),
 	},
+	{
+		// Not in ToolHive's table. Remote servers as its documentation shows them: `{"type": "http", "url": …}`.
+		id: 'amazon-q',
+		displayName: 'Amazon Q Developer CLI',
+		configPath: everywhere('.aws/amazonq/mcp.json'),
+		config: jsonMap('mcpServers', { types: HTTP_SSE }),
+	},
 ];
 
 export const CLIENT_TABLE: readonly ClientDefinition[] = ROWS.map((row) => {

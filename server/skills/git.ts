@@ -9,7 +9,8 @@
  * only (`GITHUB_TOKEN` for github.com, `GITLAB_TOKEN` for gitlab.com, `GIT_TOKEN` for any),
  * passed in the environment so it never shows in a process list. Hosts that resolve to a
  * private or loopback address are refused unless `HANGAR_DEV` is set, which also allows
- * plain http to them and local repositories.
+ * plain http to them and local repositories. A local repository installed in development mode
+ * stays allowed for that skill's later sync and upgrade (`allowLocal`, from its record).
  */
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
@@ -133,8 +134,8 @@ export class GitSkillSource {
 	 * Fetches the skill folder of `reference` and copies its files into `into` (which must not
 	 * exist). Returns the commit the ref resolved to.
 	 */
-	async fetch(reference: GitReference, into: string, signal: AbortSignal, progress?: SourceProgress): Promise<FetchedGitSkill> {
-		const target = await this.target(reference);
+	async fetch(reference: GitReference, into: string, signal: AbortSignal, progress?: SourceProgress, allowLocal = false): Promise<FetchedGitSkill> {
+		const target = await this.target(reference, allowLocal);
 		const checkout = join(this.paths.cache, 'skills', 'git', `${Date.now()}-${randomBytes(4).toString('hex')}`);
 		await mkdir(checkout, { recursive: true });
 		try {
@@ -147,10 +148,10 @@ export class GitSkillSource {
 	}
 
 	/** The URL to fetch, the git configuration for it (token, pinned address) and its environment. */
-	private async target(reference: GitReference): Promise<{ url: string; env: Record<string, string> }> {
+	private async target(reference: GitReference, allowLocal: boolean): Promise<{ url: string; env: Record<string, string> }> {
 		const development = isDevelopmentMode(this.env);
 		if (!reference.host) {
-			if (!development) throw HangarError.badRequest('git+file:// sources are only allowed in development mode (HANGAR_DEV=1)', 'private_source');
+			if (!development && !allowLocal) throw HangarError.badRequest('git+file:// sources are only allowed in development mode (HANGAR_DEV=1)', 'private_source');
 			return { url: `file://${reference.repository}`, env: {} };
 		}
 		const hostname = reference.host.replace(/:\d+$/, '');

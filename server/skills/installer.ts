@@ -207,6 +207,8 @@ export class SkillInstaller {
 			required_by: [...new Set([...(existing?.required_by ?? []), ...(request.requiredBy ?? [])])],
 			explicit: (existing?.explicit ?? false) || request.explicit,
 			managed: placement.scope === 'project',
+			// Fetching a local repository succeeded, so development mode (or an earlier such install) allowed it.
+			...(request.source.kind === 'git' && !request.source.reference.host && { allow_local: true }),
 		};
 
 		const journal: Journal = { id: `${Date.now()}-${randomBytes(6).toString('hex')}`, key: recordKey(placement, fetched.name), operation: 'install', phase: 'prepare', pid: process.pid, project_root: placement.projectRoot, folders: writing, ...(request.recordAs && { syncing: true }) };

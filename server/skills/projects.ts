@@ -16,7 +16,7 @@ import { contentDigest } from './files.js';
 import { formatGitReference } from './git.js';
 import { LOCK_FILE, putLockEntry, readLock, TOOLHIVE_LOCK_FILE, updateLock, type LockEntry } from './lockfile.js';
 import type { SkillService } from './service.js';
-import { knownDigest, type ResolvedSource } from './sources.js';
+import { knownDigest, withRecordedAllowance, type ResolvedSource } from './sources.js';
 import type { SkillRecord } from './store.js';
 import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js';
 
@@ -51,7 +51,7 @@ export class SkillProjects {
 				progress.report(`installing ${entry.name} at ${entry.digest.slice(0, 19)}`);
 				try {
 					const clients = await clientsFor(entry.name);
-					const source = await this.skills.sources.resolvePinned(entry.resolvedReference, entry.digest, context.signal);
+					const source = withRecordedAllowance(await this.skills.sources.resolvePinned(entry.resolvedReference, entry.digest, context.signal), record);
 					const dependencies = entries
 						.filter((other) => other.requiredBy?.includes(entry.name))
 						.map((other) => ({ name: other.name, reference: other.source, digest: other.digest }));
@@ -95,7 +95,7 @@ export class SkillProjects {
 				}
 			}
 			result.never_managed.push(...(await this.unmanagedFolders(placement, installed)));
-		});
+		}, () => result.failed.length > 0);
 		return result;
 	}
 
@@ -106,32 +106,35 @@ export class SkillProjects {
 		if (unknown.length) throw HangarError.notFound(`${unknown.join(', ')} not in ${LOCK_FILE}`, 'skill_not_locked');
 		const chosen = lock.skills.filter((entry) => !params.names?.length || params.names.includes(entry.name));
 		const apply = !params.preview && !params.fail_on_changes;
-		const clientsFor = this.clientChooser(params.clients, await this.projectRecords(placement), lock.skills);
+		const records = await this.projectRecords(placement);
+		const clientsFor = this.clientChooser(params.clients, records, lock.skills);
 		const outcomes: Outcome[] = [];
 
 		await this.skills.withProgress(context, `Upgrading skills of ${placement.projectRoot}`, async (progress) => {
 			for (const entry of chosen) {
 				progress.report(`resolving ${entry.source}`);
 				try {
-					outcomes.push(await this.upgradeOne(entry, placement, () => clientsFor(entry.name), apply, params.allow_ref_change ?? false, context));
+					const record = records.find((candidate) => candidate.name === entry.name);
+					outcomes.push(await this.upgradeOne(entry, record, placement, () => clientsFor(entry.name), apply, params.allow_ref_change ?? false, context));
 				} catch (error) {
 					if (context.signal.aborted || isOutsideProject(error)) throw error;
 					outcomes.push({ name: entry.name, status: 'failed', reason: reasonOf(error), error: (error as Error).message, old_digest: entry.digest });
 				}
 			}
-		});
+		}, () => outcomes.some((outcome) => outcome.status === 'failed'));
 		return { outcomes };
 	}
 
 	private async upgradeOne(
 		entry: LockEntry,
+		record: SkillRecord | undefined,
 		placement: Placement,
 		clients: () => Promise<ClientDefinition[]>,
 		apply: boolean,
 		allowRefChange: boolean,
 		context: OperationContext,
 	): Promise<Outcome> {
-		const source = await this.skills.sources.resolve(entry.source, undefined, context.signal);
+		const source = withRecordedAllowance(await this.skills.sources.resolve(entry.source, undefined, context.signal), record);
 		const reference = referenceOf(source);
 		const pinnedBySource = source.kind === 'oci' ? source.reference.digest !== undefined : source.kind === 'git' ? /^[0-9a-f]{40,64}$/.test(source.reference.ref ?? '') : false;
 		if (pinnedBySource) return { name: entry.name, status: 'not-upgradable', old_digest: entry.digest };
@@ -153,7 +156,7 @@ export class SkillProjects {
 	/** The digest a source resolves to now: known for OCI and local builds, fetched for git. */
 	private async digestOf(source: ResolvedSource, context: OperationContext): Promise<string> {
 		if (source.kind !== 'git') return knownDigest(source)!;
-		return this.skills.installer.withScratch(async (scratch) => (await this.skills.sources.git.fetch(source.reference, join(scratch, 'skill'), context.signal)).commit);
+		return this.skills.installer.withScratch(async (scratch) => (await this.skills.sources.git.fetch(source.reference, join(scratch, 'skill'), context.signal, undefined, source.allowLocal)).commit);
 	}
 
 	/**

@@ -186,13 +186,16 @@ export class SkillService {
 		return null;
 	}
 
-	/** Runs `work` between a progress `begin` and `end`. */
-	async withProgress<T>(context: OperationContext, title: string, work: (progress: SourceProgress) => Promise<T>): Promise<T> {
+	/**
+	 * Runs `work` between a progress `begin` and `end`; `failedIn` says whether a result that
+	 * came back still failed in part (a sync or upgrade with a failed skill ends "failed", not "done").
+	 */
+	async withProgress<T>(context: OperationContext, title: string, work: (progress: SourceProgress) => Promise<T>, failedIn?: (result: T) => boolean): Promise<T> {
 		context.progress.begin(title);
 		let outcome = 'failed';
 		try {
 			const result = await work(context.progress);
-			outcome = 'done';
+			outcome = failedIn?.(result) ? 'failed' : 'done';
 			return result;
 		} finally {
 			context.progress.end(context.signal.aborted ? 'cancelled' : outcome);

@@ -23,6 +23,7 @@ import { SKILL_FILE } from './files.js';
 import { formatGitReference, gitSkillName, GitSkillSource, isCommit, looksLikeGit, parseGitReference, type GitReference } from './git.js';
 import type { SkillFields } from './frontmatter.js';
 import { OciSkillSource, type ResolvedArtifact } from './oci-source.js';
+import type { SkillRecord } from './store.js';
 import { blockingErrors, checkSkillDocument, skillNameProblem } from './validate.js';
 
 /** Registry-name lookups (the registries service provides the real one). */
@@ -36,7 +37,13 @@ export type SourceProgress = Pick<Progress, 'report'>;
 /** A source resolved far enough to know the skill's name (and for OCI and local builds, its digest). */
 export type ResolvedSource =
 	| { readonly kind: 'oci'; readonly name: string; readonly reference: OciReference; readonly artifact: ResolvedArtifact }
-	| { readonly kind: 'git'; readonly name: string; readonly reference: GitReference }
+	| {
+			readonly kind: 'git';
+			readonly name: string;
+			readonly reference: GitReference;
+			/** A local repository allowed without development mode: its skill was installed from it in development mode. */
+			readonly allowLocal?: boolean;
+	  }
 	| { readonly kind: 'local'; readonly name: string; readonly build: LocalBuild };
 
 /** The digest a source pins without fetching it: OCI and local builds; a git source's commit is known only once fetched. */
@@ -139,7 +146,7 @@ export class SkillSources {
 			};
 		} else if (source.kind === 'git') {
 			progress?.report(`fetching ${formatGitReference(source.reference)}`);
-			const fetched = await this.git.fetch(source.reference, into, signal, progress);
+			const fetched = await this.git.fetch(source.reference, into, signal, progress, source.allowLocal);
 			files = fetched.files;
 			identity = {
 				reference: formatGitReference(source.reference),
@@ -198,6 +205,17 @@ export class SkillSources {
 		}
 		throw new HangarError(422, `registry skill ${skill.namespace ? `${skill.namespace}/` : ''}${skill.name} has no installable package`, 'no_package');
 	}
+}
+
+/**
+ * `source`, allowed to read its local repository when `record` (the installed skill it would
+ * replace) was installed from that same repository: the development-mode decision of the install
+ * holds for the skill's later sync and upgrade. A lock file cannot grant it: it comes from the
+ * project, the record from this machine.
+ */
+export function withRecordedAllowance(source: ResolvedSource, record: SkillRecord | undefined): ResolvedSource {
+	if (source.kind !== 'git' || source.reference.host || !record?.allow_local || !looksLikeGit(record.reference)) return source;
+	return parseGitReference(record.reference).repository === source.reference.repository ? { ...source, allowLocal: true } : source;
 }
 
 function parseOci(text: string): OciReference {

@@ -46,6 +46,11 @@ export const SkillRecord = z.object({
 	explicit: z.boolean(),
 	/** Recorded in the project's lock file. */
 	managed: z.boolean(),
+	/**
+	 * Installed from a local repository (`git+file://`), which only development mode allows:
+	 * the skill's later sync and upgrade may read that repository without `HANGAR_DEV`.
+	 */
+	allow_local: z.boolean().optional(),
 });
 export type SkillRecord = z.infer<typeof SkillRecord>;
 

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { HANGAR_CLIENT_APPS } from '../../protocol/common.js';
 
 const DOCUMENT_PATH = fileURLToPath(new URL('../../../shared/reference/data/toolhive-openapi.json', import.meta.url));
 
@@ -14,6 +15,16 @@ interface OpenApi {
 }
 
 const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as OpenApi;
+const CLIENT_APP_SCHEMA = 'github_com_stacklok_toolhive_pkg_client.ClientApp';
+
+/** ToolHive's own client ids, in its order. */
+export const TOOLHIVE_CLIENT_IDS: readonly string[] = [...schemaOf(CLIENT_APP_SCHEMA).enum!];
+// Hangar's documented extension ids (`HANGAR_CLIENT_APPS`) are answered too: ToolHive's enum plus exactly those.
+schemaOf(CLIENT_APP_SCHEMA).enum!.push(...HANGAR_CLIENT_APPS);
+
+function schemaOf(name: string): { enum?: string[] } {
+	return (document.components as { schemas: Record<string, { enum?: string[] }> }).schemas[name]!;
+}
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 ajv.addSchema({ $id: 'toolhive', components: document.components });
 

@@ -16,6 +16,8 @@ import {
 	ListSkills,
 	PushSkill,
 	SyncSkills,
+	type SkillSyncResult,
+	type SkillUpgradeResult,
 	UninstallSkill,
 	UpgradeSkills,
 	ValidateSkill,
@@ -249,8 +251,9 @@ function syncSkills(skill: Command, cli: Cli): Command {
 		.option('--adopt', 'add project skills that are not in the lock file to it')
 		.option('--json', 'print JSON')
 		.action(async (options: PlacementOptions & { client?: string[]; check?: boolean; prune?: boolean; adopt?: boolean; json?: boolean }) => {
+			const projectRoot = (await namedProject({ ...options, project: options.project ?? true }))!;
 			const result = await cli.call(SyncSkills, {
-				project_root: (await namedProject({ ...options, project: options.project ?? true }))!,
+				project_root: projectRoot,
 				...(options.client && { clients: options.client as ClientApp[] }),
 				...(options.check && { check: true }),
 				...(options.prune && { prune: true }),
@@ -258,11 +261,13 @@ function syncSkills(skill: Command, cli: Cli): Command {
 			});
 			if (options.json) printJson(result);
 			else {
-				for (const [label, names] of Object.entries(result)) {
-					if (Array.isArray(names) && names.length) {
-						process.stdout.write(`${label.replace(/_/g, ' ')}: ${names.map((name) => (typeof name === 'string' ? name : `${name.name} (${name.error})`)).join(', ')}\n`);
-					}
-				}
+				const { skills } = await cli.call(ListSkills, { project_root: projectRoot });
+				const clientsOf = new Map(skills.map((installed) => [installed.metadata?.name, installed.clients ?? []]));
+				const rows = syncOutcomes(result).flatMap((row) => {
+					const clients = clientsOf.get(row.name);
+					return (clients?.length ? clients : [undefined]).map((client) => ({ ...row, client }));
+				});
+				printTable(rows, { skill: (row) => row.name, client: (row) => row.client, outcome: (row) => row.outcome, detail: (row) => row.detail }, 'No skills in the lock file.');
 			}
 			if (result.failed?.length) process.exitCode = 1;
 			else if (options.check && (result.missing?.length || result.drifted?.length || result.removed_from_lock?.length)) process.exitCode = 2;
@@ -288,16 +293,60 @@ function upgradeSkills(skill: Command, cli: Cli): Command {
 				...(options.failOnChanges && { fail_on_changes: true }),
 				...(options.allowRefChange && { allow_ref_change: true }),
 			});
+			const preview = options.preview || options.failOnChanges;
 			if (options.json) printJson(outcomes);
 			else
 				printTable(
 					outcomes,
-					{ name: (o) => o.name, status: (o) => o.status, from: (o) => o.old_digest?.slice(0, 19), to: (o) => o.new_digest?.slice(0, 19), detail: (o) => o.error ?? o.new_resolved_reference },
+					{
+						name: (o) => o.name,
+						status: (o) => (preview && o.status === 'upgraded' ? 'would upgrade' : o.status),
+						from: (o) => o.old_digest?.slice(0, 19),
+						to: (o) => o.new_digest?.slice(0, 19),
+						detail: (o) => upgradeDetail(o, preview ?? false),
+					},
 					'Nothing to upgrade.',
 				);
 			if (outcomes.some((outcome) => outcome.status === 'failed')) process.exitCode = 1;
 			else if (options.failOnChanges && outcomes.some((outcome) => outcome.status === 'upgraded')) process.exitCode = 2;
 		});
+}
+
+type SyncOutcome = 'installed' | 'updated' | 'unchanged' | 'drifted' | 'missing' | 'failed' | 'pruned' | 'unlocked' | 'unmanaged';
+
+/**
+ * One outcome per skill of a sync. The API keeps ToolHive's lists, where a skill found drifted
+ * and then reinstalled is in both `drifted` and `installed`: here it is `updated`, once.
+ */
+function syncOutcomes(result: SkillSyncResult): { name: string; outcome: SyncOutcome; detail?: string }[] {
+	const rows = new Map<string, { name: string; outcome: SyncOutcome; detail?: string }>();
+	const put = (name: string, outcome: SyncOutcome, detail?: string) => {
+		if (!rows.has(name)) rows.set(name, { name, outcome, ...(detail && { detail }) });
+	};
+	const installed = new Set(result.installed);
+	for (const failure of result.failed ?? []) put(failure.name, 'failed', failure.error);
+	for (const name of result.drifted ?? []) put(name, installed.has(name) ? 'updated' : 'drifted', installed.has(name) ? 'reinstalled at the locked pin' : 'differs from the lock file');
+	for (const name of result.missing ?? []) put(name, installed.has(name) ? 'installed' : 'missing');
+	for (const name of installed) put(name, 'installed');
+	for (const name of result.already_current ?? []) put(name, 'unchanged');
+	for (const name of result.pruned ?? []) put(name, 'pruned', 'not in the lock file');
+	for (const name of result.removed_from_lock ?? []) put(name, 'unlocked', 'not in the lock file: --prune removes it, --adopt adds it');
+	for (const name of result.never_managed ?? []) put(name, 'unmanaged', 'a skill folder Hangar did not write');
+	return [...rows.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** What a row of `skill upgrade` needs said: why it failed or is held back, where it moves. */
+function upgradeDetail(outcome: NonNullable<SkillUpgradeResult['outcomes']>[number], preview: boolean): string | undefined {
+	switch (outcome.status) {
+		case 'failed':
+			return preview ? `cannot check: ${outcome.error}` : outcome.error;
+		case 'not-upgradable':
+			return 'the source names a digest or commit';
+		case 'ref-change-blocked':
+			return `the source now resolves to ${outcome.new_resolved_reference}; --allow-ref-change follows it`;
+		default:
+			return outcome.new_resolved_reference;
+	}
 }
 
 export function registerSkillCommands(program: Command, cli: Cli): void {
