@@ -22,12 +22,12 @@ const LOADED_CALLS = 2_000;
 /** Issue #31: fifty plain workloads' proxies fit on a laptop. */
 const PLAIN_IDLE_TARGET_MB = 60;
 
-async function residentMegabytes(pid: number): Promise<number> {
+export async function residentMegabytes(pid: number): Promise<number> {
 	const status = await readFile(`/proc/${pid}/status`, 'utf8');
 	return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+export const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 /** A bare Node.js process idling: the floor every Node front stands on. */
 function bareNode(): Front {

@@ -24,7 +24,7 @@ import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, st
 import { alternatingRounds, cpuPerCallOf, pairedBursts, pairedRatio, PHASES, pooled, rateOf, spread, startWarm, type Cycle, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
-const IMAGE = 'hangar-test/everything:1';
+export const IMAGE = 'hangar-test/everything:1';
 export const DOCKER_RUN = ['docker', 'run', '-i', '--rm', IMAGE, 'stdio'];
 const ROUNDS = 4;
 const run = promisify(execFile);

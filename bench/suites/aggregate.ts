@@ -1,0 +1,82 @@
+/**
+ * What an aggregate (#33) adds to a call: the lean client's `tools/call` (echo) through an
+ * aggregate of ten members (containerised stdio servers, each behind its own proxy) against
+ * the same call straight to one member's proxy, in rounds that alternate between the two
+ * (bench/rounds.ts). CPU per call is each front process's own: the aggregate's proxy against the
+ * member's, that is one more hop against one hop. And the resident memory of both proxies with
+ * one client session open: idle before the rounds, and after them and a settle.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { openSession } from '../lean.js';
+import { benchEnv, runHangar } from '../processes.js';
+import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
+import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
+import { residentMegabytes, settle } from './memory.js';
+import { IMAGE } from './proxyBound.js';
+
+const MEMBERS = 10;
+/** Rounds per front (`BENCH_AGGREGATE_ROUNDS`): fewer on a shared machine that cannot give the time. */
+const ROUNDS = Number(process.env.BENCH_AGGREGATE_ROUNDS ?? 4);
+const GROUP = 'bench-aggregate';
+/** Issue #33: the aggregate adds at most 25 % to the member's latency. */
+const LATENCY_LIMIT = 1.25;
+
+async function proxyPid(home: string, name: string): Promise<number> {
+	return (JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number }).pid;
+}
+
+export async function aggregate(): Promise<Table[]> {
+	const env = benchEnv();
+	const home = env.HANGAR_HOME!;
+	const members = Array.from({ length: MEMBERS }, (_, index) => `m${index}`);
+	const fronts: Front[] = [];
+	try {
+		await runHangar(['group', 'create', GROUP], env);
+		const urls: string[] = [];
+		// One at a time: ten containers starting at once on a small machine time each other out.
+		for (const member of members) urls.push((JSON.parse(await runHangar(['run', IMAGE, '--name', member, '--transport', 'stdio', '--group', GROUP, '--json', '--', 'stdio'], env)) as { url: string }).url);
+		const created = JSON.parse(await runHangar(['run', `group://${GROUP}`, '--name', 'all', '--group', GROUP, '--json'], env)) as { url: string };
+		const front = async (name: string, label: string, url: string, tool: string): Promise<Front> => ({ name: label, pid: await proxyPid(home, name), session: await openSession(url, {}, tool), stop: async () => undefined });
+		const opened = [
+			await front(members[0]!, `straight to member ${members[0]}'s proxy`, urls[0]!, 'echo'),
+			await front('all', `through the aggregate of ${MEMBERS} members`, created.url, `${members[0]}_echo`),
+		];
+		await settle();
+		const idle = await Promise.all(opened.map((each) => residentMegabytes(each.pid!)));
+		await startWarm(opened.map((each) => async () => each), fronts);
+		const tallies = await alternatingRounds(fronts, ROUNDS);
+		const rows: string[][] = [];
+		const verdicts: string[] = [];
+		for (const [phaseIndex, phase] of PHASES.entries()) {
+			for (const [index, front] of fronts.entries()) {
+				const tally = tallies[index]![phaseIndex]!;
+				rows.push([phase.label, front.name, ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rateOf(tally)), `${Math.round(cpuPerCallOf(tally))} µs`]);
+			}
+			const [member, through] = [tallies[0]![phaseIndex]!, tallies[1]![phaseIndex]!];
+			verdicts.push(verdict(`${phase.label}: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT));
+			verdicts.push(verdict(`${phase.label}: the aggregate's CPU per call vs the member proxy's (one hop)`, cpuPerCallOf(through) / cpuPerCallOf(member), 1));
+		}
+		await settle();
+		const loaded = await Promise.all(fronts.map((each) => residentMegabytes(each.pid!)));
+		const memory = fronts.map((each, index) => [index === 0 ? "the member's proxy" : `the aggregate's proxy (${MEMBERS} members)`, `${idle[index]!.toFixed(1)} MB`, `${loaded[index]!.toFixed(1)} MB`]);
+		return [
+			{
+				title: `An aggregate's cost: tools/call (echo) from a lean client through an aggregate of ${MEMBERS} members (containerised stdio servers) against straight to one member's proxy, ${ROUNDS} alternating rounds per phase (${PHASES.map((phase) => `${phase.label}: ${phase.calls.toLocaleString('en-US')} calls`).join(', ')}); CPU is the front process's own per call`,
+				columns: ['phase', 'front', 'p50', 'p99', 'calls/s', 'CPU/call'],
+				rows,
+				verdicts,
+			},
+			{
+				title: 'Resident memory of the two proxies, one client session open: idle (after its tools/list and a settle), and after the rounds and a settle',
+				columns: ['proxy', 'idle RSS', 'RSS after the rounds'],
+				rows: memory,
+				verdicts: [],
+			},
+		];
+	} finally {
+		for (const front of fronts) front.session.close();
+		for (const name of ['all', ...members]) await runHangar(['rm', name], env).catch(() => undefined);
+		await rm(home, { recursive: true, force: true });
+	}
+}
