@@ -11,7 +11,7 @@ const ECHO_ARGUMENTS = { message: 'hello from the benchmark' };
 const TICKS_PER_SECOND = 100;
 
 export interface LeanSession {
-	/** One `tools/call` of the echo tool; rejects unless a result comes back. */
+	/** One `tools/call` (echo, by the name the session was opened with); rejects unless a result comes back. */
 	call(): Promise<void>;
 	close(): void;
 }
@@ -68,10 +68,11 @@ function checkAnswer(answer: Answer, id: number): void {
 /**
  * Opens one session (Streamable HTTP, 2025-06-18): `initialize`, `notifications/initialized`,
  * then one `tools/list` as a client does before it calls (Hangar's tool pinning checks calls
- * against what was listed). `headers` go with every request (a bearer token, say); `tool` is
- * the echo tool's name where a front renames it (an aggregate's `{member}_echo`).
+ * against what was listed). `headers` go with every request (a bearer token, say); `tool` is the
+ * echo tool's name where the server exposes it under another (an aggregate prefixes it).
  */
 export async function openSession(address: string, headers: Record<string, string> = {}, tool = 'echo'): Promise<LeanSession> {
+	const echo = { name: tool, arguments: ECHO_ARGUMENTS };
 	const url = new URL(address);
 	const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
 	const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lean-bench', version: '1.0.0' } } };
@@ -81,7 +82,6 @@ export async function openSession(address: string, headers: Record<string, strin
 	await post(agent, url, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
 	checkAnswer(await post(agent, url, session, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })), 1);
 	let nextId = 2;
-	const echo = { name: tool, arguments: ECHO_ARGUMENTS };
 	return {
 		async call() {
 			const id = nextId++;

@@ -8,12 +8,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, ToolListChangedNotificationSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateWorkload, RestartWorkload, StopWorkload } from '../protocol/protocol.workloads.js';
 import { connect, EVERYTHING, MEMORY, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
-import { connectAt, REVISIONS } from './support/mcpClients.js';
+import { connectAt, connectModern, REVISIONS } from './support/mcpClients.js';
 import { MODERN, startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
 import { callRest } from './support/rest.js';
 
@@ -253,6 +253,88 @@ describe('an aggregate through the official SDK client', () => {
 		expect(await toolNames(client)).not.toContain('newcomer_only');
 		const added = await hangar.create({ name: 'late', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], group, tools_override: { echo: { name: 'newcomer_only' } } });
 		await waitFor(async () => changes > 0 && (await toolNames(client)).includes('newcomer_only'), `the tools of ${added.name}`, 60_000);
+	});
+});
+
+describe('a member\'s requests to the client (sampling, elicitation, roots) through an aggregate', () => {
+	const asking = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+
+	/** An SDK 1.x client that declares `capabilities` (sampling, elicitation and roots), answering as `who`; what it was asked is counted. */
+	async function answering(url: string, who: string, capabilities: Record<string, object> = asking): Promise<{ client: Client; asked: string[]; roots: string[] }> {
+		const client = await connect(url, 'streamable-http', capabilities);
+		clients.push(client);
+		const asked: string[] = [];
+		const roots = [`file:///work/${who}`];
+		client.setRequestHandler(CreateMessageRequestSchema, async (): Promise<CreateMessageResult> => {
+			asked.push('sampling');
+			return { role: 'assistant', model: 'test', content: { type: 'text', text: `sampled by ${who}` } };
+		});
+		client.setRequestHandler(ElicitRequestSchema, async () => {
+			asked.push('elicitation');
+			return { action: 'accept', content: { name: `elicited from ${who}` } };
+		});
+		if (capabilities.roots) {
+			client.setRequestHandler(ListRootsRequestSchema, async () => {
+				asked.push('roots');
+				return { roots: roots.map((uri) => ({ uri, name: who })) };
+			});
+		}
+		return { client, asked, roots };
+	}
+
+	it('reach the client whose call caused them, its answers reach the member, and no other client hears of them', async () => {
+		const aggregate = await hangar.create({ name: 'asking', image: `group://${group}`, group });
+		// Not roots: a stdio member's process answers get-roots-list with the roots of the first client of its capability set.
+		const bystander = await answering(aggregate.url, 'bystander', { sampling: {}, elicitation: {} });
+		await bystander.client.listTools();
+		const { client, asked, roots: declared } = await answering(aggregate.url, 'caller');
+
+		// Called before any list: a call waits for the lists of members still starting a session (a process for these capabilities).
+		const sampled = await client.callTool({ name: `${first.name}_trigger-sampling-request`, arguments: { prompt: 'hi', maxTokens: 5 } });
+		expect(textOf(sampled)).toContain('sampled by caller');
+		const elicited = await client.callTool({ name: `${first.name}_trigger-elicitation-request`, arguments: {} });
+		expect(JSON.stringify(elicited)).toContain('elicited from caller');
+		const roots = await client.callTool({ name: `${first.name}_get-roots-list`, arguments: {} });
+		expect(textOf(roots)).toContain('file:///work/caller');
+		// The client's roots/list_changed reaches the member, which asks again.
+		declared.push('file:///work/caller-too');
+		await client.sendRootsListChanged();
+		await waitFor(async () => textOf(await client.callTool({ name: `${first.name}_get-roots-list`, arguments: {} })).includes('file:///work/caller-too'), 'the member to ask for the roots again');
+		expect(asked).toEqual(expect.arrayContaining(['sampling', 'elicitation', 'roots']));
+		expect(bystander.asked).toEqual([]);
+		// The member was told what the client can do: it offers the tools that ask the client, and the bystander's lists lack roots'.
+		expect(await toolNames(client)).toEqual(expect.arrayContaining([`${first.name}_trigger-sampling-request`, `${first.name}_trigger-elicitation-request`, `${first.name}_get-roots-list`]));
+		expect(await toolNames(bystander.client)).not.toContain(`${first.name}_get-roots-list`);
+	});
+
+	it('calls of two clients at once, through two members, each get their own client\'s answers', async () => {
+		const aggregate = await hangar.create({ name: 'asking-both', image: `group://${group}`, group });
+		const [one, two] = await Promise.all([answering(aggregate.url, 'one'), answering(aggregate.url, 'two')]);
+		const results = await Promise.all(
+			[one, two].flatMap(({ client }, index) =>
+				[first, second].map(async (member) => ({ index, text: textOf(await client.callTool({ name: `${member.name}_trigger-sampling-request`, arguments: { prompt: 'hi', maxTokens: 5 } })) })),
+			),
+		);
+		for (const { index, text } of results) expect(text).toContain(`sampled by ${index === 0 ? 'one' : 'two'}`);
+		// Besides, each member asks each client for its roots once its session starts.
+		for (const { asked } of [one, two]) expect(asked.filter((what) => what === 'sampling')).toHaveLength(2);
+	});
+
+	it('an SDK 2.x client at 2026-07-28 answers a member\'s elicitation in an input round', async () => {
+		const aggregate = await hangar.create({ name: 'asking-2026', image: `group://${group}`, group });
+		const client = await connectModern(aggregate.url, { elicitation: { form: {} }, sampling: {} });
+		try {
+			client.setRequestHandler('elicitation/create', async () => ({ action: 'accept' as const, content: { name: 'elicited at 2026-07-28' } }));
+			client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant' as const, model: 'test', content: { type: 'text' as const, text: 'sampled at 2026-07-28' } }));
+			const [elicited, sampled] = await Promise.all([
+				client.callTool({ name: `${first.name}_trigger-elicitation-request`, arguments: {} }),
+				client.callTool({ name: `${second.name}_trigger-sampling-request`, arguments: { prompt: 'hi', maxTokens: 5 } }),
+			]);
+			expect(JSON.stringify(elicited)).toContain('elicited at 2026-07-28');
+			expect(JSON.stringify(sampled)).toContain('sampled at 2026-07-28');
+		} finally {
+			await client.close();
+		}
 	});
 });
 

@@ -17,7 +17,7 @@ import { DOCKER_RUN, hangar, minimalBridge, npmPeer } from './proxyBound.js';
 
 const PLAIN = "Hangar's proxy";
 /** How long a front is left alone before its resident set is read. */
-export const SETTLE_MS = 3_000;
+const SETTLE_MS = 3_000;
 const LOADED_CALLS = 2_000;
 /** Issue #31: fifty plain workloads' proxies fit on a laptop. */
 const PLAIN_IDLE_TARGET_MB = 60;

@@ -37,8 +37,7 @@ const CYCLES = 20;
  */
 export const SIDE_PROCESSES = 4;
 
-/** `work` again every 250 ms until it succeeds, for up to `timeoutMs` (a proxy still starting). */
-export async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		try {

@@ -5,14 +5,19 @@
  */
 import * as vscode from 'vscode';
 import { ListWorkloads, type WorkloadSummary } from '../../protocol/protocol.workloads.js';
+import { groupOfImage, throughAggregates } from '../../protocol/runConfig.js';
 import type { DaemonSupervisor } from './daemon.js';
 
 export const MCP_PROVIDER_ID = 'hangar.workloads';
 
-/** Running workloads with a URL, as HTTP server definitions (streamable HTTP, SSE fallback). */
+/**
+ * Running workloads with a URL, as HTTP server definitions (streamable HTTP, SSE fallback); a
+ * group with a running aggregate is offered as that aggregate alone, as client files list it
+ * (its members are reached through it).
+ */
 export function workloadDefinitions(workloads: readonly WorkloadSummary[]): vscode.McpHttpServerDefinition[] {
-	return workloads
-		.filter((workload) => workload.status === 'running' && workload.url)
+	const running = workloads.filter((workload) => workload.status === 'running' && workload.url);
+	return throughAggregates(running, (workload) => workload.group ?? 'default', (workload) => groupOfImage(workload.package))
 		.sort((a, b) => a.name.localeCompare(b.name))
 		.map((workload) => new vscode.McpHttpServerDefinition(workload.name, vscode.Uri.parse(workload.url!)));
 }

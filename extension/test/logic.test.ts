@@ -116,6 +116,21 @@ describe('workloads', () => {
 		]);
 	});
 
+	it('offers a group with a running aggregate as the aggregate alone, its members reached through it', () => {
+		const running = (name: string, port: number, more: Record<string, string> = {}) => ({ name, status: 'running' as const, url: `http://127.0.0.1:${port}/mcp`, ...more });
+		const labels = (workloads: Parameters<typeof workloadDefinitions>[0]) => workloadDefinitions(workloads).map((definition) => definition.label);
+		const dev = [running('ev1', 4101, { group: 'dev', package: 'hangar-test/everything:1' }), running('mem', 4102, { group: 'dev', package: 'hangar-test/memory:1' })];
+		const others = [running('fetch', 4103, { package: 'hangar-test/fetch:1' }), running('web', 4104, { group: 'web', package: 'hangar-test/web:1' })];
+		expect(labels([...dev, ...others])).toEqual(['ev1', 'fetch', 'mem', 'web']);
+		// Two aggregates over one group (each with its own filters) are both offered; other groups stay as they are.
+		const aggregates = [running('dev-all', 4200, { group: 'dev', package: 'group://dev' }), running('dev-search', 4201, { group: 'dev', package: 'group://dev' })];
+		expect(labels([...dev, ...others, ...aggregates])).toEqual(['dev-all', 'dev-search', 'fetch', 'web']);
+		// An aggregate of the default group hides the workloads of no group named.
+		expect(labels([...others, running('all', 4202, { package: 'group://default' })])).toEqual(['all', 'web']);
+		// A stopped aggregate hides nothing: its members are offered on their own.
+		expect(labels([...dev, { ...aggregates[0]!, status: 'stopped' as const }])).toEqual(['ev1', 'mem']);
+	});
+
 	it('treats loopback, private and plain-http registry URLs as needing permission', () => {
 		expect(['http://example.com/r.json', 'https://localhost/r', 'https://127.0.0.1:8080/', 'https://10.1.2.3/', 'https://172.20.0.1/', 'https://192.168.1.1/'].every(needsPrivateAccess)).toBe(true);
 		expect(['https://example.com/registry.json', 'https://172.32.0.1/', 'not a url'].some(needsPrivateAccess)).toBe(false);

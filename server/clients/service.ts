@@ -15,6 +15,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import { unsupportedClientMessage } from '../../protocol/common.js';
+import { throughAggregates } from '../../protocol/runConfig.js';
 import {
 	DiscoverClients,
 	ListClients,
@@ -48,7 +49,7 @@ import {
 	type ClientDefinition,
 	type ConfigShape,
 } from './table.js';
-import { throughAggregates, type RunningWorkloads, type WorkloadEndpoint } from './workloads.js';
+import type { RunningWorkloads, WorkloadEndpoint } from './workloads.js';
 
 export interface ClientsServiceOptions {
 	/** The home directory client configurations live under. Default: the user's. */
@@ -307,7 +308,8 @@ export class ClientsService {
 		groups: readonly StoredGroup[],
 	): WorkloadEndpoint[] {
 		const bindings = this.bindings(state, groups).filter((binding) => binding.path === path);
-		return throughAggregates(running.filter((workload) => bindings.some((binding) => binding.all || binding.groups.has(workload.group))));
+		const bound = running.filter((workload) => bindings.some((binding) => binding.all || binding.groups.has(workload.group)));
+		return throughAggregates(bound, (workload) => workload.group, (workload) => workload.aggregates);
 	}
 
 	private bindings(state: ClientsState, groups: readonly StoredGroup[]): Binding[] {

@@ -15,15 +15,6 @@ export interface WorkloadEndpoint {
 	readonly aggregates?: string;
 }
 
-/**
- * A group served by an aggregate among `workloads` is reached through it: the group's other
- * workloads (its members) are left out, so a client sees each member's tools once.
- */
-export function throughAggregates(workloads: readonly WorkloadEndpoint[]): WorkloadEndpoint[] {
-	const served = new Set(workloads.flatMap((workload) => (workload.aggregates === undefined ? [] : [workload.aggregates])));
-	return workloads.filter((workload) => workload.aggregates !== undefined || !served.has(workload.group));
-}
-
 export interface RunningWorkloads {
 	list(): Promise<WorkloadEndpoint[]>;
 }

@@ -1,13 +1,16 @@
 /**
  * The aggregator: the backend of an aggregate's proxy (image `group://NAME`). Its upstreams are
- * the members' own proxies, reached as MCP clients by each client session (session.ts); what
- * they list is cached here, shared by the sessions, until a member says its list changed or
- * its proxy restarts. A change of members tells every client session its lists changed.
+ * the members' own proxies, reached as MCP clients by each client session (session.ts, over one
+ * Streamable HTTP client per member kept here); what they list is cached here, shared by the
+ * sessions that declared the same client capabilities (a member may list tools by them), until
+ * a member says its list changed or its proxy restarts. A change of members tells every client
+ * session its lists changed.
  */
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
 import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
 import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import { HttpBackend } from '../http.js';
 import { Membership, type Member } from './members.js';
 import { AggregateSession, LIST_CHANGED, type ListKind } from './session.js';
 
@@ -27,8 +30,10 @@ export class AggregateBackend implements Backend {
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
 	readonly membership: Membership;
 	private readonly sessions = new Set<AggregateSession>();
-	/** Each member's lists, by `member generation kind`. */
+	/** Each member's lists, by `member generation kind capabilities`. */
 	private readonly lists = new Map<string, Promise<unknown[]>>();
+	/** The HTTP client of each member's proxy, by `member generation`. */
+	private readonly transports = new Map<string, HttpBackend>();
 	/** Late lists whose arrival is announced already (announceWhenDone). */
 	private readonly announced = new WeakSet<Promise<unknown[]>>();
 
@@ -53,11 +58,28 @@ export class AggregateBackend implements Backend {
 	async close(): Promise<void> {
 		this.membership.close();
 		for (const session of this.sessions) session.close();
+		for (const transport of this.transports.values()) void transport.close();
+		this.transports.clear();
 	}
 
-	/** A member's list of `kind`, from the cache or fetched with `fetch` (a failure is not kept). */
-	cachedList<T>(member: Member, kind: ListKind, fetch: () => Promise<T[]>): Promise<T[]> {
-		const key = `${member.name} ${member.generation} ${kind}`;
+	/** The HTTP client of `member`'s proxy (it keeps its connections alive for every session). */
+	transportOf(member: Member): HttpBackend {
+		const key = `${member.name} ${member.generation}`;
+		let transport = this.transports.get(key);
+		if (!transport) {
+			const url = member.url!;
+			transport = new HttpBackend({ transport: 'streamable-http', locate: async () => url, headers: {}, guardAddresses: false, probe: false, log: this.options.log });
+			this.transports.set(key, transport);
+		}
+		return transport;
+	}
+
+	/**
+	 * A member's list of `kind` for clients that declared `capabilities` (canonical JSON), from the
+	 * cache or fetched with `fetch` (a failure is not kept).
+	 */
+	cachedList<T>(member: Member, kind: ListKind, capabilities: string, fetch: () => Promise<T[]>): Promise<T[]> {
+		const key = `${member.name} ${member.generation} ${kind} ${capabilities}`;
 		let list = this.lists.get(key);
 		if (!list) {
 			list = fetch();
@@ -85,7 +107,10 @@ export class AggregateBackend implements Backend {
 
 	/** A member said its list of `kind` changed: forgotten, and every client told. */
 	listChanged(member: string, kind: ListKind): void {
-		for (const key of this.lists.keys()) if (key.startsWith(`${member} `) && key.endsWith(` ${kind}`)) this.lists.delete(key);
+		for (const key of this.lists.keys()) {
+			const [name, , listed] = key.split(' ');
+			if (name === member && listed === kind) this.lists.delete(key);
+		}
 		const method = LIST_CHANGED[kind];
 		if (method) for (const session of this.sessions) session.notify(method);
 	}
@@ -95,6 +120,12 @@ export class AggregateBackend implements Backend {
 		for (const key of this.lists.keys()) {
 			const [name, generation] = key.split(' ');
 			if (members.get(name!)?.generation !== generation) this.lists.delete(key);
+		}
+		for (const [key, transport] of this.transports) {
+			const [name, generation] = key.split(' ');
+			if (members.get(name!)?.generation === generation) continue;
+			this.transports.delete(key);
+			void transport.close();
 		}
 		this.options.log.info(`members of group ${this.options.group}: ${[...members.values()].map((member) => `${member.name}${member.url ? '' : ' (not running)'}`).join(', ') || 'none'}`);
 		for (const session of this.sessions) {

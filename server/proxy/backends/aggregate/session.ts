@@ -1,23 +1,35 @@
 /**
  * One client session of an aggregate: it answers the client itself (initialize, the lists, the
- * search tools) and routes each call by its exposed name to the member holding it, over an MCP
- * client session to the member's proxy opened when first needed and closed with it.
+ * search tools) and routes each call by its exposed name to the member holding it, over a
+ * session to the member's proxy (member.ts) opened when first needed and closed with it.
+ *
+ * Member sessions declare the client capabilities the client declared that let a server ask
+ * its client things (RELAYED): a member's request to the client reaches this client, on the
+ * stream of the call that caused it when it came with one, under an id of this session's own
+ * (two members' ids may be equal), and the client's answer goes back to that member under its.
+ * Nothing a member sends on one client's behalf reaches another: each client session has
+ * member sessions of its own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-	McpError,
-	PromptListChangedNotificationSchema,
-	ResourceListChangedNotificationSchema,
-	ResultSchema,
-	ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import { VERSION } from '../../../version.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
-import { ErrorCode, errorResponse, SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
+import {
+	canonicalJson,
+	ErrorCode,
+	errorResponse,
+	isRequest,
+	isResponse,
+	SUPPORTED_PROTOCOL_VERSIONS,
+	type JsonRpcMessage,
+	type JsonRpcNotification,
+	type JsonRpcRequest,
+	type JsonRpcResponse,
+	type RequestId,
+} from '../../core/jsonrpc.js';
+import { tagsOf } from '../../core/tags.js';
 import type { AggregateBackend } from './backend.js';
+import { MemberSession } from './member.js';
 import type { Member } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
@@ -29,8 +41,8 @@ const MEMBER_WAIT_MS = Number(process.env.HANGAR_AGGREGATE_MEMBER_WAIT_MS) || 5_
  * answer within it is cached and announced; a member that never answers is asked again after it.
  */
 const LATE_LIST_MS = 60_000;
-/** The chain's timeouts bound a call; the SDK's own default must not cut it first. */
-const CALL_TIMEOUT_MS = 7 * 24 * 3600 * 1000;
+/** The client capabilities a member session declares when the client did: those by which a server asks its client things. */
+const RELAYED = ['sampling', 'elicitation', 'roots'];
 
 export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
 
@@ -46,6 +58,13 @@ export const LIST_CHANGED: Partial<Record<ListKind, string>> = {
 	tools: 'notifications/tools/list_changed',
 	prompts: 'notifications/prompts/list_changed',
 	resources: 'notifications/resources/list_changed',
+};
+
+/** A member's list_changed, and the lists it says changed. */
+const CHANGED_LISTS: Record<string, ListKind[]> = {
+	'notifications/tools/list_changed': ['tools'],
+	'notifications/prompts/list_changed': ['prompts'],
+	'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
 };
 
 interface Tool extends SearchableTool {
@@ -65,7 +84,14 @@ class MemberUnavailable extends Error {}
 
 interface MemberConnection {
 	readonly generation: string;
-	readonly client: Promise<Client>;
+	readonly session: Promise<MemberSession>;
+}
+
+/** A member's request to the client: the member, its id there, and the client's call it is about, if any. */
+interface Asked {
+	readonly member: MemberSession;
+	readonly id: RequestId;
+	readonly call: RequestId | undefined;
 }
 
 type Params = Record<string, unknown> | undefined;
@@ -79,6 +105,12 @@ export class AggregateSession implements UpstreamSession {
 	private prompts = new Map<string, Exposed<Named>>();
 	private resources = new Map<string, string>();
 	private closed = false;
+	/** What of RELAYED the client declared at initialize, and its canonical JSON (the list cache's key). */
+	private capabilities: Record<string, unknown> = {};
+	private capabilitiesKey = '{}';
+	/** Members' requests the client has not answered, by the id it knows them by. */
+	private readonly asked = new CallTable<Asked>();
+	private nextAsked = 1;
 
 	constructor(
 		private readonly backend: AggregateBackend,
@@ -98,19 +130,35 @@ export class AggregateSession implements UpstreamSession {
 			if (result instanceof Refusal) return { jsonrpc: '2.0', id: message.id, error: result.error };
 			return { jsonrpc: '2.0', id: message.id, result };
 		} catch (error) {
-			if (error instanceof McpError) return errorResponse(message.id, error.code, error.message, error.data);
 			if (error instanceof MemberUnavailable) return errorResponse(message.id, ErrorCode.ConnectionClosed, error.message);
 			return errorResponse(message.id, ErrorCode.InternalError, (error as Error).message);
 		} finally {
 			this.calls.delete(message.id);
+			// What the member asked about the call and was not answered is moot now.
+			if (this.asked.size > 0) for (const [id, asked] of this.asked.entries()) if (asked.call === message.id) this.asked.delete(id);
 		}
 	}
 
-	send(message: JsonRpcNotification | JsonRpcResponse): void {
-		if ('method' in message && message.method === 'notifications/cancelled') {
+	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
+		if (isResponse(message)) {
+			// The client's answer to a member's request.
+			const asked = message.id === null ? undefined : this.asked.get(message.id);
+			if (!asked) return;
+			this.asked.delete(message.id!);
+			return asked.member.send({ ...message, id: asked.id });
+		}
+		if (message.method === 'notifications/cancelled') {
 			const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
 			if (id !== undefined) this.calls.get(id)?.abort(new Error('cancelled by the client'));
+		} else if (message.method === 'notifications/roots/list_changed') {
+			return this.toMembers(message);
 		}
+	}
+
+	/** A client notification every open member session hears. */
+	private async toMembers(message: JsonRpcNotification): Promise<void> {
+		const sessions = [...this.connections.values()].map((connection) => connection.session.catch(() => undefined));
+		await Promise.all(sessions.map(async (session) => (await session)?.send(message)));
 	}
 
 	close(): void {
@@ -146,7 +194,7 @@ export class AggregateSession implements UpstreamSession {
 				return { prompts: (await this.listPrompts(signal)).map((exposed) => exposed.item) };
 			case 'prompts/get': {
 				const name = String(params?.name ?? '');
-				const route = this.prompts.get(name) ?? (await this.listPrompts(signal), this.prompts.get(name));
+				const route = this.prompts.get(name) ?? (await this.listPrompts(signal, LATE_LIST_MS), this.prompts.get(name));
 				if (!route) return invalidParams(`Unknown prompt: ${name}`);
 				return this.forward(route.member, 'prompts/get', { ...params, name: route.original }, signal, message.id);
 			}
@@ -156,7 +204,7 @@ export class AggregateSession implements UpstreamSession {
 				return { resourceTemplates: (await this.lists<Resource>('resourceTemplates', signal)).flatMap((list) => list.items) };
 			case 'resources/read': {
 				const uri = String(params?.uri ?? '');
-				const member = this.resources.get(uri) ?? (await this.listResources(signal), this.resources.get(uri));
+				const member = this.resources.get(uri) ?? (await this.listResources(signal, LATE_LIST_MS), this.resources.get(uri));
 				if (!member) return new Refusal({ code: -32002, message: `Resource not found: ${uri}` });
 				return this.forward(member, 'resources/read', params, signal, message.id);
 			}
@@ -166,6 +214,9 @@ export class AggregateSession implements UpstreamSession {
 	}
 
 	private initialize(params: Params): Record<string, unknown> {
+		const declared = (params?.capabilities ?? {}) as Record<string, unknown>;
+		this.capabilities = Object.fromEntries(RELAYED.filter((name) => declared[name] !== undefined).map((name) => [name, declared[name]]));
+		this.capabilitiesKey = canonicalJson(this.capabilities);
 		const asked = String(params?.protocolVersion ?? '');
 		return {
 			protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : SUPPORTED_PROTOCOL_VERSIONS.at(-1),
@@ -185,7 +236,7 @@ export class AggregateSession implements UpstreamSession {
 			name = String(inner?.name ?? '');
 			args = inner?.arguments ?? {};
 		}
-		const route = this.tools.get(name) ?? (await this.listTools(signal), this.tools.get(name));
+		const route = this.tools.get(name) ?? (await this.listTools(signal, LATE_LIST_MS), this.tools.get(name));
 		if (!route) return invalidParams(`Unknown tool: ${name}`);
 		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, id);
 	}
@@ -198,25 +249,25 @@ export class AggregateSession implements UpstreamSession {
 		return foundResult(found);
 	}
 
-	private async listTools(signal: AbortSignal): Promise<readonly Exposed<Tool>[]> {
-		const { exposed, clashes } = resolveNames(this.config, await this.lists<Tool>('tools', signal), true);
+	private async listTools(signal: AbortSignal, wait?: number): Promise<readonly Exposed<Tool>[]> {
+		const { exposed, clashes } = resolveNames(this.config, await this.lists<Tool>('tools', signal, wait), true);
 		for (const clash of clashes) this.backend.options.log.warn(`tool ${clash.name} is held by ${clash.members.join(' and ')}; conflict manual hides it until one is renamed (aggregation.members.*.overrides)`);
 		this.tools = new Map(exposed.map((tool) => [tool.name, tool]));
 		this.index = undefined;
 		return exposed;
 	}
 
-	private async listPrompts(signal: AbortSignal): Promise<readonly Exposed<Named>[]> {
-		const { exposed } = resolveNames(this.config, await this.lists<Named>('prompts', signal), false);
+	private async listPrompts(signal: AbortSignal, wait?: number): Promise<readonly Exposed<Named>[]> {
+		const { exposed } = resolveNames(this.config, await this.lists<Named>('prompts', signal, wait), false);
 		this.prompts = new Map(exposed.map((prompt) => [prompt.name, prompt]));
 		return exposed;
 	}
 
 	/** Resources keep their URIs: one two members serve is read from the first in priority order, then by name. */
-	private async listResources(signal: AbortSignal): Promise<Resource[]> {
+	private async listResources(signal: AbortSignal, wait?: number): Promise<Resource[]> {
 		const priority = this.config.priority ?? [];
 		const rank = (member: string) => (priority.includes(member) ? priority.indexOf(member) : priority.length);
-		const lists = (await this.lists<Resource>('resources', signal)).sort((a, b) => rank(a.member) - rank(b.member) || (a.member < b.member ? -1 : 1));
+		const lists = (await this.lists<Resource>('resources', signal, wait)).sort((a, b) => rank(a.member) - rank(b.member) || (a.member < b.member ? -1 : 1));
 		const owners = new Map<string, string>();
 		const resources: Resource[] = [];
 		for (const { member, items } of lists) {
@@ -235,19 +286,22 @@ export class AggregateSession implements UpstreamSession {
 	}
 
 	/**
-	 * Every running member's list of `kind`, in parallel, each waited for at most MEMBER_WAIT_MS.
+	 * Every running member's list of `kind`, in parallel, each waited for at most `wait` ms.
 	 * A member slower than that is left out, not cut off: its list is still fetched (shared by the
 	 * sessions, so no one client's cancellation ends it), and its answer announced with list_changed.
+	 * A name the lists so far do not hold is looked up waiting up to LATE_LIST_MS: a call to a tool
+	 * of a member whose session is still starting (a stdio member starts a process for a client
+	 * of new capabilities) waits for it rather than failing.
 	 */
-	private async lists<T>(kind: ListKind, signal: AbortSignal): Promise<MemberList<T & { name: string }>[]> {
+	private async lists<T>(kind: ListKind, signal: AbortSignal, wait = MEMBER_WAIT_MS): Promise<MemberList<T & { name: string }>[]> {
 		const members = [...(await this.backend.membership.members()).values()].filter((member) => member.url);
 		const lists = await Promise.all(
 			members.map(async (member) => {
 				try {
-					const list = this.backend.cachedList(member, kind, () => this.fetchList<T>(member, kind, AbortSignal.timeout(LATE_LIST_MS)));
-					const items = await waitAtMost(list, MEMBER_WAIT_MS, signal);
+					const list = this.backend.cachedList(member, kind, this.capabilitiesKey, () => this.fetchList<T>(member, kind, AbortSignal.timeout(LATE_LIST_MS)));
+					const items = await waitAtMost(list, wait, signal);
 					if (items === undefined) {
-						this.backend.options.log.warn(`${LISTS[kind].method} of ${member.name}: no answer within ${MEMBER_WAIT_MS} ms; its items are left out until it answers`);
+						this.backend.options.log.warn(`${LISTS[kind].method} of ${member.name}: no answer within ${wait} ms; its items are left out until it answers`);
 						this.backend.announceWhenDone(list, kind);
 						return undefined;
 					}
@@ -262,47 +316,38 @@ export class AggregateSession implements UpstreamSession {
 	}
 
 	private async fetchList<T>(member: Member, kind: ListKind, signal: AbortSignal): Promise<T[]> {
-		const client = await this.clientOf(member.name, signal);
+		const session = await this.sessionOf(member.name, signal);
 		const capability = kind === 'resourceTemplates' ? 'resources' : kind;
-		if (!client.getServerCapabilities()?.[capability]) return [];
+		if (!session.capabilities[capability]) return [];
 		const { method, field } = LISTS[kind];
 		const items: T[] = [];
 		let cursor: string | undefined;
 		do {
-			const page = await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, { signal });
+			const page = await this.forward(member.name, method, cursor ? { cursor } : {}, signal);
+			if (page instanceof Refusal) throw new Error(page.error.message);
 			items.push(...((page[field] as T[] | undefined) ?? []));
 			cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
 		} while (cursor);
 		return items;
 	}
 
-	/** Sends a client request on to `memberName`, its progress passed back under the client's token. */
-	private async forward(memberName: string, method: string, params: Params, signal: AbortSignal, id: RequestId): Promise<Record<string, unknown>> {
-		const client = await this.clientOf(memberName, signal);
-		const meta = params?._meta as Record<string, unknown> | undefined;
-		const token = meta?.progressToken;
-		const { _meta: _, ...rest } = params ?? {};
-		const { progressToken: _token, ...otherMeta } = meta ?? {};
-		const sent = { ...rest, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) };
-		try {
-			return await client.request({ method, params: sent }, ResultSchema, {
-				signal,
-				timeout: CALL_TIMEOUT_MS,
-				onprogress:
-					token === undefined
-						? undefined
-						: (progress) => this.sink.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }, id),
-			});
-		} catch (error) {
-			if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) throw error;
-			if (signal.aborted) throw error;
-			this.disconnect(memberName);
-			throw new MemberUnavailable(`workload ${memberName} (a member of group ${this.backend.options.group}) did not answer: ${(error as Error).message}`);
-		}
+	/**
+	 * Sends a request on to `memberName`, on behalf of the client's request `call` when it is one:
+	 * what the member sends about it (progress, its requests to the client) reaches the client tied
+	 * to that call. The member's own error is the client's; a member that cannot be reached is named.
+	 */
+	private async forward(memberName: string, method: string, params: Params, signal: AbortSignal, call?: RequestId): Promise<Record<string, unknown> | Refusal> {
+		const session = await this.sessionOf(memberName, signal);
+		const answer = await session.request(method, params, signal, call);
+		if (answer.result) return answer.result;
+		const error = answer.error ?? { code: ErrorCode.InternalError, message: 'the member answered neither a result nor an error' };
+		if (signal.aborted || (error.code !== ErrorCode.ConnectionClosed && !tagsOf(answer)?.connectionFailure)) return new Refusal(error);
+		this.disconnect(memberName);
+		throw new MemberUnavailable(`workload ${memberName} (a member of group ${this.backend.options.group}) did not answer: ${error.message}`);
 	}
 
-	/** The client session to `name`'s proxy, opened when first needed. */
-	private async clientOf(name: string, signal: AbortSignal): Promise<Client> {
+	/** The session to `name`'s proxy, opened when first needed. */
+	private async sessionOf(name: string, signal: AbortSignal): Promise<MemberSession> {
 		const member = (await this.backend.membership.members()).get(name);
 		if (!member?.url) {
 			throw new MemberUnavailable(
@@ -310,44 +355,65 @@ export class AggregateSession implements UpstreamSession {
 			);
 		}
 		const known = this.connections.get(name);
-		if (known && known.generation === member.generation) return known.client;
+		if (known && known.generation === member.generation) return known.session;
 		if (known) this.disconnect(name);
-		const client = this.connect(member, signal);
-		this.connections.set(name, { generation: member.generation, client });
-		client.catch(() => this.connections.get(name)?.client === client && this.connections.delete(name));
-		return client.catch((error: Error) => {
+		const session = this.connect(member, signal);
+		this.connections.set(name, { generation: member.generation, session });
+		session.catch(() => this.connections.get(name)?.session === session && this.connections.delete(name));
+		return session.catch((error: Error) => {
 			throw new MemberUnavailable(`cannot reach workload ${name} (a member of group ${this.backend.options.group}): ${error.message}`);
 		});
 	}
 
-	private async connect(member: Member, signal: AbortSignal): Promise<Client> {
-		const client = new Client({ name: 'hangar-aggregate', version: VERSION }, { capabilities: {} });
-		const changed = (kind: ListKind) => async () => this.backend.listChanged(member.name, kind);
-		client.setNotificationHandler(ToolListChangedNotificationSchema, changed('tools'));
-		client.setNotificationHandler(PromptListChangedNotificationSchema, changed('prompts'));
-		client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
-			this.backend.listChanged(member.name, 'resources');
-			this.backend.listChanged(member.name, 'resourceTemplates');
+	private async connect(member: Member, signal: AbortSignal): Promise<MemberSession> {
+		const session: MemberSession = new MemberSession(this.backend.transportOf(member), {
+			message: (message, call) => this.fromMember(member.name, session, message, call),
+			// The member's proxy ended it (it restarted, say): the next request opens another.
+			ended: () => void this.connections.get(member.name)?.session.then((current) => current === session && this.disconnect(member.name), () => undefined),
 		});
-		// Logging and the like reach the client as the member sent them.
-		client.fallbackNotificationHandler = async (notification) => this.notifyRaw(notification);
-		await client.connect(new StreamableHTTPClientTransport(member.url!), { signal, timeout: MEMBER_WAIT_MS });
+		try {
+			// Not bounded by MEMBER_WAIT_MS: a stdio member may start a process for this client's capabilities first, and lists wait for it in the background.
+			await session.initialize(this.capabilities, signal);
+		} catch (error) {
+			session.close();
+			throw error;
+		}
 		if (this.closed) {
-			void client.close();
+			session.close();
 			throw new Error('the session closed');
 		}
-		return client;
+		return session;
 	}
 
-	private notifyRaw(notification: { method: string; params?: Record<string, unknown> }): void {
-		if (!this.closed) this.sink.deliver({ jsonrpc: '2.0', method: notification.method, ...(notification.params ? { params: notification.params } : {}) });
+	/**
+	 * What a member sent: its list changes forget its cached lists (every client is told), its
+	 * requests reach the client under an id of this session's, the rest (progress, logs) as sent;
+	 * each tied to the client's call it is about, if any.
+	 */
+	private fromMember(memberName: string, session: MemberSession, message: JsonRpcMessage, call: RequestId | undefined): void {
+		if (this.closed || isResponse(message)) return;
+		if (isRequest(message)) {
+			const id = `${memberName}-${this.nextAsked++}`;
+			this.asked.set(id, { member: session, id: message.id, call });
+			this.sink.deliver({ ...message, id }, call);
+			return;
+		}
+		const changed = CHANGED_LISTS[message.method];
+		if (changed) for (const kind of changed) this.backend.listChanged(memberName, kind);
+		else this.sink.deliver(message, call);
 	}
 
 	private disconnect(name: string): void {
 		const connection = this.connections.get(name);
 		if (!connection) return;
 		this.connections.delete(name);
-		void connection.client.then((client) => client.close()).catch(() => undefined);
+		void connection.session.then(
+			(session) => {
+				for (const [id, asked] of this.asked.entries()) if (asked.member === session) this.asked.delete(id);
+				session.close();
+			},
+			() => undefined,
+		);
 	}
 }
 
@@ -363,7 +429,7 @@ async function waitAtMost<T>(promise: Promise<T>, ms: number, signal: AbortSigna
 
 /** An error the aggregate itself answers with. */
 class Refusal {
-	constructor(readonly error: { code: number; message: string }) {}
+	constructor(readonly error: { code: number; message: string; data?: unknown }) {}
 }
 
 function invalidParams(message: string): Refusal {

@@ -1,0 +1,63 @@
+/**
+ * One session of an aggregate's client session to one member's proxy, over the proxy's own
+ * Streamable HTTP client (backends/http.ts): what the member sends about a call (its requests
+ * to the client, progress, logs) comes on that call's response stream, and so is told apart
+ * from what it sends on its own (the session's GET stream), as the member's proxy told it.
+ */
+import { VERSION } from '../../../version.js';
+import type { UpstreamSession } from '../../core/backend.js';
+import { CallTable } from '../../core/callTable.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
+import type { HttpBackend } from '../http.js';
+
+export interface MemberEvents {
+	/** A message from the member; `call` is the client request of the aggregate it is about, when it is about one. */
+	message(message: JsonRpcMessage, call: RequestId | undefined): void;
+	/** The member's proxy ended the session. */
+	ended(reason: string): void;
+}
+
+export class MemberSession {
+	/** The member's capabilities, once initialised. */
+	capabilities: Record<string, unknown> = {};
+	private readonly upstream: UpstreamSession;
+	private nextId = 1;
+	/** This session's request id → the aggregate client's request it was sent for. */
+	private readonly calls = new CallTable<RequestId>();
+
+	constructor(transport: HttpBackend, events: MemberEvents) {
+		this.upstream = transport.open({
+			deliver: (message, relatedTo) => events.message(message, relatedTo === undefined ? undefined : this.calls.get(relatedTo)),
+			ended: (reason) => events.ended(reason),
+		});
+	}
+
+	/** The handshake, declaring the client capabilities the aggregate relays (`capabilities`); rejects when the member refuses it. */
+	async initialize(capabilities: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+		const params = { protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.at(-1), capabilities, clientInfo: { name: 'hangar-aggregate', version: VERSION } };
+		const answer = await this.request('initialize', params, signal);
+		if (answer.error) throw new Error(answer.error.message);
+		this.capabilities = (answer.result?.capabilities as Record<string, unknown> | undefined) ?? {};
+		await this.upstream.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+	}
+
+	/** A request to the member, on behalf of the client request `call` (its messages are tied to it); never rejects. */
+	async request(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, call?: RequestId): Promise<JsonRpcResponse> {
+		const id = this.nextId++;
+		if (call !== undefined) this.calls.set(id, call);
+		try {
+			return await this.upstream.request({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, signal);
+		} finally {
+			this.calls.delete(id);
+		}
+	}
+
+	/** A notification, or the client's answer to one of the member's requests (under the member's own id). */
+	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
+		return this.upstream.send(message);
+	}
+
+	close(): void {
+		this.upstream.close();
+	}
+}
