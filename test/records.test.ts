@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { recordSchemas } from '../server/runspec/records.generated.js';
-import { jsonSchemaOf, RECORDS, recordJsonSchemas } from '../server/runspec/records.js';
+import { jsonSchemaOf, RECORDS, recordJsonSchemas, type StoredWorkload } from '../server/runspec/records.js';
 import { jsonSchemaCheck } from '../server/store/jsonSchema.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
@@ -72,9 +72,9 @@ describe('the generated checks of the records', () => {
 	});
 
 	it('keep a `__proto__` key a field', () => {
-		const result = jsonSchemaCheck(recordSchemas.StoredWorkload).safeParse(JSON.parse('{"name":"n","created_at":"t","restart_policy":"no","env_vars":{"__proto__":"yes"}}'));
+		const result = jsonSchemaCheck<StoredWorkload>(recordSchemas.StoredWorkload).safeParse(JSON.parse('{"name":"n","created_at":"t","restart_policy":"no","env_vars":{"__proto__":"yes"}}'));
 		expect(result.success && Object.getPrototypeOf(result.data.env_vars)).toBe(Object.prototype);
-		expect(result.success && Object.keys(result.data.env_vars as object)).toEqual(['__proto__']);
+		expect(result.success && Object.keys(result.data.env_vars!)).toEqual(['__proto__']);
 	});
 
 	it('refuse a schema they cannot check: a keyword outside the subset, a refinement', () => {
