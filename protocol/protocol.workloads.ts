@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { GroupName, NoResult, QueryBoolean, QueryInteger, requiredString, StringMap, WorkloadName } from './common.js';
 import { notification, operation } from './operation.js';
 import { RegistryHeader } from './registryTypes.js';
+import { MAX_STATS_WINDOW_SECONDS } from './statsWindow.js';
 import {
 	AggregationConfig,
 	AuditConfig,
@@ -445,8 +446,7 @@ export const GetWorkloadProxyLogs = operation({
 	example: { name: 'contract-missing' },
 });
 
-/** Seconds of history a proxy keeps for `workloads/stats`. */
-export const MAX_STATS_WINDOW_SECONDS = 60;
+export { MAX_STATS_WINDOW_SECONDS };
 
 /** A running workload's calls over a recent window, counted by its proxy (telemetry on or off). */
 export const WorkloadStats = z.object({

@@ -83,12 +83,7 @@ export const AggregationConfig = z.object({
 });
 export type AggregationConfig = z.infer<typeof AggregationConfig>;
 
-const GROUP_SCHEME = 'group://';
-
-/** The group an aggregate's image `group://NAME` names, or undefined for any other image. */
-export function groupOfImage(image: string | undefined): string | undefined {
-	return image?.startsWith(GROUP_SCHEME) ? image.slice(GROUP_SCHEME.length) : undefined;
-}
+export { groupOfImage } from './aggregateImage.js';
 
 /**
  * What a client is offered of `workloads` (client files, VS Code's MCP servers): a group served

@@ -3,7 +3,8 @@
  * workload's proxy loads, read by a module hook (`--import`, in NODE_OPTIONS, which the proxy
  * inherits), leave out the engine client of the management calls (dockerode, with gRPC,
  * protobuf and ssh2), the MCP SDK of the aggregate backend, jose, Cedar, Redis and
- * OpenTelemetry, and the features' own modules.
+ * OpenTelemetry, the features' own modules, and zod (it reads its records with checks generated
+ * from the zod schemas: server/runspec/records.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,7 +53,7 @@ describe('the proxy of a plain stdio workload', { timeout: 180_000 }, () => {
 		expect(loaded.some((url) => url.endsWith('/server/proxy/main.js'))).toBe(true);
 		expect(loaded.some((url) => url.endsWith('/server/proxy/backends/stdio.js'))).toBe(true);
 		const packages = new Set(loaded.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter(Boolean));
-		for (const unused of ['dockerode', 'docker-modem', 'ssh2', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'ajv', 'minisearch', 'jose', '@cedar-policy/cedar-wasm', 'ioredis', 'commander']) {
+		for (const unused of ['dockerode', 'docker-modem', 'ssh2', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'ajv', 'minisearch', 'jose', '@cedar-policy/cedar-wasm', 'ioredis', 'commander', 'zod']) {
 			expect(packages, unused).not.toContain(unused);
 		}
 		expect([...packages].filter((name) => name!.startsWith('@opentelemetry/'))).toEqual([]);

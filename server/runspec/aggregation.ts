@@ -3,7 +3,7 @@
  * one MCP server. It has no container; its proxy's backend is the aggregator
  * (proxy/backends/aggregate/), whose upstreams are the members' own proxies.
  */
-import { groupOfImage } from '../../protocol/runConfig.js';
+import { groupOfImage } from '../../protocol/aggregateImage.js';
 import { isServing, type StoredWorkload, type WorkloadStore } from './store.js';
 
 /** The group whose workloads an aggregate serves; undefined for a workload that is not one. */

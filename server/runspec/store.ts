@@ -15,35 +15,20 @@
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
-import { RegistryHeader } from '../../protocol/registryTypes.js';
-import { RunConfig, ToolPinning } from '../../protocol/runConfig.js';
-import { JsonCollection } from '../store/document.js';
+import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
+import { JsonCollection, type RecordSchema } from '../store/document.js';
+import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import { balancerFilesOf } from './balancer.js';
 import { PinStore } from './pins/store.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
+import { recordSchemas } from './records.generated.js';
+import type { BackendState, ProxyRecord, StoredStatus, StoredWorkload } from './records.js';
+
+export type { BackendState, ProxyRecord, StoredStatus, StoredWorkload } from './records.js';
 
 /** The format version of the run configuration ToolHive writes, shown on export. */
 export const RUN_CONFIG_FORMAT = 'v0.1.0';
-
-export const StoredWorkload = RunConfig.extend({
-	name: z.string(),
-	created_at: z.string(),
-	/** Hangar: the image built for a package reference (`image` is then the pinned `npx://…`). */
-	built_image: z.string().optional(),
-	restart_policy: RestartPolicy,
-	/** Seconds; absent means the proxy's default. */
-	request_timeout: z.number().int().optional(),
-	/** Seconds a request may take in all, progress or not; absent means the proxy's default. */
-	request_timeout_max: z.number().int().optional(),
-	/** Headers a remote server accepts (from its registry entry or the request). */
-	headers: z.array(RegistryHeader).optional(),
-	/** Port of the egress proxy on the isolated network's gateway, for a network-isolated container. */
-	egress_port: z.number().int().optional(),
-});
-export type StoredWorkload = z.infer<typeof StoredWorkload>;
 
 /** Most characters of a status reason kept; a server's text beyond it is cut (with `…`). */
 export const MAX_REASON_LENGTH = 500;
@@ -52,18 +37,6 @@ export const MAX_REASON_LENGTH = 500;
 export function boundedReason<T extends string | undefined>(reason: T): T {
 	return (reason !== undefined && reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH - 1)}…` : reason) as T;
 }
-
-export const StoredStatus = z.object({
-	status: WorkloadStatus,
-	status_context: z.string().optional(),
-	started_at: z.string().optional(),
-	updated_at: z.string(),
-});
-export type StoredStatus = z.infer<typeof StoredStatus>;
-
-/** `unauthenticated` and `auth_retrying`: a remote server behind OAuth the proxy cannot get a token for (upstreamAuth/). */
-export const BackendState = z.enum(['connecting', 'connected', 'disconnected', 'unauthenticated', 'auth_retrying']);
-export type BackendState = z.infer<typeof BackendState>;
 
 /** The proxy serves but cannot get a token for its server: a backend state, and the workload status the proxy records. */
 export function isSignInState(state: string | undefined): state is 'unauthenticated' | 'auth_retrying' {
@@ -75,27 +48,11 @@ export function isServing(status: WorkloadStatus): boolean {
 	return status === 'running' || status === 'unhealthy' || isSignInState(status);
 }
 
-export const ProxyRecord = z.object({
-	pid: z.number().int(),
-	host: z.string(),
-	port: z.number().int(),
-	started_at: z.string(),
-	backend: BackendState,
-	backend_detail: z.string().optional(),
-	/** The bearer token of the proxy's statistics (see `stats.ts`). */
-	stats_token: z.string().optional(),
-	/** Replicas with `session_redis`: false while Redis does not answer (sessions stay on their replica). */
-	sessions_shared: z.boolean().optional(),
-	/** The tool pinning policy the proxy started with (its run configuration's, else the global default then). */
-	tool_pinning: ToolPinning.optional(),
-});
-export type ProxyRecord = z.infer<typeof ProxyRecord>;
-
 /** A folder of records, one per workload, with an upsert. */
 class RecordFolder<T> {
 	readonly collection: JsonCollection<T>;
 
-	constructor(folder: string, schema: z.ZodType<T>) {
+	constructor(folder: string, schema: RecordSchema<T>) {
 		this.collection = new JsonCollection(folder, { schema, version: 1 });
 	}
 
@@ -134,9 +91,9 @@ export class WorkloadStore {
 
 	constructor(readonly paths: HangarPaths) {
 		this.instance = createHash('sha256').update(paths.state).digest('hex').slice(0, 8);
-		this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: StoredWorkload, version: 1 });
-		this.statuses = new RecordFolder(join(paths.data, 'statuses'), StoredStatus);
-		this.proxies = new RecordFolder(join(paths.data, 'proxies'), ProxyRecord);
+		this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: jsonSchemaCheck<StoredWorkload>(recordSchemas.StoredWorkload), version: 1 });
+		this.statuses = new RecordFolder(join(paths.data, 'statuses'), jsonSchemaCheck<StoredStatus>(recordSchemas.StoredStatus));
+		this.proxies = new RecordFolder(join(paths.data, 'proxies'), jsonSchemaCheck<ProxyRecord>(recordSchemas.ProxyRecord));
 		this.pins = new PinStore(paths);
 		this.locks = join(paths.state, 'workload-locks');
 		this.logs = join(paths.data, 'logs');

@@ -7,7 +7,6 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
@@ -16,8 +15,13 @@ import { describeJsonError } from '../json.js';
 /** Upgrades a document from version `n` (the key) to `n + 1`. */
 export type Migrations = Readonly<Record<number, (document: Record<string, unknown>) => Record<string, unknown>>>;
 
+/** How a document is checked and parsed: a zod schema, or a check of a schema generated from one (jsonSchema.ts). */
+export interface RecordSchema<T> {
+	safeParse(data: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ message: string }> } };
+}
+
 export interface DocumentSchema<T> {
-	readonly schema: z.ZodType<T>;
+	readonly schema: RecordSchema<T>;
 	/** The version this build writes. */
 	readonly version: number;
 	readonly migrations?: Migrations;

@@ -2,14 +2,16 @@
  * A running workload's call statistics, read from its proxy (see `runspec/stats.ts`).
  */
 import { HangarError } from '../../protocol/errors.js';
-import type { WorkloadStats } from '../../protocol/protocol.workloads.js';
-import { ProxyStats, STATS_PATH } from '../runspec/stats.js';
+import { WorkloadStats } from '../../protocol/protocol.workloads.js';
+import { STATS_PATH } from '../runspec/stats.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { clientUrlOf } from '../runspec/urls.js';
 import { liveProxy } from './proxyProcess.js';
 
 const STATS_TIMEOUT_MS = 5_000;
 const DEFAULT_WINDOW_SECONDS = 10;
+/** What the proxy answers (runspec/stats.ts). */
+const ProxyStats = WorkloadStats.omit({ name: true });
 
 export async function readStats(store: WorkloadStore, config: StoredWorkload, window = DEFAULT_WINDOW_SECONDS, signal?: AbortSignal): Promise<WorkloadStats> {
 	const proxy = await liveProxy(store, config.name);

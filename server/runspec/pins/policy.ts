@@ -4,21 +4,21 @@
  * the proxy when it starts and by the services when they report the pins.
  */
 import { join } from 'node:path';
-import { z } from 'zod';
-import { ToolPinning } from '../../../protocol/runConfig.js';
+import type { ToolPinning } from '../../../protocol/runConfig.js';
 import { JsonDocument } from '../../store/document.js';
+import { jsonSchemaCheck } from '../../store/jsonSchema.js';
+import { recordSchemas } from '../records.generated.js';
+import type { PinningDefaults } from '../records.js';
 import type { HangarPaths } from '../../store/paths.js';
 
 export const DEFAULT_TOOL_PINNING: ToolPinning = 'block';
 
-const PinningDefaults = z.object({ tool_pinning: ToolPinning.optional() });
-type PinningDefaults = z.infer<typeof PinningDefaults>;
 
 export class PinningDefault {
 	private readonly document: JsonDocument<PinningDefaults>;
 
 	constructor(paths: HangarPaths) {
-		this.document = new JsonDocument(join(paths.config, 'tool-pinning.json'), { schema: PinningDefaults, version: 1 }, () => ({}));
+		this.document = new JsonDocument(join(paths.config, 'tool-pinning.json'), { schema: jsonSchemaCheck<PinningDefaults>(recordSchemas.PinningDefaults), version: 1 }, () => ({}));
 	}
 
 	/** The global default: the one set, else `block`. */

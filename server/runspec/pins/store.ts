@@ -7,51 +7,15 @@
  * that pins outlive restarts of the workload, of its proxy and of Hangar.
  */
 import { join } from 'node:path';
-import { z } from 'zod';
 import { JsonCollection, type Migrations } from '../../store/document.js';
+import { jsonSchemaCheck } from '../../store/jsonSchema.js';
 import type { HangarPaths } from '../../store/paths.js';
 import { NO_CAPABILITIES } from './capabilities.js';
+import { recordSchemas } from '../records.generated.js';
+import type { WorkloadPins } from '../records.js';
 
-export const FlagRecord = z.object({
-	rule: z.enum(['hidden_unicode', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
-	detail: z.string(),
-});
+export type { KindPins, Observation, PinnedItem, WorkloadPins } from '../records.js';
 
-/** One definition with its fingerprint and the flags found in it. */
-export const PinnedItem = z.object({
-	fingerprint: z.string(),
-	definition: z.record(z.string(), z.unknown()),
-	flags: z.array(FlagRecord).optional(),
-	/** When it was pinned (approved or first seen); absent on what was only seen. */
-	pinned_at: z.string().optional(),
-});
-export type PinnedItem = z.infer<typeof PinnedItem>;
-
-/** The last list the proxy passed on to clients of one capability set (its first page onwards). */
-export const Observation = z.object({
-	at: z.string(),
-	/** The list came whole (one page): a pinned name missing from it was removed. */
-	complete: z.boolean(),
-	items: z.record(z.string(), PinnedItem),
-	/** Names the list carried more than once. */
-	duplicates: z.array(z.string()).optional(),
-	/** The pages of the set's first list are still coming: what they add is pinned on sight too. */
-	initial: z.boolean().optional(),
-});
-export type Observation = z.infer<typeof Observation>;
-
-export const KindPins = z.object({
-	pinned: z.record(z.string(), PinnedItem),
-	/** By capability set (capabilities.ts). */
-	observed: z.record(z.string(), Observation),
-});
-export type KindPins = z.infer<typeof KindPins>;
-
-export const WorkloadPins = z.object({
-	tools: KindPins.optional(),
-	prompts: KindPins.optional(),
-});
-export type WorkloadPins = z.infer<typeof WorkloadPins>;
 
 /**
  * Version 1 kept one observation per kind, of whichever client listed last. It becomes the
@@ -73,7 +37,7 @@ export class PinStore {
 	readonly collection: JsonCollection<WorkloadPins>;
 
 	constructor(paths: HangarPaths) {
-		this.collection = new JsonCollection(join(paths.state, 'pins'), { schema: WorkloadPins, version: 2, migrations: MIGRATIONS });
+		this.collection = new JsonCollection(join(paths.state, 'pins'), { schema: jsonSchemaCheck<WorkloadPins>(recordSchemas.WorkloadPins), version: 2, migrations: MIGRATIONS });
 	}
 
 	/** The file a workload's pins are in (what the proxy watches). */

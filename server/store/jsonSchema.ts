@@ -1,0 +1,125 @@
+/**
+ * A check of stored documents against a JSON Schema, for the processes that must not load zod
+ * (a workload's proxy: zod alone is 12–13 MB of its resident set). The schemas are not written
+ * by hand: they are generated from the zod schemas (`z.toJSONSchema`, see runspec/records.ts)
+ * and a test keeps them equal. It reads the subset zod emits for plain data and parses as zod
+ * does: an object drops the fields its schema does not name (zod's default), `anyOf` takes the
+ * first form that matches. A keyword outside that subset is refused when the check is built.
+ */
+import type { RecordSchema } from './document.js';
+
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+type Outcome = { readonly value: unknown } | { readonly error: string };
+type Check = (value: unknown, path: string) => Outcome;
+
+/** Keywords that only annotate. */
+const ANNOTATIONS = ['$schema', 'title', 'description'];
+const KEYWORDS = new Set([...ANNOTATIONS, 'type', 'enum', 'const', 'minimum', 'maximum', 'properties', 'required', 'additionalProperties', 'propertyNames', 'items', 'anyOf']);
+
+function typeOf(value: unknown): string {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'array';
+	if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+	return typeof value;
+}
+
+function hasType(value: unknown, type: string): boolean {
+	const actual = typeOf(value);
+	return actual === type || (type === 'number' && actual === 'integer');
+}
+
+const fieldOf = (path: string, key: string) => (path ? `${path}.${key}` : key);
+const named = (path: string) => (path ? `field ${path}` : 'the document');
+
+function compile(schema: JsonSchema): Check {
+	for (const keyword of Object.keys(schema)) if (!KEYWORDS.has(keyword)) throw new Error(`JSON Schema keyword ${keyword} is not supported`);
+	const steps: Check[] = [];
+	if (schema.type !== undefined) {
+		const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
+		steps.push((value, path) => (types.some((type) => hasType(value, type)) ? { value } : { error: `${named(path)}: expected ${types.join(' or ')}, got ${typeOf(value)}` }));
+	}
+	if (schema.enum !== undefined || schema.const !== undefined) {
+		const allowed = (schema.enum as unknown[] | undefined) ?? [schema.const];
+		steps.push((value, path) => (allowed.includes(value) ? { value } : { error: `${named(path)}: expected one of ${allowed.map((entry) => JSON.stringify(entry)).join(', ')}` }));
+	}
+	const { minimum, maximum } = schema as { minimum?: number; maximum?: number };
+	if (minimum !== undefined || maximum !== undefined) {
+		steps.push((value, path) =>
+			typeof value === 'number' && ((minimum !== undefined && value < minimum) || (maximum !== undefined && value > maximum)) ? { error: `${named(path)}: ${value} is out of range` } : { value },
+		);
+	}
+	if (schema.properties !== undefined || schema.additionalProperties !== undefined || schema.propertyNames !== undefined) steps.push(objectCheck(schema));
+	if (schema.items !== undefined) {
+		const item = compile(schema.items as JsonSchema);
+		steps.push((value, path) => {
+			if (!Array.isArray(value)) return { value };
+			const items: unknown[] = [];
+			for (const [index, entry] of value.entries()) {
+				const outcome = item(entry, `${path}[${index}]`);
+				if ('error' in outcome) return outcome;
+				items.push(outcome.value);
+			}
+			return { value: items };
+		});
+	}
+	if (schema.anyOf !== undefined) {
+		const forms = (schema.anyOf as JsonSchema[]).map(compile);
+		steps.push((value, path) => {
+			for (const form of forms) {
+				const outcome = form(value, path);
+				if ('value' in outcome) return outcome;
+			}
+			return { error: `${named(path)}: matches none of its ${forms.length} allowed forms` };
+		});
+	}
+	return (value, path) => {
+		let outcome: Outcome = { value };
+		for (const step of steps) {
+			outcome = step(outcome.value, path);
+			if ('error' in outcome) return outcome;
+		}
+		return outcome;
+	};
+}
+
+/** `properties` with `required`; other fields checked by `additionalProperties`, refused by `false`, dropped without it. */
+function objectCheck(schema: JsonSchema): Check {
+	const properties = new Map(Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([key, property]) => [key, compile(property)]));
+	const required = (schema.required ?? []) as string[];
+	const additional = schema.additionalProperties as JsonSchema | boolean | undefined;
+	const others = typeof additional === 'object' ? compile(additional) : undefined;
+	const names = schema.propertyNames === undefined ? undefined : compile(schema.propertyNames as JsonSchema);
+	return (value, path) => {
+		if (typeOf(value) !== 'object') return { value };
+		const missing = required.find((key) => !Object.hasOwn(value as object, key));
+		if (missing !== undefined) return { error: `${named(fieldOf(path, missing))}: required` };
+		const result: Record<string, unknown> = {};
+		for (const [key, entry] of Object.entries(value as Record<string, unknown>)) {
+			const field = fieldOf(path, key);
+			const nameOutcome = names?.(key, field);
+			if (nameOutcome && 'error' in nameOutcome) return nameOutcome;
+			const check = properties.get(key) ?? others;
+			if (!check) {
+				if (additional === false) return { error: `${named(field)}: not allowed` };
+				continue;
+			}
+			const outcome = check(entry, field);
+			if ('error' in outcome) return outcome;
+			// Defined, not assigned: a `__proto__` key stays a field.
+			Object.defineProperty(result, key, { value: outcome.value, enumerable: true, writable: true, configurable: true });
+		}
+		return { value: result };
+	};
+}
+
+/** A check of documents against `schema` (a schema generated from a zod schema of type T), usable where a zod schema is. */
+export function jsonSchemaCheck<T>(schema: JsonSchema): RecordSchema<T> {
+	const check = compile(schema);
+	return {
+		safeParse(data) {
+			const outcome = check(data, '');
+			return 'error' in outcome ? { success: false, error: { issues: [{ message: outcome.error }] } } : { success: true, data: outcome.value as T };
+		},
+	};
+}
