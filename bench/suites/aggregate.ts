@@ -4,11 +4,14 @@
  * the same call straight to one member's proxy, in rounds that alternate between the two
  * (bench/rounds.ts). CPU per call is each front process's own: the aggregate's proxy against the
  * member's, that is one more hop against one hop. And the resident memory of both proxies with
- * one client session open: idle before the rounds, and after them and a settle.
+ * one client session open: idle before the rounds, and after them and a settle; then with
+ * 100 client sessions, each of which has called. Before all that, what opening a session costs
+ * (initialize, then tools/list): the aggregate's first, whose list asks all ten members, against
+ * later ones, served from its cache, and against a member's.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openSession } from '../lean.js';
+import { openSession, type LeanSession } from '../lean.js';
 import { benchEnv, runHangar } from '../processes.js';
 import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
@@ -21,6 +24,17 @@ const ROUNDS = Number(process.env.BENCH_AGGREGATE_ROUNDS ?? 4);
 const GROUP = 'bench-aggregate';
 /** Issue #33: the aggregate adds at most 25 % to the member's latency. */
 const LATENCY_LIMIT = 1.25;
+/** Sessions opened to time a cached list. */
+const LIST_SAMPLES = 20;
+/** Client sessions held open for the memory figure. */
+const SESSIONS = 100;
+
+/** Milliseconds `work` takes, and its result. */
+async function time<T>(work: () => Promise<T>): Promise<[number, T]> {
+	const started = performance.now();
+	const result = await work();
+	return [performance.now() - started, result];
+}
 
 async function proxyPid(home: string, name: string): Promise<number> {
 	return (JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number }).pid;
@@ -31,16 +45,28 @@ export async function aggregate(): Promise<Table[]> {
 	const home = env.HANGAR_HOME!;
 	const members = Array.from({ length: MEMBERS }, (_, index) => `m${index}`);
 	const fronts: Front[] = [];
+	let crowded = 0;
 	try {
 		await runHangar(['group', 'create', GROUP], env);
 		const urls: string[] = [];
 		// One at a time: ten containers starting at once on a small machine time each other out.
 		for (const member of members) urls.push((JSON.parse(await runHangar(['run', IMAGE, '--name', member, '--transport', 'stdio', '--group', GROUP, '--json', '--', 'stdio'], env)) as { url: string }).url);
 		const created = JSON.parse(await runHangar(['run', `group://${GROUP}`, '--name', 'all', '--group', GROUP, '--json'], env)) as { url: string };
-		const front = async (name: string, label: string, url: string, tool: string): Promise<Front> => ({ name: label, pid: await proxyPid(home, name), session: await openSession(url, {}, tool), stop: async () => undefined });
+		const [coldList, first] = await time(() => openSession(created.url, {}, `${members[0]}_echo`));
+		const opening = async (url: string) => {
+			const samples: number[] = [];
+			for (let index = 0; index < LIST_SAMPLES; index++) {
+				const [took, session] = await time(() => openSession(url));
+				samples.push(took);
+				session.close();
+			}
+			return median(samples);
+		};
+		const [cachedList, memberList] = [await opening(created.url), await opening(urls[0]!)];
+		const front = async (name: string, label: string, session: LeanSession): Promise<Front> => ({ name: label, pid: await proxyPid(home, name), session, stop: async () => undefined });
 		const opened = [
-			await front(members[0]!, `straight to member ${members[0]}'s proxy`, urls[0]!, 'echo'),
-			await front('all', `through the aggregate of ${MEMBERS} members`, created.url, `${members[0]}_echo`),
+			await front(members[0]!, `straight to member ${members[0]}'s proxy`, await openSession(urls[0]!)),
+			await front('all', `through the aggregate of ${MEMBERS} members`, first),
 		];
 		await settle();
 		const idle = await Promise.all(opened.map((each) => residentMegabytes(each.pid!)));
@@ -59,7 +85,24 @@ export async function aggregate(): Promise<Table[]> {
 		}
 		await settle();
 		const loaded = await Promise.all(fronts.map((each) => residentMegabytes(each.pid!)));
-		const memory = fronts.map((each, index) => [index === 0 ? "the member's proxy" : `the aggregate's proxy (${MEMBERS} members)`, `${idle[index]!.toFixed(1)} MB`, `${loaded[index]!.toFixed(1)} MB`]);
+		const crowd: LeanSession[] = [];
+		try {
+			for (let index = 0; index < SESSIONS; index++) {
+				const session = await openSession(created.url, {}, `${members[0]}_echo`);
+				crowd.push(session);
+				await session.call();
+			}
+			await settle();
+			crowded = await residentMegabytes(fronts[1]!.pid!);
+		} finally {
+			for (const session of crowd) session.close();
+		}
+		const memory = fronts.map((each, index) => [
+			index === 0 ? "the member's proxy" : `the aggregate's proxy (${MEMBERS} members)`,
+			`${idle[index]!.toFixed(1)} MB`,
+			`${loaded[index]!.toFixed(1)} MB`,
+			index === 0 ? '—' : `${crowded.toFixed(1)} MB`,
+		]);
 		return [
 			{
 				title: `An aggregate's cost: tools/call (echo) from a lean client through an aggregate of ${MEMBERS} members (containerised stdio servers) against straight to one member's proxy, ${ROUNDS} alternating rounds per phase (${PHASES.map((phase) => `${phase.label}: ${phase.calls.toLocaleString('en-US')} calls`).join(', ')}); CPU is the front process's own per call`,
@@ -68,8 +111,18 @@ export async function aggregate(): Promise<Table[]> {
 				verdicts,
 			},
 			{
-				title: 'Resident memory of the two proxies, one client session open: idle (after its tools/list and a settle), and after the rounds and a settle',
-				columns: ['proxy', 'idle RSS', 'RSS after the rounds'],
+				title: `Opening a client session (initialize, then tools/list): the aggregate's first, whose list asks its ${MEMBERS} members, against the median of ${LIST_SAMPLES} later ones (its cache) and of ${LIST_SAMPLES} to the member's proxy`,
+				columns: ['session', 'time'],
+				rows: [
+					[`the aggregate's first (cold: ${MEMBERS} members asked)`, ms(coldList)],
+					["the aggregate's later ones (cached)", ms(cachedList)],
+					["straight to the member's proxy", ms(memberList)],
+				],
+				verdicts: [],
+			},
+			{
+				title: `Resident memory of the two proxies, one client session open: idle (after its tools/list and a settle), after the rounds and a settle, and with ${SESSIONS} more client sessions that each called once`,
+				columns: ['proxy', 'idle RSS', 'RSS after the rounds', `with ${SESSIONS} sessions`],
 				rows: memory,
 				verdicts: [],
 			},
