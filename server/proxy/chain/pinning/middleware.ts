@@ -88,23 +88,28 @@ export class PinGuard {
 		for (const kind of ['tools', 'prompts'] as const) this.approved.set(kind, approvedNames(pins[kind]));
 	}
 
-	readonly middleware: McpMiddleware = async (call, next) => {
+	// Not an async function: an approved call goes on with no promise of this middleware's own.
+	readonly middleware: McpMiddleware = (call, next) => {
 		const { method } = call.request;
 		const useKind = useKinds.get(method);
 		if (useKind) {
 			const name = call.request.params?.name;
-			if (this.options.policy === 'block' && typeof name === 'string' && !this.isApproved(useKind, name)) {
-				// A client may use an item without listing first: its capability set's list decides, so read it now.
-				if (!this.hasScreened(useKind, call)) await this.screenOnBehalf(useKind, call, next);
-				if (!this.isApproved(useKind, name)) return errorResponse(call.request.id, ErrorCode.InvalidParams, this.refusal(useKind, name));
-			}
+			if (this.options.policy === 'block' && typeof name === 'string' && !this.isApproved(useKind, name)) return this.useUnapproved(useKind, name, call, next);
 			return next(call);
 		}
 		const listKind = listKinds.get(method);
-		if (listKind) return this.screenList(listKind, call, await next(call));
+		if (listKind) return next(call).then((response) => this.screenList(listKind, call, response));
 		if (method === 'initialize') this.sets.set(call.session, capabilitySetOf(call.request.params?.capabilities));
 		return next(call);
 	};
+
+	/** A use of an item not approved (yet): refused, unless its client's list, read now, approves it. */
+	private async useUnapproved(kind: PinKind, name: string, call: McpCall, next: Parameters<McpMiddleware>[1]): Promise<JsonRpcResponse> {
+		// A client may use an item without listing first: its capability set's list decides, so read it now.
+		if (!this.hasScreened(kind, call)) await this.screenOnBehalf(kind, call, next);
+		if (!this.isApproved(kind, name)) return errorResponse(call.request.id, ErrorCode.InvalidParams, this.refusal(kind, name));
+		return next(call);
+	}
 
 	/** Whether `block` lets `name` through (everything does before the first list: nothing to compare yet). */
 	private isApproved(kind: PinKind, name: string): boolean {
