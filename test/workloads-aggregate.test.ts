@@ -256,7 +256,10 @@ describe('an aggregate through the official SDK client', () => {
 	});
 });
 
-describe('a member\'s requests to the client (sampling, elicitation, roots) through an aggregate', () => {
+// Each client's capability set starts a server process in every member it reaches (a `docker
+// exec` each, seconds apiece under load): 2.3 s idle, and once past 30 s with two other proxy
+// test files running alongside, hence the budget.
+describe('a member\'s requests to the client (sampling, elicitation, roots) through an aggregate', { timeout: 90_000 }, () => {
 	const asking = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
 
 	/** An SDK 1.x client that declares `capabilities` (sampling, elicitation and roots), answering as `who`; what it was asked is counted. */
