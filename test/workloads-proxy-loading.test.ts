@@ -1,41 +1,28 @@
 /**
  * A workload's proxy loads only what its configuration uses: the modules a plain stdio
- * workload's proxy loads, read by a module hook (`--import`, in NODE_OPTIONS, which the proxy
- * inherits), leave out the engine client of the management calls (dockerode, with gRPC,
+ * workload's proxy loads, read by a module hook (test/support/loadedModules.ts, which the proxy
+ * inherits through NODE_OPTIONS), leave out the engine client of the management calls (dockerode, with gRPC,
  * protobuf and ssh2), the MCP SDK of the aggregate backend, jose, Cedar, Redis and
  * OpenTelemetry, the features' own modules, and zod (it reads its records with checks generated
  * from the zod schemas: server/runspec/records.ts).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
+import { packagesOf, writeModuleHook } from './support/loadedModules.js';
 import { runHangar } from './support/processes.js';
 
 let home: TestHome;
 let loadedFile: string;
 const name = uniqueName('loading');
 
-/** The proxy process (and only it) registers a hook that writes the URL of every module it loads, one a line. */
-const REGISTER = `import { register } from 'node:module';
-if (process.argv.includes('proxy')) register('./hooks.mjs', { parentURL: import.meta.url, data: { out: process.env.LOADED_MODULES } });
-`;
-const HOOKS = `import { appendFileSync } from 'node:fs';
-let out;
-export function initialize(data) { out = data.out; }
-export async function load(url, context, next) {
-	appendFileSync(out, url + '\\n');
-	return next(url, context);
-}
-`;
-
 beforeAll(async () => {
 	home = await createTestHome();
 	loadedFile = join(home.path, 'loaded.txt');
-	await writeFile(join(home.path, 'register.mjs'), REGISTER);
-	await writeFile(join(home.path, 'hooks.mjs'), HOOKS);
-	home.env.NODE_OPTIONS = `--import=${join(home.path, 'register.mjs')}`;
+	// The proxy process, and only it, writes what it loads.
+	home.env.NODE_OPTIONS = await writeModuleHook(home.path, "process.argv.includes('proxy')");
 	home.env.LOADED_MODULES = loadedFile;
 });
 
@@ -52,11 +39,11 @@ describe('the proxy of a plain stdio workload', { timeout: 180_000 }, () => {
 		// The hook saw the proxy's own modules.
 		expect(loaded.some((url) => url.endsWith('/server/proxy/main.js'))).toBe(true);
 		expect(loaded.some((url) => url.endsWith('/server/proxy/backends/stdio.js'))).toBe(true);
-		const packages = new Set(loaded.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter(Boolean));
+		const packages = packagesOf(loaded);
 		for (const unused of ['dockerode', 'docker-modem', 'ssh2', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'ajv', 'minisearch', 'jose', '@cedar-policy/cedar-wasm', 'ioredis', 'commander', 'zod']) {
 			expect(packages, unused).not.toContain(unused);
 		}
-		expect([...packages].filter((name) => name!.startsWith('@opentelemetry/'))).toEqual([]);
+		expect([...packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
 		const features = ['/chain/authentication/', '/chain/authorization/', '/chain/audit/', '/chain/rateLimits/', '/chain/upstreamAuth/', '/chain/telemetry/proxyTelemetry', '/backends/aggregate/', '/backends/http.js', '/scale/', '/net/egress.js', '/secrets/', '/server/cli/program.js'];
 		for (const feature of features) expect(loaded.filter((url) => url.includes(feature)), feature).toEqual([]);
 	});
