@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { openSession, type LeanSession } from '../lean.js';
 import { benchEnv, runHangar } from '../processes.js';
 import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
-import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
+import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 import { residentMegabytes, settle } from './memory.js';
 import { IMAGE } from './proxyBound.js';
 
@@ -28,13 +28,6 @@ const LATENCY_LIMIT = 1.25;
 const LIST_SAMPLES = 20;
 /** Client sessions held open for the memory figure. */
 const SESSIONS = 100;
-
-/** Milliseconds `work` takes, and its result. */
-async function time<T>(work: () => Promise<T>): Promise<[number, T]> {
-	const started = performance.now();
-	const result = await work();
-	return [performance.now() - started, result];
-}
 
 async function proxyPid(home: string, name: string): Promise<number> {
 	return (JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number }).pid;
@@ -52,16 +45,10 @@ export async function aggregate(): Promise<Table[]> {
 		// One at a time: ten containers starting at once on a small machine time each other out.
 		for (const member of members) urls.push((JSON.parse(await runHangar(['run', IMAGE, '--name', member, '--transport', 'stdio', '--group', GROUP, '--json', '--', 'stdio'], env)) as { url: string }).url);
 		const created = JSON.parse(await runHangar(['run', `group://${GROUP}`, '--name', 'all', '--group', GROUP, '--json'], env)) as { url: string };
-		const [coldList, first] = await time(() => openSession(created.url, {}, `${members[0]}_echo`));
-		const opening = async (url: string) => {
-			const samples: number[] = [];
-			for (let index = 0; index < LIST_SAMPLES; index++) {
-				const [took, session] = await time(() => openSession(url));
-				samples.push(took);
-				session.close();
-			}
-			return median(samples);
-		};
+		const started = performance.now();
+		const first = await openSession(created.url, {}, `${members[0]}_echo`);
+		const coldList = performance.now() - started;
+		const opening = async (url: string) => median(await timed(LIST_SAMPLES, async () => (await openSession(url)).close()));
 		const [cachedList, memberList] = [await opening(created.url), await opening(urls[0]!)];
 		const front = async (name: string, label: string, session: LeanSession): Promise<Front> => ({ name: label, pid: await proxyPid(home, name), session, stop: async () => undefined });
 		const opened = [
