@@ -4,8 +4,9 @@
  * clash, and hangar-test/memory; HTTP remote members of the official SDK, one slow to list),
  * official SDK clients through the aggregate's proxy.
  */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, ToolListChangedNotificationSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateWorkload, RestartWorkload, StopWorkload } from '../protocol/protocol.workloads.js';
 import { connect, EVERYTHING, MEMORY, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { auditFileOf, readAudit } from './fixtures/security/support.js';
 import { connectAt, connectModern, REVISIONS } from './support/mcpClients.js';
 import { MODERN, startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
 import { callRest } from './support/rest.js';
@@ -255,6 +257,53 @@ describe('an aggregate through the official SDK client', () => {
 		await waitFor(async () => changes > 0 && (await toolNames(client)).includes('newcomer_only'), `the tools of ${added.name}`, 60_000);
 	});
 });
+
+describe("a member's proxy on its Unix socket", () => {
+	const recordOf = async (name: string) => JSON.parse(await readFile(join(hangar.home.path, 'data', 'proxies', `${name}.json`), 'utf8')) as { port: number; socket?: string };
+
+	it('serves the same routes behind the same guard, private to its user; the aggregate calls the member over it, audited as local', async () => {
+		const alone = uniqueName('sock');
+		expect((await callRest(hangar.serve.url, CreateGroup, { name: alone })).status).toBe(201);
+		const member = await hangar.create({ name: 'audited', image: MEMORY, transport: 'stdio', group: alone, audit_config: { enabled: true } });
+		const { port, socket } = await recordOf(member.name);
+		expect(socket).toBeDefined();
+		expect((await stat(socket!)).mode & 0o777).toBe(0o600);
+		expect((await stat(dirname(socket!))).mode & 0o777).toBe(0o700);
+		const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+		const post = (headers: Record<string, string>) => overSocket(socket!, { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Host: `127.0.0.1:${port}`, ...headers }, initialize);
+		const opened = await post({});
+		expect(opened.status).toBe(200);
+		expect(opened.headers['mcp-session-id']).toBeTruthy();
+		expect((await post({ Origin: 'https://evil.example' })).status).toBe(403);
+		expect((await post({ Host: 'evil.example' })).status).toBe(403);
+
+		const aggregate = await hangar.create({ name: 'over-socket', image: `group://${alone}`, group: alone });
+		const client = await clientOf(aggregate);
+		expect(textOf(await client.callTool({ name: `${member.name}_read_graph`, arguments: {} }))).toBeDefined();
+		const { events } = await readAudit(auditFileOf(hangar.home.path, member.name), (events) => events.some((event) => event.target.method === 'tools/call'));
+		expect(events.find((event) => event.target.method === 'tools/call')?.source).toMatchObject({ type: 'local', value: 'unix' });
+	});
+
+	it('is gone once the proxy stops', async () => {
+		const member = await hangar.create({ name: 'brief', image: MEMORY, transport: 'stdio' });
+		const { socket } = await recordOf(member.name);
+		await stat(socket!);
+		expect((await callRest(hangar.serve.url, StopWorkload, { name: member.name })).status).toBe(202);
+		await waitFor(async () => (await stat(socket!).catch(() => undefined)) === undefined, 'the socket to go');
+	});
+});
+
+/** One HTTP POST over a Unix socket: its status and headers. */
+function overSocket(socketPath: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: IncomingHttpHeaders }> {
+	return new Promise((resolve, reject) => {
+		const outgoing = httpRequest({ socketPath, path: '/mcp', method: 'POST', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (response) => {
+			response.resume();
+			resolve({ status: response.statusCode ?? 0, headers: response.headers });
+		});
+		outgoing.on('error', reject);
+		outgoing.end(body);
+	});
+}
 
 // Each client's capability set starts a server process in every member it reaches (a `docker
 // exec` each, seconds apiece under load): 2.3 s idle, and once past 30 s with two other proxy

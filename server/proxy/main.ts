@@ -9,6 +9,7 @@
  * `ready` (or why it failed) there, and is then left alone.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -299,6 +300,8 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		ssePaths: paths.sse,
 		routes,
 		address: publicAddress,
+		// A replica is reached through its load balancer alone.
+		socketPath: replica ? undefined : join(environment.paths.data, 'sockets', `${process.pid}.sock`),
 		log,
 	});
 	try {
@@ -313,6 +316,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		pid: process.pid,
 		host,
 		port: workload.port,
+		socket: server.socketPath,
 		started_at: new Date().toISOString(),
 		backend: backend.state,
 		backend_detail: backend.detail,

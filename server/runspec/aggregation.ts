@@ -23,6 +23,8 @@ export const EXPOSED_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export interface MemberEndpoint {
 	/** Undefined while it does not serve. */
 	readonly url: URL | undefined;
+	/** The Unix socket its proxy serves `url` on too, when it has one. */
+	readonly socket?: string;
 	/** Changes when its proxy restarts (empty while it does not serve). */
 	readonly generation: string;
 }
@@ -32,5 +34,6 @@ export async function memberEndpoint(store: WorkloadStore, name: string): Promis
 	const [status, proxy] = await Promise.all([store.statuses.get(name).catch(() => undefined), store.proxies.get(name).catch(() => undefined)]);
 	if (!status || !isServing(status.status) || !proxy) return { url: undefined, generation: '' };
 	const host = proxy.host === '0.0.0.0' || proxy.host === '::' ? '127.0.0.1' : proxy.host;
-	return { url: new URL(`http://${host.includes(':') ? `[${host}]` : host}:${proxy.port}/mcp`), generation: `${proxy.pid}@${proxy.started_at}` };
+	const url = new URL(`http://${host.includes(':') ? `[${host}]` : host}:${proxy.port}/mcp`);
+	return { url, ...(proxy.socket ? { socket: proxy.socket } : {}), generation: `${proxy.pid}@${proxy.started_at}` };
 }

@@ -1733,6 +1733,9 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 				"minimum": -9007199254740991,
 				"maximum": 9007199254740991
 			},
+			"socket": {
+				"type": "string"
+			},
 			"started_at": {
 				"type": "string"
 			},

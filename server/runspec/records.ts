@@ -44,6 +44,11 @@ export const ProxyRecord = z.object({
 	pid: z.number().int(),
 	host: z.string(),
 	port: z.number().int(),
+	/**
+	 * A Unix socket serving the same routes behind the same middleware, for the aggregates of the
+	 * workload's group (only its user may connect): cheaper than a loopback TCP connection.
+	 */
+	socket: z.string().optional(),
 	started_at: z.string(),
 	backend: BackendState,
 	backend_detail: z.string().optional(),

@@ -3,7 +3,10 @@
  * `/messages` (plus a remote server's own path, so its URL keeps working through the proxy),
  * behind the HTTP middleware chain. Bound to 127.0.0.1 unless configured otherwise.
  */
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { ListenOptions } from 'node:net';
+import { dirname } from 'node:path';
 import type { Logger } from '../../log.js';
 import { sendJson } from '../../net/body.js';
 import type { Backend } from '../core/backend.js';
@@ -44,6 +47,11 @@ export interface ProxyServerOptions {
 	readonly routes?: ReadonlyMap<string, HttpHandler>;
 	/** The address clients reach the proxy by, behind a reverse proxy too. */
 	readonly address: PublicAddress;
+	/**
+	 * A Unix socket to serve the same routes on, for the aggregates of the workload's group. Its
+	 * folder is made private to the user; a path the system cannot bind (too long) is skipped.
+	 */
+	readonly socketPath?: string;
 	readonly log: Logger;
 }
 
@@ -67,6 +75,8 @@ class Exchange implements HttpExchange {
 
 export class ProxyServer {
 	private readonly server: Server;
+	/** The Unix socket's server, once it listens. */
+	private local: Server | undefined;
 	private readonly sessions: ClientSessionRegistry;
 	private readonly routes = new Map<string, HttpHandler>();
 
@@ -83,9 +93,7 @@ export class ProxyServer {
 		this.routes.set('/messages', composeHttp(options.httpMiddlewares, (exchange) => sse.post(exchange)));
 		this.routes.set('/health', async ({ response }) => this.health(response));
 		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
-		this.server = createServer((request, response) => this.dispatch(request, response));
-		this.server.keepAliveTimeout = 65_000;
-		this.server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
+		this.server = this.createServer();
 	}
 
 	/** Client sessions open now. */
@@ -93,22 +101,39 @@ export class ProxyServer {
 		return this.sessions.size;
 	}
 
-	listen(): Promise<void> {
-		return new Promise((resolve, reject) => {
-			this.server.once('error', reject);
-			this.server.listen({ host: this.options.host, port: this.options.port, exclusive: true }, () => {
-				this.server.off('error', reject);
-				resolve();
-			});
-		});
+	/** Listens on the host and port; on the Unix socket too, when one is configured (its path then in `socketPath`). */
+	async listen(): Promise<void> {
+		await listening(this.server, { host: this.options.host, port: this.options.port, exclusive: true });
+		const path = this.options.socketPath;
+		if (!path) return;
+		try {
+			await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+			await rm(path, { force: true }); // left by a proxy that was killed
+			const local = this.createServer();
+			await listening(local, { path, exclusive: true });
+			await chmod(path, 0o600);
+			this.local = local;
+		} catch (error) {
+			this.options.log.warn(`not serving on ${path} (aggregates reach this proxy over TCP): ${(error as Error).message}`);
+		}
+	}
+
+	/** The Unix socket the proxy serves on, once it does. */
+	get socketPath(): string | undefined {
+		return this.local ? this.options.socketPath : undefined;
 	}
 
 	async close(): Promise<void> {
 		this.sessions.closeAll();
-		await new Promise<void>((resolve) => {
-			this.server.close(() => resolve());
-			this.server.closeAllConnections();
-		});
+		await Promise.all([this.server, this.local].map((server) => server && closing(server)));
+		if (this.local) await rm(this.options.socketPath!, { force: true });
+	}
+
+	private createServer(): Server {
+		const server = createServer((request, response) => this.dispatch(request, response));
+		server.keepAliveTimeout = 65_000;
+		server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
+		return server;
 	}
 
 	/** Not an async function: the route's promise is the only one a request costs here. */
@@ -141,4 +166,21 @@ export class ProxyServer {
 		const body = JSON.stringify({ status: state === 'connected' ? 'ok' : 'unavailable', backend: state, detail, sessions: this.sessions.size, ...(shared !== undefined && { sessions_shared: shared }) });
 		response.writeHead(state === 'connected' ? 200 : 503, { 'Content-Type': 'application/json' }).end(body);
 	}
+}
+
+function listening(server: Server, options: ListenOptions): Promise<void> {
+	return new Promise((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(options, () => {
+			server.off('error', reject);
+			resolve();
+		});
+	});
+}
+
+function closing(server: Server): Promise<void> {
+	return new Promise((resolve) => {
+		server.close(() => resolve());
+		server.closeAllConnections();
+	});
 }

@@ -12,6 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VERSION } from '../../../version.js';
+import { linkedController } from '../../core/abort.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import {
@@ -123,16 +124,17 @@ export class AggregateSession implements UpstreamSession {
 	}
 
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		const controller = new AbortController();
+		const { controller, unlink } = linkedController(signal);
 		this.calls.set(message.id, controller);
 		try {
-			const result = await this.answer(message, AbortSignal.any([signal, controller.signal]));
+			const result = await this.answer(message, controller.signal);
 			if (result instanceof Refusal) return { jsonrpc: '2.0', id: message.id, error: result.error };
 			return { jsonrpc: '2.0', id: message.id, result };
 		} catch (error) {
 			if (error instanceof MemberUnavailable) return errorResponse(message.id, ErrorCode.ConnectionClosed, error.message);
 			return errorResponse(message.id, ErrorCode.InternalError, (error as Error).message);
 		} finally {
+			unlink();
 			this.calls.delete(message.id);
 			// What the member asked about the call and was not answered is moot now.
 			if (this.asked.size > 0) for (const [id, asked] of this.asked.entries()) if (asked.call === message.id) this.asked.delete(id);

@@ -82,8 +82,8 @@ export interface EventFields {
 	readonly data?: Readonly<Record<string, unknown>>;
 }
 
-function isLoopback(address: string | undefined): boolean {
-	return !!address && (address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'));
+function isLocal(address: string | undefined): boolean {
+	return !!address && (address === 'unix' || address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'));
 }
 
 function nameOf(claims: Readonly<Record<string, unknown>>): string | undefined {
@@ -91,9 +91,14 @@ function nameOf(claims: Readonly<Record<string, unknown>>): string | undefined {
 	return undefined;
 }
 
+/** The caller's address; `unix` over the proxy's Unix socket (an aggregate of its group), which has none. */
+function sourceOf({ socket }: IncomingMessage): string | undefined {
+	return socket.remoteAddress ?? (socket.localAddress === undefined && !socket.destroyed ? 'unix' : undefined);
+}
+
 export function auditEvent(fields: EventFields): Record<string, unknown> {
 	const { request, identity, client } = fields;
-	const address = request.socket.remoteAddress;
+	const address = sourceOf(request);
 	const version = request.headers['mcp-protocol-version'];
 	const requestId = request.headers['x-request-id'];
 	return {
@@ -109,7 +114,7 @@ export function auditEvent(fields: EventFields): Record<string, unknown> {
 		type: fields.type,
 		loggedAt: new Date().toISOString(),
 		source: {
-			type: isLoopback(address) ? 'local' : 'network',
+			type: isLocal(address) ? 'local' : 'network',
 			value: address ?? '',
 			extra: {
 				...(request.headers['user-agent'] ? { user_agent: request.headers['user-agent'] } : {}),
