@@ -284,6 +284,23 @@ describe("a member's proxy on its Unix socket", () => {
 		expect(events.find((event) => event.target.method === 'tools/call')?.source).toMatchObject({ type: 'local', value: 'unix' });
 	});
 
+	it('is left out where its path would be too long to bind, and the aggregate reaches its members over TCP', async () => {
+		const deep = await startHangar(`hangar-test-${'deep-'.repeat(14)}`);
+		try {
+			const alone = uniqueName('deep');
+			expect((await callRest(deep.serve.url, CreateGroup, { name: alone })).status).toBe(201);
+			const member = await deep.create({ name: 'deep', image: MEMORY, transport: 'stdio', group: alone });
+			const record = JSON.parse(await readFile(join(deep.home.path, 'data', 'proxies', `${member.name}.json`), 'utf8')) as { socket?: string };
+			expect(record.socket).toBeUndefined();
+			const aggregate = await deep.create({ name: 'deep-all', image: `group://${alone}`, group: alone });
+			const client = await connect(aggregate.url, 'streamable-http');
+			clients.push(client);
+			expect(textOf(await client.callTool({ name: `${member.name}_read_graph`, arguments: {} }))).toBeDefined();
+		} finally {
+			await deep.dispose();
+		}
+	});
+
 	it('is gone once the proxy stops', async () => {
 		const member = await hangar.create({ name: 'brief', image: MEMORY, transport: 'stdio' });
 		const { socket } = await recordOf(member.name);

@@ -56,8 +56,9 @@ export const SDK2_LEGACY_SERVERS = {
 } as const;
 export type ServerKind = keyof typeof SERVERS;
 
-export async function startHangar(): Promise<Hangar> {
-	const home = await createTestHome();
+/** `hangar serve` in a scratch home (whose folder name starts with `prefix`). */
+export async function startHangar(prefix?: string): Promise<Hangar> {
+	const home = await createTestHome(prefix);
 	const serve = await startServe({ ...home.env, HANGAR_PROXY_KEEPALIVE_MS: '500' });
 	const docker = new Docker();
 	return {

@@ -29,6 +29,8 @@ import type { PublicAddress } from '../net/publicAddress.js';
 import { ClientSessionRegistry, type ClientSessionRegistryOptions } from '../sessions/clientSession.js';
 import { StreamableHttpFront } from './streamable.js';
 
+const MAX_SOCKET_PATH_BYTES = 107;
+
 export interface ProxyServerOptions {
 	readonly host: string;
 	readonly port: number;
@@ -107,6 +109,8 @@ export class ProxyServer {
 		const path = this.options.socketPath;
 		if (!path) return;
 		try {
+			// Linux binds at most 107 bytes of a socket's path and cuts a longer one without a word.
+			if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new Error(`the path is over ${MAX_SOCKET_PATH_BYTES} bytes`);
 			await mkdir(dirname(path), { recursive: true, mode: 0o700 });
 			await rm(path, { force: true }); // left by a proxy that was killed
 			const local = this.createServer();
