@@ -11,7 +11,7 @@ const ECHO_ARGUMENTS = { message: 'hello from the benchmark' };
 const TICKS_PER_SECOND = 100;
 
 export interface LeanSession {
-	/** One `tools/call` (echo, by the name the session was opened with); rejects unless a result comes back. */
+	/** One `tools/call` (echo, or the call the session was opened with); rejects unless a result comes back. */
 	call(): Promise<void>;
 	close(): void;
 }
@@ -69,10 +69,11 @@ function checkAnswer(answer: Answer, id: number): void {
  * Opens one session (Streamable HTTP, 2025-06-18): `initialize`, `notifications/initialized`,
  * then one `tools/list` as a client does before it calls (Hangar's tool pinning checks calls
  * against what was listed). `headers` go with every request (a bearer token, say); `tool` is the
- * echo tool's name where the server exposes it under another (an aggregate prefixes it).
+ * echo tool's name where the server exposes it under another (an aggregate prefixes it), or the
+ * name of the tool `args` are for.
  */
-export async function openSession(address: string, headers: Record<string, string> = {}, tool = 'echo'): Promise<LeanSession> {
-	const echo = { name: tool, arguments: ECHO_ARGUMENTS };
+export async function openSession(address: string, headers: Record<string, string> = {}, tool = 'echo', args: Record<string, unknown> = ECHO_ARGUMENTS): Promise<LeanSession> {
+	const echo = { name: tool, arguments: args };
 	const url = new URL(address);
 	const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
 	const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lean-bench', version: '1.0.0' } } };

@@ -7,13 +7,14 @@
  * one client session open: idle before the rounds, and after them and a settle; then with
  * 100 client sessions, each of which has called. Before all that, what opening a session costs
  * (initialize, then tools/list): the aggregate's first, whose list asks all ten members, against
- * later ones, served from its cache, and against a member's.
+ * later ones, served from its cache, and against a member's. Then the same two fronts with a
+ * tool whose server works 5 ms, as most tools take their time: what the hop adds to such a call.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession, type LeanSession } from '../lean.js';
 import { benchEnv, runHangar } from '../processes.js';
-import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
+import { alternatingRounds, calls, cpuPerCallOf, orderOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 import { residentMegabytes, settle } from './memory.js';
 import { IMAGE } from './proxyBound.js';
@@ -28,6 +29,37 @@ const LATENCY_LIMIT = 1.25;
 const LIST_SAMPLES = 20;
 /** Client sessions held open for the memory figure. */
 const SESSIONS = 100;
+/** A call whose server works a while (server-everything's long-running operation, 5 ms in one step), as most tools do. */
+const WORKING_TOOL = 'trigger-long-running-operation';
+const WORKING_ARGUMENTS = { duration: 0.005, steps: 1 };
+/** Calls per front and round of the working tool, sequential and over 16 connections. */
+const WORKING_CALLS = 400;
+
+/**
+ * The working tool called straight at the member's proxy and through the aggregate, in rounds
+ * that alternate between them: what the aggregate adds to a call whose server takes its time.
+ */
+async function workingRounds(memberUrl: string, aggregateUrl: string, member: string): Promise<{ rows: string[][]; verdicts: string[] }> {
+	const sessions = [await openSession(memberUrl, {}, WORKING_TOOL, WORKING_ARGUMENTS), await openSession(aggregateUrl, {}, `${member}_${WORKING_TOOL}`, WORKING_ARGUMENTS)];
+	const labels = [`straight to member ${member}'s proxy`, `through the aggregate of ${MEMBERS} members`];
+	try {
+		const rows: string[][] = [];
+		const verdicts: string[] = [];
+		for (const connections of [1, 16]) {
+			const phase = connections === 1 ? 'sequential' : `${connections} connections`;
+			const latencies: number[][] = [[], []];
+			for (const session of sessions) await calls(session, connections, WORKING_CALLS / 4); // warm
+			for (let round = 0; round < ROUNDS; round++) {
+				for (const index of orderOf(round, sessions.length)) await calls(sessions[index]!, connections, WORKING_CALLS, { latencies: latencies[index]!, milliseconds: 0, cpuSeconds: 0 });
+			}
+			for (const [index, label] of labels.entries()) rows.push([phase, label, ms(median(latencies[index]!)), ms(percentile(latencies[index]!, 99))]);
+			verdicts.push(verdict(`${phase}, a tool that works ${WORKING_ARGUMENTS.duration * 1000} ms: p50 through the aggregate vs straight to the member`, median(latencies[1]!) / median(latencies[0]!), LATENCY_LIMIT));
+		}
+		return { rows, verdicts };
+	} finally {
+		for (const session of sessions) session.close();
+	}
+}
 
 async function proxyPid(home: string, name: string): Promise<number> {
 	return (JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number }).pid;
@@ -70,6 +102,7 @@ export async function aggregate(): Promise<Table[]> {
 			verdicts.push(verdict(`${phase.label}: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT));
 			verdicts.push(verdict(`${phase.label}: the aggregate's CPU per call vs the member proxy's (one hop)`, cpuPerCallOf(through) / cpuPerCallOf(member), 1));
 		}
+		const working = await workingRounds(urls[0]!, created.url, members[0]!);
 		await settle();
 		const loaded = await Promise.all(fronts.map((each) => residentMegabytes(each.pid!)));
 		const crowd: LeanSession[] = [];
@@ -96,6 +129,12 @@ export async function aggregate(): Promise<Table[]> {
 				columns: ['phase', 'front', 'p50', 'p99', 'calls/s', 'CPU/call'],
 				rows,
 				verdicts,
+			},
+			{
+				title: `A tool that works ${WORKING_ARGUMENTS.duration * 1000} ms (${WORKING_TOOL}): the same two fronts, ${ROUNDS} alternating rounds of ${WORKING_CALLS} calls each`,
+				columns: ['phase', 'front', 'p50', 'p99'],
+				rows: working.rows,
+				verdicts: working.verdicts,
 			},
 			{
 				title: `Opening a client session (initialize, then tools/list): the aggregate's first, whose list asks its ${MEMBERS} members, against the median of ${LIST_SAMPLES} later ones (its cache) and of ${LIST_SAMPLES} to the member's proxy`,
