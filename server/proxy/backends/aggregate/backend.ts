@@ -64,7 +64,7 @@ export class AggregateBackend implements Backend {
 
 	/**
 	 * The HTTP client of `member`'s proxy (it keeps its connections alive for every session), over
-	 * the proxy's Unix socket when it has one: a call costs the aggregate a quarter less CPU than
+	 * the proxy's Unix socket when it has one: a call costs the aggregate a fifth less CPU than
 	 * over loopback TCP (docs/benchmarks.md), and the member's proxy serves it the same way.
 	 */
 	transportOf(member: Member): HttpBackend {
