@@ -23,6 +23,7 @@ import {
 	type Upstream,
 } from './fixtures/registry/upstream.js';
 import { GetRegistry, ListCatalogServers } from '../protocol/index.js';
+import { DEFAULT_REGISTRY_PRIORITY } from '../server/registry/config.js';
 
 let home: TestHome;
 let serve: ServeProcess;
@@ -52,11 +53,23 @@ const get = (path: string) => call('GET', path);
 const put = (body: unknown, name = 'default') => call('PUT', `/api/v1beta/registry/${name}`, body);
 const reset = () => put({});
 
+/** Every test starts from the embedded `default` at its default priority, with no named registry and no policy. */
+async function startFromEmbedded(): Promise<void> {
+	await rm(join(home.path, 'config', 'registry_policy.json'), { force: true });
+	const { body } = await get('/api/v1beta/registry');
+	for (const { name } of body.registries as { name: string }[]) {
+		if (name !== 'default') expect((await call('DELETE', `/api/v1beta/registry/${name}`)).status).toBe(204);
+	}
+	expect((await put({ priority: DEFAULT_REGISTRY_PRIORITY })).status).toBe(200);
+}
+
 beforeAll(async () => {
 	home = await createTestHome();
 	upstream = await startUpstream();
 	serve = await startServe({ ...home.env, HANGAR_REGISTRY_TIMEOUT_MS: String(TIMEOUT_MS) });
 });
+
+beforeEach(startFromEmbedded);
 
 afterAll(async () => {
 	await serve?.stop();
@@ -131,8 +144,6 @@ describe('the embedded registry', () => {
 });
 
 describe('pointing default at a registry file', () => {
-	beforeEach(reset);
-
 	it('converts packages, remotes and groups to the legacy shapes', async () => {
 		expect(await put({ local_path: fixturePath('team-registry.json') })).toMatchObject({ status: 200, body: { type: 'file' } });
 		const { body } = await get('/api/v1beta/registry/default');
@@ -224,11 +235,6 @@ describe('pointing default at a registry file', () => {
 });
 
 describe('update statuses', () => {
-	beforeEach(async () => {
-		await reset();
-		await rm(join(home.path, 'config', 'registry_policy.json'), { force: true });
-	});
-
 	it('400: more than one source, missing or relative files, bad JSON, incomplete auth', async () => {
 		const both = await put({ url: 'https://example.com/r.json', local_path: '/tmp/r.json' });
 		expect(both.status).toBe(400);
@@ -334,8 +340,6 @@ describe('update statuses', () => {
 });
 
 describe('remote sources', () => {
-	beforeEach(reset);
-
 	it('detects a registry file by its .json path and an API by probing', async () => {
 		upstream.route('/team.json', json(fixture('team-registry.json')));
 		expect((await put({ url: `${upstream.url}/team.json`, allow_private_ip: true })).body).toEqual({ type: 'url' });
@@ -448,15 +452,19 @@ describe('remote sources', () => {
 });
 
 describe('named registries', () => {
-	beforeAll(reset);
+	/** Adds `second` (a registry file) and `team` (a URL, priority 200): what every test here starts with. */
+	async function addNamedRegistries(): Promise<[Answer, Answer]> {
+		const second = await call('POST', '/api/v1beta/registry', { name: 'second', source: fixturePath('second-registry.json') });
+		upstream.route('/team-named.json', json(fixture('team-registry.json')));
+		const team = await call('POST', '/api/v1beta/registry', { name: 'team', source: `${upstream.url}/team-named.json`, allow_private_ip: true, priority: 200 });
+		return [second, team];
+	}
 
 	it('adds registries with a precedence order', async () => {
-		const added = await call('POST', '/api/v1beta/registry', { name: 'second', source: fixturePath('second-registry.json') });
+		const [added, team] = await addNamedRegistries();
 		expect(added.status).toBe(201);
 		expect(added.headers.get('location')).toBe('/api/v1beta/registry/second');
 		expect(added.body).toMatchObject({ name: 'second', type: 'file', server_count: 2, skill_count: 1, priority: 100 });
-		upstream.route('/team-named.json', json(fixture('team-registry.json')));
-		const team = await call('POST', '/api/v1beta/registry', { name: 'team', source: `${upstream.url}/team-named.json`, allow_private_ip: true, priority: 200 });
 		expect(team.status).toBe(201);
 		const { body } = await get('/api/v1beta/registry');
 		expect(body.registries.map((entry: { name: string }) => entry.name)).toEqual(['second', 'team', 'default']);
@@ -464,6 +472,7 @@ describe('named registries', () => {
 	});
 
 	it('refuses duplicate, reserved, invalid and unusable names', async () => {
+		await addNamedRegistries();
 		expect((await call('POST', '/api/v1beta/registry', { name: 'second', source: fixturePath('team-registry.json') })).status).toBe(409);
 		expect((await call('POST', '/api/v1beta/registry', { name: 'default', source: fixturePath('team-registry.json') })).status).toBe(409);
 		expect((await call('POST', '/api/v1beta/registry', { name: 'all', source: fixturePath('team-registry.json') })).status).toBe(400);
@@ -473,6 +482,7 @@ describe('named registries', () => {
 	});
 
 	it('searches all registries, naming the source; the first registry shadows later ones', async () => {
+		await addNamedRegistries();
 		const { body } = await get('/registry/all/v0.1/servers?q=time&limit=200');
 		const time = body.servers.filter((server: { name: string }) => server.name === 'io.github.stacklok/time');
 		expect(time).toHaveLength(1);
@@ -492,6 +502,7 @@ describe('named registries', () => {
 	});
 
 	it('{registryName} selects one registry; unknown names are 404', async () => {
+		await addNamedRegistries();
 		const second = (await get('/registry/second/v0.1/servers')).body;
 		expect(second.metadata.total).toBe(2);
 		expect(second.servers[0]._meta).toBeUndefined();
@@ -502,6 +513,7 @@ describe('named registries', () => {
 	});
 
 	it('resolves names in precedence order, and a priority change reorders them', async () => {
+		await addNamedRegistries();
 		// `io.github.stacklok/time` is in `second` and in the built-in catalog.
 		const time = `/registry/all/v0.1/servers/${encodeURIComponent('io.github.stacklok/time')}/versions/latest`;
 		expect((await get(time)).body).toMatchObject({ _meta: { 'dev.hangar': { registry: 'second' } } });
@@ -520,6 +532,7 @@ describe('named registries', () => {
 	});
 
 	it('updates a named registry in place and removes it', async () => {
+		await addNamedRegistries();
 		expect(await put({ local_path: fixturePath('team-registry.json') }, 'second')).toMatchObject({ status: 200, body: { type: 'file' } });
 		expect((await get('/registry/second/v0.1/servers')).body.metadata.total).toBe(6);
 		expect((await call('DELETE', '/api/v1beta/registry/second')).status).toBe(204);
@@ -531,6 +544,7 @@ describe('named registries', () => {
 
 	// A dozen `hangar` processes in turn: generous on a busy machine.
 	it('the CLI lists, searches and manages them', { timeout: 180_000 }, async () => {
+		await addNamedRegistries();
 		const hangar = (...args: string[]) => runHangar(args, home.env);
 		const table = await hangar('registry', 'ls');
 		expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+TYPE\s+SOURCE\s+SERVERS/);
@@ -555,6 +569,7 @@ describe('named registries', () => {
 	});
 
 	it('the RPC door sees the same registries', async () => {
+		await addNamedRegistries();
 		const daemon = spawnDaemon(home.env);
 		try {
 			await daemon.client.initialize('registry-test');
@@ -564,15 +579,9 @@ describe('named registries', () => {
 			await daemon.stop();
 		}
 	});
-
-	afterAll(async () => {
-		await call('DELETE', '/api/v1beta/registry/team');
-	});
 });
 
 describe('ToolHive API cases: registry files with plain server names', () => {
-	afterAll(reset);
-
 	it('PUT a registry file whose servers are named test-server and custom-server: 200, both served', async () => {
 		const path = join(home.path, 'plain-names.json');
 		const server = (name: string) => ({

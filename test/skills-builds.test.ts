@@ -32,16 +32,24 @@ afterAll(async () => {
 });
 
 const hangar = (...args: string[]) => runHangar(args, world.env);
+const published = () => `${registry.host}/skills/packed:0.9.0`;
 
 describe('REST', () => {
+	// The builds that content, install and push read: `packed` and its registry tag.
+	beforeAll(async () => {
+		for (const tag of [undefined, published()]) expect((await callRest(serve.url, BuildSkill, { path: folder, tag })).status).toBe(200);
+	});
+
 	it('build answers the tag; the same folder builds to the same digest', async () => {
 		const first = await callRest(serve.url, BuildSkill, { path: folder });
 		expect(first).toMatchObject({ status: 200, body: { reference: 'packed' } });
-		const tagged = await callRest(serve.url, BuildSkill, { path: folder, tag: `${registry.host}/skills/packed:0.9.0` });
-		expect(tagged.body).toEqual({ reference: `${registry.host}/skills/packed:0.9.0` });
+		const reproduced = `${registry.host}/skills/packed:reproduced`;
+		const tagged = await callRest(serve.url, BuildSkill, { path: folder, tag: reproduced });
+		expect(tagged.body).toEqual({ reference: reproduced });
 		const { body } = await callRest(serve.url, ListSkillBuilds, {});
-		const builds = (body as { builds: { tag: string; digest: string; name: string; version: string }[] }).builds;
-		expect(builds.map((build) => build.tag)).toEqual([`${registry.host}/skills/packed:0.9.0`, 'packed']);
+		// Other tests build more of their own; this one looks at its two.
+		const builds = (body as { builds: { tag: string; digest: string; name: string; version: string }[] }).builds.filter((build) => [reproduced, 'packed'].includes(build.tag));
+		expect(builds.map((build) => build.tag)).toEqual([reproduced, 'packed']);
 		expect(builds[0]!.digest).toBe(builds[1]!.digest);
 		expect(builds[0]).toMatchObject({ name: 'packed', version: '0.9.0' });
 	});
@@ -71,7 +79,7 @@ describe('REST', () => {
 	});
 
 	it('push: 204; then the registry serves it. 404 for an unknown build, 400 when asked to sign', async () => {
-		const reference = `${registry.host}/skills/packed:0.9.0`;
+		const reference = published();
 		expect(await callRest(serve.url, PushSkill, { reference, no_sign: true })).toMatchObject({ status: 204, body: undefined });
 		const manifest = await fetch(`${registry.url}/v2/skills/packed/manifests/0.9.0`, { headers: { Accept: 'application/vnd.oci.image.index.v1+json' } });
 		expect(manifest.status).toBe(200);
@@ -89,8 +97,9 @@ describe('REST', () => {
 	});
 
 	it('delete: 204, then 404', async () => {
-		expect((await callRest(serve.url, DeleteSkillBuild, { tag: 'twin:1' })).status).toBe(204);
-		expect((await callRest(serve.url, DeleteSkillBuild, { tag: 'twin:1' })).status).toBe(404);
+		await callRest(serve.url, BuildSkill, { path: folder, tag: 'doomed:1' });
+		expect((await callRest(serve.url, DeleteSkillBuild, { tag: 'doomed:1' })).status).toBe(204);
+		expect((await callRest(serve.url, DeleteSkillBuild, { tag: 'doomed:1' })).status).toBe(404);
 	});
 });
 

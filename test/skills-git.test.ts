@@ -6,8 +6,8 @@
 import { execFile } from 'node:child_process';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GetSkill, GetSkillContent, HangarError, InstallSkill, UninstallSkill } from '../protocol/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { GetSkill, GetSkillContent, HangarError, InstallSkill, ListSkills, UninstallSkill } from '../protocol/index.js';
 import { parseGitReference } from '../server/skills/git.js';
 import { createRepo, git, startGitServer, type GitRepo, type GitServer } from './support/git.js';
 import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
@@ -41,6 +41,13 @@ beforeAll(async () => {
 	[server, guarded] = await Promise.all([startGitServer(reposRoot), startGitServer(reposRoot, { password: 'tok123' })]);
 	daemon = spawnDaemon(world.env);
 	await daemon.client.initialize('skills-git-test');
+});
+
+// Every test starts with no user-scope skill: one installed by an earlier test would make an
+// install of the same commit a no-op that keeps the earlier reference.
+afterEach(async () => {
+	const { skills } = await daemon.client.request(ListSkills, { scope: 'user' });
+	for (const { metadata } of skills) if (metadata?.name) await daemon.client.request(UninstallSkill, { name: metadata.name });
 });
 
 afterAll(async () => {
@@ -82,7 +89,6 @@ describe('refs and paths', () => {
 		const { skill } = await daemon.client.request(InstallSkill, { name: at('org/solo-skill'), clients: ['cursor'] });
 		expect(skill.metadata?.name).toBe('solo-skill');
 		expect(Object.keys(await snapshot(join(world.userHome, '.cursor/skills/solo-skill'))).sort()).toEqual(['SKILL.md', 'notes.md']);
-		await daemon.client.request(UninstallSkill, { name: 'solo-skill' });
 	});
 
 	it('a git skill is named by its SKILL.md, not its folder or repository: a mismatch installs with a warning', async () => {
@@ -93,7 +99,6 @@ describe('refs and paths', () => {
 		expect(result.stderr).toMatch(/warning: .*SKILL.md names the skill "real-name", not "Folder_Name"; it is installed as "real-name"/);
 		expect(Object.keys(await snapshot(join(world.userHome, '.cursor/skills/real-name'))).sort()).toEqual(['SKILL.md', 'run.md']);
 		expect(await exists(join(world.userHome, '.cursor/skills/Folder_Name'))).toBe(false);
-		await daemon.client.request(UninstallSkill, { name: 'real-name' });
 	});
 
 	it('install goes past rules that affect neither safety nor loading (a 1,068-character description) with a warning; validate still reports them', async () => {
@@ -105,7 +110,6 @@ describe('refs and paths', () => {
 		const validated = await runHangar(['skill', 'validate', wordy.work], world.env);
 		expect(validated.code).toBe(1);
 		expect(validated.stderr).toContain('hangar: invalid skill: description is 1068 characters; at most 1024 allowed');
-		await daemon.client.request(UninstallSkill, { name: 'wordy' });
 	});
 
 	it('install refuses what clients cannot load: no description, or a name that is not a skill name', async () => {
@@ -246,6 +250,7 @@ describe('tokens', () => {
 
 describe('records', () => {
 	it('details show the git reference, the commit and the clients', async () => {
+		await daemon.client.request(InstallSkill, { name: at(`org/skills@${v1}#skills/alpha`), clients: ['claude-code'] });
 		const info = await daemon.client.request(GetSkill, { name: 'alpha' });
 		expect(info.installed_skill).toMatchObject({ reference: at(`org/skills@${v1}#skills/alpha`), digest: v1, clients: ['claude-code'] });
 	});

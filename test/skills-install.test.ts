@@ -78,22 +78,24 @@ describe('install into client folders', () => {
 		const info = await call(GetSkill, { name: 'alpha' });
 		expect(info).toMatchObject({ metadata: { name: 'alpha', version: '1.0.0' }, installed_skill: { digest, clients: ['claude-code'] } });
 		const listed = await callRest(serve.url, ListSkills, {});
-		expect(listed.body).toMatchObject({ skills: [expect.objectContaining({ reference: ref('alpha') })] });
+		// Other tests install their own skills: this one looks for its own.
+		expect(listed.body).toMatchObject({ skills: expect.arrayContaining([expect.objectContaining({ reference: ref('alpha') })]) });
 	});
 
 	it('re-installing the same digest is a no-op; a new digest upgrades in place', async () => {
-		const before = await call(GetSkill, { name: 'alpha' });
-		const skillFile = join(userSkills('.claude', 'alpha'), 'SKILL.md');
+		await publishSkill(world.work, ref('again'), 'again', { frontmatter: { version: '1.0.0' }, files: { 'docs/usage.md': 'use it\n' } });
+		const first = await call(InstallSkill, { name: ref('again'), clients: ['claude-code'] });
+		const skillFile = join(userSkills('.claude', 'again'), 'SKILL.md');
 		const mtime = (await stat(skillFile)).mtimeMs;
-		const again = await call(InstallSkill, { name: ref('alpha'), clients: ['claude-code'] });
-		expect(again.skill.installed_at).toBe(before.installed_skill?.installed_at);
+		const again = await call(InstallSkill, { name: ref('again'), clients: ['claude-code'] });
+		expect(again.skill.installed_at).toBe(first.skill.installed_at);
 		expect((await stat(skillFile)).mtimeMs).toBe(mtime);
 
-		const newer = await publishSkill(world.work, ref('alpha'), 'alpha', { frontmatter: { version: '1.1.0' }, files: { 'docs/other.md': 'other\n' } });
-		const upgraded = await call(InstallSkill, { name: ref('alpha'), clients: ['claude-code'] });
+		const newer = await publishSkill(world.work, ref('again'), 'again', { frontmatter: { version: '1.1.0' }, files: { 'docs/other.md': 'other\n' } });
+		const upgraded = await call(InstallSkill, { name: ref('again'), clients: ['claude-code'] });
 		expect(upgraded.skill.digest).toBe(newer);
 		expect(upgraded.skill.metadata?.version).toBe('1.1.0');
-		expect(Object.keys(await snapshot(userSkills('.claude', 'alpha'))).sort()).toEqual(['SKILL.md', 'docs/other.md']);
+		expect(Object.keys(await snapshot(userSkills('.claude', 'again'))).sort()).toEqual(['SKILL.md', 'docs/other.md']);
 	});
 
 	it('clients sharing a folder get it written once; adding a client later writes only its folder', async () => {

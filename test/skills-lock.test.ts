@@ -22,11 +22,19 @@ let aliceDaemon: DaemonProcess;
 let bobDaemon: DaemonProcess;
 let skillsRepo: GitRepo;
 let project: string;
-let clone: string;
+let remote: string;
+/** A clone Bob synced once, which tests only read (sync again, preview). */
+let synced: string;
 const digests: Record<string, string> = {};
+const BOTH = ['claude-code', 'cursor'] as const;
 
 const oci = (name: string, tag: string) => `${registry.host}/skills/${name}:${tag}`;
 
+/**
+ * The world every test starts from: Alice installed the v1 set in her project, committed and
+ * pushed its lock file; then upstream moved on (the tag points to v2, the git branch has a new
+ * commit). Tests that change a project work on their own clone of Alice's.
+ */
 beforeAll(async () => {
 	registry = await startRegistry();
 	[alice, bob] = await Promise.all([createSkillsWorld({ HANGAR_DEV: '1' }), createSkillsWorld({ HANGAR_DEV: '1' })]);
@@ -34,8 +42,9 @@ beforeAll(async () => {
 	digests.helper = await publishSkill(alice.work, oci('helper', '1'), 'helper');
 	await publishSkill(alice.work, oci('with-helper', '1'), 'with-helper', { frontmatter: { 'toolhive.requires': oci('helper', '1') } });
 	skillsRepo = await createRepo(join(alice.work, 'repos'), 'org', 'skills', { 'skills/from-git/SKILL.md': skillMd('from-git', { frontmatter: { version: '1' } }) });
+	digests.fromGitV1 = git(skillsRepo.work, 'rev-parse', 'HEAD');
 
-	const remote = join(alice.work, 'project-remote.git');
+	remote = join(alice.work, 'project-remote.git');
 	project = join(alice.work, 'project');
 	await mkdir(project);
 	git(alice.work, 'init', '-q', '--bare', '-b', 'main', remote);
@@ -45,6 +54,17 @@ beforeAll(async () => {
 	aliceDaemon = spawnDaemon(alice.env);
 	bobDaemon = spawnDaemon(bob.env);
 	await Promise.all([aliceDaemon.client.initialize('alice'), bobDaemon.client.initialize('bob')]);
+
+	for (const name of [oci('locked', 'stable'), oci('with-helper', '1'), `git+file://${skillsRepo.bare}@main#skills/from-git`]) {
+		await aliceDaemon.client.request(InstallSkill, { name, project_root: project, clients: ['claude-code'] });
+	}
+	git(project, 'add', 'hangar.lock.yaml');
+	git(project, 'commit', '-q', '-m', 'skills');
+	git(project, 'push', '-q', 'origin', 'main');
+
+	await publishSkill(alice.work, oci('locked', 'stable'), 'locked', { frontmatter: { version: '2.0.0' }, files: { 'guide.md': 'v2\n' } });
+	await skillsRepo.commit({ 'skills/from-git/SKILL.md': skillMd('from-git', { frontmatter: { version: '2' } }) });
+	synced = await syncedClone('synced');
 }, 60_000);
 
 afterAll(async () => {
@@ -56,11 +76,22 @@ afterAll(async () => {
 const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as HangarError);
 const lockOf = async (root: string) => parse(await readFile(join(root, 'hangar.lock.yaml'), 'utf8')) as { version: number; skills: Record<string, unknown>[] };
 
+/** A fresh clone of Alice's pushed project on Bob's machine, under its own name. */
+function cloneOnBob(name: string): string {
+	const root = join(bob.work, name);
+	git(bob.work, 'clone', '-q', remote, root);
+	return root;
+}
+
+/** A fresh clone that Bob synced for both clients. */
+async function syncedClone(name: string): Promise<string> {
+	const root = cloneOnBob(name);
+	await bobDaemon.client.request(SyncSkills, { project_root: root, clients: [...BOTH] });
+	return root;
+}
+
 describe('one machine writes the lock file', () => {
 	it('project installs record source, resolved reference, pin, content digest and dependencies', async () => {
-		for (const name of [oci('locked', 'stable'), oci('with-helper', '1'), `git+file://${skillsRepo.bare}@main#skills/from-git`]) {
-			await aliceDaemon.client.request(InstallSkill, { name, project_root: project, clients: ['claude-code'] });
-		}
 		const lock = await lockOf(project);
 		expect(lock.version).toBe(1);
 		expect(lock.skills.map((entry) => entry.name)).toEqual(['from-git', 'helper', 'locked', 'with-helper']);
@@ -76,23 +107,14 @@ describe('one machine writes the lock file', () => {
 			clients: ['claude-code'],
 		});
 		expect(lock.skills.find((entry) => entry.name === 'helper')).toMatchObject({ explicit: false, requiredBy: ['with-helper'], digest: digests.helper });
-		expect(lock.skills.find((entry) => entry.name === 'from-git')).toMatchObject({ digest: git(skillsRepo.work, 'rev-parse', 'HEAD') });
-
-		git(project, 'add', 'hangar.lock.yaml');
-		git(project, 'commit', '-q', '-m', 'skills');
-		git(project, 'push', '-q', 'origin', 'main');
+		expect(lock.skills.find((entry) => entry.name === 'from-git')).toMatchObject({ digest: digests.fromGitV1 });
 	});
 });
 
 describe('another machine syncs a fresh clone', () => {
 	it('reproduces exactly the locked set, at the pins, even after the sources moved', async () => {
-		// Upstream moves on: the tag points to v2 and the git branch gets a new commit.
-		await publishSkill(alice.work, oci('locked', 'stable'), 'locked', { frontmatter: { version: '2.0.0' }, files: { 'guide.md': 'v2\n' } });
-		await skillsRepo.commit({ 'skills/from-git/SKILL.md': skillMd('from-git', { frontmatter: { version: '2' } }) });
-
-		clone = join(bob.work, 'project');
-		git(bob.work, 'clone', '-q', join(alice.work, 'project-remote.git'), clone);
-		const result = await bobDaemon.client.request(SyncSkills, { project_root: clone, clients: ['claude-code', 'cursor'] });
+		const clone = cloneOnBob('fresh');
+		const result = await bobDaemon.client.request(SyncSkills, { project_root: clone, clients: [...BOTH] });
 		expect(result.installed?.sort()).toEqual(['from-git', 'helper', 'locked', 'with-helper']);
 		expect(result.failed).toEqual([]);
 		for (const name of ['locked', 'from-git', 'helper', 'with-helper']) {
@@ -108,12 +130,13 @@ describe('another machine syncs a fresh clone', () => {
 	});
 
 	it('a second sync finds everything current', async () => {
-		const result = await bobDaemon.client.request(SyncSkills, { project_root: clone });
+		const result = await bobDaemon.client.request(SyncSkills, { project_root: synced });
 		expect(result.already_current?.sort()).toEqual(['from-git', 'helper', 'locked', 'with-helper']);
 		expect(result.installed).toEqual([]);
 	});
 
 	it('check reports drift and missing skills without touching them; sync repairs them', async () => {
+		const clone = await syncedClone('drifted');
 		await writeFile(join(clone, '.cursor/skills/locked/guide.md'), 'edited by hand\n');
 		await rm(join(clone, '.claude/skills/helper'), { recursive: true });
 		await mkdir(join(clone, '.claude/skills/handmade'), { recursive: true });
@@ -137,20 +160,21 @@ describe('another machine syncs a fresh clone', () => {
 
 describe('upgrade', () => {
 	it('preview reports what moved upstream and changes nothing', async () => {
-		const { outcomes } = await bobDaemon.client.request(UpgradeSkills, { project_root: clone, preview: true });
+		const { outcomes } = await bobDaemon.client.request(UpgradeSkills, { project_root: synced, preview: true });
 		const byName = Object.fromEntries((outcomes ?? []).map((outcome) => [outcome.name, outcome]));
 		expect(byName.locked).toMatchObject({ status: 'upgraded', old_digest: digests.stableV1, new_digest: expect.not.stringMatching(digests.stableV1!) });
 		expect(byName['from-git']).toMatchObject({ status: 'upgraded', new_digest: git(skillsRepo.work, 'rev-parse', 'HEAD') });
 		expect(byName.helper).toMatchObject({ status: 'up-to-date' });
-		expect(await readFile(join(clone, '.claude/skills/locked/guide.md'), 'utf8')).toBe('v1\n');
-		expect((await lockOf(clone)).skills.find((entry) => entry.name === 'locked')).toMatchObject({ digest: digests.stableV1 });
+		expect(await readFile(join(synced, '.claude/skills/locked/guide.md'), 'utf8')).toBe('v1\n');
+		expect((await lockOf(synced)).skills.find((entry) => entry.name === 'locked')).toMatchObject({ digest: digests.stableV1 });
 
-		const gate = await runHangar(['skill', 'upgrade', '--fail-on-changes', '--project-root', clone], bob.env);
+		const gate = await runHangar(['skill', 'upgrade', '--fail-on-changes', '--project-root', synced], bob.env);
 		expect(gate.code).toBe(2);
 	});
 
 	it('applies the upgrade: new files, new pins in the lock file', async () => {
-		const { outcomes } = await bobDaemon.client.request(UpgradeSkills, { project_root: clone, names: ['locked'], clients: ['claude-code', 'cursor'] });
+		const clone = await syncedClone('upgraded');
+		const { outcomes } = await bobDaemon.client.request(UpgradeSkills, { project_root: clone, names: ['locked'], clients: [...BOTH] });
 		expect(outcomes).toEqual([expect.objectContaining({ name: 'locked', status: 'upgraded' })]);
 		expect(await readFile(join(clone, '.claude/skills/locked/guide.md'), 'utf8')).toBe('v2\n');
 		const entry = (await lockOf(clone)).skills.find((skill) => skill.name === 'locked');
@@ -175,6 +199,7 @@ describe('upgrade', () => {
 
 describe('skills that left the lock file', () => {
 	it('are reported, then pruned on request', async () => {
+		const clone = await syncedClone('pruned');
 		const lockFile = join(clone, 'hangar.lock.yaml');
 		const lock = await lockOf(clone);
 		const { stringify } = await import('yaml');
@@ -189,6 +214,7 @@ describe('skills that left the lock file', () => {
 	});
 
 	it('a damaged lock file is a 400 naming the problem', async () => {
+		const clone = cloneOnBob('damaged');
 		await writeFile(join(clone, 'hangar.lock.yaml'), 'version: 1\nskills:\n  - name: x\n');
 		const error = await failure(bobDaemon.client.request(SyncSkills, { project_root: clone }));
 		expect(error).toMatchObject({ status: 400, code: 'invalid_lock_file', message: expect.stringContaining('skills.0.source') });
