@@ -338,8 +338,15 @@ describe('a 2025-11-25 client of a 2026-07-28 server, through Hangar', { timeout
 describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 client in front of a 2025-era server (the %s) that asks it things', { timeout: 120_000 }, (kind) => {
 	const sample = async (): Promise<CreateMessageResult> => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: 'sampled text' } });
 
+	// A workload of its own: every call here that waits for its client takes a server process of
+	// the stdio server's, which the sessions other tests leave open on the shared ones may have used up.
+	let url: string;
+	beforeAll(async () => {
+		url = (await hangar.create({ name: 'asks', ...SERVERS[kind] })).url;
+	}, 120_000);
+
 	it('answers the server\'s sampling and elicitation requests in input rounds, for concurrent calls', async () => {
-		const client = await connectModern(workloads.get(kind)!.url, { sampling: {}, elicitation: { form: {} } });
+		const client = await connectModern(url, { sampling: {}, elicitation: { form: {} } });
 		try {
 			let asked = 0;
 			client.setRequestHandler('sampling/createMessage', async () => {
@@ -362,7 +369,6 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 	});
 
 	it('a call held for one caller\'s input holds up no other caller\'s call', async () => {
-		const url = workloads.get(kind)!.url;
 		const ask = async (params: Record<string, unknown>) => {
 			const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
 			const headers = { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': String(params.name) };
@@ -380,7 +386,7 @@ describe.each(['stdio image', 'HTTP-mode container'] as const)('a 2026-07-28 cli
 	it('refuses a requestState that names no held call', async () => {
 		// The first call of a capability set may start a server process: the reply can turn into an event stream meanwhile.
 		const answer = await postMcp(
-			workloads.get(kind)!.url,
+			url,
 			{
 				id: 3,
 				method: 'tools/call',

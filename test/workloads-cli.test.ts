@@ -5,10 +5,10 @@
 import { spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect, EVERYTHING, MEMORY, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { HANGAR_BIN, runHangar } from './support/processes.js';
+import { HANGAR_BIN, runHangar, type CommandResult } from './support/processes.js';
 import { networkOf } from '../server/cli/commands/workloads.js';
 import type { WorkloadDetail } from '../protocol/protocol.workloads.js';
 
@@ -31,9 +31,21 @@ afterAll(async () => {
 describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 }, () => {
 	const name = uniqueName('mcp');
 	const planted = 'planted-value-7f3a91';
+	const keptTools = 'echo,get-env';
+
+	beforeAll(async () => {
+		expect((await hangar('run', EVERYTHING, '--name', name, '--transport', 'stdio', '--tools', keptTools, '--env', `PLANTED=${planted}`, '--', 'stdio')).code).toBe(0);
+	}, 120_000);
+
+	/** Edits the workload's --tools for this test, and puts them back after it. */
+	async function editTools(list: string): Promise<{ code: number; stderr: string }> {
+		onTestFinished(async () => {
+			expect((await hangar('edit', name, '--tools', keptTools)).code).toBe(0);
+		});
+		return hangar('edit', name, '--tools', list);
+	}
 
 	it('talks MCP to a workload: hangar mcp tools and hangar mcp call', async () => {
-		expect((await hangar('run', EVERYTHING, '--name', name, '--transport', 'stdio', '--tools', 'echo,get-env', '--env', `PLANTED=${planted}`, '--', 'stdio')).code).toBe(0);
 		const tools = await hangar('mcp', 'tools', name);
 		expect(tools.code).toBe(0);
 		expect(tools.stdout).toMatch(/^NAME\s+DESCRIPTION$/m);
@@ -69,7 +81,7 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 	});
 
 	it('summarises binary content unless --raw; lists and gets prompts, lists and reads resources', async () => {
-		expect((await hangar('edit', name, '--tools', 'echo,get-env,get-tiny-image')).code).toBe(0);
+		expect((await editTools('echo,get-env,get-tiny-image')).code).toBe(0);
 		const image = await hangar('mcp', 'call', name, 'get-tiny-image');
 		expect(image.code).toBe(0);
 		expect(image.stdout).toMatch(/^\[image\/png, \d+(\.\d)? [KM]?B\]$/m);
@@ -89,7 +101,7 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 	});
 
 	it('warns about --tools names the server does not have, with those it keeps', async () => {
-		const edit = await hangar('edit', name, '--tools', 'echo,get-env,nosuch');
+		const edit = await editTools('echo,get-env,nosuch');
 		expect(edit.code).toBe(0);
 		expect(edit.stderr).toContain(`warning: workload ${name} has no tool named nosuch; --tools keeps only echo, get-env`);
 		expect((await hangar('edit', name, '--tools', 'echo,get-env')).stderr).not.toContain('warning');
@@ -128,15 +140,21 @@ describe('hangar mcp, logs -f and --tail, --tools checks', { timeout: 180_000 },
 
 describe('hangar run … rm', { timeout: 180_000 }, () => {
 	const name = uniqueName('cli');
+	let authz: string;
+	let run: CommandResult;
 
-	it('runs an image with flags, including the authentication settings kept for the proxy', async () => {
-		const authz = join(home.path, 'authz.json');
+	// The workload the tests read (the edit only adds to it); the one stopped and deleted is that test's own.
+	beforeAll(async () => {
+		authz = join(home.path, 'authz.json');
 		await writeFile(authz, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action, resource);'], entities_json: '[]' } }));
-		const run = await hangar(
+		run = await hangar(
 			'run', EVERYTHING, '--name', name, '--transport', 'stdio', '-e', 'GREETING=hi', '--label', 'team=tools', '--tools', 'echo,get-env',
 			'--oidc-issuer', 'https://issuer.example', '--oidc-audience', 'hangar', '--oidc-client-id', 'cli', '--oidc-jwks-url', 'https://issuer.example/jwks',
 			'--authz-config', authz, '--restart', 'always', '--request-timeout', '30', '--trust-proxy-headers', '--', 'stdio',
 		);
+	}, 120_000);
+
+	it('runs an image with flags, including the authentication settings kept for the proxy', async () => {
 		expect(run.stderr).toContain(`Creating workload ${name}`);
 		expect(run).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^Workload ${name} is running: http://127\\.0\\.0\\.1:\\d+/mcp\\n$`)) });
 
@@ -200,6 +218,8 @@ describe('hangar run … rm', { timeout: 180_000 }, () => {
 	});
 
 	it('stops, restarts and deletes, waiting for the outcome', async () => {
+		const name = uniqueName('cli-rm');
+		expect((await hangar('run', EVERYTHING, '--name', name, '--transport', 'stdio', '--', 'stdio')).code).toBe(0);
 		expect(await hangar('stop', name)).toMatchObject({ code: 0, stdout: `${name}: stopped\n` });
 		expect((await hangar('ls')).stdout).not.toContain(name);
 		expect((await hangar('ls', '--all')).stdout).toMatch(new RegExp(`^${name}\\s+\\S+\\s+stopped`, 'm'));

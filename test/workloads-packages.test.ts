@@ -22,7 +22,7 @@ import { describePlan } from '../server/cli/commands/build.js';
 import { uniqueName, waitFor } from './fixtures/workloads/helpers.js';
 import { freePort } from './support/registry.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { runHangar } from './support/processes.js';
+import { runHangar, type CommandResult } from './support/processes.js';
 
 const run = promisify(execFile);
 const NODE_BASE = 'hangar-test/node-base:1';
@@ -88,7 +88,9 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 	const second = uniqueName('npx');
 	const fromRegistry = uniqueName('registry');
 	let tag = '';
+	let firstRun: CommandResult;
 
+	// The first run builds the image the tests after it inspect and run again.
 	beforeAll(async () => {
 		home = await createTestHome();
 		await writeFile(join(home.path, '.npmrc'), `@canary:registry=https://npm.canary.invalid/\n//npm.canary.invalid/:_authToken=${CANARY}\n`);
@@ -97,9 +99,10 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 		const dry = await hangar('build', `npx://${MEMORY_PACKAGE}`, '--dry-run');
 		expect(dry.code).toBe(0);
 		tag = /^# image (\S+)/.exec(dry.stdout)![1]!;
-		// Built afresh by this test (the builder's layer cache keeps it quick).
+		// Built afresh by the first run (the builder's layer cache keeps it quick).
 		await run('docker', ['rmi', '-f', tag]).catch(() => undefined);
-	});
+		firstRun = await hangar('run', `npx://${MEMORY_PACKAGE}`, '--name', first);
+	}, 600_000);
 
 	afterAll(async () => {
 		await hangar('rm', first, second, fromRegistry);
@@ -107,10 +110,9 @@ describe('hangar run npx://… on Docker', { timeout: 600_000 }, () => {
 	}, 120_000);
 
 	it('builds the image of an npm package and runs it as a stdio workload', async () => {
-		const result = await hangar('run', `npx://${MEMORY_PACKAGE}`, '--name', first);
-		expect(result.stderr).toContain(`building ${tag} for npx://${MEMORY_PACKAGE}@`);
-		expect(result.stderr).toMatch(/Step \d+\/\d+ : RUN \["npm","install"/);
-		expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${first} is running`) });
+		expect(firstRun.stderr).toContain(`building ${tag} for npx://${MEMORY_PACKAGE}@`);
+		expect(firstRun.stderr).toMatch(/Step \d+\/\d+ : RUN \["npm","install"/);
+		expect(firstRun).toMatchObject({ code: 0, stdout: expect.stringContaining(`Workload ${first} is running`) });
 		const info = JSON.parse((await hangar('info', first, '--json')).stdout);
 		expect(info).toMatchObject({ image: expect.stringMatching(/^npx:\/\/@modelcontextprotocol\/server-memory@\d+\.\d+\.\d+$/), transport: 'stdio', status: 'running' });
 		const call = await hangar('mcp', 'call', first, 'read_graph', '--json');

@@ -48,7 +48,17 @@ describe('a stdio server in a container', { timeout: 120_000 }, () => {
 	beforeAll(async () => {
 		workload = await create({ name: 'stdio', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] });
 		expect(workload.url).toBe(`http://127.0.0.1:${workload.port}/mcp`);
+		// The first client's handshake is the container's own process's: an SDK client's, whichever test comes first.
+		await (await connect(workload.url, 'streamable-http')).close();
 	}, 120_000);
+
+	/** The pids of the server processes in the workload's container. */
+	async function serverPids(): Promise<string[]> {
+		const run = promisify(execFile);
+		const { stdout: container } = await run('docker', ['ps', '-q', '--filter', `label=hangar.name=${workload.name}`]);
+		const { stdout: processes } = await run('docker', ['top', container.trim(), '-eo', 'pid,args']);
+		return processes.split('\n').flatMap((line) => /^\s*(\d+)\s+node\s.*server-everything/.exec(line)?.[1] ?? []);
+	}
 
 	it.each(['streamable-http', 'sse'] as const)('serves a %s client: initialize, tools/list, tools/call', async (transport) => {
 		const client = await connect(transport === 'sse' ? `${base(workload.url)}/sse` : workload.url, transport);
@@ -63,7 +73,15 @@ describe('a stdio server in a container', { timeout: 120_000 }, () => {
 	});
 
 	it('multiplexes concurrent clients over the one server, initialised once', async () => {
-		const clients = await Promise.all([connect(workload.url, 'streamable-http'), connect(workload.url, 'streamable-http'), connect(`${base(workload.url)}/sse`, 'sse')]);
+		// A handshake no other test uses gets a server process of its own beside the container's,
+		// whatever processes other tests' clients keep.
+		const handshake = { experimental: { multiplexed: {} } };
+		const before = await serverPids();
+		const clients = await Promise.all([
+			connect(workload.url, 'streamable-http', handshake),
+			connect(workload.url, 'streamable-http', handshake),
+			connect(`${base(workload.url)}/sse`, 'sse', handshake),
+		]);
 		try {
 			// Every SDK client numbers its requests from 0: the same ids travel at once.
 			const answers = await Promise.all(
@@ -73,14 +91,11 @@ describe('a stdio server in a container', { timeout: 120_000 }, () => {
 			);
 			const expected = clients.flatMap((_, index) => Array.from({ length: 20 }, (_, call) => `The sum of ${index * 1000} and ${call} is ${index * 1000 + call}.`));
 			expect(answers).toEqual(expected);
+			// One server process, started for them, served them all (the log no longer shows the protocol on stdout).
+			expect((await serverPids()).filter((pid) => !before.includes(pid))).toHaveLength(1);
 		} finally {
 			await Promise.all(clients.map((client) => client.close()));
 		}
-		// One server process served them all (the log no longer shows the protocol on stdout).
-		const run = promisify(execFile);
-		const { stdout: container } = await run('docker', ['ps', '-q', '--filter', `label=hangar.name=${workload.name}`]);
-		const { stdout: processes } = await run('docker', ['top', container.trim(), '-eo', 'pid,args']);
-		expect(processes.split('\n').filter((line) => /^\s*\d+\s+node\s.*server-everything/.test(line))).toHaveLength(1);
 		// Twenty calls in flight on one session are no listener leak.
 		const proxyLogs = (await callRest(serve.url, GetWorkloadProxyLogs, { name: workload.name })).body as string;
 		expect(proxyLogs).not.toContain('MaxListenersExceededWarning');

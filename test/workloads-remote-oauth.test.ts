@@ -92,13 +92,21 @@ afterAll(async () => {
 }, 60_000);
 
 describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
-	let name: string;
+	// The workload the tests after the first work on: signed in to as the first test shows.
+	const name = uniqueName('oauth');
 	let port: number;
 
-	it('is discovered from its 401, registered with, and signed in to; then an MCP session works through the proxy', async () => {
-		name = uniqueName('oauth');
-		// Nothing says the server wants OAuth but its 401 to the proxy's first request.
+	beforeAll(async () => {
 		({ port } = await daemon.client.request(CreateWorkload, { name, url: remote.url }));
+		await signIn(name);
+		// Its token is then one the server has seen, which remote.expireTokens() refuses from then on.
+		expect(await echo(port, 'signed in')).toBe('protected echo: signed in');
+	}, 120_000);
+
+	it('is discovered from its 401, registered with, and signed in to; then an MCP session works through the proxy', async () => {
+		const name = uniqueName('oauth-first');
+		// Nothing says the server wants OAuth but its 401 to the proxy's first request.
+		const { port } = await daemon.client.request(CreateWorkload, { name, url: remote.url });
 		const needed = await status(name);
 		expect(needed.status).toBe('unauthenticated');
 		// A call before the sign-in is told to sign in.
@@ -181,6 +189,9 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 	});
 
 	it('keeps every token out of state files, logs, exports and answers', async () => {
+		// A refresh first, so that tokens of more than one sign-in and refresh are looked for.
+		remote.expireTokens();
+		expect(await echo(port, 'refreshed')).toBe('protected echo: refreshed');
 		const exported = await daemon.client.request(ExportWorkload, { name });
 		const detail = await daemon.client.request(GetWorkload, { name });
 		const logs = await daemon.client.request(GetWorkloadProxyLogs, { name });

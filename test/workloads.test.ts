@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HangarError } from '../protocol/errors.js';
 import { CreateGroup, DeleteGroup } from '../protocol/protocol.groups.js';
 import {
@@ -45,13 +45,18 @@ let daemon: DaemonProcess;
 let serve: ServeProcess;
 let remote: RemoteServer;
 const changes: Array<{ name: string; status: string; status_context?: string }> = [];
+/** The status last announced for each workload (`changes` is emptied by tests that count theirs). */
+const announced = new Map<string, string>();
 
 beforeAll(async () => {
 	home = await createTestHome();
 	[serve, remote] = await Promise.all([startServe(home.env), startRemoteServer('streamable')]);
 	daemon = spawnDaemon(home.env);
 	await daemon.client.initialize('workloads-test');
-	daemon.client.onNotification(WorkloadsDidChange, (change) => changes.push(change));
+	daemon.client.onNotification(WorkloadsDidChange, (change) => {
+		changes.push(change);
+		announced.set(change.name, change.status);
+	});
 }, 60_000);
 
 afterAll(async () => {
@@ -124,15 +129,19 @@ describe('create: validation and statuses', { timeout: 60_000 }, () => {
 	});
 
 	it('404 for an image that cannot be had, an unknown registry server, an unknown group; nothing is left behind', async () => {
-		const image = await callRest(serve.url, CreateWorkload, { name: uniqueName('noimage'), image: `hangar-test/missing-${Date.now()}:1` });
+		const names = [uniqueName('noimage'), uniqueName('noserver'), uniqueName('nogroup')];
+		const image = await callRest(serve.url, CreateWorkload, { name: names[0], image: `hangar-test/missing-${Date.now()}:1` });
 		expect(image.status).toBe(404);
 		expect(image.body).toMatchObject({ code: 'image_not_found' });
-		const server = await callRest(serve.url, CreateWorkload, { name: uniqueName('noserver'), registry: 'default', server: 'io.github.example/missing' });
+		const server = await callRest(serve.url, CreateWorkload, { name: names[1], registry: 'default', server: 'io.github.example/missing' });
 		expect(server.status).toBe(404);
-		const group = await callRest(serve.url, CreateWorkload, { name: uniqueName('nogroup'), image: EVERYTHING, group: 'no-such-group' });
+		const group = await callRest(serve.url, CreateWorkload, { name: names[2], image: EVERYTHING, group: 'no-such-group' });
 		expect(group.status).toBe(404);
-		expect(await list({ all: true })).toEqual([]);
-		expect(await runtime.list({ 'hangar.instance': new WorkloadStore(resolvePaths(home.env)).instance })).toEqual([]);
+		// Other tests' workloads may be there: none of these three is.
+		const ours = (name: string | undefined) => names.includes(name ?? '');
+		expect((await list({ all: true })).filter((workload) => ours(workload.name))).toEqual([]);
+		const containers = await runtime.list({ 'hangar.instance': new WorkloadStore(resolvePaths(home.env)).instance });
+		expect(containers.filter((container) => ours(container.labels['hangar.name']))).toEqual([]);
 	});
 
 	it('400 for an explicit proxy port that is busy', async () => {
@@ -167,14 +176,39 @@ describe('create: validation and statuses', { timeout: 60_000 }, () => {
 describe('a workload\'s life', { timeout: 120_000 }, () => {
 	const params = stdioWorkload('life', { env_vars: { GREETING: 'hello' }, labels: { team: 'tools' } });
 	const { name } = params;
+	let created: { name: string; port: number };
+	let createdStatuses: string[];
 	let port: number;
 
-	it('create: 201 with the port, statuses starting then running', async () => {
-		const created = await rpc().request(CreateWorkload, params);
+	beforeAll(async () => {
+		created = await rpc().request(CreateWorkload, params);
 		port = created.port;
+		createdStatuses = changes.filter((change) => change.name === name).map((change) => change.status);
+	}, 120_000);
+
+	// Each test starts from the workload running as created, whatever the test before it did to it
+	// (stopped, updated, broken or deleted it), and its last status announced.
+	beforeEach(async () => {
+		const { current } = await waitFor(async () => {
+			const current = await summary(name);
+			return !['starting', 'stopping', 'removing'].includes(current?.status ?? '') && { current };
+		}, 'the workload to settle');
+		if (!current) await rpc().request(CreateWorkload, { ...params, proxy_port: port });
+		else if ((await rpc().request(GetWorkload, { name })).env_vars?.GREETING !== 'hello') await rpc().request(UpdateWorkload, params);
+		else if (current.status !== 'running') await rpc().request(RestartWorkload, { name });
+		await waitFor(async () => (await statusOf(name)) === 'running' && announced.get(name) === 'running', 'running as created, and announced');
+	}, 120_000);
+
+	/** Stops the workload and waits until it is stopped, and announced so (the status is written before it is announced). */
+	async function stop(): Promise<void> {
+		expect(await rpc().request(StopWorkload, { name })).toBeNull();
+		await waitFor(async () => (await statusOf(name)) === 'stopped' && announced.get(name) === 'stopped', 'stopped, and announced');
+	}
+
+	it('create: 201 with the port, statuses starting then running', async () => {
 		expect(created).toEqual({ name, port: expect.any(Number) });
 		expect(port).toBeGreaterThanOrEqual(10_000);
-		expect(changes.filter((change) => change.name === name).map((change) => change.status)).toEqual(['starting', 'running']);
+		expect(createdStatuses).toEqual(['starting', 'running']);
 		const listed = await summary(name);
 		expect(listed).toMatchObject({
 			name,
@@ -212,16 +246,14 @@ describe('a workload\'s life', { timeout: 120_000 }, () => {
 
 	it('stop: 202 at once, then stopping and stopped; listed only with all', async () => {
 		changes.length = 0;
-		expect(await rpc().request(StopWorkload, { name })).toBeNull();
-		// The status is written before it is announced: wait for the announcement too.
-		const announced = (status: string) => changes.some((change) => change.name === name && change.status === status);
-		await waitFor(async () => (await statusOf(name)) === 'stopped' && announced('stopped'), 'stopped, and announced');
+		await stop();
 		expect(changes.filter((change) => change.name === name).map((change) => change.status)).toEqual(['stopping', 'stopped']);
 		expect((await list()).map((workload) => workload.name)).not.toContain(name);
 		expect((await runtime.list({ 'hangar.name': name }))[0]?.state).toBe('exited');
 	});
 
 	it('restart: back on the same port', async () => {
+		await stop();
 		changes.length = 0;
 		expect(await rpc().request(RestartWorkload, { name })).toBeNull();
 		await waitFor(async () => (await statusOf(name)) === 'running' && changes.some((change) => change.name === name && change.status === 'running'), 'running again, and announced');
