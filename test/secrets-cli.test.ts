@@ -3,24 +3,13 @@
  * (a pty made by `script`) that echoes nothing, never from the command line.
  */
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { secretsEnv, secretsService } from './fixtures/secrets/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
 
-let home: TestHome;
-let env: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-	home = await createTestHome('hangar-secrets-cli-');
-	env = secretsEnv(home);
-});
-afterAll(() => home.dispose());
-
-const hangar = (args: string[], input?: string) => runHangar(args, env, input);
-
 /** Runs `hangar ARGS…` on a pseudo-terminal and types `typed` once the prompt is shown. */
-function onTerminal(args: string[], typed: string, prompt: string): Promise<{ code: number; output: string }> {
+function onTerminal(env: NodeJS.ProcessEnv, args: string[], typed: string, prompt: string): Promise<{ code: number; output: string }> {
 	const command = [process.execPath, HANGAR_BIN, ...args].map((part) => `'${part}'`).join(' ');
 	const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
 	let output = '';
@@ -35,7 +24,24 @@ function onTerminal(args: string[], typed: string, prompt: string): Promise<{ co
 	return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? -1, output })));
 }
 
+/** A state of its own for the enclosing describe, and `hangar` run on it. */
+function useHome() {
+	let home: TestHome;
+	beforeAll(async () => {
+		home = await createTestHome('hangar-secrets-cli-');
+	});
+	afterAll(() => home?.dispose());
+	const env = () => secretsEnv(home);
+	return {
+		hangar: (args: string[], input?: string) => runHangar(args, env(), input),
+		onTerminal: (args: string[], typed: string, prompt: string) => onTerminal(env(), args, typed, prompt),
+		secrets: () => secretsService(env()),
+	};
+}
+
 describe('before setup', () => {
+	const { hangar } = useHome();
+
 	it('commands say how to set up', async () => {
 		const result = await hangar(['secret', 'ls']);
 		expect(result).toMatchObject({ code: 1 });
@@ -59,15 +65,20 @@ describe('before setup', () => {
 });
 
 describe('with the encrypted provider', () => {
+	const { hangar, onTerminal, secrets } = useHome();
 	beforeAll(async () => {
 		expect(await hangar(['secret', 'setup'])).toMatchObject({ code: 0, stdout: 'Secrets provider set up (encrypted).\n' });
+	});
+	// Each test starts from an empty store and makes the keys it needs.
+	beforeEach(async () => {
+		for (const { key } of await secrets().listKeys()) await secrets().delete(key);
 	});
 
 	it('set reads stdin (one trailing newline dropped), creates then updates', async () => {
 		expect(await hangar(['secret', 'set', 'github'], 'ghp_one\n')).toMatchObject({ code: 0, stdout: 'Secret github created.\n' });
-		expect(await secretsService(env).resolve('github')).toBe('ghp_one');
+		expect(await secrets().resolve('github')).toBe('ghp_one');
 		expect(await hangar(['secret', 'set', 'github'], 'two\nlines\n\n')).toMatchObject({ code: 0, stdout: 'Secret github updated.\n' });
-		expect(await secretsService(env).resolve('github')).toBe('two\nlines\n');
+		expect(await secrets().resolve('github')).toBe('two\nlines\n');
 	});
 
 	it('a value on the command line is refused and stores nothing', async () => {
@@ -89,7 +100,7 @@ describe('with the encrypted provider', () => {
 		expect(result.code, result.output).toBe(0);
 		expect(result.output).toContain('Secret tty-key created.');
 		expect(result.output).not.toContain(typed);
-		expect(await secretsService(env).resolve('tty-key')).toBe(typed);
+		expect(await secrets().resolve('tty-key')).toBe(typed);
 	});
 
 	it('Ctrl-C at the prompt stores nothing', async () => {
@@ -100,6 +111,8 @@ describe('with the encrypted provider', () => {
 	});
 
 	it('ls prints keys as a table or JSON, never values; provider shows capabilities', async () => {
+		await secrets().create('tty-key', 'typed');
+		await secrets().create('github', 'ghp_one');
 		const table = await hangar(['secret', 'ls']);
 		expect(table.stdout).toBe('KEY\ngithub\ntty-key\n');
 		expect(JSON.parse((await hangar(['secret', 'ls', '--json'])).stdout)).toEqual([{ key: 'github' }, { key: 'tty-key' }]);
@@ -109,6 +122,7 @@ describe('with the encrypted provider', () => {
 	});
 
 	it('rm deletes; rm of a missing key is one line and exit 1', async () => {
+		await secrets().create('tty-key', 'typed');
 		expect(await hangar(['secret', 'rm', 'tty-key'])).toMatchObject({ code: 0, stdout: 'Secret tty-key deleted.\n' });
 		expect(await hangar(['secret', 'rm', 'tty-key'])).toMatchObject({ code: 1, stderr: 'hangar: secret "tty-key" not found (hangar secret ls lists them)\n' });
 	});

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { decryptIndependently, secretsEnv, secretsService, storePaths } from './fixtures/secrets/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { HANGAR_BIN, runEntry, runHangar } from './support/processes.js';
@@ -88,21 +88,29 @@ afterAll(async () => {
 });
 
 describe('with a Secret Service', () => {
-	let stateHome: TestHome;
-	let paths: ReturnType<typeof storePaths>;
-	const withKeyring = (extra: NodeJS.ProcessEnv = {}) =>
-		secretsEnv(stateHome, { HANGAR_SECRETS_KEYRING: 'on', HANGAR_LOG: 'info', DBUS_SESSION_BUS_ADDRESS: busAddress, ...extra });
-	/** The same state on a machine where that keyring cannot be reached. */
-	const withoutKeyring = (extra: NodeJS.ProcessEnv = {}) =>
-		secretsEnv(stateHome, { HANGAR_SECRETS_KEYRING: 'on', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus', ...extra });
+	/** A state of its own for the test, reached with the private keyring or from a machine that cannot reach it. */
+	async function newState() {
+		const stateHome = await createTestHome('hangar-secrets-keyring-state-');
+		onTestFinished(() => stateHome.dispose());
+		return {
+			paths: storePaths(stateHome),
+			withKeyring: (extra: NodeJS.ProcessEnv = {}) =>
+				secretsEnv(stateHome, { HANGAR_SECRETS_KEYRING: 'on', HANGAR_LOG: 'info', DBUS_SESSION_BUS_ADDRESS: busAddress, ...extra }),
+			withoutKeyring: (extra: NodeJS.ProcessEnv = {}) =>
+				secretsEnv(stateHome, { HANGAR_SECRETS_KEYRING: 'on', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus', ...extra }),
+		};
+	}
 
-	beforeAll(async () => {
-		stateHome = await createTestHome('hangar-secrets-keyring-state-');
-		paths = storePaths(stateHome);
-	});
-	afterAll(() => stateHome.dispose());
+	/** A new state set up as the first test leaves it: a generated password in the keyring, and `github` in the store. */
+	async function storeInKeyring() {
+		const state = await newState();
+		expect((await runHangar(['secret', 'setup'], state.withKeyring())).code).toBe(0);
+		expect((await runHangar(['secret', 'set', 'github'], state.withKeyring(), 'ghp_in_keyring')).code).toBe(0);
+		return state;
+	}
 
 	it('a generated password goes to the keyring, not to a file', async () => {
+		const { paths, withKeyring, withoutKeyring } = await newState();
 		const setup = await runHangar(['secret', 'setup'], withKeyring());
 		expect(setup.code, setup.stderr).toBe(0);
 		expect(setup.stderr).toContain('password in the OS keyring');
@@ -114,6 +122,7 @@ describe('with a Secret Service', () => {
 	});
 
 	it('a given password is kept in the keyring and re-encrypts the store', async () => {
+		const { paths, withKeyring, withoutKeyring } = await storeInKeyring();
 		const given = 'a password typed by a person';
 		const setup = await runHangar(['secret', 'setup', '--password-stdin'], withKeyring(), `${given}\n`);
 		expect(setup.code, setup.stderr).toBe(0);
@@ -122,26 +131,27 @@ describe('with a Secret Service', () => {
 		expect(await secretsService(withoutKeyring({ HANGAR_SECRETS_PASSWORD: given })).resolve('github')).toBe('ghp_in_keyring');
 	}, 60_000);
 
+	const fromEnvironment = { HANGAR_SECRETS_PASSWORD: 'from the environment' };
+
 	it('moving the password to HANGAR_SECRETS_PASSWORD removes it from the keyring', async () => {
-		const chosen = { HANGAR_SECRETS_PASSWORD: 'from the environment' };
-		expect((await runHangar(['secret', 'setup'], withKeyring(chosen))).code).toBe(0);
+		const { withKeyring } = await storeInKeyring();
+		expect((await runHangar(['secret', 'setup'], withKeyring(fromEnvironment))).code).toBe(0);
 		expect((await runHangar(['secret', 'ls'], withKeyring())).stderr).toMatch(/^hangar: no password found/);
-		expect(await resolveElsewhere(withKeyring(chosen), 'github')).toBe('ghp_in_keyring');
+		expect(await resolveElsewhere(withKeyring(fromEnvironment), 'github')).toBe('ghp_in_keyring');
 	}, 60_000);
 
 	it('each store has its own keyring entry', async () => {
-		const other = await createTestHome('hangar-secrets-keyring-other-');
-		try {
-			const otherEnv = secretsEnv(other, { HANGAR_SECRETS_KEYRING: 'on', DBUS_SESSION_BUS_ADDRESS: busAddress });
-			expect((await runHangar(['secret', 'setup'], otherEnv)).code).toBe(0);
-			expect((await runHangar(['secret', 'set', 'npm'], otherEnv, 'npm_other')).code).toBe(0);
-			expect(await resolveElsewhere(otherEnv, 'npm')).toBe('npm_other');
-			// The first store's entry was removed above and stays empty: the other store wrote its own.
-			expect((await runHangar(['secret', 'ls'], withKeyring())).stderr).toMatch(/^hangar: no password found/);
-		} finally {
-			await other.dispose();
-		}
-	});
+		const first = await storeInKeyring();
+		expect((await runHangar(['secret', 'setup'], first.withKeyring(fromEnvironment))).code).toBe(0);
+		const other = await newState();
+		const otherEnv = other.withKeyring();
+		expect((await runHangar(['secret', 'setup'], otherEnv)).code).toBe(0);
+		expect((await runHangar(['secret', 'set', 'npm'], otherEnv, 'npm_other')).code).toBe(0);
+		expect(await resolveElsewhere(otherEnv, 'npm')).toBe('npm_other');
+		// The first store's entry was removed when its password moved to the environment, and
+		// stays empty: the other store wrote its own.
+		expect((await runHangar(['secret', 'ls'], first.withKeyring())).stderr).toMatch(/^hangar: no password found/);
+	}, 60_000);
 });
 
 describe("the extension's bundled daemon", () => {

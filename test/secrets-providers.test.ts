@@ -5,7 +5,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SecretsProviderType } from '../protocol/protocol.secrets.js';
 import type { Logger } from '../server/log.js';
 import { SecretsService } from '../server/secrets/service.js';
 import { resolvePaths } from '../server/store/paths.js';
@@ -17,19 +18,30 @@ import { runHangar } from './support/processes.js';
 const OP_VALUE = 'op-value-7f3a';
 const ENV_VALUE = 'env-value-91c2';
 
-let home: TestHome;
+/** Holds the `op` folders; each test's state is a home of its own (see `useState`). */
+let bins: TestHome;
+let state: TestHome;
 let noOpPath: string;
 let fakeOpPath: string;
 const logged: string[] = [];
 
 beforeAll(async () => {
-	home = await createTestHome('hangar-secrets-providers-');
+	bins = await createTestHome('hangar-secrets-providers-bin-');
 	// An empty folder as the whole PATH: `op` is missing for real, as on a machine without it.
-	noOpPath = join(home.path, 'empty-bin');
+	noOpPath = join(bins.path, 'empty-bin');
 	await mkdir(noOpPath);
-	fakeOpPath = await installFakeOp(join(home.path, 'fake-bin'), { 'op://dev/github/token': OP_VALUE });
+	fakeOpPath = await installFakeOp(join(bins.path, 'fake-bin'), { 'op://dev/github/token': OP_VALUE });
 });
-afterAll(() => home.dispose());
+afterAll(() => bins.dispose());
+
+/** Before each test of the enclosing describe: a new state, with `provider` set up unless none is given. */
+function useState(provider?: SecretsProviderType): void {
+	beforeEach(async () => {
+		state = await createTestHome('hangar-secrets-providers-');
+		if (provider) await service({ PATH: fakeOpPath }).setup(provider, undefined);
+	});
+	afterEach(() => state.dispose());
+}
 
 const capturing: Logger = {
 	debug: (line) => logged.push(line),
@@ -39,11 +51,13 @@ const capturing: Logger = {
 };
 
 function service(extra: NodeJS.ProcessEnv = {}): SecretsService {
-	const env = secretsEnv(home, extra);
+	const env = secretsEnv(state, extra);
 	return new SecretsService({ paths: resolvePaths(env), log: capturing }, env);
 }
 
 describe('before setup', () => {
+	useState();
+
 	it('resolve is 404 secrets provider not configured', async () => {
 		const error = await hangarErrorOf(service().resolve('github'));
 		expect(error).toMatchObject({ status: 404, code: 'secrets_not_setup' });
@@ -61,7 +75,7 @@ describe('before setup', () => {
 });
 
 describe('environment provider', () => {
-	beforeAll(() => service().setup('environment', undefined));
+	useState('environment');
 
 	it('reads HANGAR_SECRET_<name>, as written or upper-cased', async () => {
 		const secrets = service({ HANGAR_SECRET_github: ENV_VALUE, HANGAR_SECRET_API_TOKEN: `${ENV_VALUE}-2` });
@@ -76,8 +90,11 @@ describe('environment provider', () => {
 });
 
 describe('1password provider', () => {
+	useState('1password');
+
 	it('setup without `op` installed is a 400 that says what to install', async () => {
-		const result = await runHangar(['secret', 'setup', '--provider', '1password'], secretsEnv(home, { PATH: noOpPath }));
+		await service().setup('environment', undefined);
+		const result = await runHangar(['secret', 'setup', '--provider', '1password'], secretsEnv(state, { PATH: noOpPath }));
 		expect(result.code).toBe(2);
 		expect(result.stderr).toMatch(/^hangar: the 1password provider needs the 1Password CLI `op`, which is not installed/);
 		expect(result.stderr).toContain('https://developer.1password.com/docs/cli/');
@@ -85,7 +102,7 @@ describe('1password provider', () => {
 	});
 
 	it('setup succeeds with `op` on the PATH', async () => {
-		const result = await runHangar(['secret', 'setup', '--provider', '1password'], secretsEnv(home, { PATH: fakeOpPath }));
+		const result = await runHangar(['secret', 'setup', '--provider', '1password'], secretsEnv(state, { PATH: fakeOpPath }));
 		expect(result, result.stderr).toMatchObject({ code: 0, stdout: 'Secrets provider reconfigured (1password).\n' });
 	});
 
@@ -121,7 +138,12 @@ describe('1password provider', () => {
 });
 
 describe('logs', () => {
-	it('name secrets but never carry their values', () => {
+	useState('1password');
+
+	it('name secrets but never carry their values', async () => {
+		// Its own resolutions, besides whatever the other tests logged.
+		expect(await service({ PATH: fakeOpPath }).resolve('op://dev/github/token')).toBe(OP_VALUE);
+		expect(await service({ HANGAR_SECRETS_PROVIDER: 'environment', HANGAR_SECRET_github: ENV_VALUE }).resolve('github')).toBe(ENV_VALUE);
 		expect(logged.some((line) => line.includes('resolved from the 1password provider'))).toBe(true);
 		expect(logged.filter((line) => line.includes(OP_VALUE) || line.includes(ENV_VALUE))).toEqual([]);
 	});

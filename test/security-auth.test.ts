@@ -6,7 +6,7 @@
  * for every outcome.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,21 @@ async function tokenFor(...args: Parameters<TestIssuer['token']>): Promise<strin
 	const token = await issuer.token(...args);
 	issued.push(token);
 	return token;
+}
+
+/**
+ * The events Alice's two clients write (see `aliceCallsEcho`): initialize, initialized
+ * notification, tools/list and tools/call on each, and the two SSE connections.
+ */
+const OWN_ALLOWED_EVENTS = 10;
+
+/** How many events the audit log holds now (none before the first request). */
+async function auditLines(file: string): Promise<number> {
+	const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+		if (error.code === 'ENOENT') return '';
+		throw error;
+	});
+	return text.split('\n').filter(Boolean).length;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -58,7 +73,8 @@ afterAll(async () => {
 }, 120_000);
 
 describe('a workload with authentication', { timeout: 60_000 }, () => {
-	it('serves the SDK client that presents a valid token, over Streamable HTTP and legacy SSE', async () => {
+	/** Alice signs in with the SDK client over Streamable HTTP and legacy SSE, and calls echo on each. */
+	async function aliceCallsEcho(): Promise<void> {
 		const token = await tokenFor('alice', { name: 'Alice' });
 		const base = new URL(workload.url).origin;
 		for (const client of [await connect(workload.url, 'streamable-http', {}, bearer(token)), await connect(`${base}/sse`, 'sse', {}, bearer(token))]) {
@@ -69,6 +85,10 @@ describe('a workload with authentication', { timeout: 60_000 }, () => {
 				await client.close();
 			}
 		}
+	}
+
+	it('serves the SDK client that presents a valid token, over Streamable HTTP and legacy SSE', async () => {
+		await aliceCallsEcho();
 		const ec = await issuer.ecToken('alice');
 		issued.push(ec);
 		expect((await postMcp(workload.url, INITIALIZE, bearer(ec))).status).toBe(200);
@@ -181,7 +201,13 @@ describe('a workload with authentication', { timeout: 60_000 }, () => {
 	});
 
 	it('writes an audit event for every outcome, naming the caller and never a token', async () => {
-		const { text, events } = await readAudit(auditFileOf(home.path, workload.name), refusals.length + 10);
+		// Its own traffic, and only its own events: those written after the ones already there.
+		const file = auditFileOf(home.path, workload.name);
+		const before = await auditLines(file);
+		for (const [, headers] of refusals) expect((await postMcp(workload.url, INITIALIZE, await headers())).status).toBe(401);
+		await aliceCallsEcho();
+		const { text, events: all } = await readAudit(file, before + refusals.length + OWN_ALLOWED_EVENTS);
+		const events = all.slice(before);
 		const denied = events.filter((event) => event.outcome === 'denied');
 		expect(denied.length).toBeGreaterThanOrEqual(refusals.length);
 		expect(denied[0]).toMatchObject({ type: 'http_request', component: workload.name, target: { endpoint: '/mcp' }, source: { type: 'local', value: '127.0.0.1' }, subjects: {} });

@@ -43,18 +43,27 @@ afterAll(async () => {
 	await home?.dispose();
 }, 120_000);
 
+/** `hangar run` of the remote server under `name`, with every security flag and the files above. */
+function runSecured(name: string): Promise<CommandResult> {
+	return hangar(
+		'run', remote.url, '--name', name, '--json',
+		'--oidc-issuer', issuer.issuer, '--oidc-audience', issuer.audience, '--oidc-scopes', 'openid,mcp:tools',
+		'--authz-config', 'authz.yaml', '--audit-config', 'audit.yaml', '--rate-limit-config', 'limits.json',
+	);
+}
+
 describe('hangar run with security flags', { timeout: 120_000 }, () => {
+	// One workload the first two tests only read (the second spends its one token and is the
+	// only one to call it); the edit works on a workload of its own.
 	const name = uniqueName('secure');
-	let url: string;
+	let run: CommandResult;
+	const url = () => (JSON.parse(run.stdout) as { url: string }).url;
+	beforeAll(async () => {
+		run = await runSecured(name);
+	});
 
 	it('stores every setting, the policy file by its absolute path', async () => {
-		const run = await hangar(
-			'run', remote.url, '--name', name, '--json',
-			'--oidc-issuer', issuer.issuer, '--oidc-audience', issuer.audience, '--oidc-scopes', 'openid,mcp:tools',
-			'--authz-config', 'authz.yaml', '--audit-config', 'audit.yaml', '--rate-limit-config', 'limits.json',
-		);
 		expect(run.code, run.stderr).toBe(0);
-		url = (JSON.parse(run.stdout) as { url: string }).url;
 		const exported = JSON.parse((await hangar('export', name)).stdout) as Record<string, unknown>;
 		expect(exported).toMatchObject({
 			oidc_config: { issuer: issuer.issuer, audience: issuer.audience, scopes: ['openid', 'mcp:tools'] },
@@ -66,9 +75,9 @@ describe('hangar run with security flags', { timeout: 120_000 }, () => {
 	});
 
 	it('serves what the flags ask for', async () => {
-		const metadata = (await (await fetch(`${new URL(url).origin}/.well-known/oauth-protected-resource/api/mcp`)).json()) as { scopes_supported: string[] };
+		const metadata = (await (await fetch(`${new URL(url()).origin}/.well-known/oauth-protected-resource/api/mcp`)).json()) as { scopes_supported: string[] };
 		expect(metadata.scopes_supported).toEqual(['openid', 'mcp:tools']);
-		const client = await connect(url, 'streamable-http', {}, bearer(await issuer.token('alice')));
+		const client = await connect(url(), 'streamable-http', {}, bearer(await issuer.token('alice')));
 		try {
 			expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
 			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'a message longer than twenty bytes' } }))).toBe('remote echo: a message longer than twenty bytes');
@@ -89,9 +98,12 @@ describe('hangar run with security flags', { timeout: 120_000 }, () => {
 	});
 
 	it('edits one OIDC setting and keeps the others', async () => {
-		const edit = await hangar('edit', name, '--oidc-audience', 'another-audience');
+		const edited = uniqueName('secure-edited');
+		const created = await runSecured(edited);
+		expect(created.code, created.stderr).toBe(0);
+		const edit = await hangar('edit', edited, '--oidc-audience', 'another-audience');
 		expect(edit.code, edit.stderr).toBe(0);
-		const exported = JSON.parse((await hangar('export', name)).stdout) as { oidc_config: Record<string, unknown>; rate_limit_config: unknown };
+		const exported = JSON.parse((await hangar('export', edited)).stdout) as { oidc_config: Record<string, unknown>; rate_limit_config: unknown };
 		expect(exported.oidc_config).toMatchObject({ issuer: issuer.issuer, audience: 'another-audience', scopes: ['openid', 'mcp:tools'] });
 		expect(exported.rate_limit_config).toEqual({ shared: { maxTokens: 1, refillPeriod: '1h' } });
 	});
