@@ -364,7 +364,10 @@ describe('through the proxy', { timeout: 120_000 }, () => {
 		}
 		await waitFor(async () => (await namesOf(legacy)).includes('exfiltrate'), 'the RPC approval reaching the proxy');
 		expect(textOf(await modern.callTool({ name: 'exfiltrate', arguments: {} }))).toBe('called exfiltrate');
-		expect((await runHangar(['ls'], home.env)).stdout).not.toContain('drifted');
+		// Other tests' workloads in this home may have drifted: this one's row says nothing of it.
+		const row = (await runHangar(['ls'], home.env)).stdout.split('\n').find((line) => line.startsWith(`${workload.name} `));
+		expect(row).toBeDefined();
+		expect(row).not.toContain('drifted');
 	});
 
 	it('serves under block the tools only a client with more capabilities is listed (SDK 1.x and 2.x), and still blocks a changed description for every client', async () => {
