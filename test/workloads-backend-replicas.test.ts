@@ -77,16 +77,12 @@ const callerOf = (client: Client) => (name: string, args: Record<string, unknown
 const echoes = async (client: Client, message: string) => textOf(await client.callTool({ name: 'echo', arguments: { message } }));
 
 describe('backend_replicas: several server containers behind one proxy', { timeout: 180_000 }, () => {
+	/** server-everything over Streamable HTTP in three instances. */
+	const createInstances = (name: string) =>
+		createWorkload(serve.url, { name, image: EVERYTHING, transport: 'streamable-http', target_port: 3001, cmd_arguments: ['streamableHttp'], scaling_config: { backend_replicas: 3 } });
 	let workload: Workload;
 	beforeAll(async () => {
-		workload = await createWorkload(serve.url, {
-			name: 'instances',
-			image: EVERYTHING,
-			transport: 'streamable-http',
-			target_port: 3001,
-			cmd_arguments: ['streamableHttp'],
-			scaling_config: { backend_replicas: 3 },
-		});
+		workload = await createInstances('instances');
 	}, 120_000);
 
 	it('run one container per instance under the workload\'s labels, listed as one workload', async () => {
@@ -215,11 +211,13 @@ describe('backend_replicas: several server containers behind one proxy', { timeo
 	});
 
 	it('stop every instance with the workload, and remove every one with it', async () => {
-		expect((await callRest(serve.url, StopWorkloads, { names: [workload.name] })).status).toBeLessThan(300);
-		await waitFor(async () => (await containersOf(workload.name)).every(({ state }) => state === 'exited'), 'every instance stopped', 60_000);
-		expect(await containersOf(workload.name)).toHaveLength(3);
-		expect((await callRest(serve.url, DeleteWorkloads, { names: [workload.name] })).status).toBeLessThan(300);
-		await waitFor(async () => (await containersOf(workload.name)).length === 0, 'every instance removed', 60_000);
+		// A workload of its own: the other tests of this block use theirs, in whatever order they run.
+		const ending = await createInstances('ending');
+		expect((await callRest(serve.url, StopWorkloads, { names: [ending.name] })).status).toBeLessThan(300);
+		await waitFor(async () => (await containersOf(ending.name)).every(({ state }) => state === 'exited'), 'every instance stopped', 60_000);
+		expect(await containersOf(ending.name)).toHaveLength(3);
+		expect((await callRest(serve.url, DeleteWorkloads, { names: [ending.name] })).status).toBeLessThan(300);
+		await waitFor(async () => (await containersOf(ending.name)).length === 0, 'every instance removed', 60_000);
 	});
 });
 
@@ -365,8 +363,10 @@ describe('the server processes of a stdio server, bounded against an attacker', 
 	});
 
 	it('capability sets that do matter: a caller gets at most 16 sessions, then a clear JSON-RPC error', async () => {
+		// A workload of its own: the sessions it ends with are this caller's for their lifetime.
+		const exhausted = await createWorkload(serve.url, { name: 'exhausted', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'] });
 		const answers = [];
-		for (let at = 0; at < 20; at++) answers.push(await ask2026(shared.url, 'tools/list', {}, { sampling: { [`attacker-${at}`]: {} } }));
+		for (let at = 0; at < 20; at++) answers.push(await ask2026(exhausted.url, 'tools/list', {}, { sampling: { [`attacker-${at}`]: {} } }));
 		// A caller that may be asked things holds a shared session and one per call of its set (pooled): both count.
 		const served = answers.findIndex((answer) => answer.result === undefined);
 		expect(served, JSON.stringify(answers.map((answer) => answer.error ?? Object.keys(answer)))).toBeGreaterThanOrEqual(3);
@@ -376,7 +376,7 @@ describe('the server processes of a stdio server, bounded against an attacker', 
 			// The caller's sessions, or the container's processes (a call that may be asked things has one of its own).
 			expect(answer.error?.message).toMatch(/Too many sessions: this caller has 16 sessions open|max_server_processes/);
 		}
-		expect(await serverProcessesOf(shared.name)).toBeLessThanOrEqual(1 + 16);
+		expect(await serverProcessesOf(exhausted.name)).toBeLessThanOrEqual(1 + 16);
 	});
 
 	it('session_mode isolated: at most max_server_processes processes, the next session refused until one ends', async () => {
