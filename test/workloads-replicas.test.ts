@@ -155,9 +155,11 @@ describe('replicas sharing sessions through Redis', { timeout: 120_000 }, () => 
 		await Promise.all([modern.close(), ...legacy.map(({ client }) => client.close())]);
 	});
 
-	// Last: it stops the Redis the others share.
 	it('keep each session on its replica while Redis is down, and say so', async () => {
-		await redis.stop();
+		// A Redis and a workload of its own: it stops that Redis, which the other tests need up.
+		const own = await startRedis();
+		const workload = await createWorkload(serve.url, { name: 'redis-down', url: remote.url, scaling_config: { replicas: 3, session_redis: { address: own.address } } });
+		await own.stop();
 		const ports = await replicaPorts(workload.name);
 		await waitFor(async () => (await Promise.all(ports.map(healthOf))).every((replica) => replica.sessions_shared === false), 'every replica seeing Redis gone');
 		const listed = await waitFor(async () => {
