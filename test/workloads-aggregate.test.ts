@@ -359,7 +359,8 @@ describe('a member\'s requests to the client (sampling, elicitation, roots) thro
 		// Not roots: a stdio member's process answers get-roots-list with the roots of the first client of its capability set.
 		const bystander = await answering(aggregate.url, 'bystander', { sampling: {}, elicitation: {} });
 		await bystander.client.listTools();
-		const { client, asked, roots: declared } = await answering(aggregate.url, 'caller');
+		// A capability set no other test declares, so that the member's process for it is this client's own.
+		const { client, asked, roots: declared } = await answering(aggregate.url, 'caller', { ...asking, elicitation: { form: {} } });
 
 		// Called before any list: a call waits for the lists of members still starting a session (a process for these capabilities).
 		const sampled = await client.callTool({ name: `${first.name}_trigger-sampling-request`, arguments: { prompt: 'hi', maxTokens: 5 } });
