@@ -33,7 +33,7 @@ export interface Tally {
 
 export type Phase = (typeof PHASES)[number];
 
-const emptyTally = (): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 });
+export const emptyTally = (): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 });
 
 export async function calls(session: LeanSession, connections: number, total: number, tally?: Tally): Promise<void> {
 	const perConnection = Math.ceil(total / connections);

@@ -14,7 +14,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession, type LeanSession } from '../lean.js';
 import { benchEnv, runHangar } from '../processes.js';
-import { alternatingRounds, calls, cpuPerCallOf, orderOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
+import { alternatingRounds, calls, cpuPerCallOf, emptyTally, orderOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 import { residentMegabytes, settle } from './memory.js';
 import { IMAGE } from './proxyBound.js';
@@ -47,13 +47,13 @@ async function workingRounds(memberUrl: string, aggregateUrl: string, member: st
 		const verdicts: string[] = [];
 		for (const connections of [1, 16]) {
 			const phase = connections === 1 ? 'sequential' : `${connections} connections`;
-			const latencies: number[][] = [[], []];
+			const [member, through] = [emptyTally(), emptyTally()];
 			for (const session of sessions) await calls(session, connections, WORKING_CALLS / 4); // warm
 			for (let round = 0; round < ROUNDS; round++) {
-				for (const index of orderOf(round, sessions.length)) await calls(sessions[index]!, connections, WORKING_CALLS, { latencies: latencies[index]!, milliseconds: 0, cpuSeconds: 0 });
+				for (const index of orderOf(round, sessions.length)) await calls(sessions[index]!, connections, WORKING_CALLS, [member, through][index]);
 			}
-			for (const [index, label] of labels.entries()) rows.push([phase, label, ms(median(latencies[index]!)), ms(percentile(latencies[index]!, 99))]);
-			verdicts.push(verdict(`${phase}, a tool that works ${WORKING_ARGUMENTS.duration * 1000} ms: p50 through the aggregate vs straight to the member`, median(latencies[1]!) / median(latencies[0]!), LATENCY_LIMIT));
+			for (const [index, { latencies }] of [member, through].entries()) rows.push([phase, labels[index]!, ms(median(latencies)), ms(percentile(latencies, 99))]);
+			verdicts.push(verdict(`${phase}, a tool that works ${WORKING_ARGUMENTS.duration * 1000} ms: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT));
 		}
 		return { rows, verdicts };
 	} finally {
