@@ -296,8 +296,7 @@ describe("a member's proxy on its Unix socket", () => {
 			const record = JSON.parse(await readFile(join(deep.home.path, 'data', 'proxies', `${member.name}.json`), 'utf8')) as { socket?: string };
 			expect(record.socket).toBeUndefined();
 			const aggregate = await deep.create({ name: 'deep-all', image: `group://${alone}`, group: alone });
-			const client = await connect(aggregate.url, 'streamable-http');
-			clients.push(client);
+			const client = await clientOf(aggregate);
 			expect(textOf(await client.callTool({ name: `${member.name}_read_graph`, arguments: {} }))).toBeDefined();
 		} finally {
 			await deep.dispose();
