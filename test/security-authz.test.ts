@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateWorkload, GetWorkload, ListWorkloads, RestartWorkload } from '../protocol/protocol.workloads.js';
 import { TestIssuer } from './fixtures/security/issuer.js';
-import { auditFileOf, bearer, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
+import { auditFileOf, type AuditEvent, bearer, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
 import { connect, EVERYTHING, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -206,7 +206,26 @@ describe('denials on the wire', { timeout: 60_000 }, () => {
 	});
 
 	it('writes an audit event for each decision', async () => {
-		const { events } = await readAudit(auditFileOf(home.path, workload.name), 20);
+		// The events read are those written since this test began, whatever ran before it.
+		const since = Date.now();
+		const alice = await client('alice', { roles: [] });
+		await call(alice, 'echo', { message: 'hi' });
+		await expect(call(alice, 'get-env')).rejects.toThrow(/Unauthorized/);
+		const intern = await client('dave', { roles: ['calculator', 'intern'] });
+		await expect(call(intern, 'get-sum', { a: 1, b: 2 })).rejects.toThrow(/Unauthorized/);
+		const bob = await client('bob', { roles: [] });
+		await expect(call(bob, 'echo', { message: 'secret' })).rejects.toThrow(/Unauthorized/);
+		const engineer = await client('erin', { groups: ['eng'] });
+		await expect(engineer.readResource({ uri: RESOURCES[5]! })).rejects.toThrow(/Unauthorized/);
+		await engineer.getPrompt({ name: 'simple-prompt' });
+		await engineer.ping();
+		const headers = bearer(await issuer.token('erin', { groups: ['eng'] }));
+		const session = await openSession(workload.url, headers);
+		expect((await postMcp(workload.url, { id: 1, method: 'tasks/get', params: { taskId: 't-1' } }, { ...headers, 'Mcp-Session-Id': session })).status).toBe(403);
+
+		const ownEvents = (events: AuditEvent[]) => events.filter((event) => Date.parse(event.loggedAt) >= since);
+		const tasksAudited = (events: AuditEvent[]) => ownEvents(events).some((event) => event.target.method === 'tasks/get');
+		const events = ownEvents((await readAudit(auditFileOf(home.path, workload.name), tasksAudited)).events);
 		const calls = events.filter((event) => event.type === 'mcp_tool_call');
 		expect(calls).toContainEqual(expect.objectContaining({ outcome: 'success', subjects: expect.objectContaining({ user_id: 'alice' }), target: expect.objectContaining({ name: 'echo' }) }));
 		expect(calls).toContainEqual(expect.objectContaining({ outcome: 'denied', subjects: expect.objectContaining({ user_id: 'alice' }), target: expect.objectContaining({ name: 'get-env' }) }));
@@ -216,7 +235,7 @@ describe('denials on the wire', { timeout: 60_000 }, () => {
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_resource_read', outcome: 'denied', target: expect.objectContaining({ uri: RESOURCES[5] }) }));
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_prompt_get', outcome: 'success', target: expect.objectContaining({ name: 'simple-prompt' }) }));
 		expect(events).toContainEqual(expect.objectContaining({ type: 'mcp_request', outcome: 'denied', target: expect.objectContaining({ method: 'tasks/get' }) }));
-		// Pings were sent (see above) but their events are excluded.
+		// A ping was sent above, but its events are excluded.
 		expect(events.filter((event) => event.type === 'mcp_ping')).toEqual([]);
 	});
 });
