@@ -5,7 +5,7 @@
  * official SDK clients through the aggregate's proxy.
  */
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -284,7 +284,8 @@ describe("a member's proxy on its Unix socket", () => {
 		const client = await clientOf(aggregate);
 		expect(textOf(await client.callTool({ name: `${member.name}_read_graph`, arguments: {} }))).toBeDefined();
 		const { events } = await readAudit(auditFileOf(hangar.home.path, member.name), (events) => events.some((event) => event.target.method === 'tools/call'));
-		expect(events.find((event) => event.target.method === 'tools/call')?.source).toMatchObject({ type: 'local', value: 'unix' });
+		// It came over the link: the member's whole chain saw it, no HTTP request of its own.
+		expect(events.find((event) => event.target.method === 'tools/call')).toMatchObject({ source: { type: 'local', value: 'unix' }, target: { endpoint: '/link' } });
 	});
 
 	it('is left out where its path would be too long to bind, and the aggregate reaches its members over TCP', async () => {
@@ -311,6 +312,78 @@ describe("a member's proxy on its Unix socket", () => {
 		await waitFor(async () => (await stat(socket!).catch(() => undefined)) === undefined, 'the socket to go');
 	});
 });
+
+describe("the link: an aggregate's client session on a member's Unix socket", () => {
+	const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'link-test', version: '1' } } };
+	const socketOf = async (workload: Workload) => JSON.parse(await readFile(join(hangar.home.path, 'data', 'proxies', `${workload.name}.json`), 'utf8')) as { port: number; socket: string };
+	const sessionsOf = async (workload: Workload) => ((await (await fetch(new URL('/health', workload.url))).json()) as { sessions: number }).sessions;
+
+	it('carries messages both ways as lines, what the server sends about a call wrapped with its id, a bad line answered and the link kept', async () => {
+		const { port, socket } = await socketOf(first);
+		const link = await openLink(socket, { Host: `127.0.0.1:${port}`, 'Content-Type': 'application/jsonl' });
+		expect(link.status).toBe(200);
+		link.send(INITIALIZE);
+		expect(await link.next((line) => line.id === 1)).toMatchObject({ result: { serverInfo: expect.anything() } });
+		link.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+		link.write('{"not": "json-rpc"}\n');
+		expect(await link.next((line) => line.id === null)).toMatchObject({ error: { code: -32700 } });
+		link.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 }, _meta: { progressToken: 'p' } } });
+		expect(await link.next((line) => line.call === 2)).toMatchObject({ message: { method: 'notifications/progress', params: { progressToken: 'p' } } });
+		expect(await link.next((line) => line.id === 2)).toMatchObject({ result: { content: [expect.objectContaining({ type: 'text' })] } });
+		link.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'over the link' } } });
+		expect(textOf((await link.next((line) => line.id === 3)).result as never)).toBe('Echo: over the link');
+		link.close();
+	});
+
+	it("is the member's client session: open while the link is, ended with it", async () => {
+		const { port, socket } = await socketOf(memory);
+		const before = await sessionsOf(memory);
+		const link = await openLink(socket, { Host: `127.0.0.1:${port}`, 'Content-Type': 'application/jsonl' });
+		link.send(INITIALIZE);
+		await link.next((line) => line.id === 1);
+		expect(await sessionsOf(memory)).toBe(before + 1);
+		link.close();
+		await waitFor(async () => (await sessionsOf(memory)) === before, "the member's session to end with the link");
+	});
+
+	it('is served on the Unix socket only, to a POST of application/jsonl, behind the same guard', async () => {
+		const { port, socket } = await socketOf(memory);
+		const host = `127.0.0.1:${port}`;
+		expect((await fetch(new URL('/link', memory.url), { method: 'POST', headers: { 'Content-Type': 'application/jsonl' }, body: '' })).status).toBe(404);
+		expect((await openLink(socket, { Host: host, 'Content-Type': 'application/json' })).status).toBe(415);
+		expect((await openLink(socket, { Host: 'evil.example', 'Content-Type': 'application/jsonl' })).status).toBe(403);
+		expect((await openLink(socket, { Host: host }, 'GET')).status).toBe(405);
+	});
+});
+
+/** A link opened by hand over a Unix socket: its status, then lines to send and read. */
+async function openLink(socketPath: string, headers: Record<string, string>, method = 'POST') {
+	const lines: Array<Record<string, unknown>> = [];
+	const outgoing = httpRequest({ socketPath, path: '/link', method, headers });
+	const response = await new Promise<IncomingMessage>((resolve, reject) => {
+		outgoing.once('response', resolve);
+		outgoing.once('error', reject);
+		outgoing.flushHeaders();
+	});
+	let buffered = '';
+	response.setEncoding('utf8');
+	response.on('data', (chunk: string) => {
+		buffered += chunk;
+		for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+			lines.push(JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>);
+			buffered = buffered.slice(newline + 1);
+		}
+	});
+	if (response.statusCode !== 200) outgoing.destroy();
+	return {
+		status: response.statusCode,
+		write: (text: string) => outgoing.write(text),
+		send: (message: object) => outgoing.write(`${JSON.stringify(message)}\n`),
+		/** The first line `matches` accepts, waiting for it. */
+		next: (matches: (line: Record<string, unknown>) => boolean) => waitFor(async () => lines.find(matches), 'a line on the link'),
+		close: () => outgoing.end(),
+	};
+}
 
 /** One HTTP POST over a Unix socket: its status and headers. */
 function overSocket(socketPath: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: IncomingHttpHeaders }> {

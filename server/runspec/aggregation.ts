@@ -23,7 +23,7 @@ export const EXPOSED_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export interface MemberEndpoint {
 	/** Undefined while it does not serve. */
 	readonly url: URL | undefined;
-	/** The Unix socket its proxy serves `url` on too, when it has one. */
+	/** The Unix socket its proxy serves `url`'s routes and the link (core/link.ts) on, when it has one. */
 	readonly socket?: string;
 	/** Changes when its proxy restarts (empty while it does not serve). */
 	readonly generation: string;

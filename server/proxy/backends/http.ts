@@ -46,8 +46,6 @@ export interface HttpBackendOptions {
 	readonly guardAddresses: boolean;
 	/** Wait until the server accepts connections before calling the backend ready. */
 	readonly probe: boolean;
-	/** Reach the server over this Unix socket instead of the URL's host and port (which still name it in `Host`). */
-	readonly socketPath?: string;
 	readonly log: Logger;
 	/** The OAuth client of a remote server (chain/upstreamAuth/): its token on every request, its answer to a 401 or 403. */
 	readonly auth?: UpstreamCredentials;
@@ -177,7 +175,6 @@ export class HttpBackend implements Backend {
 			const request = (https ? httpsRequest : httpRequest)(url, {
 				method,
 				agent: https ? this.httpsAgent : this.httpAgent,
-				socketPath: this.options.socketPath,
 				headers: { ...this.options.headers, ...outboundContext.headers?.(signal), ...headers, ...(body === undefined ? {} : { 'Content-Length': Buffer.byteLength(body) }) },
 				signal,
 			});

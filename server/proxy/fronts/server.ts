@@ -1,7 +1,8 @@
 /**
  * The proxy's HTTP server: `/health`, Streamable HTTP at `/mcp`, legacy SSE at `/sse` and
  * `/messages` (plus a remote server's own path, so its URL keeps working through the proxy),
- * behind the HTTP middleware chain. Bound to 127.0.0.1 unless configured otherwise.
+ * behind the HTTP middleware chain. Bound to 127.0.0.1 unless configured otherwise; on a Unix
+ * socket too, where the aggregates of its group find the same routes and the link (`/link`).
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -24,7 +25,9 @@ import {
 	type NoticeMiddleware,
 } from '../chain/chain.js';
 import type { JsonRpcMessage } from '../core/jsonrpc.js';
+import { LINK_PATH } from '../core/link.js';
 import { LegacySseFront } from './legacySse.js';
+import { LinkFront } from './link.js';
 import type { PublicAddress } from '../net/publicAddress.js';
 import { ClientSessionRegistry, type ClientSessionRegistryOptions } from '../sessions/clientSession.js';
 import { StreamableHttpFront } from './streamable.js';
@@ -50,8 +53,9 @@ export interface ProxyServerOptions {
 	/** The address clients reach the proxy by, behind a reverse proxy too. */
 	readonly address: PublicAddress;
 	/**
-	 * A Unix socket to serve the same routes on, for the aggregates of the workload's group. Its
-	 * folder is made private to the user; a path the system cannot bind (too long) is skipped.
+	 * A Unix socket to serve the same routes and the link on, for the aggregates of the workload's
+	 * group. Its folder is made private to the user; a path the system cannot bind (too long) is
+	 * skipped.
 	 */
 	readonly socketPath?: string;
 	readonly log: Logger;
@@ -81,6 +85,8 @@ export class ProxyServer {
 	private local: Server | undefined;
 	private readonly sessions: ClientSessionRegistry;
 	private readonly routes = new Map<string, HttpHandler>();
+	/** The Unix socket's routes: the same, and the link. */
+	private readonly localRoutes: Map<string, HttpHandler>;
 
 	constructor(private readonly options: ProxyServerOptions) {
 		this.sessions = new ClientSessionRegistry(options.backend, options.sessions);
@@ -95,7 +101,9 @@ export class ProxyServer {
 		this.routes.set('/messages', composeHttp(options.httpMiddlewares, (exchange) => sse.post(exchange)));
 		this.routes.set('/health', async ({ response }) => this.health(response));
 		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
-		this.server = this.createServer();
+		const link = new LinkFront(this.sessions, handle, notify, options.log);
+		this.localRoutes = new Map(this.routes).set(LINK_PATH, composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange)));
+		this.server = this.createServer(this.routes);
 	}
 
 	/** Client sessions open now. */
@@ -113,7 +121,7 @@ export class ProxyServer {
 			if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new Error(`the path is over ${MAX_SOCKET_PATH_BYTES} bytes`);
 			await mkdir(dirname(path), { recursive: true, mode: 0o700 });
 			await rm(path, { force: true }); // left by a proxy that was killed
-			const local = this.createServer();
+			const local = this.createServer(this.localRoutes);
 			await listening(local, { path, exclusive: true });
 			await chmod(path, 0o600);
 			this.local = local;
@@ -133,19 +141,19 @@ export class ProxyServer {
 		if (this.local) await rm(this.options.socketPath!, { force: true });
 	}
 
-	private createServer(): Server {
-		const server = createServer((request, response) => this.dispatch(request, response));
+	private createServer(routes: ReadonlyMap<string, HttpHandler>): Server {
+		const server = createServer((request, response) => this.dispatch(routes, request, response));
 		server.keepAliveTimeout = 65_000;
 		server.requestTimeout = 0; // long tool calls are bounded by the request timeout instead
 		return server;
 	}
 
 	/** Not an async function: the route's promise is the only one a request costs here. */
-	private dispatch(request: IncomingMessage, response: ServerResponse): void {
+	private dispatch(routes: ReadonlyMap<string, HttpHandler>, request: IncomingMessage, response: ServerResponse): void {
 		const target = request.url ?? '/';
 		const query = target.indexOf('?');
 		const path = query < 0 ? target : target.slice(0, query);
-		const route = this.routes.get(path);
+		const route = routes.get(path);
 		if (!route) {
 			sendJson(response, 404, { error: 'not_found', error_description: `no MCP endpoint at ${path}` });
 			return;

@@ -1,6 +1,6 @@
 /**
- * Client sessions of the proxy: one per Streamable HTTP session (`Mcp-Session-Id`) or legacy
- * SSE stream, each with its own backend session. A session routes the server's messages to
+ * Client sessions of the proxy: one per Streamable HTTP session (`Mcp-Session-Id`), legacy SSE
+ * stream or aggregate's link (fronts/link.ts), each with its own backend session. A session routes the server's messages to
  * the client: to the open reply of the request they belong to, else to the session's event
  * stream, else into a short backlog until the client opens one.
  *
@@ -17,7 +17,7 @@ import { CallTable } from '../core/callTable.js';
 import type { CallWatcher } from '../chain/chain.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import { SESSION_TTL_MS, type ClientSessionStore } from './store.js';
-import type { EventFormat, EventStream, ReplyStream } from './streams.js';
+import type { EventFormat, EventStream, ReplyStream, SessionStream } from './streams.js';
 
 const BACKLOG_LIMIT = 100;
 /** Events kept per session for resumption. */
@@ -44,6 +44,8 @@ export interface CallReply {
 /** Where a session ends: for good, or only on this replica (the others serve it on). */
 export type CloseScope = 'everywhere' | 'here';
 
+export type ClientSessionKind = 'streamable' | 'sse' | 'link';
+
 export class ClientSession implements ClientSessionSink {
 	readonly backend: UpstreamSession;
 	/** The client's `initialize` parameters, once the session is open. */
@@ -52,7 +54,7 @@ export class ClientSession implements ClientSessionSink {
 	readonly headers: Readonly<Record<string, string>>;
 	private lastSeen = Date.now();
 	private readonly replies = new CallTable<ReplyStream | EventStream | CallReply>();
-	private stream: EventStream | undefined;
+	private stream: SessionStream | undefined;
 	private backlog: JsonRpcMessage[] = [];
 	private closed = false;
 	/** Aborted when the session closes: cancels the session's calls in flight. */
@@ -68,7 +70,7 @@ export class ClientSession implements ClientSessionSink {
 	constructor(
 		backend: Backend,
 		readonly id: string,
-		readonly kind: 'streamable' | 'sse',
+		readonly kind: ClientSessionKind,
 		/** The subject of the identity that opened the session, when callers authenticate. */
 		readonly owner: string | undefined,
 		private readonly onClose: (session: ClientSession, scope: CloseScope) => void,
@@ -129,7 +131,7 @@ export class ClientSession implements ClientSessionSink {
 		this.watchers.delete(id);
 	}
 
-	attachStream(stream: EventStream): void {
+	attachStream(stream: SessionStream): void {
 		this.stream = stream;
 		const waiting = this.backlog;
 		this.backlog = [];
@@ -137,7 +139,7 @@ export class ClientSession implements ClientSessionSink {
 		this.backend.streaming?.(true);
 	}
 
-	detachStream(stream: EventStream): void {
+	detachStream(stream: SessionStream): void {
 		if (this.stream !== stream) return;
 		this.stream = undefined;
 		if (!this.closed) this.backend.streaming?.(false);
@@ -278,11 +280,11 @@ export class ClientSessionRegistry {
 		this.sweeper.unref();
 	}
 
-	create(kind: 'streamable' | 'sse', owner?: string, open: OpenOptions = {}): ClientSession {
+	create(kind: ClientSessionKind, owner?: string, open: OpenOptions = {}): ClientSession {
 		return this.add(this.idPrefix + randomUUID(), kind, owner, { replicated: kind === 'streamable' && this.store !== undefined, ...open });
 	}
 
-	private add(id: string, kind: 'streamable' | 'sse', owner: string | undefined, open: OpenOptions): ClientSession {
+	private add(id: string, kind: ClientSessionKind, owner: string | undefined, open: OpenOptions): ClientSession {
 		const session = new ClientSession(this.backend, id, kind, owner, (closed, scope) => this.closed(closed, scope), open);
 		this.sessions.set(id, session);
 		return session;

@@ -43,8 +43,15 @@ export interface EventFormats {
 	formatFor(stream: RequestId | undefined): EventFormat | undefined;
 }
 
+/** Where a session's messages go when they belong to no call in flight: its event stream, or a link (fronts/link.ts). */
+export interface SessionStream {
+	readonly open: boolean;
+	send(message: JsonRpcMessage): void;
+	end(): void;
+}
+
 /** A long-lived event stream with keep-alive comments. */
-export class EventStream {
+export class EventStream implements SessionStream {
 	private readonly timer: NodeJS.Timeout;
 
 	constructor(

@@ -1,7 +1,7 @@
 /**
  * The aggregator: the backend of an aggregate's proxy (image `group://NAME`). Its upstreams are
- * the members' own proxies, reached as MCP clients by each client session (session.ts, over one
- * Streamable HTTP client per member kept here); what they list is cached here, shared by the
+ * the members' own proxies, reached as MCP clients by each client session (session.ts, over the
+ * transport of each member kept here); what they list is cached here, shared by the
  * sessions that declared the same client capabilities (a member may list tools by them), until
  * a member says its list changed or its proxy restarts. A change of members tells every client
  * session its lists changed.
@@ -11,7 +11,9 @@ import type { Logger } from '../../../log.js';
 import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
 import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { HttpBackend } from '../http.js';
+import { LinkTransport } from './link.js';
 import { Membership, type Member } from './members.js';
+import type { MemberTransport } from './member.js';
 import { AggregateSession, LIST_CHANGED, type ListKind } from './session.js';
 
 export interface AggregateOptions {
@@ -32,8 +34,8 @@ export class AggregateBackend implements Backend {
 	private readonly sessions = new Set<AggregateSession>();
 	/** Each member's lists, by `member generation kind capabilities`. */
 	private readonly lists = new Map<string, Promise<unknown[]>>();
-	/** The HTTP client of each member's proxy, by `member generation`. */
-	private readonly transports = new Map<string, HttpBackend>();
+	/** How each member's proxy is reached, by `member generation`. */
+	private readonly transports = new Map<string, MemberTransport>();
 	/** Late lists whose arrival is announced already (announceWhenDone). */
 	private readonly announced = new WeakSet<Promise<unknown[]>>();
 
@@ -63,16 +65,18 @@ export class AggregateBackend implements Backend {
 	}
 
 	/**
-	 * The HTTP client of `member`'s proxy (it keeps its connections alive for every session), over
-	 * the proxy's Unix socket when it has one: a call costs the aggregate a fifth less CPU than
-	 * over loopback TCP (docs/benchmarks.md), and the member's proxy serves it the same way.
+	 * How `member`'s proxy is reached: by links on its Unix socket when it has one (a call then
+	 * costs neither proxy an HTTP request; docs/benchmarks.md), else as a Streamable HTTP client
+	 * of its URL, which keeps its connections alive for every session.
 	 */
-	transportOf(member: Member): HttpBackend {
+	transportOf(member: Member): MemberTransport {
 		const key = `${member.name} ${member.generation}`;
 		let transport = this.transports.get(key);
 		if (!transport) {
 			const url = member.url!;
-			transport = new HttpBackend({ transport: 'streamable-http', locate: async () => url, socketPath: member.socket, headers: {}, guardAddresses: false, probe: false, log: this.options.log });
+			transport = member.socket
+				? new LinkTransport(member.socket, url)
+				: new HttpBackend({ transport: 'streamable-http', locate: async () => url, headers: {}, guardAddresses: false, probe: false, log: this.options.log });
 			this.transports.set(key, transport);
 		}
 		return transport;

@@ -1,14 +1,19 @@
 /**
- * One session of an aggregate's client session to one member's proxy, over the proxy's own
- * Streamable HTTP client (backends/http.ts): what the member sends about a call (its requests
- * to the client, progress, logs) comes on that call's response stream, and so is told apart
- * from what it sends on its own (the session's GET stream), as the member's proxy told it.
+ * One session of an aggregate's client session to one member's proxy, over a link (link.ts) or
+ * the proxy's own Streamable HTTP client (backends/http.ts): what the member sends about a call
+ * (its requests to the client, progress, logs) comes tied to that call, and so is told apart
+ * from what it sends on its own, as the member's proxy told it.
  */
 import { VERSION } from '../../../version.js';
-import type { UpstreamSession } from '../../core/backend.js';
+import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
-import type { HttpBackend } from '../http.js';
+
+/** How a member's proxy is reached: a link on its Unix socket (link.ts), or its URL (backends/http.ts). */
+export interface MemberTransport {
+	open(sink: ClientSessionSink): UpstreamSession;
+	close(): void | Promise<void>;
+}
 
 export interface MemberEvents {
 	/** A message from the member; `call` is the client request of the aggregate it is about, when it is about one. */
@@ -25,7 +30,7 @@ export class MemberSession {
 	/** This session's request id → the aggregate client's request it was sent for. */
 	private readonly calls = new CallTable<RequestId>();
 
-	constructor(transport: HttpBackend, events: MemberEvents) {
+	constructor(transport: MemberTransport, events: MemberEvents) {
 		this.upstream = transport.open({
 			deliver: (message, relatedTo) => events.message(message, relatedTo === undefined ? undefined : this.calls.get(relatedTo)),
 			ended: (reason) => events.ended(reason),

@@ -1,0 +1,149 @@
+/**
+ * The link (core/link.ts) on the aggregate's side: one member session as one `POST /link` on the
+ * member's Unix socket, its messages written as lines on the request's body as they come, the
+ * member's read from the response's. The member's proxy runs its whole chain on each message
+ * (fronts/link.ts); neither side parses an HTTP request per call.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import { CallTable } from '../../core/callTable.js';
+import { ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../core/jsonrpc.js';
+import { LINK_CONTENT_TYPE, LINK_PATH, LineReader, lineOf, parseLine } from '../../core/link.js';
+
+const MAX_LINE_LENGTH = 4 * 1024 * 1024;
+/** How much of a refusal's body is read for its message. */
+const MAX_REFUSAL_LENGTH = 4096;
+
+/** A member's proxy, reached by links on its Unix socket. */
+export class LinkTransport {
+	constructor(
+		private readonly socketPath: string,
+		/** The proxy's URL: its request guard wants its address as the Host. */
+		private readonly url: URL,
+	) {}
+
+	open(sink: ClientSessionSink): UpstreamSession {
+		return new LinkSession(this.socketPath, this.url.host, sink);
+	}
+
+	close(): void {
+		// Each link is its session's and closes with it.
+	}
+}
+
+class LinkSession implements UpstreamSession {
+	private readonly post: ClientRequest;
+	/** The requests sent and not yet answered, by id. */
+	private readonly pending = new CallTable<(answer: JsonRpcResponse) => void>();
+	/** Why the link ended, once it has. */
+	private endedBy: string | undefined;
+
+	constructor(
+		socketPath: string,
+		host: string,
+		private readonly sink: ClientSessionSink,
+	) {
+		this.post = httpRequest({ socketPath, path: LINK_PATH, method: 'POST', agent: false, headers: { Host: host, 'Content-Type': LINK_CONTENT_TYPE } });
+		this.post.on('response', (response) => this.opened(response));
+		this.post.on('error', (error) => this.lost(`the link to the member's proxy failed: ${error.message}`));
+		this.post.flushHeaders();
+	}
+
+	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		if (this.endedBy) return Promise.resolve(errorResponse(message.id, ErrorCode.ConnectionClosed, this.endedBy));
+		return new Promise((resolve) => {
+			const cancel = () => {
+				this.pending.delete(message.id);
+				this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } });
+				resolve(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
+			};
+			this.pending.set(message.id, (answer) => {
+				signal.removeEventListener('abort', cancel);
+				resolve(answer);
+			});
+			signal.addEventListener('abort', cancel, { once: true });
+			this.write(message);
+		});
+	}
+
+	send(message: JsonRpcNotification | JsonRpcResponse): void {
+		this.write(message);
+	}
+
+	close(): void {
+		this.end('the session closed');
+		this.post.end();
+	}
+
+	private write(message: JsonRpcRequest | JsonRpcNotification | JsonRpcResponse): void {
+		if (!this.endedBy) this.post.write(lineOf(message));
+	}
+
+	private opened(response: IncomingMessage): void {
+		if (response.statusCode !== 200) return void this.refused(response);
+		const reader = new LineReader(
+			(line) => this.received(line),
+			MAX_LINE_LENGTH,
+			() => {
+				this.lost(`the member's proxy sent a message over ${MAX_LINE_LENGTH} bytes`);
+				response.destroy();
+			},
+		);
+		response.on('data', (chunk: Buffer) => reader.push(chunk));
+		response.once('close', () => this.lost("the member's proxy ended the link"));
+	}
+
+	private received(line: string): void {
+		const parsed = parseLine(line);
+		if (!parsed) return;
+		const { message, call } = parsed;
+		if (call === undefined && isResponse(message) && message.id !== null) {
+			const settle = this.pending.get(message.id);
+			if (settle) {
+				this.pending.delete(message.id);
+				return settle(message);
+			}
+		}
+		this.sink.deliver(message, call);
+	}
+
+	/** The member's proxy would not link (its request guard, its authentication, or a proxy from before links). */
+	private async refused(response: IncomingMessage): Promise<void> {
+		let text = '';
+		response.setEncoding('utf8');
+		for await (const chunk of response) {
+			text += chunk;
+			if (text.length > MAX_REFUSAL_LENGTH) break;
+		}
+		const detail = refusalOf(text);
+		const hint = response.statusCode === 404 ? ' (its proxy predates links: restart the member)' : '';
+		this.lost(`the member's proxy refused the link with HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}${hint}`);
+		this.post.destroy();
+	}
+
+	private lost(reason: string): void {
+		if (this.endedBy) return;
+		this.end(reason);
+		this.sink.ended(reason);
+	}
+
+	/** Answers every request still waiting with `reason`. */
+	private end(reason: string): void {
+		if (this.endedBy) return;
+		this.endedBy = reason;
+		for (const [id, settle] of this.pending.entries()) settle(errorResponse(id, ErrorCode.ConnectionClosed, reason));
+		this.pending.clear();
+	}
+}
+
+/** The message of a proxy's refusal: a JSON-RPC error's, an OAuth-style `error_description`, else the text. */
+function refusalOf(text: string): string {
+	try {
+		const body = JSON.parse(text) as { error?: { message?: unknown } | string; error_description?: unknown };
+		const message = typeof body.error === 'object' ? body.error?.message : (body.error_description ?? body.error);
+		if (typeof message === 'string') return message;
+	} catch {
+		// not JSON: the text itself
+	}
+	return text.slice(0, 200);
+}

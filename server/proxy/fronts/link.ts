@@ -1,0 +1,151 @@
+/**
+ * The link (core/link.ts) on the proxy's side: `POST /link`, served on its Unix socket only, for
+ * the aggregates of its group. The POST is one client session, which ends when either body does.
+ * Its HTTP middleware ran once, for the POST; every message then goes through the MCP chain as a
+ * Streamable HTTP one does, so the member's policies hold for an aggregate's calls, but a call
+ * costs neither side an HTTP request of its own (docs/benchmarks.md).
+ */
+import type { Logger } from '../../log.js';
+import type { HttpExchange, McpHandler, NoticeHandler } from '../chain/chain.js';
+import { LINK_CONTENT_TYPE, LineReader, lineOf, parseLine, type CallMessage } from '../core/link.js';
+import { ErrorCode, errorResponse, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
+import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
+import type { SessionStream } from '../sessions/streams.js';
+import { HttpError, MAX_MESSAGE_BYTES, sendError } from './http.js';
+
+export class LinkFront {
+	constructor(
+		private readonly sessions: ClientSessionRegistry,
+		private readonly handle: McpHandler,
+		private readonly notify: NoticeHandler,
+		private readonly log: Logger,
+	) {}
+
+	/** Settles when the link ends. */
+	serve(exchange: HttpExchange): Promise<void> {
+		const { request, response } = exchange;
+		if (request.method !== 'POST') {
+			response.setHeader('Allow', 'POST');
+			sendError(response, new HttpError(405, 'Method not allowed'));
+			return Promise.resolve();
+		}
+		if (!(request.headers['content-type'] ?? '').includes(LINK_CONTENT_TYPE)) {
+			sendError(response, new HttpError(415, `Unsupported Media Type: Content-Type must be ${LINK_CONTENT_TYPE}`));
+			return Promise.resolve();
+		}
+		return new Link(this.sessions.create('link', exchange.identity?.subject), exchange, this.sessions, this.handle, this.notify, this.log).ended;
+	}
+}
+
+/** One link: the client session's messages in, its answers and the server's messages out. */
+class Link implements SessionStream {
+	readonly ended: Promise<void>;
+	private readonly reader: LineReader;
+	/** Notices on their way: a message after one waits for them, as over HTTP it would wait for the 202. */
+	private notices: Promise<unknown> = Promise.resolve();
+	private noticesInFlight = 0;
+
+	constructor(
+		private readonly session: ClientSession,
+		private readonly exchange: HttpExchange,
+		private readonly sessions: ClientSessionRegistry,
+		private readonly handle: McpHandler,
+		private readonly notify: NoticeHandler,
+		private readonly log: Logger,
+	) {
+		const { request, response } = exchange;
+		this.reader = new LineReader(
+			(line) => this.received(line),
+			MAX_MESSAGE_BYTES,
+			() => this.fail(`a message over ${MAX_MESSAGE_BYTES} bytes`),
+		);
+		response.writeHead(200, { 'Content-Type': LINK_CONTENT_TYPE, ...session.headers });
+		response.flushHeaders();
+		session.attachStream(this);
+		request.on('data', (chunk: Buffer) => this.reader.push(chunk));
+		this.ended = new Promise((resolve) => {
+			const end = () => {
+				session.close();
+				resolve();
+			};
+			request.once('end', () => response.end());
+			response.once('close', end);
+		});
+	}
+
+	get open(): boolean {
+		return !this.exchange.response.writableEnded && !this.exchange.response.destroyed;
+	}
+
+	send(message: JsonRpcMessage | CallMessage): void {
+		if (this.open) this.exchange.response.write(lineOf(message));
+	}
+
+	end(): void {
+		this.reader.stop();
+		if (this.open) this.exchange.response.end();
+	}
+
+	private received(line: string): void {
+		const parsed = parseLine(line);
+		if (!parsed || parsed.call !== undefined) return this.send(errorResponse(null, ErrorCode.ParseError, 'Parse error: a line that is no JSON-RPC 2.0 message'));
+		const { message } = parsed;
+		this.session.touch();
+		if (!isRequest(message)) {
+			this.noticesInFlight++;
+			this.notices = this.notices
+				.then(() => this.notify({ message: message as JsonRpcNotification | JsonRpcResponse, session: this.session, exchange: this.exchange }))
+				.catch((error: unknown) => this.log.error(`a notice on the link failed: ${(error as Error)?.stack ?? error}`))
+				.finally(() => this.noticesInFlight--);
+		} else if (this.noticesInFlight > 0) {
+			void this.notices.then(() => this.run(message));
+		} else {
+			void this.run(message);
+		}
+	}
+
+	private async run(request: JsonRpcRequest): Promise<void> {
+		const reply = new LinkReply(this, request.id);
+		this.session.track(request.id, reply);
+		let answer: JsonRpcResponse;
+		try {
+			answer = await this.handle({ request, session: this.session, signal: this.session.signal, exchange: this.exchange });
+			if (request.method === 'initialize' && answer.result) await this.sessions.opened(this.session, request.params ?? {});
+		} catch (error) {
+			this.log.error(`${request.method} on the link failed: ${(error as Error)?.stack ?? error}`);
+			answer = errorResponse(request.id, ErrorCode.InternalError, 'internal error');
+		} finally {
+			this.session.untrack(request.id);
+			reply.done = true;
+		}
+		this.send(answer);
+		if (request.method === 'initialize' && answer.error) this.session.close();
+	}
+
+	private fail(reason: string): void {
+		this.send(errorResponse(null, ErrorCode.InvalidRequest, `Invalid Request: ${reason}; the link is closed`));
+		this.session.close();
+	}
+}
+
+/** Where the server's messages about one call go: the link, wrapped with the call's id. */
+class LinkReply implements CallReply {
+	done = false;
+
+	constructor(
+		private readonly link: Link,
+		private readonly call: RequestId,
+	) {}
+
+	get open(): boolean {
+		return !this.done && this.link.open;
+	}
+
+	send(message: JsonRpcMessage): void {
+		this.link.send({ call: this.call, message });
+	}
+
+	cancel(): void {
+		this.done = true;
+	}
+}
