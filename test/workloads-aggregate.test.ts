@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateWorkload, RestartWorkload, StopWorkload } from '../protocol/protocol.workloads.js';
 import { connect, EVERYTHING, MEMORY, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { TestIssuer } from './fixtures/security/issuer.js';
 import { auditFileOf, readAudit } from './fixtures/security/support.js';
 import { connectAt, connectModern, REVISIONS } from './support/mcpClients.js';
 import { MODERN, startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
@@ -353,6 +354,24 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 		expect((await openLink(socket, { Host: host, 'Content-Type': 'application/json' })).status).toBe(415);
 		expect((await openLink(socket, { Host: 'evil.example', 'Content-Type': 'application/jsonl' })).status).toBe(403);
 		expect((await openLink(socket, { Host: host }, 'GET')).status).toBe(405);
+	});
+
+	it("is refused by a member with authentication of its own: the member's tools are left out and the aggregate's log says why", async () => {
+		const issuer = await TestIssuer.start();
+		try {
+			const alone = uniqueName('guarded');
+			expect((await callRest(hangar.serve.url, CreateGroup, { name: alone })).status).toBe(201);
+			const guarded = await hangar.create({ name: 'guarded', image: MEMORY, transport: 'stdio', group: alone, oidc: { issuer: issuer.issuer, audience: issuer.audience } });
+			const open = await hangar.create({ name: 'open', image: MEMORY, transport: 'stdio', group: alone });
+			const aggregate = await hangar.create({ name: 'guarded-all', image: `group://${alone}`, group: alone });
+			const names = await toolNames(await clientOf(aggregate));
+			expect(names).toContain(`${open.name}_read_graph`);
+			expect(names.filter((name) => name.startsWith(`${guarded.name}_`))).toEqual([]);
+			const log = join(hangar.home.path, 'data', 'logs', `${aggregate.name}.log`);
+			await waitFor(async () => (await readFile(log, 'utf8')).includes(`workload ${guarded.name} (a member of group ${alone}): the member's proxy refused the link with HTTP 401: authorization header required`), 'the refusal in the log');
+		} finally {
+			await issuer.stop();
+		}
 	});
 });
 
