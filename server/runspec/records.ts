@@ -45,8 +45,8 @@ export const ProxyRecord = z.object({
 	host: z.string(),
 	port: z.number().int(),
 	/**
-	 * A Unix socket serving the same routes behind the same middleware, for the aggregates of the
-	 * workload's group (only its user may connect): cheaper than a loopback TCP connection.
+	 * A Unix socket serving the same routes behind the same middleware, and the link the aggregates
+	 * of the workload's group reach it by (core/link.ts); only its user may connect.
 	 */
 	socket: z.string().optional(),
 	started_at: z.string(),
