@@ -31,7 +31,12 @@ export interface Tally {
 	cpuSeconds: number;
 }
 
-export type Phase = (typeof PHASES)[number];
+export interface Phase {
+	readonly label: string;
+	readonly connections: number;
+	/** Calls over all rounds. */
+	readonly calls: number;
+}
 
 export const emptyTally = (): Tally => ({ latencies: [], milliseconds: 0, cpuSeconds: 0 });
 
@@ -93,13 +98,13 @@ export function orderOf(round: number, count: number): number[] {
  * waited through other fronts' rounds has lost its caches to them, and the measure is of a
  * front at work.
  */
-export async function alternatingRounds(fronts: readonly Front[], rounds: number): Promise<Tally[][]> {
-	const tallies = fronts.map(() => PHASES.map(emptyTally));
+export async function alternatingRounds(fronts: readonly Front[], rounds: number, phases: readonly Phase[] = PHASES): Promise<Tally[][]> {
+	const tallies = fronts.map(() => phases.map(emptyTally));
 	// Round 0 is not measured: the front warmed first has waited through every other's warm-up,
 	// and paid 20–30 % more in its first rounds than an identical front warmed last.
 	for (let round = 0; round <= rounds; round++) {
-		for (const [phaseIndex, phase] of PHASES.entries()) {
-			for (const index of orderOf(round * PHASES.length + phaseIndex, fronts.length)) {
+		for (const [phaseIndex, phase] of phases.entries()) {
+			for (const index of orderOf(round * phases.length + phaseIndex, fronts.length)) {
 				const front = fronts[index]!;
 				const tally = round === 0 ? undefined : tallies[index]![phaseIndex]!;
 				await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));

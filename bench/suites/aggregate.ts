@@ -14,7 +14,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession, type LeanSession } from '../lean.js';
 import { benchEnv, runHangar } from '../processes.js';
-import { alternatingRounds, calls, cpuPerCallOf, emptyTally, orderOf, PHASES, rateOf, startWarm, type Front } from '../rounds.js';
+import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front, type Phase } from '../rounds.js';
 import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 import { residentMegabytes, settle } from './memory.js';
 import { IMAGE } from './proxyBound.js';
@@ -34,30 +34,32 @@ const WORKING_TOOL = 'trigger-long-running-operation';
 const WORKING_ARGUMENTS = { duration: 0.005, steps: 1 };
 /** Calls per front and round of the working tool, sequential and over 16 connections. */
 const WORKING_CALLS = 400;
+const WORKING_PHASES: readonly Phase[] = [
+	{ label: 'sequential', connections: 1, calls: WORKING_CALLS * ROUNDS },
+	{ label: '16 connections', connections: 16, calls: WORKING_CALLS * ROUNDS },
+];
 
 /**
  * The working tool called straight at the member's proxy and through the aggregate, in rounds
  * that alternate between them: what the aggregate adds to a call whose server takes its time.
  */
-async function workingRounds(memberUrl: string, aggregateUrl: string, member: string): Promise<{ rows: string[][]; verdicts: string[] }> {
-	const sessions = [await openSession(memberUrl, {}, WORKING_TOOL, WORKING_ARGUMENTS), await openSession(aggregateUrl, {}, `${member}_${WORKING_TOOL}`, WORKING_ARGUMENTS)];
-	const labels = [`straight to member ${member}'s proxy`, `through the aggregate of ${MEMBERS} members`];
+async function workingRounds(straight: Front, through: Front, memberUrl: string, aggregateUrl: string, member: string): Promise<{ rows: string[][]; verdicts: string[] }> {
+	const fronts: Front[] = [
+		{ name: straight.name, pid: straight.pid, session: await openSession(memberUrl, {}, WORKING_TOOL, WORKING_ARGUMENTS), stop: async () => undefined },
+		{ name: through.name, pid: through.pid, session: await openSession(aggregateUrl, {}, `${member}_${WORKING_TOOL}`, WORKING_ARGUMENTS), stop: async () => undefined },
+	];
 	try {
+		const tallies = await alternatingRounds(fronts, ROUNDS, WORKING_PHASES);
 		const rows: string[][] = [];
 		const verdicts: string[] = [];
-		for (const connections of [1, 16]) {
-			const phase = connections === 1 ? 'sequential' : `${connections} connections`;
-			const [member, through] = [emptyTally(), emptyTally()];
-			for (const session of sessions) await calls(session, connections, WORKING_CALLS / 4); // warm
-			for (let round = 0; round < ROUNDS; round++) {
-				for (const index of orderOf(round, sessions.length)) await calls(sessions[index]!, connections, WORKING_CALLS, [member, through][index]);
-			}
-			for (const [index, { latencies }] of [member, through].entries()) rows.push([phase, labels[index]!, ms(median(latencies)), ms(percentile(latencies, 99))]);
-			verdicts.push(verdict(`${phase}, a tool that works ${WORKING_ARGUMENTS.duration * 1000} ms: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT));
+		for (const [phaseIndex, phase] of WORKING_PHASES.entries()) {
+			const [direct, aggregated] = [tallies[0]![phaseIndex]!, tallies[1]![phaseIndex]!];
+			for (const [index, tally] of [direct, aggregated].entries()) rows.push([phase.label, fronts[index]!.name, ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), `${Math.round(cpuPerCallOf(tally))} µs`]);
+			verdicts.push(verdict(`${phase.label}, a tool that works ${WORKING_ARGUMENTS.duration * 1000} ms: p50 through the aggregate vs straight to the member`, median(aggregated.latencies) / median(direct.latencies), LATENCY_LIMIT));
 		}
 		return { rows, verdicts };
 	} finally {
-		for (const session of sessions) session.close();
+		for (const front of fronts) front.session.close();
 	}
 }
 
@@ -102,7 +104,7 @@ export async function aggregate(): Promise<Table[]> {
 			verdicts.push(verdict(`${phase.label}: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT));
 			verdicts.push(verdict(`${phase.label}: the aggregate's CPU per call vs the member proxy's (one hop)`, cpuPerCallOf(through) / cpuPerCallOf(member), 1));
 		}
-		const working = await workingRounds(urls[0]!, created.url, members[0]!);
+		const working = await workingRounds(fronts[0]!, fronts[1]!, urls[0]!, created.url, members[0]!);
 		await settle();
 		const loaded = await Promise.all(fronts.map((each) => residentMegabytes(each.pid!)));
 		const crowd: LeanSession[] = [];
@@ -132,7 +134,7 @@ export async function aggregate(): Promise<Table[]> {
 			},
 			{
 				title: `A tool that works ${WORKING_ARGUMENTS.duration * 1000} ms (${WORKING_TOOL}): the same two fronts, ${ROUNDS} alternating rounds of ${WORKING_CALLS} calls each`,
-				columns: ['phase', 'front', 'p50', 'p99'],
+				columns: ['phase', 'front', 'p50', 'p99', 'CPU/call'],
 				rows: working.rows,
 				verdicts: working.verdicts,
 			},
