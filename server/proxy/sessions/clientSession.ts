@@ -1,8 +1,9 @@
 /**
  * Client sessions of the proxy: one per Streamable HTTP session (`Mcp-Session-Id`), legacy SSE
- * stream or aggregate's link (fronts/link.ts), each with its own backend session. A session routes the server's messages to
- * the client: to the open reply of the request they belong to, else to the session's event
- * stream, else into a short backlog until the client opens one.
+ * stream or aggregate's link (fronts/link.ts), each with its own backend session. A session
+ * routes the server's messages to the client: to the open reply of the request they belong to,
+ * else to the session's event stream (or link), else into a short backlog until the client
+ * opens one.
  *
  * Streamable HTTP sessions number their events (`id:`) and keep the last ones, per stream, so
  * that a client that lost a stream resumes it with `Last-Event-ID` (MCP 2025-03-26 and later).
