@@ -5,7 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { apiServers, embeddedRegistry, generatedRegistry, generatedServers, startUpstream, type Upstream } from './fixtures/registry/upstream.js';
@@ -135,6 +135,9 @@ describe('names', () => {
 describe('a registry of 10,000 servers', () => {
 	const COUNT = 10_000;
 
+	// Each puts the default registry back (the embedded catalog), which the other tests read.
+	afterEach(() => configure({}));
+
 	it('from a file: totals, search and the last page', async () => {
 		const path = join(home.path, 'bulk.json');
 		await writeFile(path, JSON.stringify(generatedRegistry(COUNT)));
@@ -158,6 +161,5 @@ describe('a registry of 10,000 servers', () => {
 		const { body } = await get('/registry/default/v0.1/servers?q=server-0999&limit=200');
 		expect(body.metadata.total).toBe(10);
 		expect((await get('/registry/default/v0.1/servers/server-04321/versions/latest')).body.name).toBe('io.example.api/server-04321');
-		await configure({});
 	});
 });

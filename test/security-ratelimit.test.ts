@@ -175,8 +175,19 @@ describe('buckets shared through Redis', { timeout: 120_000 }, () => {
 	});
 
 	it('lets calls through when Redis is gone (fail open)', async () => {
-		await redis.stop();
-		const caller = await client(urls[0]!);
+		// A Redis of its own to stop, which the other test of this block needs up.
+		const own = await startRedis();
+		const workload = await createWorkload(serve.url, { name: uniqueName('rl-open'), url: remote.url, rate_limit_config: { shared: { maxTokens: 1, refillPeriod: '1h' } }, scaling_config: { session_redis: { address: own.address } } });
+		const caller = await client(workload.url);
+		const probe = new Redis(Number(own.address.split(':')[1]), '127.0.0.1', { maxRetriesPerRequest: 1 });
+		try {
+			expect(await echo(caller)).toBe('remote echo: x');
+			await waitFor(async () => (await probe.keys('hangar:rl:*')).length > 0, 'the bucket in Redis');
+			expect(await echo(caller)).toMatch(LIMITED);
+		} finally {
+			probe.disconnect();
+		}
+		await own.stop();
 		for (let index = 0; index < 3; index++) expect(await echo(caller)).toBe('remote echo: x');
 	});
 });

@@ -46,7 +46,9 @@ describe('skill commands inside a project', { timeout: 90_000 }, () => {
 		expect(await exists(join(project, '.claude/skills/here/SKILL.md'))).toBe(true);
 
 		const listed = await hangar(['skill', 'ls', '--json'], sub);
-		expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ scope: 'project', project_root: project })]);
+		// The world's user-scope skills, which other tests install, are listed beside it.
+		const projectSkills = (JSON.parse(listed.stdout) as Array<{ scope: string }>).filter((skill) => skill.scope === 'project');
+		expect(projectSkills).toEqual([expect.objectContaining({ name: 'here', project_root: project })]);
 		const info = await hangar(['skill', 'info', 'here', '--json'], sub);
 		expect(info.code, info.stderr).toBe(0);
 		expect(JSON.parse(info.stdout)).toMatchObject({ installed_skill: { scope: 'project', project_root: project, clients: ['claude-code', 'cursor'] } });

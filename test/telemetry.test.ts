@@ -252,15 +252,14 @@ describe('the doors', { timeout: 120_000 }, () => {
 describe('telemetry off', { timeout: 120_000 }, () => {
 	it('loads none of OpenTelemetry in the proxy, while a proxy with telemetry does', async () => {
 		const plain = await createWorkload(serve.url, { name: 'plain', url: upstream.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } } });
+		// The hook does record: a proxy with telemetry loads OpenTelemetry.
+		const traced = await createWorkload(serve.url, { name: 'loads-otel', url: upstream.url, header_forward: { add_plaintext_headers: { Authorization: 'Bearer good' } }, telemetry_config: { endpoint: receiver.url, serviceName: 'hangar-test', tracingEnabled: true } });
 		const session = await openSession(plain.url, {});
 		expect((await postMcp(plain.url, { id: 1, method: 'tools/call', params: { name: 'traceparent', arguments: {} } }, { 'Mcp-Session-Id': session })).body.result.content[0].text).toBe('none');
 		const lines = (await readFile(moduleLog, 'utf8')).split('\n').filter(Boolean);
 		const loaders = new Set(lines.map((line) => Number(line.split(' ')[0])));
 		expect(loaders.has(await proxyPid(plain.name))).toBe(false);
-		// The hook does record: the traced workload's proxy loaded OpenTelemetry.
-		const traced = (await callRest(serve.url, ListWorkloads, {})).body as { workloads: Array<{ name: string }> };
-		const tracedName = traced.workloads.find((item) => item.name.startsWith('traced-'))!.name;
-		expect(loaders.has(await proxyPid(tracedName))).toBe(true);
+		expect(loaders.has(await proxyPid(traced.name))).toBe(true);
 		expect(loaders.has(serve.child.pid!)).toBe(false);
 	});
 });
