@@ -52,12 +52,16 @@ afterAll(async () => {
 	await state?.dispose();
 });
 
-/** Empties HOME and unregisters everything, so each test starts from nothing. */
+/**
+ * Empties HOME and unregisters everything, so each test starts from nothing: Hangar's record of
+ * the client folders it created goes too (a folder it made in the old HOME is not the test's).
+ */
 beforeEach(async () => {
 	await rm(home, { recursive: true, force: true });
 	await mkdir(home);
 	const registered = (await daemon.client.request(ListClients, {})).filter((client) => client.project_root === undefined);
 	if (registered.length) await daemon.client.request(UnregisterClients, { names: registered.map((client) => client.name) });
+	await rm(join(resolvePaths(env).state, 'clients.json'), { force: true });
 });
 
 const hangar = (...args: string[]) => runHangar(args, env);

@@ -46,9 +46,9 @@ describe('skill commands inside a project', { timeout: 90_000 }, () => {
 		expect(await exists(join(project, '.claude/skills/here/SKILL.md'))).toBe(true);
 
 		const listed = await hangar(['skill', 'ls', '--json'], sub);
-		// The world's user-scope skills, which other tests install, are listed beside it.
-		const projectSkills = (JSON.parse(listed.stdout) as Array<{ scope: string }>).filter((skill) => skill.scope === 'project');
-		expect(projectSkills).toEqual([expect.objectContaining({ name: 'here', project_root: project })]);
+		// Listed among every other scope's and project's skills (other tests install some), as its project's only one.
+		const ofProject = (JSON.parse(listed.stdout) as Array<{ project_root?: string }>).filter((skill) => skill.project_root === project);
+		expect(ofProject).toEqual([expect.objectContaining({ scope: 'project', metadata: expect.objectContaining({ name: 'here' }) })]);
 		const info = await hangar(['skill', 'info', 'here', '--json'], sub);
 		expect(info.code, info.stderr).toBe(0);
 		expect(JSON.parse(info.stdout)).toMatchObject({ installed_skill: { scope: 'project', project_root: project, clients: ['claude-code', 'cursor'] } });
