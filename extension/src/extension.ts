@@ -8,7 +8,7 @@ import { WorkloadsDidChange } from '../../protocol/protocol.workloads.js';
 import { registerClient } from './commands/clients.js';
 import { changeDefaultRegistry } from './commands/registry.js';
 import { setSecret, setupSecrets } from './commands/secrets.js';
-import { announceToolDrift, approveTools, reviewToolDrift } from './commands/tools.js';
+import { approveTools, DriftAnnouncer, reviewToolDrift } from './commands/tools.js';
 import { installSkill, registrySkillSource, showSkillContent, SkillValidator, syncSkills, uninstallSkill } from './commands/skills.js';
 import { removeWorkload, restartWorkload, runServer, showWorkloadLogs, signInWorkload, stopWorkload } from './commands/workloads.js';
 import { daemonCommand, DaemonSupervisor } from './daemon.js';
@@ -41,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): void {
 	};
 	const workloadsChanged = new vscode.EventEmitter<void>();
 	const validator = new SkillValidator(hangar);
+	const drift = new DriftAnnouncer(hangar);
 	const registryTree = vscode.window.createTreeView('hangar.registry', { treeDataProvider: hangar.registry });
 
 	const command = <A extends unknown[]>(id: string, run: (...args: A) => unknown) =>
@@ -110,19 +111,21 @@ export function activate(context: vscode.ExtensionContext): void {
 		supervisor.onNotification(WorkloadsDidChange, (change) => {
 			hangar.workloads.refresh();
 			workloadsChanged.fire();
+			drift.consider(change.name, change.tools_drifted);
 			// A remote server behind OAuth needs the user: offer the sign-in.
-			if (change.tools_drifted?.length) void announceToolDrift(hangar, change.name, change.tools_drifted);
 			if (change.status === 'unauthenticated') {
 				void vscode.window.showWarningMessage(`Workload ${change.name} needs a sign-in to its server.`, `Sign in to ${change.name}`).then((chosen) => {
 					if (chosen) void signInWorkload(hangar, undefined, change.name);
 				});
 			}
 		}),
-		// A fresh daemon after a crash: whatever the views show may be stale.
+		// A fresh daemon, at start or after a crash: whatever the views show may be stale, and
+		// tools may have drifted while nothing listened.
 		supervisor.onDidChangeState((state) => {
 			if (state !== 'running') return;
 			hangar.skills.refresh();
 			hangar.workloads.refresh();
+			drift.considerAll().catch((error: unknown) => output.appendLine(`cannot look for drifted tools: ${(error as Error).message}`));
 		}),
 		vscode.workspace.onDidChangeWorkspaceFolders(() => hangar.skills.refreshScopes()),
 		vscode.workspace.onDidChangeConfiguration((event) => {

@@ -29,8 +29,34 @@ function flagsText(item: PinnedDefinition): string {
 	return item.flags.map((flag) => `${flag.rule}: ${flag.detail}`).join('; ');
 }
 
+/**
+ * Announces each workload's drift once: when the daemon says it began or changed, and, when the
+ * daemon starts, drift that happened while the editor was not listening.
+ */
+export class DriftAnnouncer {
+	/** The drifted names last announced, per workload. */
+	private readonly announced = new Map<string, string>();
+
+	constructor(private readonly hangar: Hangar) {}
+
+	/** `drifted` as the daemon sends it: undefined says nothing of drift, empty that it was approved. */
+	consider(name: string, drifted: readonly string[] | undefined): void {
+		if (drifted === undefined) return;
+		if (!drifted.length) return void this.announced.delete(name);
+		const key = [...drifted].sort().join('\n');
+		if (this.announced.get(name) === key) return;
+		this.announced.set(name, key);
+		void announceToolDrift(this.hangar, name, drifted);
+	}
+
+	async considerAll(): Promise<void> {
+		const { workloads } = await this.hangar.daemon.request(ListWorkloads, { all: true });
+		for (const workload of workloads) this.consider(workload.name, workload.tools_drifted ?? []);
+	}
+}
+
 /** Offers the review and approval of a workload whose tools drifted (the daemon's `tools_drifted`). */
-export async function announceToolDrift(hangar: Hangar, name: string, names: readonly string[]): Promise<void> {
+async function announceToolDrift(hangar: Hangar, name: string, names: readonly string[]): Promise<void> {
 	const chosen = await vscode.window.showWarningMessage(
 		`The tools of workload ${name} changed since you approved them: ${names.join(', ')}. Clients cannot use them until you approve.`,
 		'Review Changes',
