@@ -347,6 +347,21 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 		await waitFor(async () => (await sessionsOf(memory)) === before, "the member's session to end with the link");
 	});
 
+	it('reads a message written in pieces, a character split between them, and closes on a line over 4 Mi characters', async () => {
+		const { port, socket } = await socketOf(memory);
+		const before = await sessionsOf(memory);
+		const link = await openLink(socket, { Host: `127.0.0.1:${port}`, 'Content-Type': 'application/jsonl' });
+		const bytes = Buffer.from(`${JSON.stringify({ ...INITIALIZE, params: { ...INITIALIZE.params, clientInfo: { name: 'link-tést', version: '1' } } })}\n`);
+		const split = bytes.indexOf(Buffer.from('é')) + 1; // between the two bytes of é
+		link.write(bytes.subarray(0, split));
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		link.write(bytes.subarray(split));
+		expect(await link.next((line) => line.id === 1)).toMatchObject({ result: { protocolVersion: '2025-06-18' } });
+		link.write('x'.repeat(4 * 1024 * 1024 + 1));
+		expect(await link.next((line) => line.id === null)).toMatchObject({ error: { code: -32600, message: expect.stringContaining('over 4194304 characters') } });
+		await waitFor(async () => (await sessionsOf(memory)) === before, "the member's session to end with the link");
+	});
+
 	it('is served on the Unix socket only, to a POST of application/jsonl, behind the same guard', async () => {
 		const { port, socket } = await socketOf(memory);
 		const host = `127.0.0.1:${port}`;
@@ -396,7 +411,7 @@ async function openLink(socketPath: string, headers: Record<string, string>, met
 	if (response.statusCode !== 200) outgoing.destroy();
 	return {
 		status: response.statusCode,
-		write: (text: string) => outgoing.write(text),
+		write: (data: string | Buffer) => outgoing.write(data),
 		send: (message: object) => outgoing.write(`${JSON.stringify(message)}\n`),
 		/** The first line `matches` accepts, waiting for it. */
 		next: (matches: (line: Record<string, unknown>) => boolean) => waitFor(async () => lines.find(matches), 'a line on the link'),

@@ -12,6 +12,8 @@ import { parseJsonBounded } from '../../json.js';
 
 export const LINK_PATH = '/link';
 export const LINK_CONTENT_TYPE = 'application/jsonl';
+/** The longest line either end reads, in characters: 4 Mi, as a message over Streamable HTTP. */
+export const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 
 /** A message of the member's about the call `call`. */
 export interface CallMessage {

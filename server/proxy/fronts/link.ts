@@ -7,11 +7,11 @@
  */
 import type { Logger } from '../../log.js';
 import type { HttpExchange, McpHandler, NoticeHandler } from '../chain/chain.js';
-import { LINK_CONTENT_TYPE, LineReader, lineOf, parseLine, type CallMessage } from '../core/link.js';
+import { LINK_CONTENT_TYPE, LineReader, lineOf, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
 import { ErrorCode, errorResponse, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { SessionStream } from '../sessions/streams.js';
-import { HttpError, MAX_MESSAGE_BYTES, sendError } from './http.js';
+import { HttpError, sendError } from './http.js';
 
 export class LinkFront {
 	constructor(
@@ -56,8 +56,8 @@ class Link implements SessionStream {
 		const { request, response } = exchange;
 		this.reader = new LineReader(
 			(line) => this.received(line),
-			MAX_MESSAGE_BYTES,
-			() => this.fail(`a message over ${MAX_MESSAGE_BYTES} bytes`),
+			MAX_LINE_LENGTH,
+			() => this.fail(`a message over ${MAX_LINE_LENGTH} characters`),
 		);
 		response.writeHead(200, { 'Content-Type': LINK_CONTENT_TYPE, ...session.headers });
 		response.flushHeaders();

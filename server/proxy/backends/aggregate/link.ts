@@ -8,9 +8,8 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import { ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../core/jsonrpc.js';
-import { LINK_CONTENT_TYPE, LINK_PATH, LineReader, lineOf, parseLine } from '../../core/link.js';
+import { LINK_CONTENT_TYPE, LINK_PATH, LineReader, lineOf, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
 
-const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 /** How much of a refusal's body is read for its message. */
 const MAX_REFUSAL_LENGTH = 4096;
 
@@ -85,7 +84,7 @@ class LinkSession implements UpstreamSession {
 			(line) => this.received(line),
 			MAX_LINE_LENGTH,
 			() => {
-				this.lost(`the member's proxy sent a message over ${MAX_LINE_LENGTH} bytes`);
+				this.lost(`the member's proxy sent a message over ${MAX_LINE_LENGTH} characters`);
 				response.destroy();
 			},
 		);
