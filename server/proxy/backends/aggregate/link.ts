@@ -50,6 +50,7 @@ class LinkSession implements UpstreamSession {
 
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (this.endedBy) return Promise.resolve(errorResponse(message.id, ErrorCode.ConnectionClosed, this.endedBy));
+		if (signal.aborted) return Promise.resolve(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
 		return new Promise((resolve) => {
 			const cancel = () => {
 				this.pending.delete(message.id);
