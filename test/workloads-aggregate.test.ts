@@ -246,6 +246,27 @@ describe('an aggregate through the official SDK client', () => {
 		expect(textOf(await client.callTool({ name: `${memory.name}_read_graph`, arguments: {} }))).toBeDefined();
 	});
 
+	it("a call's progress reaches its client, and the client's cancellation reaches the member", async () => {
+		const alone = uniqueName('cancel');
+		expect((await callRest(hangar.serve.url, CreateGroup, { name: alone })).status).toBe(201);
+		const member = await hangar.create({ name: 'slow', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], group: alone, audit_config: { enabled: true } });
+		const aggregate = await hangar.create({ name: 'cancels', image: `group://${alone}`, group: alone });
+		const client = await clientOf(aggregate);
+		const stop = new AbortController();
+		const progress: number[] = [];
+		const call = client.callTool({ name: `${member.name}_trigger-long-running-operation`, arguments: { duration: 30, steps: 30 } }, undefined, {
+			signal: stop.signal,
+			onprogress: (update) => {
+				progress.push(update.progress);
+				stop.abort('enough');
+			},
+		});
+		await expect(call).rejects.toThrow();
+		expect(progress.length).toBeGreaterThan(0);
+		const { events } = await readAudit(auditFileOf(hangar.home.path, member.name), (events) => events.some((event) => event.target.method === 'notifications/cancelled'));
+		expect(events.find((event) => event.target.method === 'notifications/cancelled')).toMatchObject({ outcome: 'success', target: { endpoint: '/link' } });
+	});
+
 	it('a member added while a client is connected shows up', async () => {
 		// A group of its own: the member it adds would clash with the shared group's in other tests.
 		const growing = uniqueName('grow');
