@@ -88,11 +88,10 @@ interface MemberConnection {
 	readonly session: Promise<MemberSession>;
 }
 
-/** A member's request to the client: the member, its id there, and the client's call it is about, if any. */
+/** A member's request to the client, until answered: the member, and its id there. */
 interface Asked {
 	readonly member: MemberSession;
 	readonly id: RequestId;
-	readonly call: RequestId | undefined;
 }
 
 type Params = Record<string, unknown> | undefined;
@@ -135,9 +134,10 @@ export class AggregateSession implements UpstreamSession {
 			return errorResponse(message.id, ErrorCode.InternalError, (error as Error).message);
 		} finally {
 			unlink();
+			// What a member asked while the call was in flight stays to be answered: a request it
+			// tied to the call may have another cause (a stdio server's roots/list after the
+			// client's roots/list_changed), and the member waits for the answer either way.
 			this.calls.delete(message.id);
-			// What the member asked about the call and was not answered is moot now.
-			if (this.asked.size > 0) for (const [id, asked] of this.asked.entries()) if (asked.call === message.id) this.asked.delete(id);
 		}
 	}
 
@@ -396,7 +396,7 @@ export class AggregateSession implements UpstreamSession {
 		if (this.closed || isResponse(message)) return;
 		if (isRequest(message)) {
 			const id = `${memberName}-${this.nextAsked++}`;
-			this.asked.set(id, { member: session, id: message.id, call });
+			this.asked.set(id, { member: session, id: message.id });
 			this.sink.deliver({ ...message, id }, call);
 			return;
 		}
