@@ -2,10 +2,12 @@
  * The one size-capped body reader, for requests Hangar serves and answers it fetches: it
  * stops reading at the first chunk past the cap, so a peer cannot make Hangar buffer more.
  * `readCapped` reads any async iterable (a fetch body), `readBody` a Node stream (a request
- * the proxy serves, an answer of its HTTP backend), and `sendJson` writes a JSON answer.
+ * the proxy serves, an answer of its HTTP backend), `readLines` a body that stays open as lines
+ * (the proxy's link), and `sendJson` writes a JSON answer.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 
 /** A body went past its cap; the caller turns it into its own error (413, a refused source…). */
 export class BodyTooLarge extends Error {
@@ -58,6 +60,30 @@ export function readBody<T>(stream: Readable, limit: number, parse: (body: Buffe
 				reject(error);
 			}
 		});
+	});
+}
+
+/**
+ * Reads `stream` line by line as it comes, each line (empty ones skipped) to `onLine`; a line
+ * over `maxLength` characters stops the reading (the rest is drained unread) and calls `tooLong`.
+ */
+export function readLines(stream: Readable, maxLength: number, onLine: (line: string) => void, tooLong: () => void): void {
+	const decoder = new StringDecoder('utf8');
+	let buffered = '';
+	const stop = () => {
+		stream.removeAllListeners('data');
+		stream.resume();
+		tooLong();
+	};
+	stream.on('data', (chunk: Buffer) => {
+		buffered += decoder.write(chunk);
+		for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+			if (newline > maxLength) return stop();
+			const line = buffered.slice(0, newline);
+			buffered = buffered.slice(newline + 1);
+			if (line.length > 0) onLine(line);
+		}
+		if (buffered.length > maxLength) stop();
 	});
 }
 

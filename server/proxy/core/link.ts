@@ -6,7 +6,6 @@
  * client) comes wrapped, `{"call": ID, "message": …}`, so the aggregate ties it to its call as a
  * Streamable HTTP client does by the POST it came on.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { asMessage, type JsonRpcMessage, type RequestId } from './jsonrpc.js';
 import { parseJsonBounded } from '../../json.js';
 
@@ -38,40 +37,4 @@ export function parseLine(line: string): { message: JsonRpcMessage; call?: Reque
 	if (!message) return undefined;
 	if (!wrapped) return { message };
 	return typeof wrapped.call === 'string' || typeof wrapped.call === 'number' ? { message, call: wrapped.call } : undefined;
-}
-
-/** Splits a stream's chunks into lines for `onLine`; a line over `maxLength` characters stops it with `onTooLong`. */
-export class LineReader {
-	private readonly decoder = new StringDecoder('utf8');
-	private buffered = '';
-	private stopped = false;
-
-	constructor(
-		private readonly onLine: (line: string) => void,
-		private readonly maxLength: number,
-		private readonly onTooLong: () => void,
-	) {}
-
-	push(chunk: Buffer): void {
-		if (this.stopped) return;
-		this.buffered += this.decoder.write(chunk);
-		let newline = this.buffered.indexOf('\n');
-		while (newline >= 0 && !this.stopped) {
-			if (newline > this.maxLength) return this.tooLong();
-			const line = this.buffered.slice(0, newline);
-			this.buffered = this.buffered.slice(newline + 1);
-			if (line.length > 0) this.onLine(line);
-			newline = this.buffered.indexOf('\n');
-		}
-		if (!this.stopped && this.buffered.length > this.maxLength) this.tooLong();
-	}
-
-	stop(): void {
-		this.stopped = true;
-	}
-
-	private tooLong(): void {
-		this.stopped = true;
-		this.onTooLong();
-	}
 }

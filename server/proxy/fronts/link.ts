@@ -7,7 +7,8 @@
  */
 import type { Logger } from '../../log.js';
 import type { HttpExchange, McpHandler, NoticeHandler } from '../chain/chain.js';
-import { LINK_CONTENT_TYPE, LineReader, lineOf, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
+import { readLines } from '../../net/body.js';
+import { LINK_CONTENT_TYPE, lineOf, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
 import { ErrorCode, errorResponse, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { SessionStream } from '../sessions/streams.js';
@@ -40,7 +41,6 @@ export class LinkFront {
 /** One link: the client session's messages in, its answers and the server's messages out. */
 class Link implements SessionStream {
 	readonly ended: Promise<void>;
-	private readonly reader: LineReader;
 	/** Notices on their way: a message after one waits for them, as over HTTP it would wait for the 202. */
 	private notices: Promise<unknown> = Promise.resolve();
 	private noticesInFlight = 0;
@@ -54,15 +54,10 @@ class Link implements SessionStream {
 		private readonly log: Logger,
 	) {
 		const { request, response } = exchange;
-		this.reader = new LineReader(
-			(line) => this.received(line),
-			MAX_LINE_LENGTH,
-			() => this.fail(`a message over ${MAX_LINE_LENGTH} characters`),
-		);
 		response.writeHead(200, { 'Content-Type': LINK_CONTENT_TYPE, ...session.headers });
 		response.flushHeaders();
 		session.attachStream(this);
-		request.on('data', (chunk: Buffer) => this.reader.push(chunk));
+		readLines(request, MAX_LINE_LENGTH, (line) => this.received(line), () => this.fail(`a message over ${MAX_LINE_LENGTH} characters`));
 		this.ended = new Promise((resolve) => {
 			const end = () => {
 				session.close();
@@ -82,11 +77,11 @@ class Link implements SessionStream {
 	}
 
 	end(): void {
-		this.reader.stop();
 		if (this.open) this.exchange.response.end();
 	}
 
 	private received(line: string): void {
+		if (!this.open) return;
 		const parsed = parseLine(line);
 		if (!parsed || parsed.call !== undefined) return this.send(errorResponse(null, ErrorCode.ParseError, 'Parse error: a line that is no JSON-RPC 2.0 message'));
 		const { message } = parsed;

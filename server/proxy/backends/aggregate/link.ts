@@ -8,7 +8,8 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import { ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../core/jsonrpc.js';
-import { LINK_CONTENT_TYPE, LINK_PATH, LineReader, lineOf, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
+import { readBody, readLines } from '../../../net/body.js';
+import { LINK_CONTENT_TYPE, LINK_PATH, lineOf, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
 
 /** How much of a refusal's body is read for its message. */
 const MAX_REFUSAL_LENGTH = 4096;
@@ -81,15 +82,10 @@ class LinkSession implements UpstreamSession {
 
 	private opened(response: IncomingMessage): void {
 		if (response.statusCode !== 200) return void this.refused(response);
-		const reader = new LineReader(
-			(line) => this.received(line),
-			MAX_LINE_LENGTH,
-			() => {
-				this.lost(`the member's proxy sent a message over ${MAX_LINE_LENGTH} characters`);
-				response.destroy();
-			},
-		);
-		response.on('data', (chunk: Buffer) => reader.push(chunk));
+		readLines(response, MAX_LINE_LENGTH, (line) => this.received(line), () => {
+			this.lost(`the member's proxy sent a message over ${MAX_LINE_LENGTH} characters`);
+			response.destroy();
+		});
 		response.once('close', () => this.lost("the member's proxy ended the link"));
 	}
 
@@ -109,12 +105,7 @@ class LinkSession implements UpstreamSession {
 
 	/** The member's proxy would not link (its request guard, its authentication, or a proxy from before links). */
 	private async refused(response: IncomingMessage): Promise<void> {
-		let text = '';
-		response.setEncoding('utf8');
-		for await (const chunk of response) {
-			text += chunk;
-			if (text.length > MAX_REFUSAL_LENGTH) break;
-		}
+		const text = await readBody(response, MAX_REFUSAL_LENGTH, (body) => body.toString('utf8')).catch(() => '');
 		const detail = refusalOf(text);
 		const hint = response.statusCode === 404 ? ' (its proxy predates links: restart the member)' : '';
 		this.lost(`the member's proxy refused the link with HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}${hint}`);
