@@ -188,12 +188,17 @@ describe('cross-process locks', () => {
 	});
 
 	it('a holder that exited but was never reaped (a zombie) leaves a lock taken over', async () => {
-		// `sleep 30` takes the place of the shell and never reaps the shell's other child.
-		const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'] });
+		// `sleep 30` takes the place of the shell and never reaps the shell's other child, a `cat`
+		// that exits when the test closes its input: only once the exec is done, so that the shell
+		// cannot reap it first (it did on a loaded machine when the child was a short sleep).
+		const parent = spawn('sh', ['-c', 'exec 3<&0; cat <&3 >/dev/null & echo $!; exec sleep 30'], { stdio: ['pipe', 'pipe', 'inherit'] });
 		try {
 			const pid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (data: Buffer) => resolve(String(data)))));
+			const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+			while ((await readFile(`/proc/${parent.pid}/comm`, 'utf8')).trim() !== 'sleep') await pause();
+			parent.stdin!.end();
 			const stat = async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-			while ((await stat())[0] !== 'Z') await new Promise((resolve) => setTimeout(resolve, 20));
+			while ((await stat())[0] !== 'Z') await pause();
 			const target = join(home.path, 'state', 'zombie.json');
 			await mkdir(`${target}.lock`, { recursive: true });
 			await writeFile(join(`${target}.lock`, 'owner-exited'), JSON.stringify({ pid, host: hostname(), started: (await stat())[19] }));
