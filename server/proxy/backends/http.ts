@@ -13,6 +13,7 @@ import { metadataGuardedLookup } from '../../net/addresses.js';
 import { readBody } from '../../net/body.js';
 import { isSignInState, type Backend, type UpstreamSession, type BackendState, type OpenOptions, type ClientSessionSink, type UpstreamCredentials } from '../core/backend.js';
 import {
+	cancellationOf,
 	ErrorCode,
 	errorResponse,
 	isResponse,
@@ -289,11 +290,6 @@ async function* messagesOf(response: IncomingMessage): AsyncGenerator<JsonRpcMes
 		const received = parseMessage(event.data);
 		if (received) yield received;
 	}
-}
-
-/** What tells the server a call was given up (on a timeout, or the client session ended). */
-function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNotification {
-	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
 }
 
 function connectionError(backend: HttpBackend, id: RequestId, error: Error): JsonRpcResponse {

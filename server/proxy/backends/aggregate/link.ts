@@ -7,7 +7,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
-import { ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../core/jsonrpc.js';
+import { cancellationOf, ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../core/jsonrpc.js';
 import { readBody, readLines } from '../../../net/body.js';
 import { LINK_CONTENT_TYPE, LINK_PATH, lineOf, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
 
@@ -55,7 +55,7 @@ class LinkSession implements UpstreamSession {
 		return new Promise((resolve) => {
 			const cancel = () => {
 				this.pending.delete(message.id);
-				this.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } });
+				this.write(cancellationOf(message, signal));
 				resolve(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
 			};
 			this.pending.set(message.id, (answer) => {
