@@ -73,8 +73,18 @@ const EVERYTHING_GAPS: Record<string, Record<string, string>> = {
 	'tools-call-simple-text': { 'tools-call-simple-text': UNLISTED_TOOL },
 	'tools-call-error': { 'tools-call-error': UNLISTED_TOOL },
 };
+/**
+ * Seen once in a full CI run under load (stop 40), not in twelve runs of this file alone: the
+ * suite's 2026-07-28 client declares roots, so each of its calls runs on a legacy session of its
+ * own (docs/proxy.md), on a stdio server a new process when the pool has none idle.
+ * server-everything asks its client for roots 350 ms after a handshake; when the first call on a
+ * new process is still in flight then, the ask is the call's (over stdio nothing tells otherwise)
+ * and the client gets an input round, a result without `contents` to this check.
+ */
+const ROOTS_ASKED_AT_START =
+	"server-everything's roots/list 350 ms after its handshake can fall inside the first call on a new process: the call then answers with an input round";
 const KNOWN_GAPS: Record<string, Record<string, Record<string, string>>> = {
-	'everything stdio through Hangar': EVERYTHING_GAPS,
+	'everything stdio through Hangar': { ...EVERYTHING_GAPS, 'sep-2164-resource-not-found': { 'sep-2164-no-empty-contents': ROOTS_ASKED_AT_START } },
 	'everything HTTP through Hangar': EVERYTHING_GAPS,
 };
 

@@ -106,6 +106,22 @@ describe('an aggregate through the official SDK client', () => {
 		expect(await toolNames(legacy)).toEqual(names.sort());
 	});
 
+	it('resources keep their URIs: one two members serve is listed once and read from one of them; an unknown URI is -32602 naming it', async () => {
+		const client = await clientOf(await hangar.create({ name: 'res', image: `group://${group}`, group }));
+		const direct = await clientOf(first);
+		const served = (await direct.listResources()).resources.map((resource) => resource.uri);
+		expect(served.length).toBeGreaterThan(0);
+		const listed = (await client.listResources()).resources.map((resource) => resource.uri);
+		// ev1 and ev2 both serve every one of these URIs: each is listed once, unrewritten.
+		expect(listed.filter((uri) => served.includes(uri)).sort()).toEqual([...served].sort());
+		expect(new Set(listed).size).toBe(listed.length);
+		const read = await client.readResource({ uri: served[0]! });
+		expect(read.contents[0]).toMatchObject({ uri: served[0] });
+		const unknown = 'test://no-member-serves-this';
+		// SEP-2164: an unknown resource is Invalid Params, with the URI in the error's data.
+		await expect(client.readResource({ uri: unknown })).rejects.toMatchObject({ code: -32602, data: { uri: unknown } });
+	});
+
 	it('prefix: names past 64 characters are shortened, valid, unique and stable', async () => {
 		const plain = await toolNames(await clientOf(await hangar.create({ name: 'plain', image: `group://${group}`, group })));
 		const long = await hangar.create({

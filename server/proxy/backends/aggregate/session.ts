@@ -207,7 +207,8 @@ export class AggregateSession implements UpstreamSession {
 			case 'resources/read': {
 				const uri = String(params?.uri ?? '');
 				const member = this.resources.get(uri) ?? (await this.listResources(signal, LATE_LIST_MS), this.resources.get(uri));
-				if (!member) return new Refusal({ code: -32002, message: `Resource not found: ${uri}` });
+				// SEP-2164: an unknown resource is Invalid Params, naming the URI (not the older -32002).
+				if (!member) return new Refusal({ code: ErrorCode.InvalidParams, message: `Resource not found: ${uri}`, data: { uri } });
 				return this.forward(member, 'resources/read', params, signal, message.id);
 			}
 			default:
