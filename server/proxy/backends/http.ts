@@ -361,7 +361,7 @@ class StreamableUpstreamSession implements UpstreamSession, Wire2026 {
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
 		if (this.dialect) return this.dialect.request(message, signal);
 		if (this.options.stateless2026) return this.exchange(message, signal, headers2026(message.method, message.params));
-		const cancel = () => void this.post(cancellationOf(message, signal));
+		const cancel = () => void this.post(cancellationOf(message.id, signal.reason));
 		signal.addEventListener('abort', cancel, { once: true });
 		try {
 			const answer = await this.exchange(message, signal);
@@ -608,7 +608,7 @@ class SseUpstreamSession implements UpstreamSession {
 			const waiting = this.pending.get(message.id);
 			this.pending.delete(message.id);
 			waiting?.(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
-			void this.send(cancellationOf(message, signal));
+			void this.send(cancellationOf(message.id, signal.reason));
 		};
 		signal.addEventListener('abort', onAbort, { once: true });
 		try {

@@ -60,9 +60,9 @@ export function errorResponse(id: RequestId | null, code: number, message: strin
 	return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
-/** What tells the server a call was given up, by its signal (on a timeout, or the client session ended). */
-export function cancellationOf(message: JsonRpcRequest, signal: AbortSignal): JsonRpcNotification {
-	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: message.id, reason: String(signal.reason ?? 'cancelled') } };
+/** What tells the server the call `id` was given up, and why (a timeout, the client's cancellation, the session's end). */
+export function cancellationOf(id: RequestId, reason: unknown): JsonRpcNotification {
+	return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason ?? 'cancelled') } };
 }
 
 /** A parsed message, or undefined when `value` is not a JSON-RPC 2.0 message. */

@@ -8,7 +8,7 @@
 import type { Logger } from '../../log.js';
 import type { HttpExchange, McpHandler, NoticeHandler } from '../chain/chain.js';
 import { readLines } from '../../net/body.js';
-import { LINK_CONTENT_TYPE, lineOf, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
+import { LINK_CONTENT_TYPE, MAX_LINE_LENGTH, parseLine, writeLine, type CallMessage } from '../core/link.js';
 import { ErrorCode, errorResponse, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { SessionStream } from '../sessions/streams.js';
@@ -44,6 +44,8 @@ class Link implements SessionStream {
 	/** Notices on their way: a message after one waits for them, as over HTTP it would wait for the 202. */
 	private notices: Promise<unknown> = Promise.resolve();
 	private noticesInFlight = 0;
+	/** Requests being answered: while several are, answers written in one turn leave together. */
+	private running = 0;
 
 	constructor(
 		private readonly session: ClientSession,
@@ -73,7 +75,7 @@ class Link implements SessionStream {
 	}
 
 	send(message: JsonRpcMessage | CallMessage): void {
-		if (this.open) this.exchange.response.write(lineOf(message));
+		if (this.open) writeLine(this.exchange.response, message, this.running > 1);
 	}
 
 	end(): void {
@@ -102,6 +104,7 @@ class Link implements SessionStream {
 	private async run(request: JsonRpcRequest): Promise<void> {
 		const reply = new LinkReply(this, request.id);
 		this.session.track(request.id, reply);
+		this.running++;
 		let answer: JsonRpcResponse;
 		try {
 			answer = await this.handle({ request, session: this.session, signal: this.session.signal, exchange: this.exchange });
@@ -114,6 +117,7 @@ class Link implements SessionStream {
 			reply.done = true;
 		}
 		this.send(answer);
+		this.running--;
 		if (request.method === 'initialize' && answer.error) this.session.close();
 	}
 

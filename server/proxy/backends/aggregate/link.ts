@@ -7,9 +7,10 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
-import { cancellationOf, ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../core/jsonrpc.js';
+import { onAbort } from '../../core/abort.js';
+import { cancellationOf, ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import { readBody, readLines } from '../../../net/body.js';
-import { LINK_CONTENT_TYPE, LINK_PATH, lineOf, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
+import { LINK_CONTENT_TYPE, LINK_PATH, MAX_LINE_LENGTH, parseLine, writeLine } from '../../core/link.js';
 
 /** How much of a refusal's body is read for its message. */
 const MAX_REFUSAL_LENGTH = 4096;
@@ -53,18 +54,22 @@ class LinkSession implements UpstreamSession {
 		if (this.endedBy) return Promise.resolve(errorResponse(message.id, ErrorCode.ConnectionClosed, this.endedBy));
 		if (signal.aborted) return Promise.resolve(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
 		return new Promise((resolve) => {
-			const cancel = () => {
-				this.pending.delete(message.id);
-				this.write(cancellationOf(message, signal));
-				resolve(errorResponse(message.id, ErrorCode.RequestTimeout, 'request cancelled'));
-			};
+			// The signal is the session's, shared by its calls: a hook on it, not a listener per call.
+			const unhook = onAbort(signal, (reason) => this.cancel(message.id, String(reason ?? 'cancelled')));
 			this.pending.set(message.id, (answer) => {
-				signal.removeEventListener('abort', cancel);
+				unhook();
 				resolve(answer);
 			});
-			signal.addEventListener('abort', cancel, { once: true });
 			this.write(message);
 		});
+	}
+
+	cancel(id: RequestId, reason: string): void {
+		const settle = this.pending.get(id);
+		if (!settle) return;
+		this.pending.delete(id);
+		this.write(cancellationOf(id, reason));
+		settle(errorResponse(id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void {
@@ -77,7 +82,7 @@ class LinkSession implements UpstreamSession {
 	}
 
 	private write(message: JsonRpcRequest | JsonRpcNotification | JsonRpcResponse): void {
-		if (!this.endedBy) this.post.write(lineOf(message));
+		if (!this.endedBy) writeLine(this.post, message, this.pending.size > 1);
 	}
 
 	private opened(response: IncomingMessage): void {

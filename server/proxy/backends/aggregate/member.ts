@@ -6,6 +6,7 @@
  */
 import { VERSION } from '../../../version.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import { linkedController } from '../../core/abort.js';
 import { CallTable } from '../../core/callTable.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 
@@ -22,6 +23,15 @@ export interface MemberEvents {
 	ended(reason: string): void;
 }
 
+/**
+ * A client request of the aggregate, in flight: a member request sent on its behalf notes its
+ * session and id here, so that the client's cancellation reaches it.
+ */
+export interface ClientCall {
+	readonly id: RequestId;
+	sent?: { readonly session: MemberSession; readonly id: RequestId };
+}
+
 export class MemberSession {
 	/** The member's capabilities, once initialised. */
 	capabilities: Record<string, unknown> = {};
@@ -29,6 +39,8 @@ export class MemberSession {
 	private nextId = 1;
 	/** This session's request id → the aggregate client's request it was sent for. */
 	private readonly calls = new CallTable<RequestId>();
+	/** Requests in flight on a transport that cannot cancel one (`UpstreamSession.cancel`): a signal of their own. */
+	private readonly controllers = new CallTable<AbortController>();
 
 	constructor(transport: MemberTransport, events: MemberEvents) {
 		this.upstream = transport.open({
@@ -47,14 +59,32 @@ export class MemberSession {
 	}
 
 	/** A request to the member, on behalf of the client request `call` (its messages are tied to it); never rejects. */
-	async request(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, call?: RequestId): Promise<JsonRpcResponse> {
+	async request(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, call?: ClientCall): Promise<JsonRpcResponse> {
 		const id = this.nextId++;
-		if (call !== undefined) this.calls.set(id, call);
+		let linked: ReturnType<typeof linkedController> | undefined;
+		if (call) {
+			this.calls.set(id, call.id);
+			call.sent = { session: this, id };
+			if (!this.upstream.cancel) {
+				linked = linkedController(signal);
+				this.controllers.set(id, linked.controller);
+			}
+		}
 		try {
-			return await this.upstream.request({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, signal);
+			return await this.upstream.request({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, linked?.controller.signal ?? signal);
 		} finally {
 			this.calls.delete(id);
+			if (linked) {
+				linked.unlink();
+				this.controllers.delete(id);
+			}
 		}
+	}
+
+	/** Gives up the request `id` in flight: its caller is answered with an error, the member told. */
+	cancel(id: RequestId, reason: string): void {
+		if (this.upstream.cancel) this.upstream.cancel(id, reason);
+		else this.controllers.get(id)?.abort(reason);
 	}
 
 	/** A notification, or the client's answer to one of the member's requests (under the member's own id). */

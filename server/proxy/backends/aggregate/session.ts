@@ -12,7 +12,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VERSION } from '../../../version.js';
-import { linkedController } from '../../core/abort.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import {
@@ -30,7 +29,7 @@ import {
 } from '../../core/jsonrpc.js';
 import { tagsOf } from '../../core/tags.js';
 import type { AggregateBackend } from './backend.js';
-import { MemberSession } from './member.js';
+import { MemberSession, type ClientCall } from './member.js';
 import type { Member } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
@@ -99,7 +98,7 @@ type Params = Record<string, unknown> | undefined;
 export class AggregateSession implements UpstreamSession {
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
-	private readonly calls = new CallTable<AbortController>();
+	private readonly calls = new CallTable<CallInFlight>();
 	private tools = new Map<string, Exposed<Tool>>();
 	private index: ToolIndex<Tool> | undefined;
 	private prompts = new Map<string, Exposed<Named>>();
@@ -122,23 +121,33 @@ export class AggregateSession implements UpstreamSession {
 		return this.backend.options.config;
 	}
 
-	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
-		const { controller, unlink } = linkedController(signal);
-		this.calls.set(message.id, controller);
-		try {
-			const result = await this.answer(message, controller.signal);
-			if (result instanceof Refusal) return { jsonrpc: '2.0', id: message.id, error: result.error };
-			return { jsonrpc: '2.0', id: message.id, result };
-		} catch (error) {
-			if (error instanceof MemberUnavailable) return errorResponse(message.id, ErrorCode.ConnectionClosed, error.message);
-			return errorResponse(message.id, ErrorCode.InternalError, (error as Error).message);
-		} finally {
-			unlink();
-			// What a member asked while the call was in flight stays to be answered: a request it
-			// tied to the call may have another cause (a stdio server's roots/list after the
-			// client's roots/list_changed), and the member waits for the answer either way.
-			this.calls.delete(message.id);
-		}
+	/**
+	 * Answers a client request. `signal` is the client session's, shared by its calls: one call is
+	 * given up by `cancel`, which needs no signal or listener per call (see core/backend.ts).
+	 */
+	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		return new Promise((resolve) => {
+			const call: CallInFlight = { id: message.id, answer: resolve };
+			this.calls.set(message.id, call);
+			this.answer(message, signal, call).then(
+				(result) => resolve(result instanceof Refusal ? { jsonrpc: '2.0', id: message.id, error: result.error } : { jsonrpc: '2.0', id: message.id, result }),
+				(error: unknown) => resolve(errorResponse(message.id, error instanceof MemberUnavailable ? ErrorCode.ConnectionClosed : ErrorCode.InternalError, (error as Error).message)),
+			).finally(() => {
+				// What a member asked while the call was in flight stays to be answered: a request it
+				// tied to the call may have another cause (a stdio server's roots/list after the
+				// client's roots/list_changed), and the member waits for the answer either way.
+				if (this.calls.get(message.id) === call) this.calls.delete(message.id);
+			});
+		});
+	}
+
+	/** Gives up the client's request `id`: the client is answered at once, the member told. */
+	cancel(id: RequestId, reason: string): void {
+		const call = this.calls.get(id);
+		if (!call) return;
+		this.calls.delete(id);
+		call.sent?.session.cancel(call.sent.id, reason);
+		call.answer(errorResponse(id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
@@ -151,7 +160,7 @@ export class AggregateSession implements UpstreamSession {
 		}
 		if (message.method === 'notifications/cancelled') {
 			const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-			if (id !== undefined) this.calls.get(id)?.abort(new Error('cancelled by the client'));
+			if (id !== undefined) this.cancel(id, 'cancelled by the client');
 		} else if (message.method === 'notifications/roots/list_changed') {
 			return this.toMembers(message);
 		}
@@ -166,7 +175,7 @@ export class AggregateSession implements UpstreamSession {
 	close(): void {
 		if (this.closed) return;
 		this.closed = true;
-		for (const controller of this.calls.values()) controller.abort(new Error('the session closed'));
+		for (const [id] of this.calls.entries()) this.cancel(id, 'the session closed');
 		for (const name of [...this.connections.keys()]) this.disconnect(name);
 		this.forget();
 	}
@@ -181,7 +190,7 @@ export class AggregateSession implements UpstreamSession {
 		for (const [name, connection] of this.connections) if (members.get(name)?.generation !== connection.generation) this.disconnect(name);
 	}
 
-	private async answer(message: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown> | Refusal> {
+	private async answer(message: JsonRpcRequest, signal: AbortSignal, call: ClientCall): Promise<Record<string, unknown> | Refusal> {
 		const params = message.params;
 		switch (message.method) {
 			case 'initialize':
@@ -191,14 +200,14 @@ export class AggregateSession implements UpstreamSession {
 			case 'tools/list':
 				return { tools: this.config.mode === 'search' ? SEARCH_TOOLS : (await this.listTools(signal)).map((exposed) => exposed.item) };
 			case 'tools/call':
-				return this.callTool(params, signal, message.id);
+				return this.callTool(params, signal, call);
 			case 'prompts/list':
 				return { prompts: (await this.listPrompts(signal)).map((exposed) => exposed.item) };
 			case 'prompts/get': {
 				const name = String(params?.name ?? '');
 				const route = this.prompts.get(name) ?? (await this.listPrompts(signal, LATE_LIST_MS), this.prompts.get(name));
 				if (!route) return invalidParams(`Unknown prompt: ${name}`);
-				return this.forward(route.member, 'prompts/get', { ...params, name: route.original }, signal, message.id);
+				return this.forward(route.member, 'prompts/get', { ...params, name: route.original }, signal, call);
 			}
 			case 'resources/list':
 				return { resources: await this.listResources(signal) };
@@ -209,7 +218,7 @@ export class AggregateSession implements UpstreamSession {
 				const member = this.resources.get(uri) ?? (await this.listResources(signal, LATE_LIST_MS), this.resources.get(uri));
 				// SEP-2164: an unknown resource is Invalid Params, naming the URI (not the older -32002).
 				if (!member) return new Refusal({ code: ErrorCode.InvalidParams, message: `Resource not found: ${uri}`, data: { uri } });
-				return this.forward(member, 'resources/read', params, signal, message.id);
+				return this.forward(member, 'resources/read', params, signal, call);
 			}
 			default:
 				return new Refusal({ code: ErrorCode.MethodNotFound, message: `Method not found: ${message.method}` });
@@ -229,7 +238,7 @@ export class AggregateSession implements UpstreamSession {
 		};
 	}
 
-	private async callTool(params: Params, signal: AbortSignal, id: RequestId): Promise<Record<string, unknown> | Refusal> {
+	private async callTool(params: Params, signal: AbortSignal, call: ClientCall): Promise<Record<string, unknown> | Refusal> {
 		let name = String(params?.name ?? '');
 		let args = params?.arguments;
 		if (this.config.mode === 'search') {
@@ -241,7 +250,7 @@ export class AggregateSession implements UpstreamSession {
 		}
 		const route = this.tools.get(name) ?? (await this.listTools(signal, LATE_LIST_MS), this.tools.get(name));
 		if (!route) return invalidParams(`Unknown tool: ${name}`);
-		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, id);
+		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, call);
 	}
 
 	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown>> {
@@ -339,8 +348,10 @@ export class AggregateSession implements UpstreamSession {
 	 * what the member sends about it (progress, its requests to the client) reaches the client tied
 	 * to that call. The member's own error is the client's; a member that cannot be reached is named.
 	 */
-	private async forward(memberName: string, method: string, params: Params, signal: AbortSignal, call?: RequestId): Promise<Record<string, unknown> | Refusal> {
+	private async forward(memberName: string, method: string, params: Params, signal: AbortSignal, call?: ClientCall): Promise<Record<string, unknown> | Refusal> {
 		const session = await this.sessionOf(memberName, signal);
+		// Given up while the member session opened: it never goes out.
+		if (call && this.calls.get(call.id) !== call) return new Refusal({ code: ErrorCode.RequestTimeout, message: 'request cancelled' });
 		const answer = await session.request(method, params, signal, call);
 		if (answer.result) return answer.result;
 		const error = answer.error ?? { code: ErrorCode.InternalError, message: 'the member answered neither a result nor an error' };
@@ -428,6 +439,11 @@ async function waitAtMost<T>(promise: Promise<T>, ms: number, signal: AbortSigna
 	} finally {
 		done.abort();
 	}
+}
+
+/** A client request in flight: `answer` answers the client (at once, when it is given up). */
+interface CallInFlight extends ClientCall {
+	readonly answer: (response: JsonRpcResponse) => void;
 }
 
 /** An error the aggregate itself answers with. */
