@@ -283,6 +283,19 @@ describe('an aggregate through the official SDK client', () => {
 		expect(events.find((event) => event.target.method === 'notifications/cancelled')).toMatchObject({ outcome: 'success', target: { endpoint: '/link' } });
 	});
 
+	it("the aggregate's own request timeout answers the client and cancels the call at the member", async () => {
+		const alone = uniqueName('timeout');
+		expect((await callRest(hangar.serve.url, CreateGroup, { name: alone })).status).toBe(201);
+		const member = await hangar.create({ name: 'stuck', image: EVERYTHING, transport: 'stdio', cmd_arguments: ['stdio'], group: alone, audit_config: { enabled: true } });
+		const aggregate = await hangar.create({ name: 'impatient', image: `group://${alone}`, group: alone, request_timeout: 1 });
+		const client = await clientOf(aggregate);
+		// One step of 30 s: no progress to keep the call alive past the aggregate's 1 s.
+		const call = client.callTool({ name: `${member.name}_trigger-long-running-operation`, arguments: { duration: 30, steps: 1 } });
+		await expect(call).rejects.toMatchObject({ code: -32001, message: expect.stringContaining('did not answer within 1 s') });
+		const { events } = await readAudit(auditFileOf(hangar.home.path, member.name), (events) => events.some((event) => event.target.method === 'notifications/cancelled'));
+		expect(events.find((event) => event.target.method === 'notifications/cancelled')).toMatchObject({ outcome: 'success', target: { endpoint: '/link' } });
+	});
+
 	it('a member added while a client is connected shows up', async () => {
 		// A group of its own: the member it adds would clash with the shared group's in other tests.
 		const growing = uniqueName('grow');
