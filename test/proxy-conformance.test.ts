@@ -74,7 +74,7 @@ const EVERYTHING_GAPS: Record<string, Record<string, string>> = {
 	'tools-call-error': { 'tools-call-error': UNLISTED_TOOL },
 };
 /**
- * Seen once in a full CI run under load (stop 40), not in twelve runs of this file alone: the
+ * Seen once in a full CI run under load (stop 40), not in eight runs of this file alone: the
  * suite's 2026-07-28 client declares roots, so each of its calls runs on a legacy session of its
  * own (docs/proxy.md), on a stdio server a new process when the pool has none idle.
  * server-everything asks its client for roots 350 ms after a handshake; when the first call on a
