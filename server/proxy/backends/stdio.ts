@@ -58,6 +58,7 @@ import {
 } from '../core/jsonrpc.js';
 import { linkedController, onAbort, unlessAborted } from '../core/abort.js';
 import { CallTable } from '../core/callTable.js';
+import { writeLine } from '../core/lines.js';
 import { SharedProcessState } from './sharedProcessState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
@@ -453,15 +454,7 @@ export class ServerProcess {
 
 	private write(message: JsonRpcMessage): void {
 		const stdin = this.attachment?.stdin;
-		if (!stdin) return;
-		// While the server has other requests in flight, the messages of one turn of the event loop
-		// (the requests read from every connection that had one) leave in one system call, not one
-		// each. Else the message goes at once: one at a time, there is nothing to wait for.
-		if (!stdin.writableCorked && this.pending.size > 1) {
-			stdin.cork();
-			setImmediate(() => stdin.uncork());
-		}
-		stdin.write(`${JSON.stringify(message)}\n`);
+		if (stdin) writeLine(stdin, message, this.pending.size > 1);
 	}
 
 	private onLine(line: string): void {

@@ -20,30 +20,6 @@ export interface CallMessage {
 	readonly message: JsonRpcMessage;
 }
 
-function lineOf(message: JsonRpcMessage | CallMessage): string {
-	return `${JSON.stringify(message)}\n`;
-}
-
-/** The end of a link a line is written to: a request's body or a response's. */
-export interface LineSink {
-	readonly writableCorked: number;
-	cork(): void;
-	uncork(): void;
-	write(chunk: string): boolean;
-}
-
-/**
- * Writes `message` as a line. While other calls are in flight (`busy`), the lines of one turn of
- * the event loop leave together, in one system call rather than one each; a call alone goes at once.
- */
-export function writeLine(sink: LineSink, message: JsonRpcMessage | CallMessage, busy: boolean): void {
-	if (busy && !sink.writableCorked) {
-		sink.cork();
-		setImmediate(() => sink.uncork());
-	}
-	sink.write(lineOf(message));
-}
-
 /** A line's message, with the call it is about when wrapped; undefined when the line holds no JSON-RPC message. */
 export function parseLine(line: string): { message: JsonRpcMessage; call?: RequestId } | undefined {
 	let value: unknown;

@@ -8,7 +8,8 @@
 import type { Logger } from '../../log.js';
 import type { HttpExchange, McpHandler, NoticeHandler } from '../chain/chain.js';
 import { readLines } from '../../net/body.js';
-import { LINK_CONTENT_TYPE, MAX_LINE_LENGTH, parseLine, writeLine, type CallMessage } from '../core/link.js';
+import { writeLine } from '../core/lines.js';
+import { LINK_CONTENT_TYPE, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
 import { ErrorCode, errorResponse, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { SessionStream } from '../sessions/streams.js';
