@@ -6,6 +6,7 @@
  */
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -371,8 +372,8 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 
 	it('carries messages both ways as lines, what the server sends about a call wrapped with its id, a bad line answered and the link kept', async () => {
 		const { port, socket } = await socketOf(first);
-		const link = await openLink(socket, { Host: `127.0.0.1:${port}`, 'Content-Type': 'application/jsonl' });
-		expect(link.status).toBe(200);
+		const link = await openLink(socket, { Host: `127.0.0.1:${port}` });
+		expect(link.headers['mcp-session-id']).toBeDefined();
 		link.send(INITIALIZE);
 		expect(await link.next((line) => line.id === 1)).toMatchObject({ result: { serverInfo: expect.anything() } });
 		link.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -389,7 +390,7 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 	it("is the member's client session: open while the link is, ended with it", async () => {
 		const { port, socket } = await socketOf(memory);
 		const before = await sessionsOf(memory);
-		const link = await openLink(socket, { Host: `127.0.0.1:${port}`, 'Content-Type': 'application/jsonl' });
+		const link = await openLink(socket, { Host: `127.0.0.1:${port}` });
 		link.send(INITIALIZE);
 		await link.next((line) => line.id === 1);
 		expect(await sessionsOf(memory)).toBe(before + 1);
@@ -400,7 +401,7 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 	it('reads a message written in pieces, a character split between them, and closes on a line over 4 Mi characters', async () => {
 		const { port, socket } = await socketOf(memory);
 		const before = await sessionsOf(memory);
-		const link = await openLink(socket, { Host: `127.0.0.1:${port}`, 'Content-Type': 'application/jsonl' });
+		const link = await openLink(socket, { Host: `127.0.0.1:${port}` });
 		const bytes = Buffer.from(`${JSON.stringify({ ...INITIALIZE, params: { ...INITIALIZE.params, clientInfo: { name: 'link-tést', version: '1' } } })}\n`);
 		const split = bytes.indexOf(Buffer.from('é')) + 1; // between the two bytes of é
 		link.write(bytes.subarray(0, split));
@@ -412,13 +413,15 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 		await waitFor(async () => (await sessionsOf(memory)) === before, "the member's session to end with the link");
 	});
 
-	it('is served on the Unix socket only, to a POST of application/jsonl, behind the same guard', async () => {
+	it('is served on the Unix socket only, to a GET upgraded to hangar-link, behind the same guard', async () => {
 		const { port, socket } = await socketOf(memory);
 		const host = `127.0.0.1:${port}`;
-		expect((await fetch(new URL('/link', memory.url), { method: 'POST', headers: { 'Content-Type': 'application/jsonl' }, body: '' })).status).toBe(404);
-		expect((await openLink(socket, { Host: host, 'Content-Type': 'application/json' })).status).toBe(415);
-		expect((await openLink(socket, { Host: 'evil.example', 'Content-Type': 'application/jsonl' })).status).toBe(403);
-		expect((await openLink(socket, { Host: host }, 'GET')).status).toBe(405);
+		expect((await fetch(new URL('/link', memory.url))).status).toBe(404);
+		expect(await refusalOf(socket, { Host: host }, { upgrade: '' })).toMatchObject({ status: 426, headers: { upgrade: 'hangar-link' } });
+		expect((await refusalOf(socket, { Host: host }, { upgrade: 'websocket' })).status).toBe(426);
+		expect((await refusalOf(socket, { Host: 'evil.example' })).status).toBe(403);
+		expect((await refusalOf(socket, { Host: host }, { method: 'POST' })).status).toBe(405);
+		expect((await refusalOf(socket, { Host: host }, { path: '/mcp' })).status).toBe(404);
 	});
 
 	it("is refused by a member with authentication of its own: the member's tools are left out and the aggregate's log says why", async () => {
@@ -440,32 +443,56 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 	});
 });
 
-/** A link opened by hand over a Unix socket: its status, then lines to send and read. */
-async function openLink(socketPath: string, headers: Record<string, string>, method = 'POST') {
-	const lines: Array<Record<string, unknown>> = [];
-	const outgoing = httpRequest({ socketPath, path: '/link', method, headers });
-	const response = await new Promise<IncomingMessage>((resolve, reject) => {
-		outgoing.once('response', resolve);
+interface LinkRequest {
+	readonly method?: string;
+	readonly path?: string;
+	/** The protocol asked for: none for a plain request. */
+	readonly upgrade?: string;
+}
+
+/** A request for a link over a Unix socket, and the connection when the proxy upgraded it. */
+function requestLink(socketPath: string, headers: Record<string, string>, { method = 'GET', path = '/link', upgrade = 'hangar-link' }: LinkRequest = {}) {
+	const outgoing = httpRequest({ socketPath, path, method, agent: false, headers: { ...headers, ...(upgrade && { Connection: 'Upgrade', Upgrade: upgrade }) } });
+	return new Promise<{ response: IncomingMessage; socket?: Socket }>((resolve, reject) => {
+		outgoing.once('upgrade', (response, socket: Socket) => resolve({ response, socket }));
+		outgoing.once('response', (response: IncomingMessage) => {
+			response.resume();
+			resolve({ response });
+		});
 		outgoing.once('error', reject);
-		outgoing.flushHeaders();
+		outgoing.end();
 	});
+}
+
+/** How the proxy answers a request for a link that it refuses. */
+async function refusalOf(socketPath: string, headers: Record<string, string>, request: LinkRequest = {}) {
+	const { response, socket } = await requestLink(socketPath, headers, request);
+	socket?.destroy();
+	return { status: response.statusCode, headers: response.headers };
+}
+
+/** A link opened by hand over a Unix socket: lines to send and read. */
+async function openLink(socketPath: string, headers: Record<string, string>) {
+	const { response, socket } = await requestLink(socketPath, headers);
+	if (!socket) throw new Error(`the link was refused with HTTP ${response.statusCode}`);
+	expect(response.statusCode).toBe(101);
+	const lines: Array<Record<string, unknown>> = [];
 	let buffered = '';
-	response.setEncoding('utf8');
-	response.on('data', (chunk: string) => {
+	socket.setEncoding('utf8');
+	socket.on('data', (chunk: string) => {
 		buffered += chunk;
 		for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
 			lines.push(JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>);
 			buffered = buffered.slice(newline + 1);
 		}
 	});
-	if (response.statusCode !== 200) outgoing.destroy();
 	return {
-		status: response.statusCode,
-		write: (data: string | Buffer) => outgoing.write(data),
-		send: (message: object) => outgoing.write(`${JSON.stringify(message)}\n`),
+		headers: response.headers,
+		write: (data: string | Buffer) => socket.write(data),
+		send: (message: object) => socket.write(`${JSON.stringify(message)}\n`),
 		/** The first line `matches` accepts, waiting for it. */
 		next: (matches: (line: Record<string, unknown>) => boolean) => waitFor(async () => lines.find(matches), 'a line on the link'),
-		close: () => outgoing.end(),
+		close: () => socket.end(),
 	};
 }
 

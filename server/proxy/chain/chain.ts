@@ -15,6 +15,7 @@
  * rate limit → tool filter/override → tool pinning → timeout → backend.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../core/jsonrpc.js';
 import type { UpstreamSession } from '../core/backend.js';
 
@@ -36,6 +37,13 @@ export interface HttpExchange {
 	identity?: Identity;
 	/** The JSON-RPC messages of the body, once a front has parsed them. */
 	messages?: readonly JsonRpcMessage[];
+	/** The request's connection and what came after its head, when it asked to upgrade it (only the link may: fronts/link.ts). */
+	readonly upgrade?: Upgrade;
+}
+
+export interface Upgrade {
+	readonly socket: Socket;
+	readonly head: Buffer;
 }
 
 export type HttpHandler = (exchange: HttpExchange) => Promise<void>;

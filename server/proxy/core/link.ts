@@ -1,16 +1,18 @@
 /**
  * The link between an aggregate and a member's proxy (fronts/link.ts serves it, the aggregate's
- * backends/aggregate/link.ts opens it): one `POST /link` on the member's Unix socket per client
- * session, whose request and response bodies stay open and carry JSON-RPC messages both ways,
- * one per line. What the member sends about a call in flight (progress, a log, a request to the
- * client) comes wrapped, `{"call": ID, "message": …}`, so the aggregate ties it to its call as a
- * Streamable HTTP client does by the POST it came on.
+ * backends/aggregate/link.ts opens it): one `GET /link` on the member's Unix socket per client
+ * session, upgraded (HTTP/1.1 `Upgrade: hangar-link`) once the member's HTTP middleware let it
+ * through, after which the connection carries JSON-RPC messages both ways, one per line, with no
+ * HTTP framing to write or parse per message. What the member sends about a call in flight
+ * (progress, a log, a request to the client) comes wrapped, `{"call": ID, "message": …}`, so the
+ * aggregate ties it to its call as a Streamable HTTP client does by the POST it came on.
  */
 import { asMessage, type JsonRpcMessage, type RequestId } from './jsonrpc.js';
 import { parseJsonBounded } from '../../json.js';
 
 export const LINK_PATH = '/link';
-export const LINK_CONTENT_TYPE = 'application/jsonl';
+/** The protocol a link's `GET` asks to upgrade to. */
+export const LINK_PROTOCOL = 'hangar-link';
 /** The longest line either end reads, in characters: 4 Mi, as a message over Streamable HTTP. */
 export const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 

@@ -1,15 +1,17 @@
 /**
- * The link (core/link.ts) on the proxy's side: `POST /link`, served on its Unix socket only, for
- * the aggregates of its group. The POST is one client session, which ends when either body does.
- * Its HTTP middleware ran once, for the POST; every message then goes through the MCP chain as a
- * Streamable HTTP one does, so the member's policies hold for an aggregate's calls, but a call
- * costs neither side an HTTP request of its own (docs/benchmarks.md).
+ * The link (core/link.ts) on the proxy's side: `GET /link` upgraded to `hangar-link`, served on
+ * its Unix socket only, for the aggregates of its group. The connection is one client session,
+ * which ends when either side closes it. Its HTTP middleware ran once, for the upgrade; every
+ * message then goes through the MCP chain as a Streamable HTTP one does, so the member's policies
+ * hold for an aggregate's calls, but a call costs neither side an HTTP request or chunk of its
+ * own (docs/benchmarks.md).
  */
+import type { Socket } from 'node:net';
 import type { Logger } from '../../log.js';
 import type { HttpExchange, McpHandler, NoticeHandler } from '../chain/chain.js';
 import { readLines } from '../../net/body.js';
 import { writeLine } from '../core/lines.js';
-import { LINK_CONTENT_TYPE, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
+import { LINK_PROTOCOL, MAX_LINE_LENGTH, parseLine, type CallMessage } from '../core/link.js';
 import { ErrorCode, errorResponse, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import type { CallReply, ClientSession, ClientSessionRegistry } from '../sessions/clientSession.js';
 import type { SessionStream } from '../sessions/streams.js';
@@ -23,19 +25,22 @@ export class LinkFront {
 		private readonly log: Logger,
 	) {}
 
-	/** Settles when the link ends. */
+	/** Settles when the link ends; a request that does not upgrade to the link is refused. */
 	serve(exchange: HttpExchange): Promise<void> {
-		const { request, response } = exchange;
-		if (request.method !== 'POST') {
-			response.setHeader('Allow', 'POST');
+		const { request, response, upgrade } = exchange;
+		if (request.method !== 'GET') {
+			response.setHeader('Allow', 'GET');
 			sendError(response, new HttpError(405, 'Method not allowed'));
 			return Promise.resolve();
 		}
-		if (!(request.headers['content-type'] ?? '').includes(LINK_CONTENT_TYPE)) {
-			sendError(response, new HttpError(415, `Unsupported Media Type: Content-Type must be ${LINK_CONTENT_TYPE}`));
+		if (!upgrade || request.headers.upgrade?.toLowerCase() !== LINK_PROTOCOL) {
+			sendError(response, new HttpError(426, `Upgrade Required: the link is a GET with Upgrade: ${LINK_PROTOCOL}`), { Upgrade: LINK_PROTOCOL });
 			return Promise.resolve();
 		}
-		return new Link(this.sessions.create('link', exchange.identity?.subject), exchange, this.sessions, this.handle, this.notify, this.log).ended;
+		// The connection is the link's from here: the response object that came with it goes unused.
+		response.detachSocket(upgrade.socket);
+		const session = this.sessions.create('link', exchange.identity?.subject);
+		return new Link(session, upgrade.socket, upgrade.head, exchange, this.sessions, this.handle, this.notify, this.log).ended;
 	}
 }
 
@@ -50,37 +55,41 @@ class Link implements SessionStream {
 
 	constructor(
 		private readonly session: ClientSession,
+		private readonly socket: Socket,
+		head: Buffer,
 		private readonly exchange: HttpExchange,
 		private readonly sessions: ClientSessionRegistry,
 		private readonly handle: McpHandler,
 		private readonly notify: NoticeHandler,
 		private readonly log: Logger,
 	) {
-		const { request, response } = exchange;
-		response.writeHead(200, { 'Content-Type': LINK_CONTENT_TYPE, ...session.headers });
-		response.flushHeaders();
+		const headers = Object.entries(session.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+		socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${LINK_PROTOCOL}\r\n${headers.join('')}\r\n`);
 		session.attachStream(this);
-		readLines(request, MAX_LINE_LENGTH, (line) => this.received(line), () => this.fail(`a message over ${MAX_LINE_LENGTH} characters`));
+		if (head.length > 0) socket.unshift(head);
+		readLines(socket, MAX_LINE_LENGTH, (line) => this.received(line), () => this.fail(`a message over ${MAX_LINE_LENGTH} characters`));
 		this.ended = new Promise((resolve) => {
-			const end = () => {
+			// A reset is followed by the close, which ends the session.
+			socket.on('error', () => undefined);
+			// The aggregate closed its side: the server's side closes with it.
+			socket.once('end', () => socket.end());
+			socket.once('close', () => {
 				session.close();
 				resolve();
-			};
-			request.once('end', () => response.end());
-			response.once('close', end);
+			});
 		});
 	}
 
 	get open(): boolean {
-		return !this.exchange.response.writableEnded && !this.exchange.response.destroyed;
+		return !this.socket.writableEnded && !this.socket.destroyed;
 	}
 
 	send(message: JsonRpcMessage | CallMessage): void {
-		if (this.open) writeLine(this.exchange.response, message, this.running > 1);
+		if (this.open) writeLine(this.socket, message, this.running > 1);
 	}
 
 	end(): void {
-		if (this.open) this.exchange.response.end();
+		if (this.open) this.socket.end();
 	}
 
 	private received(line: string): void {

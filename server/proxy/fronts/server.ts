@@ -5,8 +5,9 @@
  * socket too, where the aggregates of its group find the same routes and the link (`/link`).
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { ListenOptions } from 'node:net';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { ListenOptions, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { dirname } from 'node:path';
 import type { Logger } from '../../log.js';
 import { sendJson } from '../../net/body.js';
@@ -23,6 +24,7 @@ import {
 	type HttpMiddleware,
 	type McpMiddleware,
 	type NoticeMiddleware,
+	type Upgrade,
 } from '../chain/chain.js';
 import type { JsonRpcMessage } from '../core/jsonrpc.js';
 import { LINK_PATH } from '../core/link.js';
@@ -72,6 +74,7 @@ class Exchange implements HttpExchange {
 		readonly response: ServerResponse,
 		readonly path: string,
 		private readonly target: string,
+		readonly upgrade?: Upgrade,
 	) {}
 
 	get url(): URL {
@@ -87,6 +90,8 @@ export class ProxyServer {
 	private readonly routes = new Map<string, HttpHandler>();
 	/** The Unix socket's routes: the same, and the link. */
 	private readonly localRoutes: Map<string, HttpHandler>;
+	/** The routes of a request to upgrade its connection, on the Unix socket: the link's only. */
+	private readonly upgradeRoutes: Map<string, HttpHandler>;
 
 	constructor(private readonly options: ProxyServerOptions) {
 		this.sessions = new ClientSessionRegistry(options.backend, options.sessions);
@@ -102,7 +107,9 @@ export class ProxyServer {
 		this.routes.set('/health', async ({ response }) => this.health(response));
 		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
 		const link = new LinkFront(this.sessions, handle, notify, options.log);
-		this.localRoutes = new Map(this.routes).set(LINK_PATH, composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange)));
+		const serveLink = composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange));
+		this.localRoutes = new Map(this.routes).set(LINK_PATH, serveLink);
+		this.upgradeRoutes = new Map([[LINK_PATH, serveLink]]);
 		this.server = this.createServer(this.routes);
 	}
 
@@ -122,6 +129,7 @@ export class ProxyServer {
 			await mkdir(dirname(path), { recursive: true, mode: 0o700 });
 			await rm(path, { force: true }); // left by a proxy that was killed
 			const local = this.createServer(this.localRoutes);
+			local.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket as Socket, head));
 			await listening(local, { path, exclusive: true });
 			await chmod(path, 0o600);
 			this.local = local;
@@ -148,8 +156,22 @@ export class ProxyServer {
 		return server;
 	}
 
+	/**
+	 * A request to upgrade its connection, which Node hands over without a response: one is made
+	 * on the connection, so the route's middleware can refuse it as any request, and the
+	 * connection ends with a refusal. A route that accepts takes the connection over.
+	 */
+	private upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
+		const response = new ServerResponse(request);
+		response.assignSocket(socket);
+		response.shouldKeepAlive = false;
+		response.once('finish', () => socket.end());
+		socket.on('error', (error) => this.options.log.debug(`an upgraded connection failed: ${error.message}`));
+		this.dispatch(this.upgradeRoutes, request, response, { socket, head });
+	}
+
 	/** Not an async function: the route's promise is the only one a request costs here. */
-	private dispatch(routes: ReadonlyMap<string, HttpHandler>, request: IncomingMessage, response: ServerResponse): void {
+	private dispatch(routes: ReadonlyMap<string, HttpHandler>, request: IncomingMessage, response: ServerResponse, upgrade?: Upgrade): void {
 		const target = request.url ?? '/';
 		const query = target.indexOf('?');
 		const path = query < 0 ? target : target.slice(0, query);
@@ -158,7 +180,7 @@ export class ProxyServer {
 			sendJson(response, 404, { error: 'not_found', error_description: `no MCP endpoint at ${path}` });
 			return;
 		}
-		const exchange = new Exchange(request, response, path, target);
+		const exchange = new Exchange(request, response, path, target, upgrade);
 		try {
 			route(exchange).catch((error: unknown) => this.failed(exchange, error));
 		} catch (error) {

@@ -1,17 +1,19 @@
 /**
- * The link (core/link.ts) on the aggregate's side: one member session as one `POST /link` on the
- * member's Unix socket, its messages written as lines on the request's body as they come, the
- * member's read from the response's. The member's proxy runs its whole chain on each message
- * (fronts/link.ts); neither side parses an HTTP request per call.
+ * The link (core/link.ts) on the aggregate's side: one member session as one `GET /link` on the
+ * member's Unix socket, upgraded, its messages written as lines on the connection as they come
+ * (those of before the upgrade once it is done), the member's read from it. The member's proxy
+ * runs its whole chain on each message (fronts/link.ts); neither side frames or parses an HTTP
+ * message per call.
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import { onAbort } from '../../core/abort.js';
 import { cancellationOf, ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import { readBody, readLines } from '../../../net/body.js';
 import { writeLine } from '../../core/lines.js';
-import { LINK_CONTENT_TYPE, LINK_PATH, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
+import { LINK_PATH, LINK_PROTOCOL, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
 
 /** How much of a refusal's body is read for its message. */
 const MAX_REFUSAL_LENGTH = 4096;
@@ -34,7 +36,11 @@ export class LinkTransport {
 }
 
 class LinkSession implements UpstreamSession {
-	private readonly post: ClientRequest;
+	private readonly upgrade: ClientRequest;
+	/** The connection, once upgraded. */
+	private socket: Socket | undefined;
+	/** Messages written before it was. */
+	private queued: object[] = [];
 	/** The requests sent and not yet answered, by id. */
 	private readonly pending = new CallTable<(answer: JsonRpcResponse) => void>();
 	/** Why the link ended, once it has. */
@@ -45,10 +51,11 @@ class LinkSession implements UpstreamSession {
 		host: string,
 		private readonly sink: ClientSessionSink,
 	) {
-		this.post = httpRequest({ socketPath, path: LINK_PATH, method: 'POST', agent: false, headers: { Host: host, 'Content-Type': LINK_CONTENT_TYPE } });
-		this.post.on('response', (response) => this.opened(response));
-		this.post.on('error', (error) => this.lost(`the link to the member's proxy failed: ${error.message}`));
-		this.post.flushHeaders();
+		this.upgrade = httpRequest({ socketPath, path: LINK_PATH, agent: false, headers: { Host: host, Connection: 'Upgrade', Upgrade: LINK_PROTOCOL } });
+		this.upgrade.on('upgrade', (_response, socket, head) => this.opened(socket, head));
+		this.upgrade.on('response', (response) => this.refused(response));
+		this.upgrade.on('error', (error) => this.lost(`the link to the member's proxy failed: ${error.message}`));
+		this.upgrade.end();
 	}
 
 	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
@@ -79,20 +86,28 @@ class LinkSession implements UpstreamSession {
 
 	close(): void {
 		this.end('the session closed');
-		this.post.end();
+		if (this.socket) this.socket.end();
+		else this.upgrade.destroy();
 	}
 
 	private write(message: JsonRpcRequest | JsonRpcNotification | JsonRpcResponse): void {
-		if (!this.endedBy) writeLine(this.post, message, this.pending.size > 1);
+		if (this.endedBy) return;
+		if (this.socket) writeLine(this.socket, message, this.pending.size > 1);
+		else this.queued.push(message);
 	}
 
-	private opened(response: IncomingMessage): void {
-		if (response.statusCode !== 200) return void this.refused(response);
-		readLines(response, MAX_LINE_LENGTH, (line) => this.received(line), () => {
+	private opened(socket: Socket, head: Buffer): void {
+		if (this.endedBy) return void socket.destroy();
+		this.socket = socket;
+		socket.on('error', (error) => this.lost(`the link to the member's proxy failed: ${error.message}`));
+		socket.once('close', () => this.lost("the member's proxy ended the link"));
+		if (head.length > 0) socket.unshift(head);
+		readLines(socket, MAX_LINE_LENGTH, (line) => this.received(line), () => {
 			this.lost(`the member's proxy sent a message over ${MAX_LINE_LENGTH} characters`);
-			response.destroy();
+			socket.destroy();
 		});
-		response.once('close', () => this.lost("the member's proxy ended the link"));
+		for (const message of this.queued) writeLine(socket, message, true);
+		this.queued = [];
 	}
 
 	private received(line: string): void {
@@ -109,13 +124,14 @@ class LinkSession implements UpstreamSession {
 		this.sink.deliver(message, call);
 	}
 
-	/** The member's proxy would not link (its request guard, its authentication, or a proxy from before links). */
+	/** The member's proxy would not link (its request guard, its authentication, or a proxy from before this link). */
 	private async refused(response: IncomingMessage): Promise<void> {
 		const text = await readBody(response, MAX_REFUSAL_LENGTH, (body) => body.toString('utf8')).catch(() => '');
 		const detail = refusalOf(text);
-		const hint = response.statusCode === 404 ? ' (its proxy predates links: restart the member)' : '';
+		const stale = response.statusCode === 404 || response.statusCode === 405;
+		const hint = stale ? ' (its proxy predates this link: restart the member)' : '';
 		this.lost(`the member's proxy refused the link with HTTP ${response.statusCode}${detail ? `: ${detail}` : ''}${hint}`);
-		this.post.destroy();
+		this.upgrade.destroy();
 	}
 
 	private lost(reason: string): void {
