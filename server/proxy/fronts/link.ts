@@ -69,8 +69,6 @@ class Link implements SessionStream {
 		if (head.length > 0) socket.unshift(head);
 		readLines(socket, MAX_LINE_LENGTH, (line) => this.received(line), () => this.fail(`a message over ${MAX_LINE_LENGTH} characters`));
 		this.ended = new Promise((resolve) => {
-			// A reset is followed by the close, which ends the session.
-			socket.on('error', () => undefined);
 			// The aggregate closed its side: the server's side closes with it.
 			socket.once('end', () => socket.end());
 			socket.once('close', () => {

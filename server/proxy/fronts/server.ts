@@ -166,6 +166,7 @@ export class ProxyServer {
 		response.assignSocket(socket);
 		response.shouldKeepAlive = false;
 		response.once('finish', () => socket.end());
+		// A reset is followed by the close, which the route that took the connection over acts on.
 		socket.on('error', (error) => this.options.log.debug(`an upgraded connection failed: ${error.message}`));
 		this.dispatch(this.upgradeRoutes, request, response, { socket, head });
 	}
