@@ -421,7 +421,8 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 		expect((await refusalOf(socket, { Host: host }, { upgrade: 'websocket' })).status).toBe(426);
 		expect((await refusalOf(socket, { Host: 'evil.example' })).status).toBe(403);
 		expect((await refusalOf(socket, { Host: host }, { method: 'POST' })).status).toBe(405);
-		expect((await refusalOf(socket, { Host: host }, { path: '/mcp' })).status).toBe(404);
+		// Only the link upgrades there; another route asked to is refused, saying how to ask instead.
+		expect((await refusalOf(socket, { Host: host }, { path: '/mcp', upgrade: 'h2c' })).status).toBe(400);
 	});
 
 	it("is refused by a member with authentication of its own: the member's tools are left out and the aggregate's log says why", async () => {

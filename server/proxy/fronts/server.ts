@@ -90,8 +90,6 @@ export class ProxyServer {
 	private readonly routes = new Map<string, HttpHandler>();
 	/** The Unix socket's routes: the same, and the link. */
 	private readonly localRoutes: Map<string, HttpHandler>;
-	/** The routes of a request to upgrade its connection, on the Unix socket: the link's only. */
-	private readonly upgradeRoutes: Map<string, HttpHandler>;
 
 	constructor(private readonly options: ProxyServerOptions) {
 		this.sessions = new ClientSessionRegistry(options.backend, options.sessions);
@@ -107,9 +105,7 @@ export class ProxyServer {
 		this.routes.set('/health', async ({ response }) => this.health(response));
 		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
 		const link = new LinkFront(this.sessions, handle, notify, options.log);
-		const serveLink = composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange));
-		this.localRoutes = new Map(this.routes).set(LINK_PATH, serveLink);
-		this.upgradeRoutes = new Map([[LINK_PATH, serveLink]]);
+		this.localRoutes = new Map(this.routes).set(LINK_PATH, composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange)));
 		this.server = this.createServer(this.routes);
 	}
 
@@ -157,25 +153,28 @@ export class ProxyServer {
 	}
 
 	/**
-	 * A request to upgrade its connection, which Node hands over without a response: one is made
-	 * on the connection, so the route's middleware can refuse it as any request, and the
-	 * connection ends with a refusal. A route that accepts takes the connection over.
+	 * A request to upgrade its connection, on the Unix socket, which Node hands over without a
+	 * response: one is made on the connection, so the link's middleware can refuse it as any
+	 * request, and the connection ends with a refusal. The link, accepting, takes it over. Only
+	 * the link upgrades: any other request that asks to is refused rather than served, as Node
+	 * has stopped reading it as HTTP.
 	 */
 	private upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
 		const response = new ServerResponse(request);
 		response.assignSocket(socket);
 		response.shouldKeepAlive = false;
 		response.once('finish', () => socket.end());
-		// A reset is followed by the close, which the route that took the connection over acts on.
+		// A reset is followed by the close, which the link acts on.
 		socket.on('error', (error) => this.options.log.debug(`an upgraded connection failed: ${error.message}`));
-		this.dispatch(this.upgradeRoutes, request, response, { socket, head });
+		const path = pathOf(request.url ?? '/');
+		if (path === LINK_PATH) return this.dispatch(this.localRoutes, request, response, { socket, head });
+		sendJson(response, 400, { error: 'invalid_request', error_description: `only ${LINK_PATH} upgrades its connection: send the request to ${path} without an Upgrade header` });
 	}
 
 	/** Not an async function: the route's promise is the only one a request costs here. */
 	private dispatch(routes: ReadonlyMap<string, HttpHandler>, request: IncomingMessage, response: ServerResponse, upgrade?: Upgrade): void {
 		const target = request.url ?? '/';
-		const query = target.indexOf('?');
-		const path = query < 0 ? target : target.slice(0, query);
+		const path = pathOf(target);
 		const route = routes.get(path);
 		if (!route) {
 			sendJson(response, 404, { error: 'not_found', error_description: `no MCP endpoint at ${path}` });
@@ -201,6 +200,12 @@ export class ProxyServer {
 		const body = JSON.stringify({ status: state === 'connected' ? 'ok' : 'unavailable', backend: state, detail, sessions: this.sessions.size, ...(shared !== undefined && { sessions_shared: shared }) });
 		response.writeHead(state === 'connected' ? 200 : 503, { 'Content-Type': 'application/json' }).end(body);
 	}
+}
+
+/** A request target's path, without the query. */
+function pathOf(target: string): string {
+	const query = target.indexOf('?');
+	return query < 0 ? target : target.slice(0, query);
 }
 
 function listening(server: Server, options: ListenOptions): Promise<void> {
