@@ -37,13 +37,11 @@ export interface HttpExchange {
 	identity?: Identity;
 	/** The JSON-RPC messages of the body, once a front has parsed them. */
 	messages?: readonly JsonRpcMessage[];
-	/** The request's connection and what came after its head, when it asked to upgrade it (only the link may: fronts/link.ts). */
-	readonly upgrade?: Upgrade;
-}
-
-export interface Upgrade {
-	readonly socket: Socket;
-	readonly head: Buffer;
+	/**
+	 * The request's connection, when it asked to upgrade it (only the link may: fronts/link.ts),
+	 * with what came after the request's head put back to be read first.
+	 */
+	readonly upgrade?: Socket;
 }
 
 export type HttpHandler = (exchange: HttpExchange) => Promise<void>;

@@ -38,9 +38,9 @@ export class LinkFront {
 			return Promise.resolve();
 		}
 		// The connection is the link's from here: the response object that came with it goes unused.
-		response.detachSocket(upgrade.socket);
+		response.detachSocket(upgrade);
 		const session = this.sessions.create('link', exchange.identity?.subject);
-		return new Link(session, upgrade.socket, upgrade.head, exchange, this.sessions, this.handle, this.notify, this.log).ended;
+		return new Link(session, upgrade, exchange, this.sessions, this.handle, this.notify, this.log).ended;
 	}
 }
 
@@ -56,7 +56,6 @@ class Link implements SessionStream {
 	constructor(
 		private readonly session: ClientSession,
 		private readonly socket: Socket,
-		head: Buffer,
 		private readonly exchange: HttpExchange,
 		private readonly sessions: ClientSessionRegistry,
 		private readonly handle: McpHandler,
@@ -66,7 +65,6 @@ class Link implements SessionStream {
 		const headers = Object.entries(session.headers).map(([name, value]) => `${name}: ${value}\r\n`);
 		socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${LINK_PROTOCOL}\r\n${headers.join('')}\r\n`);
 		session.attachStream(this);
-		if (head.length > 0) socket.unshift(head);
 		readLines(socket, MAX_LINE_LENGTH, (line) => this.received(line), () => this.fail(`a message over ${MAX_LINE_LENGTH} characters`));
 		this.ended = new Promise((resolve) => {
 			// The aggregate closed its side: the server's side closes with it.

@@ -24,7 +24,6 @@ import {
 	type HttpMiddleware,
 	type McpMiddleware,
 	type NoticeMiddleware,
-	type Upgrade,
 } from '../chain/chain.js';
 import type { JsonRpcMessage } from '../core/jsonrpc.js';
 import { LINK_PATH } from '../core/link.js';
@@ -74,7 +73,7 @@ class Exchange implements HttpExchange {
 		readonly response: ServerResponse,
 		readonly path: string,
 		private readonly target: string,
-		readonly upgrade?: Upgrade,
+		readonly upgrade?: Socket,
 	) {}
 
 	get url(): URL {
@@ -167,12 +166,13 @@ export class ProxyServer {
 		// A reset is followed by the close, which the link acts on.
 		socket.on('error', (error) => this.options.log.debug(`an upgraded connection failed: ${error.message}`));
 		const path = pathOf(request.url ?? '/');
-		if (path === LINK_PATH) return this.dispatch(this.localRoutes, request, response, { socket, head });
+		if (head.length > 0) socket.unshift(head);
+		if (path === LINK_PATH) return this.dispatch(this.localRoutes, request, response, socket);
 		sendJson(response, 400, { error: 'invalid_request', error_description: `only ${LINK_PATH} upgrades its connection: send the request to ${path} without an Upgrade header` });
 	}
 
 	/** Not an async function: the route's promise is the only one a request costs here. */
-	private dispatch(routes: ReadonlyMap<string, HttpHandler>, request: IncomingMessage, response: ServerResponse, upgrade?: Upgrade): void {
+	private dispatch(routes: ReadonlyMap<string, HttpHandler>, request: IncomingMessage, response: ServerResponse, upgrade?: Socket): void {
 		const target = request.url ?? '/';
 		const path = pathOf(target);
 		const route = routes.get(path);

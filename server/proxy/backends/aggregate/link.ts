@@ -40,7 +40,7 @@ class LinkSession implements UpstreamSession {
 	/** The connection, once upgraded. */
 	private socket: Socket | undefined;
 	/** Messages written before it was. */
-	private queued: object[] = [];
+	private queued: Array<JsonRpcRequest | JsonRpcNotification | JsonRpcResponse> = [];
 	/** The requests sent and not yet answered, by id. */
 	private readonly pending = new CallTable<(answer: JsonRpcResponse) => void>();
 	/** Why the link ended, once it has. */
