@@ -9,11 +9,14 @@
  * (initialize, then tools/list): the aggregate's first, whose list asks all ten members, against
  * later ones, served from its cache, and against a member's. Then the same two fronts with a
  * tool whose server works 5 ms, as most tools take their time: what the hop adds to such a call.
+ * In the same rounds, the floor of any one more hop (bench/peers/link-relay.ts): a bare relay of
+ * the lean client's POSTs onto a link to the member, so that the aggregate's figures read
+ * against what the hop itself costs on this machine, apart from what the aggregate does.
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession, type LeanSession } from '../lean.js';
-import { benchEnv, runHangar } from '../processes.js';
+import { benchEnv, peer, runHangar, spawnHttp } from '../processes.js';
 import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front, type Phase } from '../rounds.js';
 import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
 import { residentMegabytes, settle } from './memory.js';
@@ -63,8 +66,14 @@ async function workingRounds(straight: Front, through: Front, memberUrl: string,
 	}
 }
 
-async function proxyPid(home: string, name: string): Promise<number> {
-	return (JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number }).pid;
+async function proxyRecord(home: string, name: string): Promise<{ pid: number; socket: string }> {
+	return JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number; socket: string };
+}
+
+/** The bare relay (bench/peers/link-relay.ts) onto a link to the proxy at `url`, whose record is `member`'s. */
+async function linkRelay(home: string, member: string, url: string): Promise<Front> {
+	const relay = await spawnHttp([peer('link-relay'), (await proxyRecord(home, member)).socket, new URL(url).host]);
+	return { name: `a bare relay onto a link to ${member} (one more hop's floor)`, pid: relay.pid, session: await openSession(relay.url), stop: async () => relay.stop() };
 }
 
 export async function aggregate(): Promise<Table[]> {
@@ -84,14 +93,14 @@ export async function aggregate(): Promise<Table[]> {
 		const coldList = performance.now() - started;
 		const opening = async (url: string) => median(await timed(LIST_SAMPLES, async () => (await openSession(url)).close()));
 		const [cachedList, memberList] = [await opening(created.url), await opening(urls[0]!)];
-		const front = async (name: string, label: string, session: LeanSession): Promise<Front> => ({ name: label, pid: await proxyPid(home, name), session, stop: async () => undefined });
+		const front = async (name: string, label: string, session: LeanSession): Promise<Front> => ({ name: label, pid: (await proxyRecord(home, name)).pid, session, stop: async () => undefined });
 		const opened = [
 			await front(members[0]!, `straight to member ${members[0]}'s proxy`, await openSession(urls[0]!)),
 			await front('all', `through the aggregate of ${MEMBERS} members`, first),
 		];
 		await settle();
 		const idle = await Promise.all(opened.map((each) => residentMegabytes(each.pid!)));
-		await startWarm(opened.map((each) => async () => each), fronts);
+		await startWarm([...opened.map((each) => async () => each), () => linkRelay(home, members[0]!, urls[0]!)], fronts);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
 		const rows: string[][] = [];
 		const verdicts: string[] = [];
@@ -100,13 +109,13 @@ export async function aggregate(): Promise<Table[]> {
 				const tally = tallies[index]![phaseIndex]!;
 				rows.push([phase.label, front.name, ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rateOf(tally)), `${Math.round(cpuPerCallOf(tally))} µs`]);
 			}
-			const [member, through] = [tallies[0]![phaseIndex]!, tallies[1]![phaseIndex]!];
-			verdicts.push(verdict(`${phase.label}: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT));
+			const [member, through, floor] = [tallies[0]![phaseIndex]!, tallies[1]![phaseIndex]!, tallies[2]![phaseIndex]!];
+			verdicts.push(verdict(`${phase.label}: p50 through the aggregate vs straight to the member`, median(through.latencies) / median(member.latencies), LATENCY_LIMIT, false, `one more hop at its floor, the bare relay: ${(median(floor.latencies) / median(member.latencies)).toFixed(2)}×`));
 			verdicts.push(verdict(`${phase.label}: the aggregate's CPU per call vs the member proxy's (one hop)`, cpuPerCallOf(through) / cpuPerCallOf(member), 1));
 		}
 		const working = await workingRounds(fronts[0]!, fronts[1]!, urls[0]!, created.url, members[0]!);
 		await settle();
-		const loaded = await Promise.all(fronts.map((each) => residentMegabytes(each.pid!)));
+		const loaded = await Promise.all(opened.map((each) => residentMegabytes(each.pid!)));
 		const crowd: LeanSession[] = [];
 		try {
 			for (let index = 0; index < SESSIONS; index++) {
@@ -119,7 +128,7 @@ export async function aggregate(): Promise<Table[]> {
 		} finally {
 			for (const session of crowd) session.close();
 		}
-		const memory = fronts.map((each, index) => [
+		const memory = opened.map((each, index) => [
 			index === 0 ? "the member's proxy" : `the aggregate's proxy (${MEMBERS} members)`,
 			`${idle[index]!.toFixed(1)} MB`,
 			`${loaded[index]!.toFixed(1)} MB`,
@@ -127,7 +136,7 @@ export async function aggregate(): Promise<Table[]> {
 		]);
 		return [
 			{
-				title: `An aggregate's cost: tools/call (echo) from a lean client through an aggregate of ${MEMBERS} members (containerised stdio servers) against straight to one member's proxy, ${ROUNDS} alternating rounds per phase (${PHASES.map((phase) => `${phase.label}: ${phase.calls.toLocaleString('en-US')} calls`).join(', ')}); CPU is the front process's own per call`,
+				title: `An aggregate's cost: tools/call (echo) from a lean client through an aggregate of ${MEMBERS} members (containerised stdio servers) against straight to one member's proxy and against a bare relay onto a link to that proxy (one more hop at its floor), ${ROUNDS} alternating rounds per phase (${PHASES.map((phase) => `${phase.label}: ${phase.calls.toLocaleString('en-US')} calls`).join(', ')}); CPU is the front process's own per call`,
 				columns: ['phase', 'front', 'p50', 'p99', 'calls/s', 'CPU/call'],
 				rows,
 				verdicts,
@@ -156,7 +165,10 @@ export async function aggregate(): Promise<Table[]> {
 			},
 		];
 	} finally {
-		for (const front of fronts) front.session.close();
+		for (const front of fronts) {
+			front.session.close();
+			await front.stop();
+		}
 		for (const name of ['all', ...members]) await runHangar(['rm', name], env).catch(() => undefined);
 		await rm(home, { recursive: true, force: true });
 	}
