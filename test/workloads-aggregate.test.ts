@@ -370,7 +370,7 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 	const socketOf = async (workload: Workload) => JSON.parse(await readFile(join(hangar.home.path, 'data', 'proxies', `${workload.name}.json`), 'utf8')) as { port: number; socket: string };
 	const sessionsOf = async (workload: Workload) => ((await (await fetch(new URL('/health', workload.url))).json()) as { sessions: number }).sessions;
 
-	it('carries messages both ways as lines, what the server sends about a call wrapped with its id, a bad line answered and the link kept', async () => {
+	it('carries messages both ways as lines, what the server sends about a call wrapped with its id, a bad line answered, blank ones passed over, and the link kept', async () => {
 		const { port, socket } = await socketOf(first);
 		const link = await openLink(socket, { Host: `127.0.0.1:${port}` });
 		expect(link.headers['mcp-session-id']).toBeDefined();
@@ -382,8 +382,11 @@ describe("the link: an aggregate's client session on a member's Unix socket", ()
 		link.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 }, _meta: { progressToken: 'p' } } });
 		expect(await link.next((line) => line.call === 2)).toMatchObject({ message: { method: 'notifications/progress', params: { progressToken: 'p' } } });
 		expect(await link.next((line) => line.id === 2)).toMatchObject({ result: { content: [expect.objectContaining({ type: 'text' })] } });
+		// Blank lines, whitespace and all, are passed over as a stdio server's are: no error for them.
+		link.write('\n  \r\n\t\n');
 		link.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'over the link' } } });
 		expect(textOf((await link.next((line) => line.id === 3)).result as never)).toBe('Echo: over the link');
+		expect(link.received.filter((line) => line.id === null)).toHaveLength(1);
 		link.close();
 	});
 
@@ -489,6 +492,8 @@ async function openLink(socketPath: string, headers: Record<string, string>) {
 	});
 	return {
 		headers: response.headers,
+		/** Every line read so far. */
+		received: lines as ReadonlyArray<Record<string, unknown>>,
 		write: (data: string | Buffer) => socket.write(data),
 		send: (message: object) => socket.write(`${JSON.stringify(message)}\n`),
 		/** The first line `matches` accepts, waiting for it. */

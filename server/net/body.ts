@@ -3,7 +3,7 @@
  * stops reading at the first chunk past the cap, so a peer cannot make Hangar buffer more.
  * `readCapped` reads any async iterable (a fetch body), `readBody` a Node stream (a request
  * the proxy serves, an answer of its HTTP backend), `readLines` a body that stays open as lines
- * (the proxy's link), and `sendJson` writes a JSON answer.
+ * (the proxy's link; `lineSplitter` splits any bytes so), and `sendJson` writes a JSON answer.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -64,27 +64,45 @@ export function readBody<T>(stream: Readable, limit: number, parse: (body: Buffe
 }
 
 /**
- * Reads `stream` line by line as it comes, each line (empty ones skipped) to `onLine`; a line
- * over `maxLength` characters stops the reading (the rest is drained unread) and calls `tooLong`.
+ * Splits bytes into lines as they come (a stdio server's output, a link): each line that is not
+ * blank goes to `onLine`. A line over `maxLength` characters calls `tooLong` once, and nothing
+ * after it is split.
  */
-export function readLines(stream: Readable, maxLength: number, onLine: (line: string) => void, tooLong: () => void): void {
+export function lineSplitter(onLine: (line: string) => void, maxLength = Infinity, tooLong: () => void = () => undefined): (chunk: Buffer) => void {
 	const decoder = new StringDecoder('utf8');
 	let buffered = '';
+	let stopped = false;
 	const stop = () => {
-		stream.removeAllListeners('data');
-		stream.resume();
+		stopped = true;
+		buffered = '';
 		tooLong();
 	};
-	stream.on('data', (chunk: Buffer) => {
+	return (chunk) => {
+		if (stopped) return;
 		buffered += decoder.write(chunk);
 		for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
 			if (newline > maxLength) return stop();
 			const line = buffered.slice(0, newline);
 			buffered = buffered.slice(newline + 1);
-			if (line.length > 0) onLine(line);
+			if (line.trim()) onLine(line);
 		}
 		if (buffered.length > maxLength) stop();
-	});
+	};
+}
+
+/**
+ * Reads `stream` line by line as it comes (see `lineSplitter`); a line over `maxLength`
+ * characters stops the reading (the rest is drained unread) and calls `tooLong`.
+ */
+export function readLines(stream: Readable, maxLength: number, onLine: (line: string) => void, tooLong: () => void): void {
+	stream.on(
+		'data',
+		lineSplitter(onLine, maxLength, () => {
+			stream.removeAllListeners('data');
+			stream.resume();
+			tooLong();
+		}),
+	);
 }
 
 /** Writes `body` as the JSON answer, with `headers` besides its type and length. */

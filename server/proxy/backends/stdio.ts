@@ -38,7 +38,7 @@
  * subscriptions are counted across sessions, tasks belong to the session that created them,
  * and `list_changed` notifications go to every session.
  */
-import { StringDecoder } from 'node:string_decoder';
+import { lineSplitter } from '../../net/body.js';
 import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
 import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions } from '../core/backend.js';
@@ -363,18 +363,7 @@ export class ServerProcess {
 
 	attach(attachment: Attachment): void {
 		this.attachment = attachment;
-		const decoder = new StringDecoder('utf8');
-		let buffered = '';
-		attachment.onStdout((chunk) => {
-			buffered += decoder.write(chunk);
-			let newline = buffered.indexOf('\n');
-			while (newline >= 0) {
-				const line = buffered.slice(0, newline);
-				buffered = buffered.slice(newline + 1);
-				if (line.trim()) this.onLine(line);
-				newline = buffered.indexOf('\n');
-			}
-		});
+		attachment.onStdout(lineSplitter((line) => this.onLine(line)));
 	}
 
 	/** Lost the process: answer what is in flight with an error. */
