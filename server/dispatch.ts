@@ -4,6 +4,7 @@
  * error hiding behave the same over RPC, REST and the CLI.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { HangarError } from '../protocol/errors.js';
 import type { OperationDefinition, ResultOf, ValidParamsOf } from '../protocol/operation.js';
@@ -51,6 +52,12 @@ function prototypeKeyIn(value: unknown): string | undefined {
 	return undefined;
 }
 
+/**
+ * How long closing waits for work the calls started in the background (a workload's stop or
+ * removal) before the process exits anyway: what is left, the next daemon's reconcile finishes.
+ */
+const BACKGROUND_WAIT_MS = 30_000;
+
 /** Runs around every call (tracing). */
 export interface OperationInterceptor {
 	/** `run` is the call, validation included. */
@@ -64,6 +71,8 @@ export class Dispatcher {
 	private readonly rows = new Map<string, OperationDefinition>();
 	/** Settled before the first call runs, so that none escapes it. */
 	private interceptor: Promise<OperationInterceptor | undefined> = Promise.resolve(undefined);
+	/** What resolves once the services' background work is done (`waitOnClose`). */
+	private readonly backgroundWork: Array<() => Promise<void>> = [];
 
 	constructor(
 		operations: readonly OperationDefinition[],
@@ -92,8 +101,24 @@ export class Dispatcher {
 		return interceptor ? interceptor.around(method, () => this.run(method, params, context)) : this.run(method, params, context);
 	}
 
-	/** Before the process exits: what the interceptor holds is sent. */
+	/** Has `close` wait until `idle` resolves: work the calls started in the background, which answered 202 before it ended. */
+	waitOnClose(idle: () => Promise<void>): void {
+		this.backgroundWork.push(idle);
+	}
+
+	/**
+	 * Before the process exits: the background work ends (a workload removed just before the
+	 * editor closed is removed, its proxy stopped), for up to BACKGROUND_WAIT_MS; then what the
+	 * interceptor holds is sent.
+	 */
 	async close(): Promise<void> {
+		const waited = new AbortController();
+		const done = await Promise.race([
+			Promise.all(this.backgroundWork.map((idle) => idle())).then(() => true),
+			sleep(BACKGROUND_WAIT_MS, false, { signal: waited.signal }),
+		]);
+		waited.abort();
+		if (!done) this.log.warn(`exiting with work still running after ${BACKGROUND_WAIT_MS / 1000} s; the next start finishes it`);
 		await (await this.interceptor)?.close();
 	}
 

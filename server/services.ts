@@ -60,6 +60,7 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 		],
 		environment.log,
 	);
+	dispatcher.waitOnClose(() => workloads.idle());
 	if (options.door) {
 		const door = options.door;
 		dispatcher.intercept(

@@ -4,6 +4,7 @@
  * as `workloads/didChange`), list, detail, export, update, logs, single and bulk stop,
  * restart and delete, group deletion, and the repairs reconcile makes when a daemon starts.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -418,5 +419,49 @@ describe('lists, groups and bulk operations', { timeout: 240_000 }, () => {
 		expect(await summary(doomed)).toBeUndefined();
 		const error = await hangarErrorOf(rpc().request(DeleteGroup, { name: 'doomed' }));
 		expect(error.status).toBe(404);
+	});
+});
+
+describe('a daemon that ends right after a stop or a delete', { timeout: 60_000 }, () => {
+	/** Whether process `pid` runs (a zombie does not). */
+	const runs = (pid: number) => {
+		try {
+			return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+		} catch {
+			return false;
+		}
+	};
+	const exitOf = (daemon: DaemonProcess) =>
+		daemon.child.exitCode !== null || daemon.child.signalCode !== null
+			? Promise.resolve(daemon.child.exitCode)
+			: new Promise<number | null>((resolve) => daemon.child.once('exit', resolve));
+
+	/** A second daemon, as an editor window's, with a remote workload of its own running. */
+	async function daemonWithWorkload(): Promise<{ ending: DaemonProcess; name: string; pid: number }> {
+		const ending = spawnDaemon(home.env);
+		await ending.client.initialize('ending');
+		const name = uniqueName('ending');
+		await ending.client.request(CreateWorkload, { name, url: remote.url });
+		await waitFor(async () => (await statusOf(name)) === 'running', `${name} running`);
+		return { ending, name, pid: await proxyPid(name) };
+	}
+
+	it('shutdown and exit just after a delete: the delete is done first, its proxy stopped', async () => {
+		const { ending, name, pid } = await daemonWithWorkload();
+		expect(await ending.client.request(DeleteWorkload, { name })).toBeNull();
+		await ending.client.shutdown();
+		expect(await exitOf(ending)).toBe(0);
+		expect(runs(pid)).toBe(false);
+		expect(await summary(name)).toBeUndefined();
+	});
+
+	it('SIGTERM just after a stop: the stop is done first, then it exits with 143', async () => {
+		const { ending, name, pid } = await daemonWithWorkload();
+		expect(await ending.client.request(StopWorkload, { name })).toBeNull();
+		ending.child.kill('SIGTERM');
+		expect(await exitOf(ending)).toBe(143);
+		expect(runs(pid)).toBe(false);
+		expect(await statusOf(name)).toBe('stopped');
+		await ending.stop();
 	});
 });
