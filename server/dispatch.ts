@@ -4,7 +4,6 @@
  * error hiding behave the same over RPC, REST and the CLI.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { HangarError } from '../protocol/errors.js';
 import type { OperationDefinition, ResultOf, ValidParamsOf } from '../protocol/operation.js';
@@ -112,12 +111,10 @@ export class Dispatcher {
 	 * interceptor holds is sent.
 	 */
 	async close(): Promise<void> {
-		const waited = new AbortController();
 		const done = await Promise.race([
 			Promise.all(this.backgroundWork.map((idle) => idle())).then(() => true),
-			sleep(BACKGROUND_WAIT_MS, false, { signal: waited.signal }),
+			new Promise<false>((resolve) => setTimeout(() => resolve(false), BACKGROUND_WAIT_MS).unref()),
 		]);
-		waited.abort();
 		if (!done) this.log.warn(`exiting with work still running after ${BACKGROUND_WAIT_MS / 1000} s; the next start finishes it`);
 		await (await this.interceptor)?.close();
 	}
