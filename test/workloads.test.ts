@@ -4,7 +4,6 @@
  * as `workloads/didChange`), list, detail, export, update, logs, single and bulk stop,
  * restart and delete, group deletion, and the repairs reconcile makes when a daemon starts.
  */
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -30,6 +29,7 @@ import {
 	type WorkloadSummary,
 } from '../protocol/protocol.workloads.js';
 import { DockerRuntime } from '../server/runtime/docker.js';
+import { isAlive } from '../server/store/lock.js';
 import { resolvePaths } from '../server/store/paths.js';
 import { WorkloadStore } from '../server/runspec/store.js';
 import { connect, EVERYTHING, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -423,19 +423,6 @@ describe('lists, groups and bulk operations', { timeout: 240_000 }, () => {
 });
 
 describe('a daemon that ends right after a stop or a delete', { timeout: 60_000 }, () => {
-	/** Whether process `pid` runs (a zombie does not). */
-	const runs = (pid: number) => {
-		try {
-			return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
-		} catch {
-			return false;
-		}
-	};
-	const exitOf = (daemon: DaemonProcess) =>
-		daemon.child.exitCode !== null || daemon.child.signalCode !== null
-			? Promise.resolve(daemon.child.exitCode)
-			: new Promise<number | null>((resolve) => daemon.child.once('exit', resolve));
-
 	/** A second daemon, as an editor window's, with a remote workload of its own running. */
 	async function daemonWithWorkload(): Promise<{ ending: DaemonProcess; name: string; pid: number }> {
 		const ending = spawnDaemon(home.env);
@@ -450,8 +437,8 @@ describe('a daemon that ends right after a stop or a delete', { timeout: 60_000 
 		const { ending, name, pid } = await daemonWithWorkload();
 		expect(await ending.client.request(DeleteWorkload, { name })).toBeNull();
 		await ending.client.shutdown();
-		expect(await exitOf(ending)).toBe(0);
-		expect(runs(pid)).toBe(false);
+		expect(await ending.exited()).toBe(0);
+		expect(isAlive(pid)).toBe(false);
 		expect(await summary(name)).toBeUndefined();
 	});
 
@@ -459,8 +446,8 @@ describe('a daemon that ends right after a stop or a delete', { timeout: 60_000 
 		const { ending, name, pid } = await daemonWithWorkload();
 		expect(await ending.client.request(StopWorkload, { name })).toBeNull();
 		ending.child.kill('SIGTERM');
-		expect(await exitOf(ending)).toBe(143);
-		expect(runs(pid)).toBe(false);
+		expect(await ending.exited()).toBe(143);
+		expect(isAlive(pid)).toBe(false);
 		expect(await statusOf(name)).toBe('stopped');
 		await ending.stop();
 	});

@@ -13,6 +13,8 @@ export interface DaemonProcess {
 	readonly client: HangarClient;
 	/** Everything the daemon wrote to stderr so far. */
 	stderr(): string;
+	/** Resolves with the exit code once the daemon exited. */
+	exited(): Promise<number | null>;
 	stop(): Promise<void>;
 }
 
@@ -20,17 +22,19 @@ export function spawnDaemon(env: NodeJS.ProcessEnv): DaemonProcess {
 	const child = spawn(process.execPath, [HANGAR_BIN, 'daemon'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
 	let stderr = '';
 	child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+	const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 	const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
 	connection.listen();
 	return {
 		child,
 		client: new HangarClient(connection),
 		stderr: () => stderr,
+		exited: () => exit,
 		stop: async () => {
 			connection.dispose();
 			if (child.exitCode === null) {
 				child.kill();
-				await new Promise((resolve) => child.once('exit', resolve));
+				await exit;
 			}
 		},
 	};
