@@ -9,6 +9,7 @@ import { HangarError } from '../protocol/errors.js';
 import type { OperationDefinition, ResultOf, ValidParamsOf } from '../protocol/operation.js';
 import type { OperationContext } from './context.js';
 import type { Logger } from './log.js';
+import { within } from './within.js';
 
 export type Handler<O extends OperationDefinition> = (
 	params: ValidParamsOf<O>,
@@ -111,10 +112,7 @@ export class Dispatcher {
 	 * interceptor holds is sent.
 	 */
 	async close(): Promise<void> {
-		const done = await Promise.race([
-			Promise.all(this.backgroundWork.map((idle) => idle())).then(() => true),
-			new Promise<false>((resolve) => setTimeout(() => resolve(false), BACKGROUND_WAIT_MS).unref()),
-		]);
+		const done = await within(Promise.all(this.backgroundWork.map((idle) => idle())).then(() => true), BACKGROUND_WAIT_MS, false);
 		if (!done) this.log.warn(`exiting with work still running after ${BACKGROUND_WAIT_MS / 1000} s; the next start finishes it`);
 		await (await this.interceptor)?.close();
 	}

@@ -2,6 +2,7 @@
  * What every command shares: in-process calls through the same dispatcher the daemon and
  * the REST server use, Ctrl-C as cancellation, and output as tables or `--json`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationDefinition, ParamsOf, ResultOf } from '../../protocol/operation.js';
@@ -108,6 +109,21 @@ export function addCommands(parent: Command, cli: Cli, commands: readonly Comman
 
 /** Commander's accumulator for a repeatable option. */
 export const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** A watch or follow mode: `tick` now, then again `intervalMs` after each one ends, until Ctrl-C. */
+export async function repeatUntilInterrupted(intervalMs: number, tick: () => Promise<void>): Promise<void> {
+	const interrupted = new AbortController();
+	const interrupt = () => interrupted.abort();
+	process.once('SIGINT', interrupt);
+	try {
+		while (!interrupted.signal.aborted) {
+			await tick();
+			await sleep(intervalMs, undefined, { signal: interrupted.signal }).catch(() => undefined);
+		}
+	} finally {
+		process.off('SIGINT', interrupt);
+	}
+}
 
 export function printJson(value: unknown): void {
 	process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -8,6 +8,7 @@ import type { OperationInterceptor } from '../dispatch.js';
 import type { TelemetrySettings } from '../runspec/telemetryConfig.js';
 import { resourceOf, startTracing } from './otlp.js';
 import type { Door } from './operations.js';
+import { within } from '../within.js';
 
 const CLOSE_WAIT_MS = 2_000;
 
@@ -30,6 +31,6 @@ export function traceOperations(settings: TelemetrySettings, door: Door): Operat
 		}
 	};
 	// An exiting door waits for its last spans, but not for a collector that does not answer.
-	const close = () => Promise.race([shutdown(), new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+	const close = () => within(shutdown(), CLOSE_WAIT_MS, undefined);
 	return { around, close };
 }

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Attachment, Runtime } from '../runtime/runtime.js';
+import { within } from '../within.js';
 
 export type ImageTransport = 'stdio' | 'sse' | 'streamable-http';
 
@@ -55,13 +56,7 @@ async function answersOnStdin(runtime: Runtime, target: ProbeTarget): Promise<bo
 		attachment.stdin.write(
 			`${JSON.stringify({ jsonrpc: '2.0', id: PROBE_ID, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'hangar-probe', version: '1' } } })}\n`,
 		);
-		let timer: NodeJS.Timeout | undefined;
-		const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PROBE_MS)));
-		try {
-			return await Promise.race([answered, attachment.closed.then(() => false), timeout]);
-		} finally {
-			clearTimeout(timer);
-		}
+		return await within(Promise.race([answered, attachment.closed.then(() => false)]), PROBE_MS, false);
 	} finally {
 		attachment?.close();
 		await runtime.remove(id);

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
-import { printJson, printTable, type Cli } from '../cli.js';
+import { printJson, printTable, repeatUntilInterrupted, type Cli } from '../cli.js';
 import { writeControl } from '../terminal.js';
 import { secondsUpTo, wholeNumberFrom } from '../values.js';
 
@@ -80,9 +80,8 @@ export function top(program: Command, cli: Cli): Command {
 				const stats = await statsOfRunning(cli, options);
 				return options.json ? printJson(stats) : printStats(stats);
 			}
-			const interrupted = new Promise<true>((resolve) => process.once('SIGINT', () => resolve(true)));
 			const live = process.stdout.isTTY && !options.json;
-			for (;;) {
+			await repeatUntilInterrupted(options.interval * 1000, async () => {
 				const stats = await statsOfRunning(cli, options);
 				if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
 				else {
@@ -93,8 +92,6 @@ export function top(program: Command, cli: Cli): Command {
 					printStats(stats);
 					if (!live) process.stdout.write('\n');
 				}
-				const stop = await Promise.race([interrupted, new Promise<false>((resolve) => setTimeout(() => resolve(false), options.interval * 1000))]);
-				if (stop) return;
-			}
+			});
 		});
 }

@@ -25,7 +25,7 @@ import {
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
-import { addCommands, collect, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
+import { addCommands, collect, printJson, printTable, repeatUntilInterrupted, type Cli, type CommandFactory } from '../cli.js';
 import { port, wholeNumber } from '../values.js';
 import { listTools, mcp, withMcpClient } from './mcp.js';
 import { top } from './top.js';
@@ -649,14 +649,11 @@ function logs(program: Command, cli: Cli): Command {
 			const first = options.tail === undefined ? seen : options.tail === 0 ? [] : seen.slice(-options.tail);
 			process.stdout.write(first.join(''));
 			if (!options.follow) return;
-			const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
-			for (;;) {
-				const stop = await Promise.race([interrupted.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), FOLLOW_INTERVAL_MS))]);
-				if (stop) return;
+			await repeatUntilInterrupted(FOLLOW_INTERVAL_MS, async () => {
 				const current = await read();
 				process.stdout.write(linesAfter(seen, current).join(''));
 				seen = current;
-			}
+			});
 		});
 }
 

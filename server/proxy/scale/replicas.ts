@@ -17,6 +17,7 @@ import { balancerFilesOf } from '../../runspec/balancer.js';
 import type { LaunchMessage, ProxyReport } from '../../runspec/messages.js';
 import type { BackendState, ProxyRecord, StoredWorkload, WorkloadStore } from '../../runspec/store.js';
 import { parseAddress } from '../../runspec/redisAddress.js';
+import { within } from '../../within.js';
 import { Balancer, findHaproxy } from './haproxy.js';
 
 const MAX_BACKOFF_MS = 10_000;
@@ -191,7 +192,7 @@ export async function superviseReplicas(workload: StoredWorkload, environment: E
 		const redis = workload.scaling_config?.session_redis?.address;
 		await balancer.configure({ name, host, port: workload.port!, replicaPorts: ports, sessionRedis: redis ? parseAddress(redis) : undefined });
 		const serving = Promise.all(replicas.map((replica) => replica.start()));
-		await Promise.race([serving, new Promise((_, reject) => setTimeout(() => reject(new Error('the replicas did not start in time')), READY_WAIT_MS))]);
+		if (!(await within(serving.then(() => true), READY_WAIT_MS, false))) throw new Error('the replicas did not start in time');
 		await startBalancer();
 		await listening(host, workload.port!, 10_000);
 	} catch (error) {

@@ -10,7 +10,6 @@
  * Nothing a member sends on one client's behalf reaches another: each client session has
  * member sessions of its own.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { VERSION } from '../../../version.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
@@ -32,6 +31,7 @@ import type { AggregateBackend } from './backend.js';
 import { MemberSession, type ClientCall } from './member.js';
 import type { Member } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
+import { within } from '../../../within.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
@@ -311,7 +311,7 @@ export class AggregateSession implements UpstreamSession {
 			members.map(async (member) => {
 				try {
 					const list = this.backend.cachedList(member, kind, this.capabilitiesKey, () => this.fetchList<T>(member, kind, AbortSignal.timeout(LATE_LIST_MS)));
-					const items = await waitAtMost(list, wait, signal);
+					const items = await within(list, wait, undefined, signal);
 					if (items === undefined) {
 						this.backend.options.log.warn(`${LISTS[kind].method} of ${member.name}: no answer within ${wait} ms; its items are left out until it answers`);
 						this.backend.announceWhenDone(list, kind);
@@ -428,16 +428,6 @@ export class AggregateSession implements UpstreamSession {
 			},
 			() => undefined,
 		);
-	}
-}
-
-/** What `promise` gives if it settles within `ms` and before `signal`, else undefined. */
-async function waitAtMost<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | undefined> {
-	const done = new AbortController();
-	try {
-		return await Promise.race([promise, sleep(ms, undefined, { signal: AbortSignal.any([signal, done.signal]) }).catch(() => undefined)]);
-	} finally {
-		done.abort();
 	}
 }
 
