@@ -338,6 +338,9 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		if (auth) writes = writes.then(() => recordAuthStatus(store, name, state, detail)).catch((error: Error) => log.warn(`cannot record the status: ${error.message}`));
 	};
 	save(backend.state, backend.detail);
+	if (pins) pins.onServedChanged = (kinds) => {
+		for (const kind of kinds) server.notifyAll({ jsonrpc: '2.0', method: `notifications/${kind}/list_changed` });
+	};
 	const address = replica ? `127.0.0.1:${replica.port}, replica ${replica.index}` : `${host}:${workload.port}`;
 	log.info(`proxy for ${name} listening on http://${address} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''}${group ? ` → the workloads of group ${group}` : ''})`);
 

@@ -50,6 +50,8 @@ export function effectiveStatus(workload: StoredWorkload, observed: Observed): E
 	}
 	if (observed.drift) return { status: 'running', context: observed.drift.context };
 	if (proxy.sessions_shared === false) return { status: 'running', context: SESSIONS_NOT_SHARED };
+	// A serving backend's note (an aggregate's members' definitions it repaired or left out).
+	if (proxy.backend_detail) return { status: 'running', context: proxy.backend_detail };
 	return { status: 'running', context: recorded.status === 'running' ? recorded.status_context : undefined };
 }
 

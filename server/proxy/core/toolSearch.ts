@@ -9,13 +9,16 @@ export const CALL_TOOL = 'call_tool';
 
 export interface SearchableTool {
 	readonly name: string;
+	readonly title?: string;
 	readonly description?: string;
 	readonly inputSchema?: { properties?: Record<string, { description?: string }> };
 	readonly annotations?: unknown;
 }
 
-/** A tool as `find_tool` shows it. */
-export type FoundTool = Pick<SearchableTool, 'name' | 'description' | 'inputSchema' | 'annotations'>;
+/** A tool as `find_tool` shows it: what the model needs to call it, and the member serving it. */
+export interface FoundTool extends Pick<SearchableTool, 'name' | 'title' | 'description' | 'inputSchema' | 'annotations'> {
+	readonly member?: string;
+}
 
 /** The result of `find_tool` listing `found` (the authorization rebuilds it with what the caller may call). */
 export function foundResult(found: readonly FoundTool[]): Record<string, unknown> {

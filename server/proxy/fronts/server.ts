@@ -25,7 +25,7 @@ import {
 	type McpMiddleware,
 	type NoticeMiddleware,
 } from '../chain/chain.js';
-import type { JsonRpcMessage } from '../core/jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcNotification } from '../core/jsonrpc.js';
 import { LINK_PATH } from '../core/link.js';
 import { LegacySseFront } from './legacySse.js';
 import { LinkFront } from './link.js';
@@ -106,6 +106,11 @@ export class ProxyServer {
 		const link = new LinkFront(this.sessions, handle, notify, options.log);
 		this.localRoutes = new Map(this.routes).set(LINK_PATH, composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange)));
 		this.server = this.createServer(this.routes);
+	}
+
+	/** Tells every client session open here something of the proxy's own (sessions/clientSession.ts `notifyAll`). */
+	notifyAll(message: JsonRpcNotification): void {
+		this.sessions.notifyAll(message);
 	}
 
 	/** Client sessions open now. */

@@ -353,6 +353,11 @@ export class ClientSessionRegistry {
 		return this.store?.available;
 	}
 
+	/** A notification from the proxy itself to every open session (a list that changed under the proxy's own policy). */
+	notifyAll(message: JsonRpcNotification): void {
+		for (const session of this.sessions.values()) session.deliver(message);
+	}
+
 	closeAll(): void {
 		clearInterval(this.sweeper);
 		for (const session of [...this.sessions.values()]) session.close(this.store ? 'here' : 'everywhere');

@@ -8,13 +8,20 @@
  */
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
+import type { MemberList } from '../../../runspec/aggregationNames.js';
+import { approvedNames } from '../../../runspec/pins/drift.js';
 import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
 import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { HttpBackend } from '../http.js';
 import { LinkTransport } from './link.js';
 import { Membership, type Member } from './members.js';
 import type { MemberTransport } from './member.js';
+import type { MemberContext } from './search.js';
 import { AggregateSession, LIST_CHANGED, type ListKind } from './session.js';
+import { ToolView, type Tool } from './toolView.js';
+
+/** How long a member's pin writes settle before its lists are read again. */
+const PINS_SETTLE_MS = 100;
 
 export interface AggregateOptions {
 	/** The aggregate workload's name. */
@@ -38,6 +45,16 @@ export class AggregateBackend implements Backend {
 	private readonly transports = new Map<string, MemberTransport>();
 	/** Late lists whose arrival is announced already (announceWhenDone). */
 	private readonly announced = new WeakSet<Promise<unknown[]>>();
+	/** The latest tool view per client capability set (toolView). */
+	private readonly views = new Map<string, ToolView>();
+	/** What each member says of itself at initialize, for the search index. */
+	private readonly contexts = new Map<string, MemberContext>();
+	/** Per `member kind`, the names its pins approve, as last read. */
+	private readonly approvedByMember = new Map<string, string>();
+	/** Members whose pins changed, each read again once their writes settle. */
+	private readonly pinTimers = new Map<string, NodeJS.Timeout>();
+	/** The definition notes already logged, so that each is logged once. */
+	private readonly logged = new Set<string>();
 
 	constructor(readonly options: AggregateOptions) {
 		this.membership = new Membership(options.store, options.group, options.log);
@@ -45,6 +62,7 @@ export class AggregateBackend implements Backend {
 
 	async start(): Promise<void> {
 		this.membership.onChange = () => void this.membersChanged();
+		this.membership.onPinsChanged = (workload) => void this.pinsChanged(workload);
 		await this.membership.start();
 		this.state = 'connected';
 		this.detail = undefined;
@@ -59,6 +77,7 @@ export class AggregateBackend implements Backend {
 
 	async close(): Promise<void> {
 		this.membership.close();
+		for (const timer of this.pinTimers.values()) clearTimeout(timer);
 		for (const session of this.sessions) session.close();
 		for (const transport of this.transports.values()) void transport.close();
 		this.transports.clear();
@@ -98,6 +117,38 @@ export class AggregateBackend implements Backend {
 	}
 
 	/**
+	 * The tools shown to clients that declared `capabilities`, for these member lists: the view
+	 * built for the same lists when there is one, else a new one (its notes logged and kept in
+	 * the status).
+	 */
+	toolView(capabilities: string, lists: readonly MemberList<Tool>[]): ToolView {
+		const known = this.views.get(capabilities);
+		if (known?.isOf(lists)) return known;
+		const view = new ToolView(this.options.config, lists, this.contexts);
+		this.views.set(capabilities, view);
+		for (const clash of view.clashes) this.noteOnce(`tool ${clash.name} is held by ${clash.members.join(' and ')}; conflict manual hides it until one is renamed (aggregation.members.*.overrides)`);
+		for (const note of view.notes) this.noteOnce(`tool ${note.tool} of ${note.member} ${note.action === 'repaired' ? 'repaired' : 'left out'}: ${note.reason}`);
+		const notes = [...new Set([...this.views.values()].flatMap((each) => each.notes.map((note) => `${note.member}/${note.tool} ${note.action}`)))];
+		const detail = notes.length ? `member tools a validating client would reject: ${notes.join(', ')} (hangar logs ${this.options.name} says why)` : undefined;
+		if (detail !== this.detail && this.state === 'connected') {
+			this.detail = detail;
+			this.onStateChange?.(this.state, this.detail);
+		}
+		return view;
+	}
+
+	/** What `member` says of itself, from its initialize answer: read by the search index. */
+	memberSaid(member: string, context: MemberContext): void {
+		this.contexts.set(member, context);
+	}
+
+	private noteOnce(line: string): void {
+		if (this.logged.has(line)) return;
+		this.logged.add(line);
+		this.options.log.warn(line);
+	}
+
+	/**
 	 * A list that came too late for the session that asked: every client is told, once, when it
 	 * arrives, while the cache still holds it (a change since then was announced already).
 	 */
@@ -121,6 +172,27 @@ export class AggregateBackend implements Backend {
 		}
 		const method = LIST_CHANGED[kind];
 		if (method) for (const session of this.sessions) session.notify(method);
+	}
+
+	/** A member's pins changed: its lists are read again (a burst of writes settles first). */
+	private pinsChanged(workload: string): void {
+		clearTimeout(this.pinTimers.get(workload));
+		this.pinTimers.set(
+			workload,
+			setTimeout(async () => {
+				this.pinTimers.delete(workload);
+				if (!(await this.membership.members()).has(workload)) return;
+				const pins = await this.options.store.pins.get(workload).catch(() => undefined);
+				for (const kind of ['tools', 'prompts'] as const) {
+					// What the member's proxy serves under `block`: a write that leaves it as it was (an observation recorded) changes nothing here.
+					const approved = JSON.stringify([...(approvedNames(pins?.[kind]) ?? [])].sort());
+					const key = `${workload} ${kind}`;
+					const before = this.approvedByMember.get(key);
+					this.approvedByMember.set(key, approved);
+					if (before !== approved) this.listChanged(workload, kind);
+				}
+			}, PINS_SETTLE_MS),
+		);
 	}
 
 	private async membersChanged(): Promise<void> {

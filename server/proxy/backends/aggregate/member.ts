@@ -8,6 +8,7 @@ import { VERSION } from '../../../version.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { linkedController } from '../../core/abort.js';
 import { CallTable } from '../../core/callTable.js';
+import type { MemberContext } from './search.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 
 /** How a member's proxy is reached: a link on its Unix socket (link.ts), or its URL (backends/http.ts). */
@@ -35,6 +36,8 @@ export interface ClientCall {
 export class MemberSession {
 	/** The member's capabilities, once initialised. */
 	capabilities: Record<string, unknown> = {};
+	/** What the member says of itself at initialize (its title, description and instructions). */
+	context: MemberContext = {};
 	private readonly upstream: UpstreamSession;
 	private nextId = 1;
 	/** This session's request id → the aggregate client's request it was sent for. */
@@ -55,6 +58,9 @@ export class MemberSession {
 		const answer = await this.request('initialize', params, signal);
 		if (answer.error) throw new Error(answer.error.message);
 		this.capabilities = (answer.result?.capabilities as Record<string, unknown> | undefined) ?? {};
+		const info = (answer.result?.serverInfo ?? {}) as Record<string, unknown>;
+		const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+		this.context = { title: text(info.title), description: text(info.description), instructions: text(answer.result?.instructions) };
 		await this.upstream.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 	}
 

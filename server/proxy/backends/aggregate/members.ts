@@ -24,6 +24,11 @@ export class Membership {
 	private timer: NodeJS.Timeout | undefined;
 	/** Called when a member comes, goes, starts or stops. */
 	onChange: (() => void) | undefined;
+	/**
+	 * Called when a workload's tool pins change (an approval, a drift recorded): what its proxy
+	 * serves may have changed, even while no client session of the aggregate hears it say so.
+	 */
+	onPinsChanged: ((workload: string) => void) | undefined;
 
 	constructor(
 		private readonly store: WorkloadStore,
@@ -47,6 +52,13 @@ export class Membership {
 			watcher.on('error', (error) => this.log.warn(`cannot watch ${folder}: ${error.message}`));
 			this.watchers.push(watcher);
 		}
+		const pins = this.store.pins.collection.folder;
+		await mkdir(pins, { recursive: true, mode: 0o700 });
+		const watcher = watch(pins, (_event, file) => {
+			if (file && file.endsWith('.json') && !file.startsWith('.')) this.onPinsChanged?.(decodeURIComponent(file.slice(0, -'.json'.length)));
+		});
+		watcher.on('error', (error) => this.log.warn(`cannot watch ${pins}: ${error.message}`));
+		this.watchers.push(watcher);
 		await this.current;
 	}
 

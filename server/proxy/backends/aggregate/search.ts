@@ -1,25 +1,30 @@
 /**
- * `mode: search`: the client sees `find_tool` (a ranked search over the visible tools' names,
- * descriptions and parameters, by MiniSearch) and `call_tool` (calls a found tool by its name).
+ * `mode: search`: the client sees `find_tool` (a ranked search over the visible tools) and
+ * `call_tool` (calls a found tool by its name). The ranking is BM25 (MiniSearch) over every
+ * text a tool has — its name's words, title, description, parameters, and what its server
+ * says of itself (instructions, title, description) — with English stemming (the `stemmer`
+ * package) and a short list of the words users say for what tools name otherwise.
  */
 import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
 import { CALL_TOOL, FIND_TOOL, type SearchableTool } from '../../core/toolSearch.js';
 
 export { CALL_TOOL, FIND_TOOL, foundResult, type SearchableTool } from '../../core/toolSearch.js';
 
-const DEFAULT_LIMIT = 5;
-const MAX_LIMIT = 50;
+export const DEFAULT_LIMIT = 5;
+export const MAX_LIMIT = 50;
 
 /** The two tools a search-mode aggregate lists. */
 export const SEARCH_TOOLS = [
 	{
 		name: FIND_TOOL,
-		description: 'Finds the tools that can do a task, best first: describe the task in a few words. Call one with call_tool.',
+		description:
+			'Finds the tools that can do a task, best first: describe the task in a few words. Each hit gives the tool\'s name, its server, what it does and its input schema; call it with call_tool.',
 		inputSchema: {
 			type: 'object',
 			properties: {
 				query: { type: 'string', description: 'What you want to do, in a few words' },
-				limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `How many tools to return (default ${DEFAULT_LIMIT})` },
+				limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `How many tools to return (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})` },
 			},
 			required: ['query'],
 		},
@@ -38,17 +43,33 @@ export const SEARCH_TOOLS = [
 	},
 ];
 
+/** What a member server says of itself: its name, title, description and instructions. */
+export interface MemberContext {
+	readonly title?: string;
+	readonly description?: string;
+	readonly instructions?: string;
+}
+
+/** What the index reads of one entry: the tool, the member serving it, and what that member says of itself. */
+export interface IndexedTool {
+	readonly tool: SearchableTool;
+	readonly member?: string;
+	readonly context?: MemberContext;
+}
+
 /** Words of a camelCase or snake_case name, so `get_issue` and `getIssue` are found by "issue". */
 const wordsOf = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_\-.]+/g, ' ');
 
+const tokenize = (text: string) => wordsOf(text).split(/[\s\p{P}\p{S}]+/u).filter(Boolean);
+
 /** Words that say nothing about a task; as prefixes ("a", "in") they would match half the index. */
 const STOP_WORDS = new Set(
-	'a an the and or of to in on at by for from with into onto as is are be been was were am i my we our us you your it its this that these those there here what which whom how do does did can could should would will want need please some any all every each just only new'.split(' '),
+	'a an the and or of to in on at by for from with into onto as is are be been was were am i my me we our us you your it its this that these those there here what which whom how do does did can could should would will want need please some any all every each just only new'.split(' '),
 );
 
 /**
- * General synonyms of software tasks (a query's word also searches for these): the words a
- * user says for what tools name otherwise. Only words with one meaning across tools belong here.
+ * Software-task words users say for what tools name otherwise (a query's word also searches
+ * for these). Only words with one meaning across tools belong here.
  */
 const SYNONYMS: Record<string, readonly string[]> = {
 	ticket: ['issue'],
@@ -61,63 +82,83 @@ const SYNONYMS: Record<string, readonly string[]> = {
 	make: ['create'],
 	add: ['create'],
 	remove: ['delete'],
-	forget: ['delete'],
 	erase: ['delete'],
 	show: ['get', 'list'],
 	view: ['get', 'read'],
 	see: ['get', 'list'],
 	fetch: ['get'],
 	find: ['search'],
+	look: ['search', 'get'],
 	save: ['write'],
 	store: ['save', 'write'],
 	remember: ['memory', 'store'],
-	dump: ['export', 'read'],
 	rename: ['move'],
-	download: ['clone', 'get'],
+	download: ['get'],
 	history: ['log'],
 	comment: ['note'],
-	big: ['size'],
-	me: ['user'],
-	who: ['whoami', 'user'],
-	open: ['create'],
+	who: ['user'],
+	open: ['create', 'navigate'],
 };
-
-/** A word reduced to a common stem, so "commits", "committed" and "commit" meet. */
-function stem(word: string): string {
-	if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-	if (word.length > 5 && word.endsWith('ing')) return word.slice(0, -3);
-	if (word.length > 4 && word.endsWith('ed')) return word.slice(0, -2);
-	if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-	return word;
-}
 
 /** An indexed word: lower case, stemmed, stop words dropped. */
 function indexTerm(term: string): string | null {
 	const word = term.toLowerCase();
-	return STOP_WORDS.has(word) ? null : stem(word);
+	return STOP_WORDS.has(word) ? null : stemmer(word);
 }
 
 /** A query word, with its synonyms. */
 function queryTerms(term: string): string[] | null {
 	const word = term.toLowerCase();
 	if (STOP_WORDS.has(word)) return null;
-	return [...new Set([word, ...(SYNONYMS[word] ?? [])].map(stem))];
+	return [...new Set([word, ...(SYNONYMS[word] ?? [])].map((each) => stemmer(each)))];
 }
 
 /** The first sentence of a description: what the tool does, before how to use it. */
 const summaryOf = (description: string) => /^[\s\S]*?(?:[.!?](?=\s)|\n\n|$)/.exec(description.trim())![0];
 
-/** An index over `tools`; built once per list of tools. */
-export class ToolIndex<T extends SearchableTool> {
-	private readonly search: MiniSearch<{ id: number; name: string; summary: string; description: string; parameters: string }>;
+interface Document {
+	readonly id: number;
+	readonly name: string;
+	readonly summary: string;
+	readonly description: string;
+	readonly parameters: string;
+	readonly server: string;
+}
 
-	constructor(private readonly tools: readonly T[]) {
-		this.search = new MiniSearch({
-			fields: ['name', 'summary', 'description', 'parameters'],
-			tokenize: (text) => wordsOf(text).split(/[\s\p{P}\p{S}]+/u).filter(Boolean),
+const FIELDS = ['name', 'summary', 'description', 'parameters', 'server'] as const;
+const BOOST: Record<(typeof FIELDS)[number], number> = { name: 3, summary: 2, description: 1, parameters: 0.2, server: 0.5 };
+
+function documentOf(id: number, { tool, member, context }: IndexedTool): Document {
+	const title = tool.title ?? (tool.annotations as { title?: unknown } | undefined)?.title;
+	return {
+		id,
+		name: `${tool.name} ${typeof title === 'string' ? title : ''}`,
+		summary: summaryOf(tool.description ?? ''),
+		description: tool.description ?? '',
+		parameters: Object.entries(tool.inputSchema?.properties ?? {})
+			.map(([parameter, schema]) => `${parameter} ${typeof schema?.description === 'string' ? schema.description : ''}`)
+			.join(' '),
+		server: [member, context?.title, context?.description, context?.instructions].filter(Boolean).join(' '),
+	};
+}
+
+/**
+ * An index over `entries`, built once per list of tools: `find` ranks them for a task, `similar`
+ * for a name. `describe` says what to read of an entry (an entry that is a tool: itself).
+ */
+export class ToolIndex<T> {
+	private readonly search: MiniSearch<Document>;
+
+	constructor(
+		private readonly entries: readonly T[],
+		describe: (entry: T) => IndexedTool = (entry) => ({ tool: entry as SearchableTool }),
+	) {
+		this.search = new MiniSearch<Document>({
+			fields: [...FIELDS],
+			tokenize,
 			processTerm: indexTerm,
 			searchOptions: {
-				boost: { name: 3, summary: 2, description: 1, parameters: 0.2 },
+				boost: BOOST,
 				processTerm: queryTerms,
 				// Prefix and typo matches only for words long enough not to match everything.
 				prefix: (term) => term.length >= 4,
@@ -125,24 +166,27 @@ export class ToolIndex<T extends SearchableTool> {
 				combineWith: 'OR',
 			},
 		});
-		this.search.addAll(
-			tools.map((tool, id) => ({
-				id,
-				name: tool.name,
-				summary: summaryOf(tool.description ?? ''),
-				description: tool.description ?? '',
-				parameters: Object.entries(tool.inputSchema?.properties ?? {})
-					.map(([parameter, schema]) => `${parameter} ${schema?.description ?? ''}`)
-					.join(' '),
-			})),
-		);
+		this.search.addAll(entries.map((entry, id) => documentOf(id, describe(entry))));
 	}
 
+	get size(): number {
+		return this.entries.length;
+	}
+
+	/** The entries that best do `query`, best first: `limit` of them (default 5, at most 50). */
 	find(query: string, limit = DEFAULT_LIMIT): T[] {
 		const count = Math.min(Math.max(1, Math.floor(limit)), MAX_LIMIT);
 		return this.search
 			.search(query)
 			.slice(0, count)
-			.map((hit) => this.tools[hit.id as number]!);
+			.map((hit) => this.entries[hit.id as number]!);
+	}
+
+	/** The entries whose names are closest to `name` (a misspelt or unknown one), best first. */
+	similar(name: string, count: number): T[] {
+		return this.search
+			.search(wordsOf(name), { fields: ['name'], fuzzy: 0.3, prefix: true, combineWith: 'OR' })
+			.slice(0, count)
+			.map((hit) => this.entries[hit.id as number]!);
 	}
 }

@@ -32,7 +32,8 @@ import { MemberSession, type ClientCall } from './member.js';
 import type { Member } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { within } from '../../../within.js';
-import { CALL_TOOL, FIND_TOOL, foundResult, SEARCH_TOOLS, ToolIndex, type SearchableTool } from './search.js';
+import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS } from './search.js';
+import type { Tool, ToolView } from './toolView.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
 const MEMBER_WAIT_MS = Number(process.env.HANGAR_AGGREGATE_MEMBER_WAIT_MS) || 5_000;
@@ -67,10 +68,6 @@ const CHANGED_LISTS: Record<string, ListKind[]> = {
 	'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
 };
 
-interface Tool extends SearchableTool {
-	readonly name: string;
-	readonly description?: string;
-}
 interface Named {
 	readonly name: string;
 	readonly description?: string;
@@ -99,8 +96,8 @@ export class AggregateSession implements UpstreamSession {
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
 	private readonly calls = new CallTable<CallInFlight>();
-	private tools = new Map<string, Exposed<Tool>>();
-	private index: ToolIndex<Tool> | undefined;
+	/** The tools this client was shown last. */
+	private tools: ToolView | undefined;
 	private prompts = new Map<string, Exposed<Named>>();
 	private resources = new Map<string, string>();
 	private closed = false;
@@ -198,7 +195,7 @@ export class AggregateSession implements UpstreamSession {
 			case 'ping':
 				return {};
 			case 'tools/list':
-				return { tools: this.config.mode === 'search' ? SEARCH_TOOLS : (await this.listTools(signal)).map((exposed) => exposed.item) };
+				return { tools: this.config.mode === 'search' ? SEARCH_TOOLS : (await this.listTools(signal)).exposed.map((exposed) => exposed.item) };
 			case 'tools/call':
 				return this.callTool(params, signal, call);
 			case 'prompts/list':
@@ -248,25 +245,27 @@ export class AggregateSession implements UpstreamSession {
 			name = String(inner?.name ?? '');
 			args = inner?.arguments ?? {};
 		}
-		const route = this.tools.get(name) ?? (await this.listTools(signal, LATE_LIST_MS), this.tools.get(name));
-		if (!route) return invalidParams(`Unknown tool: ${name}`);
+		const route = this.tools?.get(name) ?? (await this.listTools(signal, LATE_LIST_MS)).get(name);
+		if (!route) {
+			const closest = this.tools?.closest(name) ?? [];
+			return invalidParams(`Unknown tool: ${name}${closest.length ? `; the closest this aggregate has: ${closest.join(', ')}` : ''}${this.config.mode === 'search' ? ` (${FIND_TOOL} finds tools by what they do)` : ''}`);
+		}
 		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, call);
 	}
 
-	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown>> {
-		const query = String(args?.query ?? '');
-		const exposed = await this.listTools(signal);
-		this.index ??= new ToolIndex(exposed.map((tool) => tool.item));
-		const found = this.index.find(query, typeof args?.limit === 'number' ? args.limit : undefined).map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, annotations }));
+	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown> | Refusal> {
+		const query = args?.query;
+		if (typeof query !== 'string' || !query.trim()) return invalidParams(`${FIND_TOOL} needs a query: the task, in a few words`);
+		const limit = args?.limit;
+		if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit >= 1)) return invalidParams(`${FIND_TOOL}'s limit must be a whole number from 1 to ${MAX_LIMIT}`);
+		const view = await this.listTools(signal);
+		const found = view.index.find(query, limit).map(({ name, member, item }) => ({ name, member, ...(item.title ? { title: item.title } : {}), description: item.description, inputSchema: item.inputSchema, ...(item.annotations ? { annotations: item.annotations } : {}) }));
 		return foundResult(found);
 	}
 
-	private async listTools(signal: AbortSignal, wait?: number): Promise<readonly Exposed<Tool>[]> {
-		const { exposed, clashes } = resolveNames(this.config, await this.lists<Tool>('tools', signal, wait), true);
-		for (const clash of clashes) this.backend.options.log.warn(`tool ${clash.name} is held by ${clash.members.join(' and ')}; conflict manual hides it until one is renamed (aggregation.members.*.overrides)`);
-		this.tools = new Map(exposed.map((tool) => [tool.name, tool]));
-		this.index = undefined;
-		return exposed;
+	private async listTools(signal: AbortSignal, wait?: number): Promise<ToolView> {
+		this.tools = this.backend.toolView(this.capabilitiesKey, await this.lists<Tool>('tools', signal, wait));
+		return this.tools;
 	}
 
 	private async listPrompts(signal: AbortSignal, wait?: number): Promise<readonly Exposed<Named>[]> {
@@ -388,6 +387,7 @@ export class AggregateSession implements UpstreamSession {
 		try {
 			// Not bounded by MEMBER_WAIT_MS: a stdio member may start a process for this client's capabilities first, and lists wait for it in the background.
 			await session.initialize(this.capabilities, signal);
+			this.backend.memberSaid(member.name, session.context);
 		} catch (error) {
 			session.close();
 			throw error;

@@ -51,6 +51,12 @@ export class PinGuard {
 	private reload: NodeJS.Timeout | undefined;
 	/** Ids of the lists this guard asks for itself (a prefix no client id is expected to carry). */
 	private screenings = 0;
+	/**
+	 * Called when what `block` serves of a kind changed: an approval (over any door, in any
+	 * process: it comes through the pin store), a drift or a removal. The proxy tells its client
+	 * sessions their list changed, so that clients (an aggregate above, among them) list again.
+	 */
+	onServedChanged: ((kinds: readonly PinKind[]) => void) | undefined;
 
 	private constructor(private readonly options: PinningOptions) {}
 
@@ -85,7 +91,14 @@ export class PinGuard {
 
 	private adopt(pins: WorkloadPins): void {
 		this.pins = pins;
-		for (const kind of ['tools', 'prompts'] as const) this.approved.set(kind, approvedNames(pins[kind]));
+		const changed: PinKind[] = [];
+		for (const kind of ['tools', 'prompts'] as const) {
+			const before = this.approved.get(kind);
+			const after = approvedNames(pins[kind]);
+			this.approved.set(kind, after);
+			if (before && !sameNames(before, after)) changed.push(kind);
+		}
+		if (changed.length && this.options.policy === 'block') this.onServedChanged?.(changed);
 	}
 
 	// Not an async function: an approved call goes on with no promise of this middleware's own.
@@ -202,4 +215,8 @@ export class PinGuard {
 		}
 		return screening;
 	}
+}
+
+function sameNames(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {
+	return b !== undefined && a.size === b.size && [...a].every((name) => b.has(name));
 }

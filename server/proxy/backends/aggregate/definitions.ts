@@ -1,0 +1,95 @@
+/**
+ * A member's tool definitions as a validating client will judge them. The official SDK clients
+ * check every tool of a `tools/list` result against the MCP schema (an object `inputSchema`,
+ * an object `outputSchema` that their JSON Schema validator compiles) and reject the whole list
+ * for one bad tool: through an aggregate, one member's odd definition would cost every member's
+ * tools. So each definition is checked here, once per list: a definition whose repair is
+ * unambiguous (an object schema that forgot `type: "object"`) is repaired, any other that would
+ * be rejected is left out, and each is noted with what was wrong.
+ */
+
+/** What was done to one member tool, for the log and the aggregate's status. */
+export interface DefinitionNote {
+	readonly member: string;
+	readonly tool: string;
+	readonly action: 'repaired' | 'left out';
+	readonly reason: string;
+}
+
+export type Checked<T> = { readonly tool: T; readonly repaired?: string } | { readonly tool?: undefined; readonly problem: string };
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The dialects a validating client's schema compiler knows without being taught (the SDKs use
+ * Ajv's default, draft-07, which reads draft-04/06 schemas alike). A schema naming another
+ * dialect in `$schema` (2019-09, 2020-12) fails to compile there.
+ */
+const KNOWN_DIALECTS = /^https?:\/\/json-schema\.org\/(?:draft-0[4-7]\/)?schema#?$/;
+
+/** JSON Schema's type names. */
+const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
+
+/**
+ * Why `schema` (the root of an input or output schema) is not one a validating client accepts,
+ * or `repair` when adding `type: "object"` is all it lacks. `compiled`: the client compiles it
+ * (an output schema), so its dialect and its types must be ones a compiler reads.
+ */
+function schemaProblem(schema: unknown, compiled: boolean): string | 'repair' | undefined {
+	if (!isPlainObject(schema)) return `is ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : `a ${typeof schema}`}, not a JSON Schema object`;
+	if (schema.properties !== undefined && (!isPlainObject(schema.properties) || !Object.values(schema.properties).every((property) => typeof property === 'object' && property !== null))) {
+		return 'has `properties` that are not schemas';
+	}
+	if (schema.required !== undefined && !(Array.isArray(schema.required) && schema.required.every((name) => typeof name === 'string'))) return 'has `required` that is not a list of names';
+	if (compiled) {
+		if (schema.$schema !== undefined && !(typeof schema.$schema === 'string' && KNOWN_DIALECTS.test(schema.$schema))) return `names a JSON Schema dialect clients do not compile (${String(schema.$schema)})`;
+		const badType = typesIn(schema).find((type) => !JSON_TYPES.has(type));
+		if (badType !== undefined) return `uses the unknown type "${badType}"`;
+	}
+	if (schema.type === undefined) return 'repair';
+	if (schema.type !== 'object') return `has type ${JSON.stringify(schema.type)} where an object schema is required`;
+	return undefined;
+}
+
+/** Every `type` keyword's names in a schema, nested ones included. */
+function typesIn(schema: unknown, into: string[] = []): string[] {
+	if (Array.isArray(schema)) for (const item of schema) typesIn(item, into);
+	else if (isPlainObject(schema)) {
+		for (const [key, value] of Object.entries(schema)) {
+			if (key === 'type') into.push(...(Array.isArray(value) ? value : [value]).map(String));
+			// Under `properties` (and its kin) the keys are names, not keywords.
+			else if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
+				if (isPlainObject(value)) for (const sub of Object.values(value)) typesIn(sub, into);
+			} else if (key !== 'enum' && key !== 'const' && key !== 'default' && key !== 'examples') typesIn(value, into);
+		}
+	}
+	return into;
+}
+
+/** One member tool, checked: as it is, repaired, or the reason it is left out. */
+export function checkTool<T extends { name: string }>(tool: T): Checked<T> {
+	const definition = tool as unknown as Record<string, unknown>;
+	if (!isPlainObject(definition) || typeof definition.name !== 'string' || !definition.name) return { problem: 'it has no name' };
+	for (const field of ['title', 'description'] as const) {
+		if (definition[field] !== undefined && typeof definition[field] !== 'string') return { problem: `its ${field} is not a string` };
+	}
+	if (definition.annotations !== undefined && !isPlainObject(definition.annotations)) return { problem: 'its annotations are not an object' };
+	const repairs: string[] = [];
+	let repaired = definition;
+	if (definition.inputSchema === undefined) {
+		// A tool that takes nothing and says so by saying nothing.
+		repaired = { ...repaired, inputSchema: { type: 'object' } };
+		repairs.push('it had no inputSchema: an empty object schema given');
+	}
+	for (const [field, compiled] of [['inputSchema', false], ['outputSchema', true]] as const) {
+		if (repaired[field] === undefined) continue;
+		const problem = schemaProblem(repaired[field], compiled);
+		if (problem === 'repair') {
+			repaired = { ...repaired, [field]: { type: 'object', ...(repaired[field] as object) } };
+			repairs.push(`its ${field} had no type: "object" added`);
+		} else if (problem !== undefined) {
+			return { problem: `its ${field} ${problem}` };
+		}
+	}
+	return repairs.length ? { tool: repaired as unknown as T, repaired: repairs.join('; ') } : { tool };
+}

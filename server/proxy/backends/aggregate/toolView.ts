@@ -1,0 +1,65 @@
+/**
+ * The tools an aggregate shows, for one set of its members' lists: each definition checked
+ * (definitions.ts), the exposed names resolved (runspec/aggregationNames.ts), and, when first
+ * needed, the search index over them (search.ts). Built once per change of the lists and
+ * shared by every client session that sees the same lists, so neither a list nor a search
+ * pays for it again.
+ */
+import type { AggregationConfig } from '../../../../protocol/runConfig.js';
+import { resolveNames, type Clash, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
+import { checkTool, type DefinitionNote } from './definitions.js';
+import { ToolIndex, type MemberContext, type SearchableTool } from './search.js';
+
+export type Tool = SearchableTool;
+
+export class ToolView {
+	readonly exposed: readonly Exposed<Tool>[];
+	readonly clashes: readonly Clash[];
+	/** Member tools repaired or left out, and why. */
+	readonly notes: readonly DefinitionNote[];
+	private readonly byName: ReadonlyMap<string, Exposed<Tool>>;
+	private built: ToolIndex<Exposed<Tool>> | undefined;
+
+	constructor(
+		config: AggregationConfig,
+		/** The lists it was built from: the cache's own arrays, so a view is reused while they are. */
+		readonly lists: readonly MemberList<Tool>[],
+		private readonly contexts: ReadonlyMap<string, MemberContext>,
+	) {
+		const notes: DefinitionNote[] = [];
+		const checked = lists.map(({ member, items }) => ({
+			member,
+			items: items.flatMap((item) => {
+				const result = checkTool(item);
+				if (result.tool === undefined) notes.push({ member, tool: String(item?.name ?? '(no name)'), action: 'left out', reason: result.problem });
+				else if (result.repaired) notes.push({ member, tool: item.name, action: 'repaired', reason: result.repaired });
+				return result.tool === undefined ? [] : [result.tool];
+			}),
+		}));
+		const { exposed, clashes } = resolveNames(config, checked, true);
+		this.exposed = exposed;
+		this.clashes = clashes;
+		this.notes = notes;
+		this.byName = new Map(exposed.map((tool) => [tool.name, tool]));
+	}
+
+	/** Whether this view was built from exactly `lists` (the same arrays of the same members). */
+	isOf(lists: readonly MemberList<Tool>[]): boolean {
+		return lists.length === this.lists.length && lists.every((list, at) => list.member === this.lists[at]!.member && list.items === this.lists[at]!.items);
+	}
+
+	get(name: string): Exposed<Tool> | undefined {
+		return this.byName.get(name);
+	}
+
+	/** The search index, built on first use. */
+	get index(): ToolIndex<Exposed<Tool>> {
+		this.built ??= new ToolIndex(this.exposed, (tool) => ({ tool: tool.item, member: tool.member, context: this.contexts.get(tool.member) }));
+		return this.built;
+	}
+
+	/** Up to `count` visible names closest to `name`, an unknown one: what the caller likely meant. */
+	closest(name: string, count = 3): string[] {
+		return this.index.similar(name, count).map((tool) => tool.name);
+	}
+}
