@@ -1,55 +1,88 @@
 /**
- * The search-quality fixture (test/fixtures/search/: real tools of 22 servers and user-phrased
- * queries) and the recall of a ranker over it, shared by the bench's search suite and the test.
+ * The search evaluation (test/fixtures/search-eval/): the real tool definitions of published MCP
+ * servers (corpus.json, made by scripts/search-corpus.mjs) and requests written from each
+ * server's README in a user's words, split into a dev set (tuned on) and a held-out set (never
+ * tuned on). Shared by the bench's search and pinning suites and their tests.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
+import type { IndexedTool } from '../server/proxy/backends/aggregate/search.js';
 import type { SearchableTool } from '../server/proxy/core/toolSearch.js';
 
-export interface SearchQuery {
+export interface CorpusServer {
+	readonly package: string;
+	readonly version: string;
+	/** The package's own description: what a registry entry says of the server. */
+	readonly description?: string;
+	readonly title?: string;
+	readonly serverInfo?: { readonly name?: string; readonly title?: string; readonly version?: string };
+	readonly instructions?: string;
+	readonly tools: readonly SearchableTool[];
+}
+
+export interface SearchRequest {
 	readonly query: string;
-	/** The exposed names of the tools that do it; any one counts. */
+	/** The exposed names (`{server}_{tool}`) of the tools that do it; any one counts. */
 	readonly expected: readonly string[];
 }
 
-export interface SearchFixture {
-	/** Every server's tools under the aggregate's default exposed name, `{server}_{name}`. */
-	readonly tools: readonly SearchableTool[];
-	readonly queries: readonly SearchQuery[];
+export interface SearchEval {
+	readonly servers: Readonly<Record<string, CorpusServer>>;
+	/** Every tool under an aggregate's default exposed name, `{server}_{name}`, with its server's context. */
+	readonly tools: readonly IndexedTool[];
+	readonly dev: readonly SearchRequest[];
+	readonly heldOut: readonly SearchRequest[];
 }
 
-export interface Recall {
+export interface Quality {
+	readonly count: number;
 	readonly at1: number;
 	readonly at5: number;
-	/** The queries whose expected tool is not in the top 5. */
+	readonly at10: number;
+	/** Mean reciprocal rank of the first expected tool (0 past the first 50). */
+	readonly mrr: number;
+	/** The requests whose expected tools are not in the top 5. */
 	readonly misses: readonly string[];
 }
 
-export function loadSearchFixture(dir: string): SearchFixture {
-	const { servers } = JSON.parse(readFileSync(join(dir, 'tools.json'), 'utf8')) as { servers: Record<string, { tools: SearchableTool[] }> };
-	const { queries } = JSON.parse(readFileSync(join(dir, 'queries.json'), 'utf8')) as { queries: SearchQuery[] };
-	const tools = Object.entries(servers).flatMap(([server, { tools }]) => tools.map((tool) => ({ ...tool, name: `${server}_${tool.name}` })));
-	return { tools, queries };
+const readJson = <T>(dir: string, file: string) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as T;
+
+export function loadSearchEval(dir: string): SearchEval {
+	const { servers } = readJson<{ servers: Record<string, CorpusServer> }>(dir, 'corpus.json');
+	const tools = Object.entries(servers).flatMap(([id, server]) =>
+		server.tools.map((tool) => ({
+			tool: { ...tool, name: `${id}_${tool.name}` },
+			member: id,
+			context: { title: server.title ?? server.serverInfo?.title, description: server.description, instructions: server.instructions },
+		})),
+	);
+	const requests = (file: string) => readJson<{ requests: SearchRequest[] }>(dir, file).requests;
+	return { servers, tools, dev: requests('requests.dev.json'), heldOut: requests('requests.heldout.json') };
 }
 
-/** Recall@1 and @5 of `rank` (a query to tool names, best first) over the fixture's queries. */
-export function recall(fixture: SearchFixture, rank: (query: string) => readonly string[]): Recall {
+/** How well `rank` (a request to tool names, best first) finds the expected tools of `requests`. */
+export function quality(requests: readonly SearchRequest[], rank: (query: string) => readonly string[]): Quality {
 	let at1 = 0;
 	let at5 = 0;
+	let at10 = 0;
+	let reciprocal = 0;
 	const misses: string[] = [];
-	for (const { query, expected } of fixture.queries) {
-		const found = rank(query);
-		if (expected.includes(found[0] ?? '')) at1++;
-		if (found.slice(0, 5).some((name) => expected.includes(name))) at5++;
+	for (const { query, expected } of requests) {
+		const position = rank(query).findIndex((name) => expected.includes(name));
+		if (position === 0) at1++;
+		if (position >= 0 && position < 5) at5++;
 		else misses.push(query);
+		if (position >= 0 && position < 10) at10++;
+		if (position >= 0) reciprocal += 1 / (position + 1);
 	}
-	return { at1: at1 / fixture.queries.length, at5: at5 / fixture.queries.length, misses };
+	const count = requests.length;
+	return { count, at1: at1 / count, at5: at5 / count, at10: at10 / count, mrr: reciprocal / count, misses };
 }
 
 /** The baseline: BM25 by MiniSearch with the library's defaults, over name and description only. */
-export function plainBm25(tools: readonly SearchableTool[]): (query: string) => string[] {
+export function plainBm25(tools: readonly IndexedTool[]): (query: string) => string[] {
 	const search = new MiniSearch<{ id: number; name: string; description: string }>({ fields: ['name', 'description'] });
-	search.addAll(tools.map((tool, id) => ({ id, name: tool.name, description: tool.description ?? '' })));
-	return (query) => search.search(query).map((hit) => tools[hit.id as number]!.name);
+	search.addAll(tools.map(({ tool }, id) => ({ id, name: tool.name, description: tool.description ?? '' })));
+	return (query) => search.search(query).map((hit) => tools[hit.id as number]!.tool.name);
 }

@@ -545,8 +545,12 @@ export const DeleteWorkload = operation({
 /** A hidden-instruction flag on a tool or prompt definition (the rules: README, Security). */
 export const DefinitionFlag = z.object({
 	rule: z.enum(['hidden_unicode', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
+	/** `block`: looks like an attack, holds a new tool back at first sight; `review`: worth reading, served. */
+	severity: z.enum(['block', 'review']),
 	/** What matched, invisible characters written as U+XXXX. */
 	detail: z.string(),
+	/** Why the rule matters. */
+	why: z.string(),
 });
 
 /** One tool or prompt of a workload against its pin. */

@@ -68,6 +68,34 @@ export const AggregationMember = z.object({
 export type AggregationMember = z.infer<typeof AggregationMember>;
 
 /**
+ * An OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`: Ollama, TEI, vLLM, a hosted
+ * API) that a search-mode aggregate blends into find_tool's ranking. Tools are embedded once
+ * per definition; when the endpoint is down or slow, find_tool ranks lexically and the
+ * aggregate's status says so.
+ */
+export const SearchEmbeddings = z.object({
+	/** The API's base URL, before `/embeddings` (`http://127.0.0.1:11434/v1`): https, or http on loopback. */
+	url: z.string(),
+	/** The embedding model to ask for. */
+	model: z.string(),
+	/** The name of a Hangar secret holding the API key, sent as a bearer token. */
+	api_key_secret: z.string().optional(),
+	/** The semantic share of the blended score, 0 (lexical only) to 1 (semantic only); default 0.5. */
+	weight: z.number().min(0).max(1).optional(),
+	/** How long find_tool waits for the query's embedding before it answers lexically (ms); default 1000. */
+	timeout_ms: z.number().int().min(50).max(30_000).optional(),
+	/** Allow a private address (a server on the LAN). */
+	allow_private_ip: z.boolean().optional(),
+});
+export type SearchEmbeddings = z.infer<typeof SearchEmbeddings>;
+
+/** How a search-mode aggregate ranks: lexically, blended with embeddings when configured. */
+export const AggregationSearch = z.object({
+	embeddings: SearchEmbeddings.optional(),
+});
+export type AggregationSearch = z.infer<typeof AggregationSearch>;
+
+/**
  * Hangar: how an aggregate (image `group://NAME`) shows its members' tools as one server.
  * `conflict`: `prefix` (default: every name gets `prefix_format`, default `{workload}_`),
  * `priority` (the first member of `priority` holding a name wins) or `manual` (renames in
@@ -80,6 +108,7 @@ export const AggregationConfig = z.object({
 	members: z.record(z.string(), AggregationMember).optional(),
 	default_visibility: z.enum(['allow', 'deny']).optional(),
 	mode: z.enum(['all', 'search']).optional(),
+	search: AggregationSearch.optional(),
 });
 export type AggregationConfig = z.infer<typeof AggregationConfig>;
 

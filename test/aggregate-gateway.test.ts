@@ -19,7 +19,7 @@ import { ApproveWorkloadTools, CreateWorkload, GetWorkloadTools, ListWorkloads, 
 import { connect, MEMORY, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { connectModern } from './support/mcpClients.js';
-import { startServe, type ServeProcess } from './support/processes.js';
+import { runHangar, startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
 
 const REPLAY = fileURLToPath(new URL('./fixtures/workloads/replay-server.mjs', import.meta.url));
@@ -76,7 +76,7 @@ async function replay(servers: Record<string, unknown>): Promise<string> {
 beforeAll(async () => {
 	home = await createTestHome();
 	scratch = await mkdtemp(join(tmpdir(), 'hangar-gateway-'));
-	serve = await startServe({ ...home.env, HANGAR_PROXY_KEEPALIVE_MS: '500' });
+	serve = await startServe({ ...home.env, HANGAR_PROXY_KEEPALIVE_MS: '500', HANGAR_SECRET_embed_key: 'k-embed-123' });
 }, 60_000);
 
 afterAll(async () => {
@@ -215,5 +215,104 @@ describe("an approval of a member's held tools reaches a running aggregate", { t
 		expect((await callRest(serve.url, ApproveWorkloadTools, { name: member.name, tools: ['define'] })).status).toBe(200);
 		const later = await client(aggregate.url);
 		await waitFor(async () => (await names(later)).includes(`${member.name}_define`), 'the approved tool through the aggregate');
+	});
+});
+
+describe('hybrid search: an OpenAI-compatible embeddings endpoint blended into find_tool', { timeout: 180_000 }, () => {
+	const EMBEDDINGS = fileURLToPath(new URL('./fixtures/workloads/embeddings-server.mjs', import.meta.url));
+	/** Words the stand-in endpoint takes for one meaning: what a model would do for these. */
+	const CONCEPTS = [['memorize', 'remember', 'store', 'memory', 'recall', 'fact']];
+	const NOTES = [
+		{ name: 'remember_fact', description: 'Store a fact about a person in long-term memory', inputSchema: { type: 'object', properties: { fact: { type: 'string' } } } },
+		{ name: 'write_file', description: 'Write text to a file on disk', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+	];
+	let endpoint: RemoteServer & { stats(): Promise<{ requests: number; inputs: number }>; mode(mode: string): Promise<void> };
+	let search: Client;
+	let members: string;
+	let notes: string;
+	let control: (lists: object) => Promise<Response>;
+	let drifting: string;
+	const found = async (query: string) => ((await search.callTool({ name: 'find_tool', arguments: { query } })) as { structuredContent: { tools: Array<{ name: string }> } }).structuredContent.tools.map((tool) => tool.name);
+
+	beforeAll(async () => {
+		const server = await startFixture(EMBEDDINGS, [JSON.stringify(CONCEPTS), 'k-embed-123']);
+		fixtures.push(server);
+		const origin = new URL(server.url).origin;
+		endpoint = {
+			...server,
+			stats: async () => (await fetch(`${origin}/stats`)).json() as Promise<{ requests: number; inputs: number }>,
+			mode: async (mode) => void (await fetch(`${origin}/control`, { method: 'POST', body: JSON.stringify({ mode }) })),
+		};
+		const secret = await runHangar(['secret', 'setup', '--provider', 'environment'], home.env);
+		expect(secret.code, secret.stderr).toBe(0);
+		members = await group();
+		const replayed = await replay({ notes: { serverInfo: { name: 'notes', version: '1.0.0' }, tools: NOTES } });
+		const fixture = await startFixture(DRIFTING);
+		fixtures.push(fixture);
+		control = (lists: object) => fetch(new URL('/control', fixture.url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(lists) });
+		expect((await control({ tools: [{ name: 'forecast', description: 'Tells the weather for a city', inputSchema: { type: 'object' } }] })).status).toBe(204);
+		notes = uniqueName('notes');
+		drifting = uniqueName('weather');
+		await Promise.all([
+			create({ name: notes, url: `${replayed}/notes/mcp`, group: members }),
+			create({ name: drifting, url: fixture.url, group: members, tool_pinning: 'off' }),
+		]);
+		const aggregate = await create({
+			name: uniqueName('hybrid'),
+			image: `group://${members}`,
+			group: members,
+			aggregation: { mode: 'search', search: { embeddings: { url: server.url, model: 'stand-in', api_key_secret: 'embed_key', weight: 0.5 } } },
+		});
+		search = await client(aggregate.url);
+	}, 180_000);
+
+	it('finds by meaning what no word of the request names, with the API key from a Hangar secret', async () => {
+		expect(await found('memorize that Ada likes tea')).not.toContain(`${notes}_write_file`);
+		await waitFor(async () => (await found('memorize that Ada likes tea'))[0] === `${notes}_remember_fact`, 'the semantic match first');
+	});
+
+	it('embeds each definition once: a search costs one input (the request), a changed tool one more', async () => {
+		await waitFor(async () => (await found('memorize that Ada likes tea'))[0] === `${notes}_remember_fact`, 'the tools embedded');
+		const before = await endpoint.stats();
+		await found('remember my dentist is on Friday');
+		await found('tell the weather in Lyon');
+		expect((await endpoint.stats()).inputs - before.inputs).toBe(2);
+		const windy = { tools: [{ name: 'forecast', description: 'Tells the weather and the wind for a city', inputSchema: { type: 'object' } }] };
+		const changed = await endpoint.stats();
+		// Told again while waiting: the server's list_changed reaches the member's proxy only once its stream to the server is open.
+		let asked = 0;
+		await waitFor(async () => (await control(windy)).status === 204 && (asked++, (await found('wind in Lyon'))[0] === `${drifting}_forecast`), 'the changed tool found');
+		await waitFor(async () => (await endpoint.stats()).inputs - changed.inputs === asked + 1, 'the changed tool embedded, and it alone');
+		const after = await endpoint.stats();
+		await found('memorize the wind speed');
+		expect((await endpoint.stats()).inputs - after.inputs).toBe(1);
+	});
+
+	it('when the endpoint is down, find_tool answers lexically and the status says so', async () => {
+		await endpoint.mode('down');
+		try {
+			expect((await found('write text to a file'))[0]).toBe(`${notes}_write_file`);
+			const context = await waitFor(async () => {
+				const { workloads } = (await callRest(serve.url, ListWorkloads, { group: members })).body as { workloads: Array<{ name: string; status_context?: string }> };
+				return workloads.find((workload) => workload.name.startsWith('hybrid'))?.status_context?.match(/embeddings unavailable[^;]*/)?.[0];
+			}, 'the status naming the embeddings');
+			expect(context).toContain('503');
+			expect(context).not.toContain('k-embed-123');
+		} finally {
+			await endpoint.mode('ok');
+		}
+	});
+
+	it('refuses an endpoint outside the outbound-address policy, or outside search mode, with a 400 naming the field', async () => {
+		const refused = async (aggregation: object) => {
+			const { status, body } = await callRest(serve.url, CreateWorkload, { name: uniqueName('bad'), image: `group://${members}`, group: members, aggregation });
+			return { status, message: JSON.stringify(body) };
+		};
+		const embeddings = { url: endpoint.url, model: 'm' };
+		expect(await refused({ search: { embeddings } })).toMatchObject({ status: 400, message: expect.stringContaining('aggregation.search.embeddings') });
+		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, url: 'http://embeddings.example/v1' } } })).toMatchObject({ status: 400, message: expect.stringMatching(/aggregation\.search\.embeddings\.url.*https/) });
+		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, url: 'https://10.1.2.3/v1' } } })).toMatchObject({ status: 400, message: expect.stringContaining('allow_private_ip') });
+		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, url: 'https://169.254.169.254/v1', allow_private_ip: true } } })).toMatchObject({ status: 400, message: expect.stringContaining('link-local') });
+		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, weight: 2 } } })).toMatchObject({ status: 400, message: expect.stringContaining('weight') });
 	});
 });

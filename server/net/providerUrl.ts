@@ -16,9 +16,11 @@ export interface ProviderAccess {
 	readonly insecureAllowHTTP?: boolean;
 	/** Hosts that are (or resolve to) private addresses. */
 	readonly allowPrivateIP?: boolean;
+	/** The settings that allow plain http (none: no setting does) and private addresses, named in refusals; default: the OIDC ones. */
+	readonly settings?: { readonly insecureAllowHTTP?: string; readonly allowPrivateIP: string };
 }
 
-const PRIVATE_HINT = 'allow it with allowPrivateIP (--oidc-allow-private-ip)';
+const OIDC_SETTINGS = { insecureAllowHTTP: 'insecureAllowHTTP (--oidc-insecure-allow-http)', allowPrivateIP: 'allowPrivateIP (--oidc-allow-private-ip)' };
 
 export class ProviderError extends Error {
 	override readonly name = 'ProviderError';
@@ -36,12 +38,13 @@ export function checkProviderUrl(raw: string, access: ProviderAccess): URL {
 	if (url.username || url.password) throw new ProviderError('credentials in the URL are not allowed');
 	const loopback = isLoopbackHost(url.hostname);
 	if (url.protocol === 'http:' && !loopback && !access.insecureAllowHTTP) {
-		throw new ProviderError(`plain http is only accepted for loopback hosts; use https for ${url.host}, or set insecureAllowHTTP (--oidc-insecure-allow-http)`);
+		const setting = (access.settings ?? OIDC_SETTINGS).insecureAllowHTTP;
+		throw new ProviderError(`plain http is only accepted for loopback hosts; use https for ${url.host}${setting ? `, or set ${setting}` : ''}`);
 	}
 	const host = url.hostname.replace(/^\[|\]$/g, '');
 	const refused = refusalOf(host, reachOf(url.hostname, access));
 	if (refused === 'link-local' || refused === 'unspecified') throw new ProviderError(`${host} is a ${refused} address, which no provider URL may reach`);
-	if (refused) throw new ProviderError(`${host} is a private address; ${PRIVATE_HINT}`);
+	if (refused) throw new ProviderError(`${host} is a private address; allow it with ${(access.settings ?? OIDC_SETTINGS).allowPrivateIP}`);
 	return url;
 }
 
@@ -53,6 +56,6 @@ function reachOf(hostname: string, access: ProviderAccess) {
 export function providerLookup(access: ProviderAccess): LookupFunction {
 	return lookupWithin(
 		(hostname) => reachOf(hostname, access),
-		(message) => new ProviderError(`${message}; ${PRIVATE_HINT}`),
+		(message) => new ProviderError(`${message}; allow it with ${(access.settings ?? OIDC_SETTINGS).allowPrivateIP}`),
 	);
 }

@@ -110,15 +110,18 @@ async function backendOf(
 	workload: StoredWorkload,
 	runtime: Runtime,
 	headers: Record<string, string>,
-	log: Logger,
+	environment: Environment,
 	auth: UpstreamAuthenticator | undefined,
 	replica: ReplicaRole | undefined,
 	store: WorkloadStore,
 ): Promise<{ backend: Backend; challenge?: HttpBackend['challenge'] }> {
+	const { log } = environment;
 	const group = aggregatedGroupOf(workload);
 	if (group !== undefined) {
 		const { AggregateBackend } = await import('./backends/aggregate/backend.js');
-		return { backend: new AggregateBackend({ name: workload.name, group, config: workload.aggregation ?? {}, store, log }) };
+		// The secrets service is loaded only when a secret is asked for (an embeddings endpoint's API key).
+		const resolveSecret = async (secret: string) => new (await import('../secrets/service.js')).SecretsService(environment).resolve(secret);
+		return { backend: new AggregateBackend({ name: workload.name, group, config: workload.aggregation ?? {}, store, log, resolveSecret }) };
 	}
 	const container = workload.container_name!;
 	if (!workload.remote_url && workload.transport === 'stdio') {
@@ -247,7 +250,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const upstreamHeaders = upstreamHeadersOf(workload, secretHeaders);
 	const auth = await authenticatorOf(workload, upstreamHeaders, environment, store);
 	const group = aggregatedGroupOf(workload);
-	const { backend, challenge } = await backendOf(workload, runtime, upstreamHeaders, log, auth, replica, store);
+	const { backend, challenge } = await backendOf(workload, runtime, upstreamHeaders, environment, auth, replica, store);
 	const sessionRedis = replica && workload.scaling_config?.session_redis;
 	const sessionStore = sessionRedis?.address
 		? await import('./sessions/store.js').then(({ RedisClientSessionStore }) => RedisClientSessionStore.connect({ ...sessionRedis, address: sessionRedis.address! }, name, log))

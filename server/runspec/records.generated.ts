@@ -137,6 +137,42 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							"all",
 							"search"
 						]
+					},
+					"search": {
+						"type": "object",
+						"properties": {
+							"embeddings": {
+								"type": "object",
+								"properties": {
+									"url": {
+										"type": "string"
+									},
+									"model": {
+										"type": "string"
+									},
+									"api_key_secret": {
+										"type": "string"
+									},
+									"weight": {
+										"type": "number",
+										"minimum": 0,
+										"maximum": 1
+									},
+									"timeout_ms": {
+										"type": "integer",
+										"minimum": 50,
+										"maximum": 30000
+									},
+									"allow_private_ip": {
+										"type": "boolean"
+									}
+								},
+								"required": [
+									"url",
+									"model"
+								]
+							}
+						}
 					}
 				}
 			},

@@ -6,6 +6,7 @@
 import { HangarError } from '../../protocol/errors.js';
 import type { AggregationConfig } from '../../protocol/runConfig.js';
 import { aggregatedGroupOf, EXPOSED_NAME } from '../runspec/aggregation.js';
+import { checkProviderUrl, ProviderError } from '../net/providerUrl.js';
 import { resolveNames, type MemberList } from '../runspec/aggregationNames.js';
 import type { StoredWorkload } from '../runspec/store.js';
 import { invalid } from './fields.js';
@@ -41,6 +42,7 @@ export async function checkAggregate(group: string, request: Record<string, unkn
 		throw HangarError.notFound(`group '${group}' not found`, 'group_not_found');
 	}
 	if (!aggregation) return;
+	checkEmbeddings(aggregation);
 	const conflict = aggregation.conflict ?? 'prefix';
 	if (aggregation.prefix_format !== undefined) {
 		if (conflict !== 'prefix') throw invalid('aggregation.prefix_format', `only with conflict prefix (not ${conflict})`);
@@ -72,5 +74,20 @@ export async function checkAggregate(group: string, request: Record<string, unkn
 				`tool ${clash.name} is held by ${first} and ${second} (conflict manual): rename one with aggregation.members.${second}.overrides.${clash.name}.name, or hide it from one (tools, exclude_all)`,
 			);
 		}
+	}
+}
+
+/** An embeddings endpoint: only for search mode, at a URL the outbound-address policy lets an aggregate reach. */
+function checkEmbeddings(aggregation: AggregationConfig): void {
+	const embeddings = aggregation.search?.embeddings;
+	if (!embeddings) return;
+	if (aggregation.mode !== 'search') throw invalid('aggregation.search.embeddings', `ranks find_tool, which only mode search has (not ${aggregation.mode ?? 'all'})`);
+	if (!embeddings.model.trim()) throw invalid('aggregation.search.embeddings.model', 'name the embedding model to ask for');
+	if (embeddings.api_key_secret !== undefined && !embeddings.api_key_secret.trim()) throw invalid('aggregation.search.embeddings.api_key_secret', 'name a Hangar secret (hangar secret ls), or leave it out');
+	try {
+		checkProviderUrl(embeddings.url, { allowPrivateIP: embeddings.allow_private_ip, settings: { allowPrivateIP: 'aggregation.search.embeddings.allow_private_ip' } });
+	} catch (error) {
+		if (error instanceof ProviderError) throw invalid('aggregation.search.embeddings.url', error.message);
+		throw error;
 	}
 }

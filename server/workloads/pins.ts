@@ -7,6 +7,7 @@ import { HangarError } from '../../protocol/errors.js';
 import type { PinnedDefinition, WorkloadPinsResult } from '../../protocol/protocol.workloads.js';
 import { approve, reviewOf, type ItemReview } from '../runspec/pins/drift.js';
 import { itemWord, type PinKind } from '../runspec/pins/fingerprint.js';
+import { FLAG_RULES } from '../runspec/pins/flags.js';
 import type { PinningDefault } from '../runspec/pins/policy.js';
 import type { KindPins, WorkloadPins } from '../runspec/pins/store.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
@@ -23,7 +24,7 @@ function definitionOf(review: ItemReview): PinnedDefinition {
 		fingerprint: review.fingerprint,
 		...(differs && review.pinned ? { pinned_fingerprint: review.pinned.fingerprint, pinned: review.pinned.definition } : {}),
 		...(differs && review.current ? { current: review.current.definition } : {}),
-		flags: (review.current ?? review.pinned)?.flags ?? [],
+		flags: ((review.current ?? review.pinned)?.flags ?? []).map((flag) => ({ rule: flag.rule, severity: FLAG_RULES[flag.rule].severity, detail: flag.detail, why: FLAG_RULES[flag.rule].why })),
 		...(review.duplicate ? { duplicate: true } : {}),
 	};
 }

@@ -37,7 +37,7 @@ function printDiff(workload: string, item: PinnedDefinition & { kind: string }):
 	const out: string[] = [paint(COLOURS.bold, `${item.kind} ${item.name} of ${workload}: ${stateOf(item)}`)];
 	if (item.pinned_fingerprint) out.push(`  pinned  ${item.pinned_fingerprint}`);
 	out.push(`  ${item.state === 'removed' ? 'pinned ' : 'current'} ${item.fingerprint}`);
-	for (const flag of item.flags) out.push(paint(COLOURS['-'], `  flag ${flag.rule}: ${flag.detail}`));
+	for (const flag of item.flags) out.push(paint(COLOURS['-'], `  flag ${flag.rule} (${flag.severity === 'block' ? 'blocks at first sight' : 'for review'}): ${flag.detail}; ${flag.why}`));
 	const before = item.pinned ?? {};
 	const after = item.current ?? {};
 	for (const field of [...new Set([...Object.keys(before), ...Object.keys(after)])]) {

@@ -11,7 +11,7 @@
  */
 import { isSubsetOf } from './capabilities.js';
 import { definitionOf, fingerprintOf, type PinKind } from './fingerprint.js';
-import { flagsOf } from './flags.js';
+import { blocksOnSight, flagsOf } from './flags.js';
 import type { KindPins, Observation, PinnedItem } from './store.js';
 
 export type PinState = 'pinned' | 'changed' | 'new' | 'removed';
@@ -66,7 +66,7 @@ function withObservation(observed: Readonly<Record<string, Observation>>, set: s
 /**
  * Screens one page of a list, listed to a client of capability set `set`, against `record`
  * (undefined: nothing of this kind seen yet). What the list pins on sight (see `pinsOnSight`) is
- * what is unflagged and not seen unpinned in another set's list. Flags are found only for what
+ * what no blocking flag holds back (flags.ts) and was not seen unpinned in another set's list. Flags are found only for what
  * is not pinned as it is, and kept from the last observation while the definition stays the
  * same, so an unchanged list costs a hash per item and no pattern matching.
  */
@@ -99,7 +99,7 @@ export function screen(kind: PinKind, items: readonly Record<string, unknown>[],
 		const before = previous?.items[name];
 		const flags = before?.fingerprint === fingerprint ? before.flags : flagsOf(definition, ownNames);
 		seen[name] = { fingerprint, definition, ...(flags?.length ? { flags } : {}) };
-		if (onSight && !pin && !flags?.length && !duplicates.includes(name) && !seenUnpinned(name, set, observed, pinned)) {
+		if (onSight && !pin && !blocksOnSight(flags) && !duplicates.includes(name) && !seenUnpinned(name, set, observed, pinned)) {
 			pinned[name] = { ...seen[name], pinned_at: now };
 			approved.add(name);
 		} else drifted.push(name);

@@ -2,17 +2,37 @@
  * Hidden instructions in a tool or prompt definition: text aimed at the model rather than the
  * user. Checked at the first pin and at every drift, over every string of the definition (the
  * name, the description, and each schema's descriptions, titles, defaults and enums), and shown
- * wherever the pins are reviewed. A flag is a reason to read the definition, not proof of an
- * attack: each rule is narrow enough that an ordinary description does not trip it.
+ * wherever the pins are reviewed. Each rule has a severity: what looks like an attack (`block`)
+ * holds a tool back at first sight; what is only worth reading (`review`: a long description, a
+ * home path in an example) is shown at review and served. Each rule is narrow enough that an
+ * ordinary description does not trip it: measured on the real definitions of
+ * test/fixtures/search-eval/ (docs/benchmarks.md).
  */
 import type { Definition } from './fingerprint.js';
 
 export type FlagRule = 'hidden_unicode' | 'model_directive' | 'other_tools' | 'credentials' | 'home_path' | 'long_description';
 
+export type FlagSeverity = 'block' | 'review';
+
 export interface Flag {
 	readonly rule: FlagRule;
 	/** What matched, made visible (invisible characters as U+XXXX). */
 	readonly detail: string;
+}
+
+/** Per rule, whether it holds a tool back at first sight, and why a reviewer should care. */
+export const FLAG_RULES: Readonly<Record<FlagRule, { readonly severity: FlagSeverity; readonly why: string }>> = {
+	hidden_unicode: { severity: 'block', why: 'characters the user cannot see can carry instructions only the model reads' },
+	model_directive: { severity: 'block', why: 'it addresses the model over the user, a common way to hijack what the model does' },
+	other_tools: { severity: 'block', why: "it steers the model's use of another server's tools, which this server has no business naming" },
+	credentials: { severity: 'block', why: 'it asks for key or credential files, or for secrets to be passed along' },
+	home_path: { severity: 'review', why: "it names a path in the user's home folder: harmless in an example, worth a look in an instruction" },
+	long_description: { severity: 'review', why: 'a long description has room for text the user never reads' },
+};
+
+/** Whether any of `flags` holds its tool back at first sight. */
+export function blocksOnSight(flags: readonly Flag[] | undefined): boolean {
+	return flags?.some((flag) => FLAG_RULES[flag.rule].severity === 'block') ?? false;
 }
 
 /** A description longer than this is flagged: room for a hidden essay the user never reads. */

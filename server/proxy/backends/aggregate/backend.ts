@@ -8,11 +8,12 @@
  */
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
-import type { MemberList } from '../../../runspec/aggregationNames.js';
+import type { Exposed, MemberList } from '../../../runspec/aggregationNames.js';
 import { approvedNames } from '../../../runspec/pins/drift.js';
 import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
 import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { HttpBackend } from '../http.js';
+import { cosine, Embeddings } from './embeddings.js';
 import { LinkTransport } from './link.js';
 import { Membership, type Member } from './members.js';
 import type { MemberTransport } from './member.js';
@@ -31,6 +32,8 @@ export interface AggregateOptions {
 	readonly config: AggregationConfig;
 	readonly store: WorkloadStore;
 	readonly log: Logger;
+	/** A Hangar secret's value (the embeddings endpoint's API key). */
+	readonly resolveSecret: (name: string) => Promise<string>;
 }
 
 export class AggregateBackend implements Backend {
@@ -56,8 +59,15 @@ export class AggregateBackend implements Backend {
 	/** The definition notes already logged, so that each is logged once. */
 	private readonly logged = new Set<string>();
 
+	/** The embeddings endpoint find_tool blends in, when the aggregation configures one. */
+	private readonly embeddings: Embeddings | undefined;
+	/** What the status says beside `connected`: per concern, a note or nothing. */
+	private readonly notes: { definitions?: string; embeddings?: string } = {};
+
 	constructor(readonly options: AggregateOptions) {
 		this.membership = new Membership(options.store, options.group, options.log);
+		const config = options.config.mode === 'search' ? options.config.search?.embeddings : undefined;
+		this.embeddings = config && new Embeddings({ config, resolveSecret: options.resolveSecret, log: options.log, onStatus: (status) => this.note('embeddings', status) });
 	}
 
 	async start(): Promise<void> {
@@ -65,7 +75,7 @@ export class AggregateBackend implements Backend {
 		this.membership.onPinsChanged = (workload) => void this.pinsChanged(workload);
 		await this.membership.start();
 		this.state = 'connected';
-		this.detail = undefined;
+		this.detail = [this.notes.definitions, this.notes.embeddings].filter(Boolean).join('; ') || undefined;
 		this.onStateChange?.(this.state, this.detail);
 	}
 
@@ -129,12 +139,33 @@ export class AggregateBackend implements Backend {
 		for (const clash of view.clashes) this.noteOnce(`tool ${clash.name} is held by ${clash.members.join(' and ')}; conflict manual hides it until one is renamed (aggregation.members.*.overrides)`);
 		for (const note of view.notes) this.noteOnce(`tool ${note.tool} of ${note.member} ${note.action === 'repaired' ? 'repaired' : 'left out'}: ${note.reason}`);
 		const notes = [...new Set([...this.views.values()].flatMap((each) => each.notes.map((note) => `${note.member}/${note.tool} ${note.action}`)))];
-		const detail = notes.length ? `member tools a validating client would reject: ${notes.join(', ')} (hangar logs ${this.options.name} says why)` : undefined;
-		if (detail !== this.detail && this.state === 'connected') {
-			this.detail = detail;
-			this.onStateChange?.(this.state, this.detail);
-		}
+		this.note('definitions', notes.length ? `member tools a validating client would reject: ${notes.join(', ')} (hangar logs ${this.options.name} says why)` : undefined);
+		if (this.embeddings) this.embeddings.prepare(view.embeddingKeys(this.embeddings).texts);
 		return view;
+	}
+
+	/** The tools of `view` that best do `query`: lexically, blended with the embeddings when they answer in time. */
+	async find(view: ToolView, query: string, limit: number | undefined): Promise<Exposed<Tool>[]> {
+		const embeddings = this.embeddings;
+		const vector = embeddings && (await embeddings.query(query));
+		if (!embeddings || !vector) return view.index.find(query, limit);
+		const { fingerprints } = view.embeddingKeys(embeddings);
+		return view.index.find(query, limit, {
+			weight: embeddings.weight,
+			similarity: (id) => {
+				const tool = embeddings.vectorOf(fingerprints[id]!);
+				return tool && cosine(tool, vector);
+			},
+		});
+	}
+
+	/** Sets the status note of `concern`, and tells the status when the whole changed. */
+	private note(concern: keyof AggregateBackend['notes'], text: string | undefined): void {
+		this.notes[concern] = text;
+		const detail = [this.notes.definitions, this.notes.embeddings].filter(Boolean).join('; ') || undefined;
+		if (detail === this.detail || this.state !== 'connected') return;
+		this.detail = detail;
+		this.onStateChange?.(this.state, this.detail);
 	}
 
 	/** What `member` says of itself, from its initialize answer: read by the search index. */

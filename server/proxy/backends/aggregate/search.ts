@@ -142,6 +142,18 @@ function documentOf(id: number, { tool, member, context }: IndexedTool): Documen
 	};
 }
 
+/** What an embeddings model reads of a tool: its name's words, title and description. */
+export function embeddingTextOf({ tool }: IndexedTool): string {
+	return [wordsOf(tool.name), tool.title, tool.description].filter(Boolean).join('. ');
+}
+
+/** The semantic side of a blended ranking: each entry's similarity to the query (undefined: not embedded). */
+export interface Semantic {
+	/** The semantic share of the blend, 0 to 1. */
+	readonly weight: number;
+	similarity(id: number): number | undefined;
+}
+
 /**
  * An index over `entries`, built once per list of tools: `find` ranks them for a task, `similar`
  * for a name. `describe` says what to read of an entry (an entry that is a tool: itself).
@@ -173,13 +185,25 @@ export class ToolIndex<T> {
 		return this.entries.length;
 	}
 
-	/** The entries that best do `query`, best first: `limit` of them (default 5, at most 50). */
-	find(query: string, limit = DEFAULT_LIMIT): T[] {
+	/**
+	 * The entries that best do `query`, best first: `limit` of them (default 5, at most 50). With
+	 * `semantic`, each entry's score is the blend of its lexical and semantic scores, each scaled
+	 * by the best of its kind.
+	 */
+	find(query: string, limit = DEFAULT_LIMIT, semantic?: Semantic): T[] {
 		const count = Math.min(Math.max(1, Math.floor(limit)), MAX_LIMIT);
-		return this.search
-			.search(query)
+		const hits = this.search.search(query);
+		if (!semantic) return hits.slice(0, count).map((hit) => this.entries[hit.id as number]!);
+		const similarities = this.entries.map((_, id) => Math.max(0, semantic.similarity(id) ?? 0));
+		const best = { lexical: hits[0]?.score || 1, semantic: Math.max(...similarities) || 1 };
+		const scores = similarities.map((similarity) => (semantic.weight * similarity) / best.semantic);
+		for (const hit of hits) scores[hit.id as number]! += ((1 - semantic.weight) * hit.score) / best.lexical;
+		return scores
+			.map((score, id) => ({ score, id }))
+			.filter(({ score }) => score > 0)
+			.sort((a, b) => b.score - a.score)
 			.slice(0, count)
-			.map((hit) => this.entries[hit.id as number]!);
+			.map(({ id }) => this.entries[id]!);
 	}
 
 	/** The entries whose names are closest to `name` (a misspelt or unknown one), best first. */

@@ -259,7 +259,7 @@ export class AggregateSession implements UpstreamSession {
 		const limit = args?.limit;
 		if (limit !== undefined && !(typeof limit === 'number' && Number.isInteger(limit) && limit >= 1)) return invalidParams(`${FIND_TOOL}'s limit must be a whole number from 1 to ${MAX_LIMIT}`);
 		const view = await this.listTools(signal);
-		const found = view.index.find(query, limit).map(({ name, member, item }) => ({ name, member, ...(item.title ? { title: item.title } : {}), description: item.description, inputSchema: item.inputSchema, ...(item.annotations ? { annotations: item.annotations } : {}) }));
+		const found = (await this.backend.find(view, query, limit)).map(({ name, member, item }) => ({ name, member, ...(item.title ? { title: item.title } : {}), description: item.description, inputSchema: item.inputSchema, ...(item.annotations ? { annotations: item.annotations } : {}) }));
 		return foundResult(found);
 	}
 

@@ -8,7 +8,8 @@
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import { resolveNames, type Clash, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { checkTool, type DefinitionNote } from './definitions.js';
-import { ToolIndex, type MemberContext, type SearchableTool } from './search.js';
+import type { Embeddings } from './embeddings.js';
+import { embeddingTextOf, ToolIndex, type IndexedTool, type MemberContext, type SearchableTool } from './search.js';
 
 export type Tool = SearchableTool;
 
@@ -19,6 +20,7 @@ export class ToolView {
 	readonly notes: readonly DefinitionNote[];
 	private readonly byName: ReadonlyMap<string, Exposed<Tool>>;
 	private built: ToolIndex<Exposed<Tool>> | undefined;
+	private keys: ReturnType<ToolView['embeddingKeys']> | undefined;
 
 	constructor(
 		config: AggregationConfig,
@@ -52,10 +54,30 @@ export class ToolView {
 		return this.byName.get(name);
 	}
 
+	/** What the search reads of an exposed tool: the tool, its member, and what the member says of itself. */
+	indexed(tool: Exposed<Tool>): IndexedTool {
+		return { tool: tool.item, member: tool.member, context: this.contexts.get(tool.member) };
+	}
+
 	/** The search index, built on first use. */
 	get index(): ToolIndex<Exposed<Tool>> {
-		this.built ??= new ToolIndex(this.exposed, (tool) => ({ tool: tool.item, member: tool.member, context: this.contexts.get(tool.member) }));
+		this.built ??= new ToolIndex(this.exposed, (tool) => this.indexed(tool));
 		return this.built;
+	}
+
+	/** Each exposed tool's embedding fingerprint, in index order, and the text it is of; made on first use. */
+	embeddingKeys(embeddings: Embeddings): { readonly fingerprints: readonly string[]; readonly texts: ReadonlyMap<string, string> } {
+		if (!this.keys) {
+			const texts = new Map<string, string>();
+			const fingerprints = this.exposed.map((tool) => {
+				const text = embeddingTextOf(this.indexed(tool));
+				const fingerprint = embeddings.fingerprintOf(text);
+				texts.set(fingerprint, text);
+				return fingerprint;
+			});
+			this.keys = { fingerprints, texts };
+		}
+		return this.keys;
 	}
 
 	/** Up to `count` visible names closest to `name`, an unknown one: what the caller likely meant. */

@@ -9,7 +9,7 @@
  */
 import { LruCache } from '../lru.js';
 import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../../net/providerUrl.js';
-import { requestProviderJson } from './providerFetch.js';
+import { requestProviderJson } from '../../../net/providerFetch.js';
 
 /** Why the provider's answer does not let the token in; the message is safe to show. */
 export class IntrospectionRefused extends Error {

@@ -11,7 +11,7 @@
  */
 import type { JWSHeaderParameters, FlattenedJWSInput } from 'jose';
 import { checkProviderUrl, ProviderError, type ProviderAccess } from '../../../net/providerUrl.js';
-import { fetchProviderJson } from './providerFetch.js';
+import { fetchProviderJson } from '../../../net/providerFetch.js';
 
 type Jose = typeof import('jose');
 type KeySelector = ReturnType<Jose['createLocalJWKSet']>;

@@ -1,12 +1,12 @@
 /**
- * Reaching an identity provider (discovery document, JWKS, token introspection) under the
- * outbound-address policy of `net/providerUrl.ts`. Redirects are not followed: a provider's
- * metadata and keys are served where it says.
+ * Reaching a provider (an identity provider's discovery document, JWKS and token introspection;
+ * an aggregate's embeddings endpoint) under the outbound-address policy of `providerUrl.ts`.
+ * Redirects are not followed: a provider serves where it says.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BodyTooLarge, readCapped } from '../../../net/body.js';
-import { checkProviderUrl, ProviderError, providerLookup, type ProviderAccess } from '../../../net/providerUrl.js';
+import { BodyTooLarge, readCapped } from './body.js';
+import { checkProviderUrl, ProviderError, providerLookup, type ProviderAccess } from './providerUrl.js';
 
 const MAX_BYTES = 1024 * 1024;
 
@@ -23,7 +23,7 @@ export function fetchProviderJson(url: URL, access: ProviderAccess, timeoutMs: n
 }
 
 /** Sends a request to a provider and parses its 200 answer as JSON; any failure is a ProviderError naming the URL. */
-export async function requestProviderJson(url: URL, sent: ProviderRequest, access: ProviderAccess, timeoutMs: number): Promise<unknown> {
+export async function requestProviderJson(url: URL, sent: ProviderRequest, access: ProviderAccess, timeoutMs: number, maxBytes = MAX_BYTES): Promise<unknown> {
 	checkProviderUrl(url.toString(), access);
 	const signal = AbortSignal.timeout(timeoutMs);
 	const where = `${url.origin}${url.pathname}`;
@@ -46,11 +46,11 @@ export async function requestProviderJson(url: URL, sent: ProviderRequest, acces
 	}
 	let body: Buffer;
 	try {
-		body = await readCapped(response, MAX_BYTES);
+		body = await readCapped(response, maxBytes);
 	} catch (error) {
 		if (!(error instanceof BodyTooLarge)) throw new ProviderError(`${where} is unreachable: ${(error as Error).message}`);
 		response.destroy();
-		throw new ProviderError(`${where} answered with more than ${MAX_BYTES} bytes`);
+		throw new ProviderError(`${where} answered with more than ${maxBytes} bytes`);
 	}
 	try {
 		return JSON.parse(body.toString('utf8'));
