@@ -6,7 +6,8 @@
 //      outside the repository: ~/.cache/hangar-search-corpus/<id> (or $HANGAR_SEARCH_CORPUS_CACHE/<id>),
 //   2. copies the package's README next to it (<cache>/<id>/README.md) for reference,
 //   3. starts the server over stdio with the MCP SDK client, using the fake credentials from
-//      servers.json, in a network namespace that has only loopback where `unshare` allows it,
+//      servers.json, in a network namespace that has only loopback where `unshare` allows it, with HOME and
+//      the working folder in /tmp/hangar-search-corpus-scratch/<id>,
 //   4. records the `initialize` answer (serverInfo, instructions) and every page of `tools/list`,
 // and writes test/fixtures/search-eval/corpus.json (servers sorted by id, 2-space JSON).
 // The tool definitions are stored exactly as the servers sent them.
@@ -18,7 +19,7 @@
 // into <cache>/_node22 (the npm registry is the only network needed).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,7 @@ const FIXTURE_DIR = join(ROOT, 'test/fixtures/search-eval');
 const SERVERS_FILE = join(FIXTURE_DIR, 'servers.json');
 const CORPUS_FILE = join(FIXTURE_DIR, 'corpus.json');
 const CACHE = resolve(process.env.HANGAR_SEARCH_CORPUS_CACHE || join(homedir(), '.cache/hangar-search-corpus'));
+const SCRATCH = '/tmp/hangar-search-corpus-scratch';
 const INSTALL_TRIES = 4;
 const MAX_PAGES = 100;
 
@@ -244,10 +246,20 @@ class RecordingTransport {
 async function collect(server, dir, opts, node22) {
   const manifest = readPackage(dir, server.package);
   const script = binPath(dir, server, manifest);
-  const scratch = join(dir, 'scratch');
+  // A fixed scratch path (not under the cache) so that servers which mention their working folder in a
+  // tool description give the same text whoever runs this, wherever the cache is.
+  const scratch = join(SCRATCH, server.id);
   const home = join(scratch, 'home');
+  rmSync(scratch, { recursive: true, force: true }); // start from nothing, so a re-run sees the same state
   mkdirSync(home, { recursive: true });
   const vars = { scratch, home };
+  // Placeholder folders and files a server insists on finding before it starts (fake credentials, an empty vault).
+  for (const d of server.dirs ?? []) mkdirSync(substitute(d, vars), { recursive: true });
+  for (const [file, content] of Object.entries(server.files ?? {})) {
+    const path = substitute(file, vars);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2) + '\n');
+  }
   const nodeBin = server.node === '22' ? node22 : process.execPath;
   const args = [script, ...(server.args ?? []).map((a) => substitute(a, vars))];
   const env = {
