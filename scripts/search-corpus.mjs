@@ -386,7 +386,7 @@ async function main() {
 			return;
 		}
 		const readme = copyReadme(dir, server.package);
-		if (readme) readmes[server.id] = readme;
+		readmes[server.id] = readme ?? '(the package ships no README)';
 		try {
 			const entry = await collect(server, dir, opts, node22);
 			collected[server.id] = entry;
