@@ -118,10 +118,12 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 											"description": {
 												"type": "string"
 											}
-										}
+										},
+										"additionalProperties": false
 									}
 								}
-							}
+							},
+							"additionalProperties": false
 						}
 					},
 					"default_visibility": {
@@ -138,7 +140,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							"search"
 						]
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"max_server_processes": {
 				"type": "integer",
@@ -307,7 +310,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						"description": {
 							"type": "string"
 						}
-					}
+					},
+					"additionalProperties": false
 				}
 			},
 			"tool_pinning": {
@@ -342,7 +346,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							"type": "string"
 						}
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"runtime_config": {
 				"type": "object",
@@ -392,7 +397,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						},
 						"additionalProperties": false
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"ignore_config": {
 				"type": "object",
@@ -640,7 +646,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						"minimum": -9007199254740991,
 						"maximum": 9007199254740991
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"audit_config_path": {
 				"type": "string"
@@ -710,7 +717,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 					"useLegacyAttributes": {
 						"type": "boolean"
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"rate_limit_config": {
 				"type": "object",
@@ -737,7 +745,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 									}
 								]
 							}
-						}
+						},
+						"additionalProperties": false
 					},
 					"shared": {
 						"type": "object",
@@ -761,7 +770,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 									}
 								]
 							}
-						}
+						},
+						"additionalProperties": false
 					},
 					"tools": {
 						"type": "array",
@@ -793,7 +803,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 												}
 											]
 										}
-									}
+									},
+									"additionalProperties": false
 								},
 								"shared": {
 									"type": "object",
@@ -817,12 +828,15 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 												}
 											]
 										}
-									}
+									},
+									"additionalProperties": false
 								}
-							}
+							},
+							"additionalProperties": false
 						}
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"rate_limit_namespace": {
 				"type": "string"
@@ -1591,9 +1605,11 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							"key_prefix": {
 								"type": "string"
 							}
-						}
+						},
+						"additionalProperties": false
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"registry_url": {
 				"type": "string"
