@@ -29,7 +29,7 @@ export function implement<O extends OperationDefinition>(operation: O, handler: 
 export function invalidParams(error: z.ZodError): HangarError {
 	const [first, ...rest] = error.issues;
 	const unknownKey = first?.code === 'unrecognized_keys' ? first.keys[0] : undefined;
-	const path = unknownKey === undefined ? (first?.path ?? []) : [...first!.path, unknownKey];
+	const path = [...(first?.path ?? []), ...(unknownKey === undefined ? [] : [unknownKey])];
 	const field = path.length ? path.join('.') : 'body';
 	const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
 	const message = unknownKey === undefined ? (first?.message ?? 'invalid value') : 'unknown field';

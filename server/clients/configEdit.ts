@@ -52,13 +52,18 @@ export interface WorkloadFiles {
  * The edit of a folder of one file per workload: a running workload's file written, and the
  * file of one that no longer runs removed once no entry is left in it.
  */
-export async function editWorkloadFiles(files: WorkloadFiles, desired: readonly WorkloadEndpoint[], managed: ReadonlySet<string>): Promise<ConfigEdit> {
+export async function editWorkloadFiles(
+	files: WorkloadFiles,
+	desired: readonly WorkloadEndpoint[],
+	managed: ReadonlySet<string>,
+): Promise<ConfigEdit> {
 	const wanted = new Map(desired.map((workload) => [workload.name, workload]));
 	const edits: ConfigEdit[] = [];
 	for (const name of new Set([...wanted.keys(), ...managed])) {
-		const path = files.pattern.replace('*', name);
+		const path = fileOf(files.pattern, name);
 		const workload = wanted.get(name);
 		const config = await readConfig(path, files.projectRoot);
+		// The file of a workload that no longer runs is gone already (the user removed it).
 		if (!workload && config.text === '') continue;
 		const ours = managed.has(name) ? new Set([name]) : new Set<string>();
 		const result = await reconciled(path, config.text || files.newFile(name), files.shape, workload ? [workload] : [], ours);
@@ -78,6 +83,12 @@ export async function editWorkloadFiles(files: WorkloadFiles, desired: readonly 
 			for (const edit of edits) if (edit.changed) await edit.write();
 		},
 	};
+}
+
+/** A workload's file: the pattern's last `*` (the project's own path may hold one) is its name. */
+function fileOf(pattern: string, workload: string): string {
+	const star = pattern.lastIndexOf('*');
+	return `${pattern.slice(0, star)}${workload}${pattern.slice(star + 1)}`;
 }
 
 async function reconciled(

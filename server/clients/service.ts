@@ -277,8 +277,8 @@ export class ClientsService {
 	}
 
 	/**
-	 * Brings one configuration file to list exactly what its registrations ask for, under the
-	 * file's lock. The ledger is widened before the file is written and narrowed after, so a
+	 * Brings one configuration file (or folder of one file per workload) to list exactly what its
+	 * registrations ask for, under the file's lock. The ledger is widened before the file is written and narrowed after, so a
 	 * crash in between can only leave Hangar believing it owns an entry it wrote.
 	 */
 	private async sync(target: Target): Promise<void> {
@@ -287,12 +287,12 @@ export class ClientsService {
 			const desired = this.desired(target.path, running, state, groups);
 			const managed = new Set(state.managed.find((file) => file.path === target.path)?.entries ?? []);
 			if (desired.length === 0 && managed.size === 0) return;
-			const edit =
-				target.newFile
-					? await editWorkloadFiles({ pattern: target.path, shape: target.shape, newFile: target.newFile, projectRoot: target.projectRoot }, desired, managed)
-					: await editConfigFile(target.path, target.shape, desired, managed, target.projectRoot);
-			for (const { name, path } of edit.skipped) {
-				this.environment.log.warn(`${path} already has an entry "${name}" that Hangar did not write; left it as it is`);
+			const { path, shape, newFile, projectRoot } = target;
+			const edit = newFile
+				? await editWorkloadFiles({ pattern: path, shape, newFile, projectRoot }, desired, managed)
+				: await editConfigFile(path, shape, desired, managed, projectRoot);
+			for (const skipped of edit.skipped) {
+				this.environment.log.warn(`${skipped.path} already has an entry "${skipped.name}" that Hangar did not write; left it as it is`);
 			}
 			if (edit.changed) {
 				await this.recordManaged(target, unique([...managed, ...edit.managed]));

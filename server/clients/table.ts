@@ -361,7 +361,8 @@ const ROWS: readonly Row[] = [
 
 export const CLIENT_TABLE: readonly ClientDefinition[] = ROWS.map(({ newProjectFile, ...row }) => {
 	const projectFile = PROJECT_CONFIG_FILES[row.id];
-	const project = projectFile === undefined ? undefined : { configPath: projectFile, config: row.config, ...(newProjectFile ? { newFile: newProjectFile } : {}) };
+	const project =
+		projectFile === undefined ? undefined : { configPath: projectFile, config: row.config, ...(newProjectFile ? { newFile: newProjectFile } : {}) };
 	return {
 		...row,
 		detectPath: detectionFor(row.configPath),
