@@ -30,17 +30,21 @@ export type ClientAppStatus = z.infer<typeof ClientAppStatus>;
 /**
  * Hangar extension: the clients that read a per-project MCP configuration (each client's own
  * documentation names the file), and that file relative to the project root. `project_root`
- * registers these clients there instead of in the user-wide file.
+ * registers these clients there instead of in the user-wide file. A `*` stands for a workload's
+ * name: the client reads every file of a folder, one server each, and Hangar writes one per workload.
  */
 export const PROJECT_CONFIG_FILES: Readonly<Partial<Record<ClientApp, string>>> = {
 	'amazon-q': '.amazonq/mcp.json',
 	'claude-code': '.mcp.json',
 	codex: '.codex/config.toml',
+	continue: '.continue/mcpServers/hangar-*.yaml',
 	cursor: '.cursor/mcp.json',
 	'gemini-cli': '.gemini/settings.json',
 	kiro: '.kiro/settings/mcp.json',
+	'mistral-vibe': '.vibe/config.toml',
 	opencode: 'opencode.json',
 	'roo-code': '.roo/mcp.json',
+	trae: '.trae/mcp.json',
 	vscode: '.vscode/mcp.json',
 	'vscode-insider': '.vscode/mcp.json',
 	zed: '.zed/settings.json',

@@ -13,6 +13,7 @@ import {
 	AggregationConfig,
 	AuditConfig,
 	HeaderForwardConfig,
+	NetworkPermissions,
 	PermissionProfile,
 	RateLimitConfig,
 	RunConfig,
@@ -88,7 +89,7 @@ export const WorkloadOidcOptions = z.object({
 	allow_private_ip: z.boolean().optional(),
 	/** The URL clients know the workload by, when not the proxy's own (RFC 9728 `resource`). */
 	resource_url: z.string().optional(),
-});
+}).strict();
 
 /** OAuth towards a remote server (ToolHive `remoteOAuthConfig`); secrets are references. */
 export const RemoteOAuthConfig = z.object({
@@ -112,13 +113,23 @@ export const RemoteOAuthConfig = z.object({
 	bearer_token_file: z.string().optional(),
 	/** Hangar: how long `hangar run --remote-auth` waits for the sign-in (a duration such as 5m). */
 	timeout: z.string().optional(),
-});
+}).strict();
 
 /** A secret reference in a request: both fields are required. */
 const SecretReference = SecretParameter.extend({
 	name: requiredString('secret name'),
 	target: requiredString('secret target'),
-});
+}).strict();
+
+/** A requested permission profile: a registry entry's, with an unknown key refused at every level. */
+const RequestedPermissionProfile = PermissionProfile.extend({
+	network: NetworkPermissions.extend({
+		inbound: NetworkPermissions.shape.inbound.unwrap().strict().optional(),
+		outbound: NetworkPermissions.shape.outbound.unwrap().strict().optional(),
+	})
+		.strict()
+		.optional(),
+}).strict();
 
 const Port = z.number().int().min(0, 'port must be between 0 and 65535').max(65535, 'port must be between 0 and 65535');
 
@@ -175,7 +186,7 @@ export const WorkloadSpecFields = {
 	scaling_config: ScalingConfig.optional(),
 	/** OpenTelemetry traces and metrics of the workload's proxy (OTLP/HTTP, Prometheus `/metrics`). */
 	telemetry_config: TelemetryConfig.optional(),
-	permission_profile: PermissionProfile.optional(),
+	permission_profile: RequestedPermissionProfile.optional(),
 	/** Apply the permission profile's network rules. Omitted means true. */
 	network_isolation: z.boolean().optional(),
 	trust_proxy_headers: z.boolean().optional(),
@@ -196,7 +207,7 @@ export const WorkloadSpecFields = {
 	group: GroupName.optional(),
 	oauth_config: RemoteOAuthConfig.optional(),
 	/** Headers a remote server accepts. */
-	headers: z.array(RegistryHeader).optional(),
+	headers: z.array(RegistryHeader.strict()).optional(),
 	header_forward: HeaderForwardConfig.optional(),
 	/** Build settings; only for protocol-scheme images. */
 	runtime_config: RuntimeConfig.optional(),
@@ -227,6 +238,36 @@ export const WorkloadSpecFields = {
 	 */
 	max_server_processes: z.number().int().min(1, 'max_server_processes must be at least 1').max(1000).optional(),
 };
+
+/**
+ * Settings of ToolHive's run configuration that Hangar does not implement. A body naming one is
+ * refused with a 400 saying so, rather than run without it: most guard requests (webhooks,
+ * middleware, token exchange, upstream credentials, a CA bundle), and a workload run without
+ * them would look protected when it is not. ToolHive's own clients never send them (its
+ * `createRequest` and `updateRequest` have none), so refusing them breaks none.
+ */
+const UNIMPLEMENTED_TOOLHIVE_SETTINGS = [
+	'validating_webhooks',
+	'mutating_webhooks',
+	'middleware_configs',
+	'additional_middleware_configs',
+	'token_exchange_config',
+	'upstream_swap_config',
+	'aws_sts_config',
+	'embedded_auth_server_config',
+	'jwks_auth_token_file',
+	'thv_ca_bundle',
+	'session_ttl',
+	'strict_protocol_validation',
+] as const;
+
+function refused<const Name extends string>(names: readonly Name[]): Record<Name, z.ZodOptional<z.ZodNever>> {
+	const message = 'a ToolHive run-configuration setting not implemented by Hangar; the workload would run without it';
+	return Object.fromEntries(names.map((name) => [name, z.never({ error: message }).optional()])) as Record<Name, z.ZodOptional<z.ZodNever>>;
+}
+
+/** The fields of a create or update body: any other key is refused (400 naming it). */
+const WorkloadRequestFields = { ...WorkloadSpecFields, ...refused(UNIMPLEMENTED_TOOLHIVE_SETTINGS) };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */
 export const WorkloadDetail = z.object({
@@ -273,8 +314,9 @@ export const CreateWorkloadParams = z
 		registry: z.string().optional(),
 		/** With `registry`: reverse-DNS server name in it. */
 		server: z.string().optional(),
-		...WorkloadSpecFields,
+		...WorkloadRequestFields,
 	})
+	.strict()
 	.superRefine((params, ctx) => {
 		if (Boolean(params.registry) !== Boolean(params.server)) {
 			ctx.addIssue({ code: 'custom', message: "both 'registry' and 'server' must be specified together" });
@@ -286,7 +328,8 @@ export const CreateWorkloadParams = z
 
 /** Body of `workloads/update` (ToolHive `updateRequest`); `name` comes from the path. */
 export const UpdateWorkloadParams = z
-	.object({ name: WorkloadName, ...WorkloadSpecFields })
+	.object({ name: WorkloadName, ...WorkloadRequestFields })
+	.strict()
 	.superRefine((params, ctx) => checkToolsOverride(params.tools_override, ctx));
 
 /** Body of the bulk operations: exactly one of `names` and `group`. */

@@ -4,7 +4,11 @@
  *
  * Field names and JSON types follow ToolHive's OpenAPI exactly, including its mix of snake_case
  * and camelCase (`oidc_config.jwksurl`, `telemetry_config.samplingRate`, …). Everything is
- * optional: an export carries only what the workload was configured with.
+ * optional: an export carries only what the workload was configured with. The objects a
+ * workload request sets refuse a key they do not define (`.strict()`): a mistyped or
+ * unimplemented setting is a 400 naming it, not a setting silently off. The permission profile
+ * is not strict here, since registry entries carry it too (upstream data may hold more); a
+ * request's is (`protocol.workloads.ts`).
  */
 import { z } from 'zod';
 import { StringMap } from './common.js';
@@ -53,7 +57,7 @@ export type SecretParameter = z.infer<typeof SecretParameter>;
 export const ToolOverride = z.object({
 	name: z.string().optional(),
 	description: z.string().optional(),
-});
+}).strict();
 export type ToolOverride = z.infer<typeof ToolOverride>;
 
 /** What an aggregate (image `group://NAME`) shows of one member workload. */
@@ -64,7 +68,7 @@ export const AggregationMember = z.object({
 	exclude_all: z.boolean().optional(),
 	/** The member's tool name → its exposed name and/or description. */
 	overrides: z.record(z.string(), ToolOverride).optional(),
-});
+}).strict();
 export type AggregationMember = z.infer<typeof AggregationMember>;
 
 /**
@@ -86,13 +90,13 @@ export const SearchEmbeddings = z.object({
 	timeout_ms: z.number().int().min(50).max(30_000).optional(),
 	/** Allow a private address (a server on the LAN). */
 	allow_private_ip: z.boolean().optional(),
-});
+}).strict();
 export type SearchEmbeddings = z.infer<typeof SearchEmbeddings>;
 
 /** How a search-mode aggregate ranks: lexically, blended with embeddings when configured. */
 export const AggregationSearch = z.object({
 	embeddings: SearchEmbeddings.optional(),
-});
+}).strict();
 export type AggregationSearch = z.infer<typeof AggregationSearch>;
 
 /**
@@ -109,7 +113,7 @@ export const AggregationConfig = z.object({
 	default_visibility: z.enum(['allow', 'deny']).optional(),
 	mode: z.enum(['all', 'search']).optional(),
 	search: AggregationSearch.optional(),
-});
+}).strict();
 export type AggregationConfig = z.infer<typeof AggregationConfig>;
 
 export { groupOfImage } from './aggregateImage.js';
@@ -131,7 +135,7 @@ export const HeaderForwardConfig = z.object({
 	add_plaintext_headers: StringMap.optional(),
 	/** Header name → secret key in the secrets provider. */
 	add_headers_from_secret: StringMap.optional(),
-});
+}).strict();
 export type HeaderForwardConfig = z.infer<typeof HeaderForwardConfig>;
 
 /** Build settings for protocol-scheme images (`npx://`, `uvx://`, `go://`; `templates.RuntimeConfig`). */
@@ -154,7 +158,7 @@ export const RuntimeConfig = z.object({
 	 * PEM CA certificate. Each replaces what the user's files say; none reaches the final image.
 	 */
 	build_secrets: z.object({ npmrc: z.string().optional(), index_url: z.string().optional(), ca_cert: z.string().optional() }).strict().optional(),
-});
+}).strict();
 export type RuntimeConfig = z.infer<typeof RuntimeConfig>;
 
 /** How client sessions share a stdio server (see the proxy's stdio bridge). */
@@ -199,7 +203,7 @@ export const AuditConfig = z.object({
 	logFile: z.string().optional(),
 	maxDataSize: z.number().int().optional(),
 	maxDelegationDepth: z.number().int().optional(),
-});
+}).strict();
 export type AuditConfig = z.infer<typeof AuditConfig>;
 
 /** One JWT-claim → IAM-role rule of `aws_sts_config`. */
@@ -306,7 +310,7 @@ export const TelemetryConfig = z.object({
 	metricsOnTransportPort: z.boolean().optional(),
 	prometheusPort: z.number().int().optional(),
 	useLegacyAttributes: z.boolean().optional(),
-});
+}).strict();
 export type TelemetryConfig = z.infer<typeof TelemetryConfig>;
 
 /**
@@ -316,21 +320,21 @@ export type TelemetryConfig = z.infer<typeof TelemetryConfig>;
 export const RateLimitBucket = z.object({
 	maxTokens: z.number().int().optional(),
 	refillPeriod: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
-});
+}).strict();
 
 /** Per-tool rate limits. */
 export const ToolRateLimitConfig = z.object({
 	name: z.string().optional(),
 	perUser: RateLimitBucket.optional(),
 	shared: RateLimitBucket.optional(),
-});
+}).strict();
 
 /** `rate_limit_config`: per-user, shared and per-tool token buckets. */
 export const RateLimitConfig = z.object({
 	perUser: RateLimitBucket.optional(),
 	shared: RateLimitBucket.optional(),
 	tools: z.array(ToolRateLimitConfig).optional(),
-});
+}).strict();
 
 /** TLS settings of a webhook call. */
 export const WebhookTlsConfig = z.object({
@@ -361,7 +365,7 @@ export const SessionRedisConfig = z.object({
 	address: z.string().optional(),
 	db: z.number().int().optional(),
 	key_prefix: z.string().optional(),
-});
+}).strict();
 export type SessionRedisConfig = z.infer<typeof SessionRedisConfig>;
 
 /** `scaling_config` (`runner.ScalingConfig`), with Hangar's `replicas`. */
@@ -371,7 +375,7 @@ export const ScalingConfig = z.object({
 	/** Server instances the proxies spread sessions across (`backendReplicas` in the operator's CRD). */
 	backend_replicas: z.number().int().optional(),
 	session_redis: SessionRedisConfig.optional(),
-});
+}).strict();
 export type ScalingConfig = z.infer<typeof ScalingConfig>;
 
 // --- embedded_auth_server_config (`authserver.RunConfig`) ---------------------------------------

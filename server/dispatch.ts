@@ -25,14 +25,16 @@ export function implement<O extends OperationDefinition>(operation: O, handler: 
 	return { operation, handler: handler as unknown as Handler<OperationDefinition> };
 }
 
-/** A 400 whose message names the first offending field. */
+/** A 400 whose message names the first offending field (an unknown key by its own path: `aggregation.composite_tools`). */
 export function invalidParams(error: z.ZodError): HangarError {
 	const [first, ...rest] = error.issues;
-	const field = first?.path.length ? first.path.join('.') : 'body';
+	const unknownKey = first?.code === 'unrecognized_keys' ? first.keys[0] : undefined;
+	const path = [...(first?.path ?? []), ...(unknownKey === undefined ? [] : [unknownKey])];
+	const field = path.length ? path.join('.') : 'body';
 	const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
-	const message = first?.message ?? 'invalid value';
+	const message = unknownKey === undefined ? (first?.message ?? 'invalid value') : 'unknown field';
 	// A message that already says `invalid <field>: …` is not prefixed a second time.
-	const last = first?.path.at(-1);
+	const last = path.at(-1);
 	const named = last !== undefined && message.toLowerCase().startsWith(`invalid ${String(last).toLowerCase()}`);
 	return new HangarError(400, `${named ? '' : `invalid ${field}: `}${message}${more}`, 'invalid_params');
 }

@@ -5,10 +5,11 @@
  * client's documentation describes it: its path under the project, its servers key and the
  * entry it reads for a Streamable HTTP server. Written out here, apart from server/clients/table.ts.
  */
-import { mkdir, mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientApp } from '../protocol/common.js';
 import { ListClients, RegisterClient, UnregisterClient } from '../protocol/protocol.clients.js';
@@ -23,8 +24,9 @@ interface ProjectFacts {
 	readonly file: string;
 	/** `strict-json`: a client that parses plain JSON (no comments, no trailing commas). */
 	readonly format: 'json' | 'strict-json' | 'toml';
-	/** The key holding the servers, by name. */
+	/** The key holding the servers: by name, or (`list`) a list of entries that carry their `name`. */
 	readonly key: string;
+	readonly list?: boolean;
 	/** The entry the client reads for a Streamable HTTP server at `url`. */
 	entry(url: string): Record<string, unknown>;
 }
@@ -51,6 +53,11 @@ const PROJECT_FACTS: Readonly<Partial<Record<ClientApp, ProjectFacts>>> = {
 	'amazon-q': { file: '.amazonq/mcp.json', format: 'strict-json', key: 'mcpServers', entry: (url) => ({ type: 'http', url }) },
 	// VS Code: the workspace's `.vscode/mcp.json`, `servers`.
 	vscode: { file: '.vscode/mcp.json', format: 'json', key: 'servers', entry: (url) => ({ url, type: 'http' }) },
+	// docs.trae.ai (MCP, "project MCP"): `.trae/mcp.json` in the project, `mcpServers` entries with a `url` for a remote server.
+	trae: { file: '.trae/mcp.json', format: 'json', key: 'mcpServers', entry: (url) => ({ url }) },
+	// docs.mistral.ai/mistral-vibe (configuration: `./.vibe/config.toml` first, then `~/.vibe/config.toml`; MCP servers):
+	// `[[mcp_servers]]` tables with `name`, `transport = "streamable-http"` and `url`.
+	'mistral-vibe': { file: '.vibe/config.toml', format: 'toml', key: 'mcp_servers', list: true, entry: (url) => ({ url, transport: 'streamable-http' }) },
 };
 
 let state: TestHome;
@@ -92,7 +99,9 @@ async function serversIn(root: string, facts: ProjectFacts): Promise<Record<stri
 	const document = (
 		facts.format === 'toml' ? parseToml(text) : facts.format === 'strict-json' ? JSON.parse(text) : parseJsonc(text, [], { allowTrailingComma: true })
 	) as Record<string, unknown>;
-	return (document[facts.key] ?? {}) as Record<string, Record<string, unknown>>;
+	if (!facts.list) return (document[facts.key] ?? {}) as Record<string, Record<string, unknown>>;
+	const entries = (document[facts.key] ?? []) as Array<{ name: string } & Record<string, unknown>>;
+	return Object.fromEntries(entries.map(({ name, ...entry }) => [name, entry]));
 }
 
 describe('a project file for every client whose documentation names one', () => {
@@ -140,6 +149,32 @@ describe('a project file for every client whose documentation names one', () => 
 		expect(await readFile(join(project, '.gemini', 'settings.json'), 'utf8')).toBe(seed);
 	});
 
+	it("mistral-vibe: the project's own settings, servers and comments kept, and the file as it was after", async () => {
+		const project = await newProject();
+		const seed = `# the team's Vibe settings
+active_model = "devstral"
+
+[[mcp_servers]]
+name = "mine" # our own server
+transport = "stdio"
+command = "my-server"
+`;
+		await mkdir(join(project, '.vibe'));
+		await writeFile(join(project, '.vibe', 'config.toml'), seed);
+		await daemon.client.request(RegisterClient, { name: 'mistral-vibe', project_root: project });
+		const text = await readFile(join(project, '.vibe', 'config.toml'), 'utf8');
+		expect(text.startsWith(seed)).toBe(true);
+		expect(parseToml(text)).toEqual({
+			active_model: 'devstral',
+			mcp_servers: [
+				{ name: 'mine', transport: 'stdio', command: 'my-server' },
+				{ name: workload.name, url: workload.url, transport: 'streamable-http' },
+			],
+		});
+		await daemon.client.request(UnregisterClient, { name: 'mistral-vibe', project_root: project });
+		expect(await readFile(join(project, '.vibe', 'config.toml'), 'utf8')).toBe(seed);
+	});
+
 	it('refuses a client folder that is a symlink out of the project: 400 naming project_root, nothing written', async () => {
 		const project = await newProject();
 		const elsewhere = await mkdtemp(join(state.path, 'elsewhere-'));
@@ -156,8 +191,47 @@ describe('a project file for every client whose documentation names one', () => 
 		const response = await callRest(serve.url, RegisterClient, { name: 'windsurf', project_root: project });
 		expect(response.status).toBe(400);
 		expect((response.body as { message: string }).message).toMatch(
-			/^invalid project_root: windsurf has no per-project configuration file \(clients with one: amazon-q, claude-code, codex, cursor, .*vscode.*\)$/,
+			/^invalid project_root: windsurf has no per-project configuration file \(clients with one: amazon-q, claude-code, codex, continue, cursor, .*trae, vscode.*\)$/,
 		);
+	});
+});
+
+describe("continue: a block file of the project's .continue/mcpServers/ per workload", () => {
+	// docs.continue.dev (MCP deep dive): every YAML file of the workspace's `.continue/mcpServers/` is a block,
+	// with `name`, `version` and `schema`, and one server in `mcpServers` (its block schema: exactly one).
+	const folder = (project: string) => join(project, '.continue', 'mcpServers');
+	const hangarFile = (project: string) => join(folder(project), `hangar-${workload.name}.yaml`);
+
+	it("is written as Hangar's own file, beside the user's block files left as they are, and removed when unregistered", async () => {
+		const project = await newProject();
+		await mkdir(folder(project), { recursive: true });
+		const theirs = '# our database\nname: Database\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: db\n    command: db-mcp\n';
+		await writeFile(join(folder(project), 'database.yaml'), theirs);
+
+		await daemon.client.request(RegisterClient, { name: 'continue', project_root: project });
+		expect(parseYaml(await readFile(hangarFile(project), 'utf8'))).toEqual({
+			name: workload.name,
+			version: '0.0.1',
+			schema: 'v1',
+			mcpServers: [{ name: workload.name, url: workload.url, type: 'streamable-http' }],
+		});
+		expect(await readFile(join(folder(project), 'database.yaml'), 'utf8')).toBe(theirs);
+		expect((await hangar('client', 'ls', '--project', project)).stdout).toMatch(/^continue\s+\.continue\/mcpServers\/hangar-\*\.yaml\s+yes\s+default$/m);
+
+		await daemon.client.request(UnregisterClient, { name: 'continue', project_root: project });
+		await expect(stat(hangarFile(project))).rejects.toThrow();
+		expect(await readdir(folder(project))).toEqual(['database.yaml']);
+	});
+
+	it('refuses a .continue/mcpServers that is a symlink out of the project: 400 naming project_root, nothing written', async () => {
+		const project = await newProject();
+		const elsewhere = await mkdtemp(join(state.path, 'elsewhere-'));
+		await mkdir(join(project, '.continue'));
+		await symlink(elsewhere, folder(project));
+		const response = await callRest(serve.url, RegisterClient, { name: 'continue', project_root: project });
+		expect(response.status).toBe(400);
+		expect((response.body as { message: string }).message).toMatch(/^invalid project_root: .*mcpServers.* outside the project/);
+		expect(await readdir(elsewhere)).toEqual([]);
 	});
 });
 

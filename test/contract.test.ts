@@ -13,7 +13,8 @@ import { hangarErrorOf } from './support/errors.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe, type DaemonProcess, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
-import { toolhiveResponseSchema, toolhiveViolations } from './support/toolhive-openapi.js';
+import { toolhiveRequestWithEveryField, toolhiveResponseSchema, toolhiveViolations } from './support/toolhive-openapi.js';
+import { CreateWorkloadParams, UpdateWorkloadParams } from '../protocol/protocol.workloads.js';
 
 let rpcHome: TestHome;
 let restHome: TestHome;
@@ -97,4 +98,17 @@ describe.each(operations.map((row) => ({ method: row.method, row })))('$method',
 			expect(rest.body).toMatchObject({ code: 'invalid_params', message: expect.stringContaining(restField) });
 		});
 	}
+});
+
+describe("ToolHive's request bodies", () => {
+	// Hangar refuses a field it does not know: every field ToolHive's clients may send must be one it knows.
+	it.each([
+		{ toolhive: 'pkg_api_v1.createRequest', params: CreateWorkloadParams },
+		{ toolhive: 'pkg_api_v1.updateRequest', params: UpdateWorkloadParams },
+	])('every field of $toolhive, at any depth, is a field Hangar knows', ({ toolhive, params }) => {
+		const body = { ...toolhiveRequestWithEveryField(toolhive), name: 'every-field' };
+		const parsed = params.safeParse(body);
+		const unknown = (parsed.error?.issues ?? []).filter((issue) => issue.code === 'unrecognized_keys');
+		expect(unknown).toEqual([]);
+	});
 });

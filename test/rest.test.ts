@@ -135,6 +135,47 @@ describe('request bodies', () => {
 	});
 });
 
+describe('a setting Hangar does not know or implement is refused, never ignored', () => {
+	const createWorkload = (body: unknown) =>
+		raw('/api/v1beta/workloads', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+	const refusal = async (response: Promise<RawResponse>) => {
+		const answered = await response;
+		expect(answered.status).toBe(400);
+		return (JSON.parse(answered.body) as { code: string; message: string });
+	};
+	const workloadNames = async () =>
+		(JSON.parse((await raw('/api/v1beta/workloads?all=true')).body) as { workloads: Array<{ name: string }> }).workloads.map((workload) => workload.name);
+
+	it("ToolHive's validating_webhooks, a security setting Hangar does not implement: 400 naming it, nothing created", async () => {
+		const webhook = { name: 'policy', url: 'https://policy.example/validate', failure_policy: 'fail' };
+		const answer = await refusal(createWorkload({ name: 'webhooked', image: 'example/server:1', validating_webhooks: [webhook] }));
+		expect(answer).toEqual({ code: 'invalid_params', message: expect.stringMatching(/^invalid validating_webhooks: .*ToolHive.*not implemented/) });
+		expect(await workloadNames()).not.toContain('webhooked');
+	});
+
+	it('an unknown key of aggregation (composite_tools, a typo, or in a member) is a 400 naming its path', async () => {
+		const aggregate = { name: 'aggregate', image: 'group://default' };
+		for (const [aggregation, path] of [
+			[{ composite_tools: [{ name: 'both' }] }, 'aggregation.composite_tools'],
+			[{ conflcit: 'priority' }, 'aggregation.conflcit'],
+			[{ members: { fetch: { exclude: true } } }, 'aggregation.members.fetch.exclude'],
+		] as const) {
+			const answer = await refusal(createWorkload({ ...aggregate, aggregation }));
+			expect(answer.message).toMatch(new RegExp(`^invalid ${path.replaceAll('.', '\\.')}: unknown field`));
+		}
+		expect(await workloadNames()).not.toContain('aggregate');
+	});
+
+	it("an unknown key of the body or of one of Hangar's objects in it is a 400 naming it, on create and update alike", async () => {
+		expect((await refusal(createWorkload({ name: 'typo', image: 'example/server:1', tool_pining: 'off' }))).message).toMatch(/^invalid tool_pining: unknown field/);
+		expect((await refusal(createWorkload({ name: 'typo', image: 'example/server:1', oidc: { issuer: 'https://id.example', audiance: 'me' } }))).message).toMatch(
+			/^invalid oidc\.audiance: unknown field/,
+		);
+		const update = raw('/api/v1beta/workloads/typo/edit', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ image: 'example/server:1', mutating_webhooks: [] }) });
+		expect((await refusal(update)).message).toMatch(/^invalid mutating_webhooks: .*ToolHive.*not implemented/);
+	});
+});
+
 describe('DNS-rebinding and cross-origin defence', () => {
 	it('refuses a Host header that does not name the server', async () => {
 		const response = await raw('/api/v1beta/groups', { headers: { Host: 'evil.example:8080' } });

@@ -20,6 +20,7 @@ import { createTestHome, type TestHome } from './support/home.js';
 import { spawn } from 'node:child_process';
 import { HANGAR_BIN, runHangar, spawnDaemon, startServe, type DaemonProcess } from './support/processes.js';
 import { listen } from './support/registry.js';
+import { callRest } from './support/rest.js';
 
 let home: TestHome;
 let daemon: DaemonProcess;
@@ -172,6 +173,21 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 		expect(needed.status_context).toMatch(/refresh token/);
 		await signIn(name);
 		expect(await echo(port, 'back')).toBe('protected echo: back');
+	});
+
+	it('hangar export and GET …/export keep the reference to the refresh token, so that wherever the export runs can refresh', async () => {
+		const ref = `oauth/${name}/refresh_token`;
+		const printed = await runHangar(['export', name], home.env);
+		expect(printed.code).toBe(0);
+		expect(JSON.parse(printed.stdout).remote_auth_config).toMatchObject({ cached_refresh_token_ref: ref });
+		const serve = await startServe(home.env);
+		try {
+			const response = await callRest(serve.url, ExportWorkload, { name });
+			expect(response.status).toBe(200);
+			expect((response.body as { remote_auth_config?: object }).remote_auth_config).toMatchObject({ cached_refresh_token_ref: ref });
+		} finally {
+			await serve.stop();
+		}
 	});
 
 	it('a restarted proxy picks the sign-in up from the secrets provider, without the user', async () => {

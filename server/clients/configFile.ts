@@ -1,9 +1,10 @@
 /**
- * Reading and writing client configuration files on disk: a missing file reads as empty,
+ * Reading, writing and removing client configuration files on disk: a missing file reads as empty,
  * a symlinked file is written through to its target, writes are atomic, an existing file
  * keeps its mode and a new one is 0600 in folders created 0700. Problems become errors that
  * name the file (and line), so users know what to fix.
  */
+import { rm } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic.js';
 import { confinedPath, realLocation } from '../store/project.js';
@@ -39,6 +40,15 @@ export async function writeConfig(config: ConfigText, text: string): Promise<voi
 		await writeFileAtomic(config.writePath, text, { mode: 0o600, dirMode: 0o700 });
 	} catch (error) {
 		throw new HangarError(500, `cannot write ${config.writePath}: ${(error as Error).message}`, 'client_config_unwritable');
+	}
+}
+
+/** Removes a file Hangar wrote whole (one of a folder of one file per workload). */
+export async function removeConfig(config: ConfigText): Promise<void> {
+	try {
+		await rm(config.writePath, { force: true });
+	} catch (error) {
+		throw new HangarError(500, `cannot remove ${config.writePath}: ${(error as Error).message}`, 'client_config_unwritable');
 	}
 }
 

@@ -36,9 +36,9 @@ import type { JsonDocument } from '../store/document.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 import { cleanPath, projectRoot } from '../store/project.js';
-import { configProblem, readConfig, writeConfig } from './configFile.js';
+import { configProblem, readConfig } from './configFile.js';
+import { editConfigFile, editWorkloadFiles } from './configEdit.js';
 import { openEditor } from './editor.js';
-import { reconcile } from './reconcile.js';
 import { clientsStateDocument, type ClientsState } from './state.js';
 import {
 	CLIENT_TABLE,
@@ -57,12 +57,15 @@ export interface ClientsServiceOptions {
 	readonly platform?: NodeJS.Platform;
 }
 
-/** One configuration file Hangar keeps in sync. */
+/** One configuration file Hangar keeps in sync, or a folder of one file per workload. */
 interface Target {
+	/** The file; for a folder of one file per workload, their path with `*` for the workload's name. */
 	readonly path: string;
 	readonly shape: ConfigShape;
 	readonly client: string;
 	readonly projectRoot?: string;
+	/** Present for a folder of one file per workload: what a new file starts with. */
+	readonly newFile?: (workload: string) => string;
 }
 
 /** Which workloads a target should list: all of them, or those of some groups. */
@@ -274,8 +277,8 @@ export class ClientsService {
 	}
 
 	/**
-	 * Brings one configuration file to list exactly what its registrations ask for, under the
-	 * file's lock. The ledger is widened before the file is written and narrowed after, so a
+	 * Brings one configuration file (or folder of one file per workload) to list exactly what its
+	 * registrations ask for, under the file's lock. The ledger is widened before the file is written and narrowed after, so a
 	 * crash in between can only leave Hangar believing it owns an entry it wrote.
 	 */
 	private async sync(target: Target): Promise<void> {
@@ -284,19 +287,19 @@ export class ClientsService {
 			const desired = this.desired(target.path, running, state, groups);
 			const managed = new Set(state.managed.find((file) => file.path === target.path)?.entries ?? []);
 			if (desired.length === 0 && managed.size === 0) return;
-			const config = await readConfig(target.path, target.projectRoot);
-			const result = await reconcile(config.text, target.shape, desired, managed).catch((error: unknown) => {
-				throw configProblem(target.path, error);
-			});
-			for (const name of result.skipped) {
-				this.environment.log.warn(`${target.path} already has an entry "${name}" that Hangar did not write; left it as it is`);
+			const { path, shape, newFile, projectRoot } = target;
+			const edit = newFile
+				? await editWorkloadFiles({ pattern: path, shape, newFile, projectRoot }, desired, managed)
+				: await editConfigFile(path, shape, desired, managed, projectRoot);
+			for (const skipped of edit.skipped) {
+				this.environment.log.warn(`${skipped.path} already has an entry "${skipped.name}" that Hangar did not write; left it as it is`);
 			}
-			if (result.text !== config.text) {
-				await this.recordManaged(target, unique([...managed, ...result.managed]));
+			if (edit.changed) {
+				await this.recordManaged(target, unique([...managed, ...edit.managed]));
 				await this.recordCreated(target);
-				await writeConfig(config, result.text);
+				await edit.write();
 			}
-			await this.recordManaged(target, result.managed);
+			await this.recordManaged(target, edit.managed);
 		});
 	}
 
@@ -353,7 +356,10 @@ export class ClientsService {
 		);
 	}
 
-	/** Fails (and changes nothing) when the client's file exists but Hangar could not edit it. */
+	/**
+	 * Fails (and changes nothing) when the client's file exists but Hangar could not edit it, or
+	 * a project's is not confined to it (for a folder of one file per workload, the folder).
+	 */
 	private async check(target: Target): Promise<void> {
 		const { text } = await readConfig(target.path, target.projectRoot);
 		try {
@@ -399,6 +405,7 @@ export class ClientsService {
 			shape: client.project.config,
 			client: client.id,
 			projectRoot: root,
+			...(client.project.newFile ? { newFile: client.project.newFile } : {}),
 		};
 	}
 

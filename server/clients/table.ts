@@ -57,9 +57,14 @@ export interface ClientDefinition {
 	/**
 	 * Per-project configuration (a Hangar extension): the file relative to the project root
 	 * (`PROJECT_CONFIG_FILES`, from each client's documentation). It has the shape of the
-	 * client's user-wide file: the same servers key and entries.
+	 * client's user-wide file: the same servers key and entries. A path with a `*` names one
+	 * file per workload (`*` for its name), which starts as `newFile` gives it.
 	 */
-	readonly project?: { readonly configPath: string; readonly config: ConfigShape };
+	readonly project?: {
+		readonly configPath: string;
+		readonly config: ConfigShape;
+		readonly newFile?: (workload: string) => string;
+	};
 	/** Where the client reads skills (toolhive-facts §3.4); absent when it has none. */
 	readonly skills?: {
 		/** Folder for user-scope skills, relative to the home directory (e.g. '.claude/skills'). */
@@ -117,6 +122,8 @@ interface Row {
 	readonly config: ConfigShape;
 	readonly skills?: ClientDefinition['skills'];
 	readonly supportsPlugins?: boolean;
+	/** What a new per-project file starts with, when the project holds one per workload. */
+	readonly newProjectFile?: (workload: string) => string;
 }
 
 const sameSkills = (dir: string) => ({ userDir: dir, projectDir: dir });
@@ -238,6 +245,13 @@ const ROWS: readonly Row[] = [
 			transportField: { key: 'type', values: { 'streamable-http': 'streamable-http', sse: 'sse' } },
 			nameField: true,
 		},
+		// A project's `.continue/mcpServers/` holds blocks, each with its own name, version and schema
+		// and exactly one server (Continue's block schema). So each workload gets a file of its own,
+		// named `hangar-NAME.yaml` (`PROJECT_CONFIG_FILES`): Hangar never edits a block of the user's,
+		// and removes its own when the workload goes.
+		newProjectFile: (workload) =>
+			`# Written by Hangar for the workload ${workload}; removed by it when the workload stops.\n` +
+			`name: ${JSON.stringify(workload)}\nversion: 0.0.1\nschema: v1\n`,
 	},
 	{
 		id: 'opencode',
@@ -345,12 +359,14 @@ const ROWS: readonly Row[] = [
 	},
 ];
 
-export const CLIENT_TABLE: readonly ClientDefinition[] = ROWS.map((row) => {
+export const CLIENT_TABLE: readonly ClientDefinition[] = ROWS.map(({ newProjectFile, ...row }) => {
 	const projectFile = PROJECT_CONFIG_FILES[row.id];
+	const project =
+		projectFile === undefined ? undefined : { configPath: projectFile, config: row.config, ...(newProjectFile ? { newFile: newProjectFile } : {}) };
 	return {
 		...row,
 		detectPath: detectionFor(row.configPath),
-		...(projectFile === undefined ? {} : { project: { configPath: projectFile, config: row.config } }),
+		...(project ? { project } : {}),
 		supportsPlugins: row.supportsPlugins ?? false,
 	};
 });

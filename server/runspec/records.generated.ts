@@ -118,10 +118,12 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 											"description": {
 												"type": "string"
 											}
-										}
+										},
+										"additionalProperties": false
 									}
 								}
-							}
+							},
+							"additionalProperties": false
 						}
 					},
 					"default_visibility": {
@@ -170,11 +172,14 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 								"required": [
 									"url",
 									"model"
-								]
+								],
+								"additionalProperties": false
 							}
-						}
+						},
+						"additionalProperties": false
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"max_server_processes": {
 				"type": "integer",
@@ -343,7 +348,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						"description": {
 							"type": "string"
 						}
-					}
+					},
+					"additionalProperties": false
 				}
 			},
 			"tool_pinning": {
@@ -378,7 +384,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							"type": "string"
 						}
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"runtime_config": {
 				"type": "object",
@@ -428,7 +435,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						},
 						"additionalProperties": false
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"ignore_config": {
 				"type": "object",
@@ -676,7 +684,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						"minimum": -9007199254740991,
 						"maximum": 9007199254740991
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"audit_config_path": {
 				"type": "string"
@@ -746,7 +755,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 					"useLegacyAttributes": {
 						"type": "boolean"
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"rate_limit_config": {
 				"type": "object",
@@ -773,7 +783,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 									}
 								]
 							}
-						}
+						},
+						"additionalProperties": false
 					},
 					"shared": {
 						"type": "object",
@@ -797,7 +808,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 									}
 								]
 							}
-						}
+						},
+						"additionalProperties": false
 					},
 					"tools": {
 						"type": "array",
@@ -829,7 +841,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 												}
 											]
 										}
-									}
+									},
+									"additionalProperties": false
 								},
 								"shared": {
 									"type": "object",
@@ -853,12 +866,15 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 												}
 											]
 										}
-									}
+									},
+									"additionalProperties": false
 								}
-							}
+							},
+							"additionalProperties": false
 						}
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"rate_limit_namespace": {
 				"type": "string"
@@ -1627,9 +1643,11 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							"key_prefix": {
 								"type": "string"
 							}
-						}
+						},
+						"additionalProperties": false
 					}
-				}
+				},
+				"additionalProperties": false
 			},
 			"registry_url": {
 				"type": "string"

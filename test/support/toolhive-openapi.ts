@@ -40,3 +40,30 @@ export function toolhiveViolations(schema: unknown, body: unknown): string[] {
 	const validate = ajv.compile(schema as object);
 	return validate(body) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message}`);
 }
+
+interface SchemaNode {
+	$ref?: string;
+	allOf?: SchemaNode[];
+	type?: string;
+	items?: SchemaNode;
+	properties?: Record<string, SchemaNode>;
+}
+
+/**
+ * A body of ToolHive's request schema `name` (`pkg_api_v1.createRequest`…) that sets every field
+ * it defines, at every depth; the values are only of the right JSON type.
+ */
+export function toolhiveRequestWithEveryField(name: string): Record<string, unknown> {
+	const schemas = (document.components as { schemas: Record<string, SchemaNode> }).schemas;
+	const resolve = (node: SchemaNode): SchemaNode => {
+		if (node.$ref) return resolve(schemas[node.$ref.split('/').pop()!]!);
+		return node.allOf?.length === 1 ? resolve(node.allOf[0]!) : node;
+	};
+	const example = (node: SchemaNode): unknown => {
+		const schema = resolve(node);
+		if (schema.properties) return Object.fromEntries(Object.entries(schema.properties).map(([key, value]) => [key, example(value)]));
+		if (schema.type === 'array') return schema.items ? [example(schema.items)] : [];
+		return { string: 'x', integer: 1, number: 1, boolean: true }[schema.type ?? ''] ?? {};
+	};
+	return example(schemas[name]!) as Record<string, unknown>;
+}
