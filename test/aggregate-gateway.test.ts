@@ -232,7 +232,7 @@ describe('hybrid search: an OpenAI-compatible embeddings endpoint blended into f
 	let notes: string;
 	let control: (lists: object) => Promise<Response>;
 	let drifting: string;
-	const found = async (query: string) => ((await search.callTool({ name: 'find_tool', arguments: { query } })) as { structuredContent: { tools: Array<{ name: string }> } }).structuredContent.tools.map((tool) => tool.name);
+	const found = async (query: string) => ((await search.callTool({ name: 'find_tool', arguments: { query } })) as unknown as { structuredContent: { tools: Array<{ name: string }> } }).structuredContent.tools.map((tool) => tool.name);
 
 	beforeAll(async () => {
 		const server = await startFixture(EMBEDDINGS, [JSON.stringify(CONCEPTS), 'k-embed-123']);
