@@ -10,6 +10,7 @@ import { foundation } from './suites/foundation.js';
 import { memory } from './suites/memory.js';
 import { packages } from './suites/packages.js';
 import { pinningCost } from './suites/pinningCost.js';
+import { pinningFlags } from './suites/pinningFlags.js';
 import { proxyBound } from './suites/proxyBound.js';
 import { registry } from './suites/registry.js';
 import { scaleOut } from './suites/scaleOut.js';
@@ -20,7 +21,7 @@ import { skills } from './suites/skills.js';
 import { telemetryCost } from './suites/telemetryCost.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, search, aggregate };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, flags: pinningFlags, search, aggregate };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

@@ -48,8 +48,13 @@ export interface Quality {
 
 const readJson = <T>(dir: string, file: string) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as T;
 
+/** The published servers of the corpus, by id. */
+export function loadCorpus(dir: string): Readonly<Record<string, CorpusServer>> {
+	return readJson<{ servers: Record<string, CorpusServer> }>(dir, 'corpus.json').servers;
+}
+
 export function loadSearchEval(dir: string): SearchEval {
-	const { servers } = readJson<{ servers: Record<string, CorpusServer> }>(dir, 'corpus.json');
+	const servers = loadCorpus(dir);
 	const tools = Object.entries(servers).flatMap(([id, server]) =>
 		server.tools.map((tool) => ({
 			tool: { ...tool, name: `${id}_${tool.name}` },

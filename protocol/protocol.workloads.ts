@@ -587,7 +587,7 @@ export const DeleteWorkload = operation({
 
 /** A hidden-instruction flag on a tool or prompt definition (the rules: README, Security). */
 export const DefinitionFlag = z.object({
-	rule: z.enum(['hidden_unicode', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
+	rule: z.enum(['hidden_unicode', 'zero_width', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
 	/** `block`: looks like an attack, holds a new tool back at first sight; `review`: worth reading, served. */
 	severity: z.enum(['block', 'review']),
 	/** What matched, invisible characters written as U+XXXX. */

@@ -1863,6 +1863,7 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 												"type": "string",
 												"enum": [
 													"hidden_unicode",
+													"zero_width",
 													"model_directive",
 													"other_tools",
 													"credentials",
@@ -1931,6 +1932,7 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 															"type": "string",
 															"enum": [
 																"hidden_unicode",
+																"zero_width",
 																"model_directive",
 																"other_tools",
 																"credentials",
@@ -2011,6 +2013,7 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 												"type": "string",
 												"enum": [
 													"hidden_unicode",
+													"zero_width",
 													"model_directive",
 													"other_tools",
 													"credentials",
@@ -2079,6 +2082,7 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 															"type": "string",
 															"enum": [
 																"hidden_unicode",
+																"zero_width",
 																"model_directive",
 																"other_tools",
 																"credentials",

@@ -64,7 +64,7 @@ export type ProxyRecord = z.infer<typeof ProxyRecord>;
 // Pins (pins/store.ts)
 
 export const FlagRecord = z.object({
-	rule: z.enum(['hidden_unicode', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
+	rule: z.enum(['hidden_unicode', 'zero_width', 'model_directive', 'other_tools', 'credentials', 'home_path', 'long_description']),
 	detail: z.string(),
 });
 
