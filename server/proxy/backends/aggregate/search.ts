@@ -72,32 +72,148 @@ const STOP_WORDS = new Set(
  * for these). Only words with one meaning across tools belong here.
  */
 const SYNONYMS: Record<string, readonly string[]> = {
+	// Work items and code review
 	ticket: ['issue'],
 	bug: ['issue'],
 	pr: ['pull', 'request'],
 	mr: ['merge', 'request'],
+	repo: ['repository'],
+	fork: ['copy'],
+	blame: ['commit', 'history'],
+	todo: ['task'],
+	chore: ['task'],
+	errand: ['task'],
+	done: ['complete'],
+	finish: ['complete'],
+	tick: ['complete'],
+	close: ['complete'],
+	assign: ['owner', 'assignee'],
+	// Files and folders
 	folder: ['directory'],
 	dir: ['directory'],
-	repo: ['repository'],
+	doc: ['document'],
+	docs: ['documentation'],
+	// Verbs users say for what tools name otherwise
 	make: ['create'],
 	add: ['create'],
+	new: ['create'],
+	put: ['create', 'write'],
+	insert: ['create', 'add'],
 	remove: ['delete'],
 	erase: ['delete'],
+	drop: ['delete'],
+	forget: ['delete'],
+	kill: ['terminate', 'stop', 'delete'],
+	change: ['update', 'edit'],
+	modify: ['update', 'edit'],
+	edit: ['update'],
+	rename: ['move', 'update'],
+	replace: ['edit'],
+	bump: ['update'],
+	postpone: ['reschedule', 'update'],
+	move: ['update'],
 	show: ['get', 'list'],
 	view: ['get', 'read'],
 	see: ['get', 'list'],
+	display: ['show', 'get'],
 	fetch: ['get'],
+	grab: ['get'],
+	pull: ['get'],
+	read: ['get'],
+	check: ['get', 'status'],
 	find: ['search'],
 	look: ['search', 'get'],
+	lookup: ['search', 'get'],
 	save: ['write'],
 	store: ['save', 'write'],
-	remember: ['memory', 'store'],
-	rename: ['move'],
 	download: ['get'],
+	upload: ['put'],
+	ship: ['deploy'],
+	release: ['deploy'],
+	publish: ['deploy'],
+	undo: ['rollback', 'revert'],
+	revert: ['rollback'],
+	restart: ['rollout', 'reboot'],
+	run: ['execute'],
+	execute: ['run'],
+	// What was said and remembered
+	remember: ['memory', 'store', 'observation', 'entity'],
+	memorize: ['memory', 'store', 'observation', 'entity'],
+	recall: ['memory', 'search'],
+	fact: ['observation'],
 	history: ['log'],
 	comment: ['note'],
+	note: ['comment'],
 	who: ['user'],
-	open: ['create', 'navigate'],
+	person: ['user', 'entity'],
+	people: ['user'],
+	me: ['user'],
+	profile: ['user'],
+	// Messages and meetings
+	text: ['message', 'sms'],
+	sms: ['message'],
+	dm: ['message'],
+	ping: ['message'],
+	tell: ['message', 'send'],
+	post: ['send', 'message'],
+	email: ['mail', 'message'],
+	meeting: ['event', 'calendar'],
+	appointment: ['event', 'calendar'],
+	schedule: ['event', 'cron'],
+	availability: ['freebusy'],
+	busy: ['freebusy'],
+	free: ['freebusy'],
+	clash: ['conflict', 'freebusy'],
+	// Web and browsers
+	web: ['internet', 'online'],
+	online: ['web'],
+	google: ['search', 'web'],
+	page: ['web', 'url'],
+	site: ['website', 'url'],
+	website: ['site', 'url'],
+	link: ['url'],
+	visit: ['navigate', 'open'],
+	go: ['navigate'],
+	open: ['navigate', 'create'],
+	tap: ['click'],
+	press: ['click'],
+	type: ['fill'],
+	picture: ['image', 'photo', 'screenshot'],
+	photo: ['image', 'picture'],
+	snapshot: ['screenshot'],
+	scrape: ['extract', 'crawl'],
+	// Places and maps
+	coordinates: ['geocode', 'latitude', 'longitude'],
+	address: ['geocode'],
+	route: ['directions'],
+	drive: ['directions', 'distance'],
+	height: ['elevation'],
+	altitude: ['elevation'],
+	nearby: ['places', 'search'],
+	// Data
+	db: ['database'],
+	table: ['database', 'rows'],
+	row: ['record'],
+	entry: ['record', 'item'],
+	chart: ['graph', 'plot'],
+	plot: ['chart'],
+	graph: ['chart'],
+	visualize: ['chart', 'diagram'],
+	diagram: ['chart'],
+	// Payments
+	chargeback: ['dispute'],
+	refund: ['refund'],
+	bill: ['invoice'],
+	// Operations
+	k8s: ['kubernetes'],
+	env: ['environment'],
+	config: ['configuration', 'settings'],
+	settings: ['configuration'],
+	slow: ['performance'],
+	speed: ['performance'],
+	crash: ['error'],
+	broken: ['error'],
+	flag: ['feature'],
 };
 
 /** An indexed word: lower case, stemmed, stop words dropped. */
@@ -116,6 +232,15 @@ function queryTerms(term: string): string[] | null {
 /** The first sentence of a description: what the tool does, before how to use it. */
 const summaryOf = (description: string) => /^[\s\S]*?(?:[.!?](?=\s)|\n\n|$)/.exec(description.trim())![0];
 
+/**
+ * How much of a text is indexed. What a tool does is said first; past that, long descriptions
+ * (usage guides, examples, whole API references) match a query's every word and would outrank
+ * the tool that does the task.
+ */
+const DESCRIPTION_CHARS = 600;
+const SERVER_CHARS = 400;
+const PARAMETER_CHARS = 120;
+
 interface Document {
 	readonly id: number;
 	readonly name: string;
@@ -126,21 +251,41 @@ interface Document {
 }
 
 const FIELDS = ['name', 'summary', 'description', 'parameters', 'server'] as const;
-const BOOST: Record<(typeof FIELDS)[number], number> = { name: 3, summary: 2, description: 1, parameters: 0.2, server: 0.5 };
+const BOOST: Record<(typeof FIELDS)[number], number> = { name: 3, summary: 2, description: 1, parameters: 0.3, server: 0.5 };
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
 
 function documentOf(id: number, { tool, member, context }: IndexedTool): Document {
 	const title = tool.title ?? (tool.annotations as { title?: unknown } | undefined)?.title;
+	const description = text(tool.description);
 	return {
 		id,
-		name: `${tool.name} ${typeof title === 'string' ? title : ''}`,
-		summary: summaryOf(tool.description ?? ''),
-		description: tool.description ?? '',
+		name: `${tool.name} ${text(title)}`,
+		summary: summaryOf(description),
+		description: description.slice(0, DESCRIPTION_CHARS),
 		parameters: Object.entries(tool.inputSchema?.properties ?? {})
-			.map(([parameter, schema]) => `${parameter} ${typeof schema?.description === 'string' ? schema.description : ''}`)
+			.map(([parameter, schema]) => `${parameter} ${text(schema?.description).slice(0, PARAMETER_CHARS)}`)
 			.join(' '),
-		server: [member, context?.title, context?.description, context?.instructions].filter(Boolean).join(' '),
+		server: [member, context?.title, context?.description, text(context?.instructions).slice(0, SERVER_CHARS)].filter(Boolean).join(' '),
 	};
 }
+
+/**
+ * Words of a member's name that name its product ("asana", "gitlab", "postgres"), not a task:
+ * a request that says one means that member. The generic words of names (`brave-search`,
+ * `gitlab-community`) are left out.
+ */
+const GENERIC_NAME_WORDS = new Set('mcp server servers official community search desktop cloud run chart maps retrieval kb transcript manager task thinking sequential everything memory filesystem pdf mobile commander devtools api'.split(' '));
+
+function brandsOf(member: string | undefined): string[] {
+	return member ? tokenize(member).map((word) => word.toLowerCase()).filter((word) => word.length >= 3 && !GENERIC_NAME_WORDS.has(word) && !STOP_WORDS.has(word)) : [];
+}
+
+/** How much a synonym of a request's word weighs against the word itself. */
+const SYNONYM_WEIGHT = 0.5;
+
+/** How much a member's tools weigh when the request names its product. */
+const NAMED_MEMBER_BOOST = 4;
 
 /** What an embeddings model reads of a tool: its name's words, title and description. */
 export function embeddingTextOf({ tool }: IndexedTool): string {
@@ -160,6 +305,10 @@ export interface Semantic {
  */
 export class ToolIndex<T> {
 	private readonly search: MiniSearch<Document>;
+	/** Each entry's member. */
+	private readonly members: ReadonlyArray<string | undefined>;
+	/** The product words of the members' names, and the members each names. */
+	private readonly brands = new Map<string, Array<string | undefined>>();
 
 	constructor(
 		private readonly entries: readonly T[],
@@ -178,7 +327,10 @@ export class ToolIndex<T> {
 				combineWith: 'OR',
 			},
 		});
-		this.search.addAll(entries.map((entry, id) => documentOf(id, describe(entry))));
+		const described = entries.map(describe);
+		this.search.addAll(described.map((entry, id) => documentOf(id, entry)));
+		this.members = described.map((entry) => entry.member);
+		for (const member of new Set(this.members)) for (const brand of brandsOf(member)) this.brands.set(brand, [...(this.brands.get(brand) ?? []), member]);
 	}
 
 	get size(): number {
@@ -192,18 +344,29 @@ export class ToolIndex<T> {
 	 */
 	find(query: string, limit = DEFAULT_LIMIT, semantic?: Semantic): T[] {
 		const count = Math.min(Math.max(1, Math.floor(limit)), MAX_LIMIT);
-		const hits = this.search.search(query);
-		if (!semantic) return hits.slice(0, count).map((hit) => this.entries[hit.id as number]!);
+		const hits = this.lexical(query);
+		if (!semantic) return hits.slice(0, count).map((hit) => this.entries[hit.id]!);
 		const similarities = this.entries.map((_, id) => Math.max(0, semantic.similarity(id) ?? 0));
 		const best = { lexical: hits[0]?.score || 1, semantic: Math.max(...similarities) || 1 };
 		const scores = similarities.map((similarity) => (semantic.weight * similarity) / best.semantic);
-		for (const hit of hits) scores[hit.id as number]! += ((1 - semantic.weight) * hit.score) / best.lexical;
+		for (const hit of hits) scores[hit.id]! += ((1 - semantic.weight) * hit.score) / best.lexical;
 		return scores
 			.map((score, id) => ({ score, id }))
 			.filter(({ score }) => score > 0)
 			.sort((a, b) => b.score - a.score)
 			.slice(0, count)
 			.map(({ id }) => this.entries[id]!);
+	}
+
+	/** BM25 hits of `query`, best first, with the tools of a member the request names weighed up. */
+	private lexical(query: string): Array<{ id: number; score: number }> {
+		const words = new Set(tokenize(query).map((word) => word.toLowerCase()));
+		const named = new Set([...this.brands].filter(([brand]) => words.has(brand)).flatMap(([, members]) => members));
+		// A synonym counts, but less than a word the user said.
+		const said = new Set([...words].filter((word) => !STOP_WORDS.has(word)).map((word) => stemmer(word)));
+		const boostTerm = (term: string) => (said.has(term) ? 1 : SYNONYM_WEIGHT);
+		const hits = this.search.search(query, { boostTerm }).map((hit) => ({ id: hit.id as number, score: hit.score * (named.has(this.members[hit.id as number]) ? NAMED_MEMBER_BOOST : 1) }));
+		return named.size ? hits.sort((a, b) => b.score - a.score) : hits;
 	}
 
 	/** The entries whose names are closest to `name` (a misspelt or unknown one), best first. */
