@@ -4,7 +4,7 @@
  * server's README in a user's words, split into a dev set (tuned on) and a held-out set (never
  * tuned on). Shared by the bench's search and pinning suites and their tests.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import type { IndexedTool } from '../server/proxy/backends/aggregate/search.js';
@@ -32,7 +32,10 @@ export interface SearchEval {
 	/** Every tool under an aggregate's default exposed name, `{server}_{name}`, with its server's context. */
 	readonly tools: readonly IndexedTool[];
 	readonly dev: readonly SearchRequest[];
+	/** Every held-out request, of every set. */
 	readonly heldOut: readonly SearchRequest[];
+	/** The held-out sets, oldest first (`requests.heldout*.json`): a fresh one is written each time the ranking changes. */
+	readonly heldOutSets: ReadonlyArray<{ readonly file: string; readonly requests: readonly SearchRequest[] }>;
 }
 
 export interface Quality {
@@ -63,8 +66,15 @@ export function loadSearchEval(dir: string): SearchEval {
 		})),
 	);
 	const requests = (file: string) => readJson<{ requests: SearchRequest[] }>(dir, file).requests;
-	return { servers, tools, dev: requests('requests.dev.json'), heldOut: requests('requests.heldout.json') };
+	const heldOutSets = readdirSync(dir)
+		.filter((file) => /^requests\.heldout(?:-\d+)?\.json$/.test(file))
+		.sort((a, b) => setNumber(a) - setNumber(b))
+		.map((file) => ({ file, requests: requests(file) }));
+	return { servers, tools, dev: requests('requests.dev.json'), heldOut: heldOutSets.flatMap((set) => set.requests), heldOutSets };
 }
+
+/** A held-out file's place in the order they were written: `requests.heldout.json` first, then `-2`, `-3`… */
+const setNumber = (file: string) => Number(/-(\d+)\.json$/.exec(file)?.[1] ?? 1);
 
 /** How well `rank` (a request to tool names, best first) finds the expected tools of `requests`. */
 export function quality(requests: readonly SearchRequest[], rank: (query: string) => readonly string[]): Quality {

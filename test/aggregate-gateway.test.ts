@@ -9,11 +9,12 @@
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCorpus } from '../bench/searchQuality.js';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { ApproveWorkloadTools, CreateWorkload, GetWorkloadTools, ListWorkloads, type WorkloadPinsResult } from '../protocol/protocol.workloads.js';
 import { connect, MEMORY, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
@@ -33,7 +34,9 @@ const ODD_TOOLS = [
 	{ name: 'no_schema', description: 'No input schema at all' },
 	{ name: 'string_input', description: 'A string where an object schema belongs', inputSchema: { type: 'string' } },
 	{ name: 'array_properties', description: 'Properties as a list', inputSchema: { type: 'object', properties: [{ type: 'string' }] } },
-	{ name: 'new_dialect_output', description: 'An output schema clients cannot compile', inputSchema: { type: 'object' }, outputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' } },
+	{ name: 'unresolved_output', description: 'An output schema referring to what it lacks', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { $ref: '#/$defs/missing' } } } },
+	// As published servers list them: clients accept a 2020-12 output schema.
+	{ name: 'new_dialect_output', description: 'An output schema of JSON Schema 2020-12', inputSchema: { type: 'object' }, outputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { n: { $ref: '#/$defs/count' } }, $defs: { count: { type: 'integer' } } } },
 	{ name: 'bad_output_type', description: 'An output schema with an unknown type', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { n: { type: 'int' } } } },
 ];
 
@@ -107,7 +110,7 @@ describe("a member's odd definitions cost only themselves", { timeout: 180_000 }
 	});
 
 	it('SDK 1.x and 2.x clients list the aggregate: repaired tools kept, the rest left out, every other member whole', async () => {
-		const expected = ['fine', 'no_schema', 'untyped'].map((tool) => `${odd.name}_${tool}`);
+		const expected = ['fine', 'new_dialect_output', 'no_schema', 'untyped'].map((tool) => `${odd.name}_${tool}`);
 		const legacy = (await (await client(aggregate.url)).listTools()).tools;
 		const modernClient = await connectModern(aggregate.url);
 		clients.push(modernClient);
@@ -129,9 +132,10 @@ describe("a member's odd definitions cost only themselves", { timeout: 180_000 }
 			const context = workloads.find((workload) => workload.name === aggregate.name)?.status_context;
 			return context?.includes('string_input') ? context : undefined;
 		}, "the aggregate's status context");
-		for (const tool of ['string_input', 'array_properties', 'new_dialect_output', 'bad_output_type']) expect(status).toContain(`${odd.name}/${tool} left out`);
+		for (const tool of ['string_input', 'array_properties', 'unresolved_output', 'bad_output_type']) expect(status).toContain(`${odd.name}/${tool} left out`);
 		for (const tool of ['untyped', 'no_schema']) expect(status).toContain(`${odd.name}/${tool} repaired`);
 		expect(status).not.toContain('/fine');
+		expect(status).not.toContain('new_dialect_output');
 	});
 });
 
@@ -314,5 +318,33 @@ describe('hybrid search: an OpenAI-compatible embeddings endpoint blended into f
 		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, url: 'https://10.1.2.3/v1' } } })).toMatchObject({ status: 400, message: expect.stringContaining('allow_private_ip') });
 		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, url: 'https://169.254.169.254/v1', allow_private_ip: true } } })).toMatchObject({ status: 400, message: expect.stringContaining('link-local') });
 		expect(await refused({ mode: 'search', search: { embeddings: { ...embeddings, weight: 2 } } })).toMatchObject({ status: 400, message: expect.stringContaining('weight') });
+	});
+});
+
+describe("an aggregate over every published server of the search evaluation's corpus", { timeout: 300_000 }, () => {
+	const CORPUS = fileURLToPath(new URL('./fixtures/search-eval/corpus.json', import.meta.url));
+	const MEMBERS = 4;
+
+	it('lists every definition to validating SDK clients (1.x and 2.x), and find_tool searches them over HTTP', async () => {
+		const servers = loadCorpus(dirname(CORPUS));
+		const ids = Object.keys(servers);
+		const total = Object.values(servers).reduce((sum, server) => sum + server.tools.length, 0);
+		const fixture = await startFixture(REPLAY, [CORPUS]);
+		fixtures.push(fixture);
+		const members = await group();
+		// Each member replays a quarter of the corpus's servers as one, every tool as its server recorded it.
+		const chunks = Array.from({ length: MEMBERS }, (_, at) => ids.filter((_, index) => index % MEMBERS === at));
+		await Promise.all(chunks.map((chunk, at) => create({ name: `corpus${at}-${members}`, url: `${fixture.url}/${chunk.join('+')}/mcp`, group: members })));
+		const all = await create({ name: uniqueName('corpus-all'), image: `group://${members}`, group: members });
+		const legacy = (await (await client(all.url)).listTools()).tools;
+		const modernClient = await connectModern(all.url);
+		clients.push(modernClient);
+		const modern = (await modernClient.listTools()).tools;
+		expect(legacy.length).toBe(total);
+		expect(modern.map((tool) => tool.name).sort()).toEqual(legacy.map((tool) => tool.name).sort());
+
+		const search = await client((await create({ name: uniqueName('corpus-search'), image: `group://${members}`, group: members, aggregation: { mode: 'search' } })).url);
+		const found = (await search.callTool({ name: 'find_tool', arguments: { query: 'open an issue on GitHub' } })) as unknown as { structuredContent: { tools: Array<{ name: string; member: string }> } };
+		expect(found.structuredContent.tools.some((tool) => tool.name.endsWith('github_create_issue'))).toBe(true);
 	});
 });

@@ -52,6 +52,7 @@ export async function search(): Promise<Table[]> {
 	const measured = {
 		dev: quality(evaluation.dev, ours),
 		heldOut: quality(evaluation.heldOut, ours),
+		sets: evaluation.heldOutSets.map((set) => ({ file: set.file, ours: quality(set.requests, ours), bm25: quality(set.requests, baseline) })),
 		bm25Dev: quality(evaluation.dev, baseline),
 		bm25HeldOut: quality(evaluation.heldOut, baseline),
 	};
@@ -60,13 +61,15 @@ export async function search(): Promise<Table[]> {
 	const large = searchCost(scaled(evaluation.tools, 5_000), requests);
 	return [
 		{
-			title: `find_tool ranking: ${Object.keys(evaluation.servers).length} published servers, ${evaluation.tools.length} tools; dev ${evaluation.dev.length} and held-out ${evaluation.heldOut.length} requests`,
+			title: `find_tool ranking: ${Object.keys(evaluation.servers).length} published servers, ${evaluation.tools.length} tools; ${evaluation.dev.length} dev and ${evaluation.heldOut.length} held-out requests`,
 			columns: ['ranker', 'requests', 'count', 'recall@1', 'recall@5', 'recall@10', 'MRR'],
 			rows: [
 				row('Hangar find_tool', 'dev (tuned on)', measured.dev),
-				row('Hangar find_tool', 'held-out', measured.heldOut),
+				...measured.sets.map((set) => row('Hangar find_tool', `held-out ${set.file}`, set.ours)),
+				row('Hangar find_tool', 'held-out, all', measured.heldOut),
 				row('plain BM25 (name + description, MiniSearch defaults)', 'dev', measured.bm25Dev),
-				row('plain BM25 (name + description, MiniSearch defaults)', 'held-out', measured.bm25HeldOut),
+				...measured.sets.map((set) => row('plain BM25 (name + description, MiniSearch defaults)', `held-out ${set.file}`, set.bm25)),
+				row('plain BM25 (name + description, MiniSearch defaults)', 'held-out, all', measured.bm25HeldOut),
 			],
 			verdicts: [
 				`held-out recall@5: ${percent(measured.heldOut.at5)} (target ≥ 85 %) — ${measured.heldOut.at5 >= 0.85 ? 'met' : 'MISSED'}`,

@@ -84,7 +84,8 @@ function namesOwnTool(reference: string, own: ReadonlySet<string>): boolean {
 	const spelt = spelling(reference);
 	return [...own].some((name) => {
 		const mine = spelling(name);
-		return mine.length > 0 && (spelt === mine || spelt.endsWith(mine));
+		// Prefixed on either side: `ci__list_projects` for `list_projects`, `list_projects` for `ci_list_projects`.
+		return mine.length > 0 && (spelt === mine || spelt.endsWith(mine) || (spelt.length >= 4 && mine.endsWith(spelt)));
 	});
 }
 

@@ -20,20 +20,14 @@ export type Checked<T> = { readonly tool: T; readonly repaired?: string } | { re
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The dialects a validating client's schema compiler knows without being taught (the SDKs use
- * Ajv's default, draft-07, which reads draft-04/06 schemas alike). A schema naming another
- * dialect in `$schema` (2019-09, 2020-12) fails to compile there.
- */
-const KNOWN_DIALECTS = /^https?:\/\/json-schema\.org\/(?:draft-0[4-7]\/)?schema#?$/;
-
 /** JSON Schema's type names. */
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
 
 /**
  * Why `schema` (the root of an input or output schema) is not one a validating client accepts,
  * or `repair` when adding `type: "object"` is all it lacks. `compiled`: the client compiles it
- * (an output schema), so its dialect and its types must be ones a compiler reads.
+ * (an output schema, with Ajv in SDK 1.x), so its types must be JSON's and its references
+ * resolve inside it.
  */
 function schemaProblem(schema: unknown, compiled: boolean): string | 'repair' | undefined {
 	if (!isPlainObject(schema)) return `is ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : `a ${typeof schema}`}, not a JSON Schema object`;
@@ -42,9 +36,10 @@ function schemaProblem(schema: unknown, compiled: boolean): string | 'repair' | 
 	}
 	if (schema.required !== undefined && !(Array.isArray(schema.required) && schema.required.every((name) => typeof name === 'string'))) return 'has `required` that is not a list of names';
 	if (compiled) {
-		if (schema.$schema !== undefined && !(typeof schema.$schema === 'string' && KNOWN_DIALECTS.test(schema.$schema))) return `names a JSON Schema dialect clients do not compile (${String(schema.$schema)})`;
 		const badType = typesIn(schema).find((type) => !JSON_TYPES.has(type));
 		if (badType !== undefined) return `uses the unknown type "${badType}"`;
+		const badReference = referencesIn(schema).find((reference) => !resolves(schema, reference));
+		if (badReference !== undefined) return `refers to ${badReference}, which is not in it`;
 	}
 	if (schema.type === undefined) return 'repair';
 	if (schema.type !== 'object') return `has type ${JSON.stringify(schema.type)} where an object schema is required`;
@@ -64,6 +59,31 @@ function typesIn(schema: unknown, into: string[] = []): string[] {
 		}
 	}
 	return into;
+}
+
+/** Every `$ref` in a schema. */
+function referencesIn(schema: unknown, into: string[] = []): string[] {
+	if (Array.isArray(schema)) for (const item of schema) referencesIn(item, into);
+	else if (isPlainObject(schema)) {
+		for (const [key, value] of Object.entries(schema)) {
+			if (key === '$ref' && typeof value === 'string') into.push(value);
+			else if (key !== 'enum' && key !== 'const' && key !== 'default' && key !== 'examples') referencesIn(value, into);
+		}
+	}
+	return into;
+}
+
+/** Whether `reference` is a JSON pointer into `schema` that leads somewhere (a compiler resolves no other without being taught). */
+function resolves(schema: Record<string, unknown>, reference: string): boolean {
+	if (!reference.startsWith('#')) return false;
+	let node: unknown = schema;
+	for (const part of reference.slice(1).split('/').slice(1)) {
+		const key = decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~');
+		if (!isPlainObject(node) && !Array.isArray(node)) return false;
+		node = (node as Record<string, unknown>)[key];
+		if (node === undefined) return false;
+	}
+	return true;
 }
 
 /** One member tool, checked: as it is, repaired, or the reason it is left out. */

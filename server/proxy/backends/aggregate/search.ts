@@ -284,6 +284,27 @@ function brandsOf(member: string | undefined): string[] {
 /** How much a synonym of a request's word weighs against the word itself. */
 const SYNONYM_WEIGHT = 0.5;
 
+/** What a request asks for, as tools' annotations say what they do: to read, or to destroy. */
+type Intent = 'read' | 'destroy';
+
+const READ_WORDS = new Set('what which who whom whose when where how show list view see find search get read look check count display'.split(' '));
+const DESTROY_WORDS = new Set('delete remove drop erase forget kill destroy purge wipe clear'.split(' '));
+
+/** The intent of a request's words: one kind only, else none. */
+function intentOf(words: ReadonlySet<string>): Intent | undefined {
+	const reads = [...words].some((word) => READ_WORDS.has(word));
+	const destroys = [...words].some((word) => DESTROY_WORDS.has(word));
+	return reads === destroys ? undefined : reads ? 'read' : 'destroy';
+}
+
+function kindOf(annotations: unknown): Intent | undefined {
+	const hints = annotations as { readOnlyHint?: unknown; destructiveHint?: unknown } | undefined;
+	return hints?.readOnlyHint === true ? 'read' : hints?.destructiveHint === true ? 'destroy' : undefined;
+}
+
+/** How much a tool whose annotations match the request's intent weighs up. */
+const INTENT_BOOST = 1.2;
+
 /** How much a member's tools weigh when the request names its product. */
 const NAMED_MEMBER_BOOST = 4;
 
@@ -307,6 +328,8 @@ export class ToolIndex<T> {
 	private readonly search: MiniSearch<Document>;
 	/** Each entry's member. */
 	private readonly members: ReadonlyArray<string | undefined>;
+	/** What each entry's annotations say it does: reads, or destroys (undefined: they do not say). */
+	private readonly kinds: ReadonlyArray<Intent | undefined>;
 	/** The product words of the members' names, and the members each names. */
 	private readonly brands = new Map<string, Array<string | undefined>>();
 
@@ -330,6 +353,7 @@ export class ToolIndex<T> {
 		const described = entries.map(describe);
 		this.search.addAll(described.map((entry, id) => documentOf(id, entry)));
 		this.members = described.map((entry) => entry.member);
+		this.kinds = described.map(({ tool }) => kindOf(tool.annotations));
 		for (const member of new Set(this.members)) for (const brand of brandsOf(member)) this.brands.set(brand, [...(this.brands.get(brand) ?? []), member]);
 	}
 
@@ -361,12 +385,17 @@ export class ToolIndex<T> {
 	/** BM25 hits of `query`, best first, with the tools of a member the request names weighed up. */
 	private lexical(query: string): Array<{ id: number; score: number }> {
 		const words = new Set(tokenize(query).map((word) => word.toLowerCase()));
-		const named = new Set([...this.brands].filter(([brand]) => words.has(brand)).flatMap(([, members]) => members));
+		const meant = [...words].flatMap((word) => [word, ...(SYNONYMS[word] ?? [])]);
+		const named = new Set([...this.brands].filter(([brand]) => meant.some((word) => word === brand || (word.length >= 5 && brand.startsWith(word)))).flatMap(([, members]) => members));
 		// A synonym counts, but less than a word the user said.
 		const said = new Set([...words].filter((word) => !STOP_WORDS.has(word)).map((word) => stemmer(word)));
 		const boostTerm = (term: string) => (said.has(term) ? 1 : SYNONYM_WEIGHT);
-		const hits = this.search.search(query, { boostTerm }).map((hit) => ({ id: hit.id as number, score: hit.score * (named.has(this.members[hit.id as number]) ? NAMED_MEMBER_BOOST : 1) }));
-		return named.size ? hits.sort((a, b) => b.score - a.score) : hits;
+		const intent = intentOf(words);
+		const hits = this.search.search(query, { boostTerm }).map((hit) => {
+			const id = hit.id as number;
+			return { id, score: hit.score * (named.has(this.members[id]) ? NAMED_MEMBER_BOOST : 1) * (intent && this.kinds[id] === intent ? INTENT_BOOST : 1) };
+		});
+		return named.size || intent ? hits.sort((a, b) => b.score - a.score) : hits;
 	}
 
 	/** The entries whose names are closest to `name` (a misspelt or unknown one), best first. */
