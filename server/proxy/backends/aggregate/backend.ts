@@ -72,10 +72,10 @@ export class AggregateBackend implements Backend {
 
 	async start(): Promise<void> {
 		this.membership.onChange = () => void this.membersChanged();
-		this.membership.onPinsChanged = (workload) => void this.pinsChanged(workload);
+		this.membership.onPinsChanged = (workload) => this.pinsChanged(workload);
 		await this.membership.start();
 		this.state = 'connected';
-		this.detail = [this.notes.definitions, this.notes.embeddings].filter(Boolean).join('; ') || undefined;
+		this.detail = this.noted();
 		this.onStateChange?.(this.state, this.detail);
 	}
 
@@ -162,10 +162,15 @@ export class AggregateBackend implements Backend {
 	/** Sets the status note of `concern`, and tells the status when the whole changed. */
 	private note(concern: keyof AggregateBackend['notes'], text: string | undefined): void {
 		this.notes[concern] = text;
-		const detail = [this.notes.definitions, this.notes.embeddings].filter(Boolean).join('; ') || undefined;
+		const detail = this.noted();
 		if (detail === this.detail || this.state !== 'connected') return;
 		this.detail = detail;
 		this.onStateChange?.(this.state, this.detail);
+	}
+
+	/** The status notes, as one line. */
+	private noted(): string | undefined {
+		return [this.notes.definitions, this.notes.embeddings].filter(Boolean).join('; ') || undefined;
 	}
 
 	/** What `member` says of itself, from its initialize answer: read by the search index. */

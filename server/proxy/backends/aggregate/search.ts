@@ -3,7 +3,10 @@
  * `call_tool` (calls a found tool by its name). The ranking is BM25 (MiniSearch) over every
  * text a tool has — its name's words, title, description, parameters, and what its server
  * says of itself (instructions, title, description) — with English stemming (the `stemmer`
- * package) and a short list of the words users say for what tools name otherwise.
+ * package) and a thesaurus of the words users say for what tools name otherwise; the tools of a
+ * member whose product the request names, and those whose annotations match what it asks (to
+ * read, to destroy), weigh more. Tuned on the dev requests of test/fixtures/search-eval/ only;
+ * docs/benchmarks.md has its figures on the held-out ones.
  */
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
@@ -202,7 +205,6 @@ const SYNONYMS: Record<string, readonly string[]> = {
 	diagram: ['chart'],
 	// Payments
 	chargeback: ['dispute'],
-	refund: ['refund'],
 	bill: ['invoice'],
 	// Operations
 	k8s: ['kubernetes'],
