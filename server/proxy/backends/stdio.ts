@@ -58,7 +58,7 @@ import {
 } from '../core/jsonrpc.js';
 import { linkedController, onAbort, unlessAborted } from '../core/abort.js';
 import { CallTable } from '../core/callTable.js';
-import { writeLine } from '../core/lines.js';
+import { MAX_LINE_LENGTH, writeLine } from '../core/lines.js';
 import { SharedProcessState } from './sharedProcessState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
@@ -167,6 +167,8 @@ export class StdioBridge implements Backend {
 	private markConnected!: () => void;
 	private stopped = false;
 	private loop: Promise<void> | undefined;
+	/** The restart of the container whose own process was ended (`discard`): the loop reattaches after it. */
+	private restarted: Promise<void> = Promise.resolve();
 
 	constructor(readonly options: StdioBridgeOptions) {
 		this.mode = options.mode ?? 'shared';
@@ -204,6 +206,7 @@ export class StdioBridge implements Backend {
 	private async run(): Promise<void> {
 		let backoff = 250;
 		while (!this.stopped) {
+			await this.restarted;
 			try {
 				const info = await this.options.runtime.inspect(this.options.container);
 				if (!info) throw new Error('container not found');
@@ -316,6 +319,28 @@ export class StdioBridge implements Backend {
 		return process;
 	}
 
+	/**
+	 * Ends a process that broke the protocol past repair (a line without end): what it has in
+	 * flight is answered with `reason`, and the next client that needs it gets a fresh process.
+	 * The container's own process ends with a restart of the container, reattached to by `run`
+	 * (its sessions go on there, as after any restart); another process ends with its sessions.
+	 */
+	discard(process: ServerProcess, reason: string): void {
+		this.options.log.warn(`ending ${process.description}: ${reason}`);
+		if (process === this.main && !this.options.execMain && this.containerId) this.restarted = this.restart(this.containerId);
+		process.detach(reason);
+		this.retire(process);
+	}
+
+	private async restart(container: string): Promise<void> {
+		try {
+			await this.options.runtime.stop(container, 0);
+			await this.options.runtime.start(container);
+		} catch (error) {
+			this.options.log.warn(`restarting the container: ${(error as Error).message}`);
+		}
+	}
+
 	/** A spawned process lost its last session: end it. */
 	retire(process: ServerProcess): void {
 		if (process === this.main || !process.handshake) return;
@@ -363,7 +388,8 @@ export class ServerProcess {
 
 	attach(attachment: Attachment): void {
 		this.attachment = attachment;
-		attachment.onStdout(lineSplitter((line) => this.onLine(line)));
+		const tooLong = `the server process wrote a line of over ${MAX_LINE_LENGTH} characters, longer than a message may be; the process was ended`;
+		attachment.onStdout(lineSplitter((line) => this.onLine(line), MAX_LINE_LENGTH, () => this.bridge.discard(this, tooLong)));
 	}
 
 	/** Lost the process: answer what is in flight with an error. */
