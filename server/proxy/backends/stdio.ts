@@ -556,12 +556,9 @@ export class ServerProcess {
 			return;
 		}
 		if (notification.method === 'notifications/message') {
-			// A log message while only one session has requests in flight was logged for them: it is that session's.
 			const caller = this.soleCaller();
-			if (caller) {
-				for (const session of this.state.recipientsOf(notification, new Set([caller]), true)) session.sink.deliver(notification, session.latestRequest());
-				return;
-			}
+			for (const session of this.state.listenersOf(notification, this.sessions, caller)) session.sink.deliver(notification, session === caller ? session.latestRequest() : undefined);
+			return;
 		}
 		for (const session of this.state.recipientsOf(notification, this.sessions)) session.sink.deliver(notification);
 	}
