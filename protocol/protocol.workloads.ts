@@ -226,6 +226,11 @@ export const WorkloadSpecFields = {
 	 * (default 16): in `isolated` mode one per client session; a session past it is refused.
 	 */
 	max_server_processes: z.number().int().min(1, 'max_server_processes must be at least 1').max(1000).optional(),
+	/**
+	 * Seconds a stdio server process beside the container's own may stay idle (no call in
+	 * flight, no client's open event stream) before it is ended, its sessions with it (default 600).
+	 */
+	server_process_idle_timeout: z.number().int().min(1, 'server_process_idle_timeout must be at least 1 second').max(86_400).optional(),
 };
 
 /** Workload detail (spec 2.16): the editable configuration, as `workloads/get` returns it. */

@@ -124,7 +124,7 @@ async function backendOf(
 	if (!workload.remote_url && workload.transport === 'stdio') {
 		const execMain = replica !== undefined && replica.index > 1;
 		const processes = workload.scaling_config?.backend_replicas;
-		return { backend: new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes }) };
+		return { backend: new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes, idleTimeout: workload.server_process_idle_timeout }) };
 	}
 	const { HttpBackend } = await import('./backends/http.js');
 	if (workload.remote_url) {

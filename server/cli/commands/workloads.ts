@@ -64,6 +64,7 @@ interface SpecOptions extends TelemetryOptions {
 	toolPinning?: string;
 	metricsWithoutAuth?: boolean;
 	maxServerProcesses?: number;
+	serverProcessIdleTimeout?: number;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -137,7 +138,8 @@ function addSpecOptions(command: Command, { builds }: { builds: boolean }): Comm
 			.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
 			.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 			.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
-			.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber),
+			.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
+			.option('--server-process-idle-timeout <seconds>', 'stdio servers: how long a server process beside the container\'s own may stay idle before it is ended (default 600)', wholeNumber),
 	);
 	underHeading(command, 'Tools:', (group) =>
 		group
@@ -287,6 +289,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('tool_pinning', options.toolPinning);
 	set('metrics_without_auth', options.metricsWithoutAuth);
 	set('max_server_processes', options.maxServerProcesses);
+	set('server_process_idle_timeout', options.serverProcessIdleTimeout);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),

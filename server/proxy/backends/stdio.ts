@@ -14,8 +14,17 @@
  * - `isolated`: every client session gets a process of its own, ended with the session.
  *
  * Either way the container runs at most `max_server_processes` server processes, its own
- * included: a session that would need another is refused (`LimitReached`), except that
- * clients of a handshake that has a process already share it.
+ * included. A process beside the container's own that no client uses is idle: none of its
+ * sessions has a call in flight or waiting its turn, a server request unanswered, a task alive,
+ * or its event stream open (the GET stream of Streamable HTTP, a legacy SSE stream), which a
+ * client that is still there listening holds. A live session alone does not make a process in
+ * use: a client that went away without ending its session leaves one behind for hours. A
+ * session that would need one process more takes the place of the least recently used idle
+ * one, whose sessions end (a client still there gets 404 and opens a new one, as MCP has it);
+ * only when every process is in use is it refused (`LimitReached`), except that clients of a
+ * handshake that has a process already share it. An idle process is also ended once it has
+ * been idle for `server_process_idle_timeout`, well before its sessions would expire. The
+ * container's own process is neither: it stays, with the handshake it was first given.
  *
  * On a shared process, requests are multiplexed by id: each client request gets a
  * process-wide id (and its progress token the same number), so two clients may both send id
@@ -65,6 +74,8 @@ const INITIALIZE_TIMEOUT_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
 /** The most server processes a container runs unless `max_server_processes` says otherwise. */
 export const DEFAULT_MAX_SERVER_PROCESSES = 16;
+/** Seconds a process beside the container's own stays idle before it is ended, unless `server_process_idle_timeout` says otherwise. */
+export const DEFAULT_SERVER_PROCESS_IDLE_TIMEOUT = 600;
 
 /**
  * The most processes one caller may have beside a shared one, each for a session whose call
@@ -98,8 +109,8 @@ interface Pending {
 /** How a request that must take turns goes: in its session's turn, or on the session's side process. */
 type Way = 'turn' | 'side';
 
-/** Counts requests sent, to tell which session sent the latest. */
-let requestOrdinal = 0;
+/** Counts uses (requests sent, streams opened or closed), to tell which session or process was used last. */
+let useOrdinal = 0;
 
 /** Answers a request in flight, for good. */
 function settle(entry: Pending, response: JsonRpcResponse): void {
@@ -126,6 +137,8 @@ export interface StdioBridgeOptions {
 	readonly processes?: number;
 	/** The most server processes the container runs, its own included (`max_server_processes`). */
 	readonly maxProcesses?: number;
+	/** Seconds an idle process beside the container's own lives on (`server_process_idle_timeout`). */
+	readonly idleTimeout?: number;
 }
 
 /** What a client asked for in `initialize`, and the key of the processes that can serve it. */
@@ -158,8 +171,11 @@ export class StdioBridge implements Backend {
 	private readonly shared = new Map<string, Array<Promise<ServerProcess>>>();
 	/** The next of a key's processes to take a session, once it has them all. */
 	private readonly turns = new Map<string, number>();
-	/** Processes started beside the container's own, running or starting. */
-	private spawned = 0;
+	/** Processes beside the container's own that are starting. */
+	private starting = 0;
+	/** Processes beside the container's own that run, each with when it was last seen idle since its latest use (see `expireIdle`). */
+	private readonly beside = new Map<ServerProcess, { use: number; since: number }>();
+	private readonly idleSweep: NodeJS.Timeout;
 	/** Side processes (see `sideFor`) by caller, running or starting. */
 	private readonly sides = new Map<string, number>();
 	private containerId: string | undefined;
@@ -174,6 +190,9 @@ export class StdioBridge implements Backend {
 		this.mode = options.mode ?? 'shared';
 		this.main = new ServerProcess(this, 'the container');
 		this.resetConnected();
+		const idleMs = (options.idleTimeout ?? DEFAULT_SERVER_PROCESS_IDLE_TIMEOUT) * 1000;
+		this.idleSweep = setInterval(() => this.expireIdle(idleMs), Math.min(Math.max(idleMs / 4, 250), 60_000));
+		this.idleSweep.unref();
 	}
 
 	private resetConnected(): void {
@@ -267,7 +286,32 @@ export class StdioBridge implements Backend {
 	}
 
 	private canSpawn(): boolean {
-		return 1 + this.spawned < (this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES);
+		return 1 + this.starting + this.beside.size < (this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES);
+	}
+
+	/** Ends the least recently used idle process beside the container's own, making room for another; false if every one is in use. */
+	private reclaimIdle(): boolean {
+		let idlest: ServerProcess | undefined;
+		for (const process of this.beside.keys()) if (!process.inUse() && (!idlest || process.lastUsed < idlest.lastUsed)) idlest = process;
+		if (!idlest) return false;
+		this.endIdle(idlest, 'it was idle, and another client needed its place (max_server_processes)');
+		return true;
+	}
+
+	/** Ends the processes beside the container's own that have been idle for `idleMs` (unused since, and not in use now). */
+	private expireIdle(idleMs: number): void {
+		const now = Date.now();
+		for (const [process, seen] of this.beside) {
+			if (process.inUse() || process.lastUsed !== seen.use) this.beside.set(process, { use: process.lastUsed, since: now });
+			else if (now - seen.since >= idleMs) this.endIdle(process, `it was idle for ${idleMs / 1000} s (server_process_idle_timeout)`);
+		}
+	}
+
+	private endIdle(process: ServerProcess, why: string): void {
+		this.options.log.info(`ending ${process.description}: ${why}`);
+		this.beside.delete(process); // its place is free at once; the process ends a moment later
+		process.detach(`the proxy ended the server process: ${why}`);
+		this.retire(process);
 	}
 
 	/**
@@ -296,23 +340,25 @@ export class StdioBridge implements Backend {
 
 	/** Starts a process beside the container's own; `sideEnded` makes it a side process, called when it ends. */
 	private async spawn(handshake: Handshake, purpose: string, sideEnded?: () => void): Promise<ServerProcess> {
-		if (!this.canSpawn()) {
+		if (!this.canSpawn() && !this.reclaimIdle()) {
 			const most = this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES;
-			throw new ProcessLimitError(`the container runs ${most} server processes, the most this workload allows (max_server_processes)`);
+			throw new ProcessLimitError(
+				`all ${most} server processes of the container, the most this workload allows (max_server_processes), are in use (a call in flight, a server request or task, or a client's open event stream)`,
+			);
 		}
-		this.spawned++;
+		this.starting++;
 		let attachment: Attachment;
 		try {
 			attachment = await this.options.runtime.execCommand(this.containerId ?? this.options.container);
-		} catch (error) {
-			this.spawned--;
-			throw error;
+		} finally {
+			this.starting--;
 		}
 		const process = new ServerProcess(this, `another process of the container, for ${purpose}`, sideEnded !== undefined);
 		process.attach(attachment);
 		process.claim(handshake);
+		this.beside.set(process, { use: process.lastUsed, since: Date.now() });
 		void attachment.closed.then(() => {
-			this.spawned--;
+			this.beside.delete(process);
 			sideEnded?.();
 			process.detach('the server process ended');
 		});
@@ -357,6 +403,7 @@ export class StdioBridge implements Backend {
 
 	async close(): Promise<void> {
 		this.stopped = true;
+		clearInterval(this.idleSweep);
 		this.main.detach('the proxy is stopping');
 		for (const process of [...this.shared.values()].flat()) void process.then((spawned) => spawned !== this.main && spawned.end(), () => undefined);
 	}
@@ -365,6 +412,8 @@ export class StdioBridge implements Backend {
 /** One server process and the sessions it serves. */
 export class ServerProcess {
 	handshake: Handshake | undefined;
+	/** When a client last used the process, as a use ordinal: only the order matters. */
+	lastUsed = ++useOrdinal;
 	private attachment: Attachment | undefined;
 	private initializeResult: Record<string, unknown> | undefined;
 	private initializing: Promise<JsonRpcResponse> | undefined;
@@ -622,6 +671,7 @@ export class ServerProcess {
 				unhook: onAbort(signal, (reason) => this.abandon(id, String(reason ?? 'cancelled'))),
 			});
 			session.started(request.id, this, id);
+			this.lastUsed = session.lastRequestAt;
 			this.write({ jsonrpc: '2.0', id, method: request.method, params });
 		});
 	}
@@ -707,6 +757,18 @@ export class ServerProcess {
 
 	join(session: StdioUpstreamSession): void {
 		this.sessions.add(session);
+		this.used();
+	}
+
+	used(): void {
+		this.lastUsed = ++useOrdinal;
+	}
+
+	/** A client uses the process (see the module comment): it is not idle. */
+	inUse(): boolean {
+		if (this.pending.size > 0 || this.waiting.length > 0 || this.serverRequests.size > 0 || this.state.hasTasks()) return true;
+		for (const session of this.sessions) if (session.listening) return true;
+		return false;
 	}
 
 	/** Nothing in flight and no task to be asked about: a side process may end. */
@@ -745,8 +807,10 @@ export class ServerProcess {
 
 /** One client's view of the bridge. */
 export class StdioUpstreamSession implements UpstreamSession {
-	/** When the session last sent a request, as an ordinal: only the order matters. */
+	/** When the session last sent a request, as a use ordinal: only the order matters. */
 	lastRequestAt = 0;
+	/** The client holds the session's event stream open. */
+	listening = false;
 	private process: ServerProcess | undefined;
 	/** The session's side process (StdioBridge.sideFor), starting or started, while it has calls or tasks there. */
 	private side: Promise<ServerProcess> | undefined;
@@ -867,6 +931,11 @@ export class StdioUpstreamSession implements UpstreamSession {
 		this.sideProcess?.relay(this, message);
 	}
 
+	streaming(open: boolean): void {
+		this.listening = open;
+		this.process?.used();
+	}
+
 	cancel(id: RequestId, reason: string): void {
 		const sent = this.processIds.get(id);
 		if (sent) sent.process.abandon(sent.id, reason);
@@ -886,7 +955,7 @@ export class StdioUpstreamSession implements UpstreamSession {
 	}
 
 	started(id: RequestId, process: ServerProcess, processId: number): void {
-		this.lastRequestAt = ++requestOrdinal;
+		this.lastRequestAt = ++useOrdinal;
 		this.latest = id;
 		this.processIds.set(id, { process, id: processId });
 	}
