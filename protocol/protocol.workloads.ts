@@ -472,6 +472,12 @@ export const WorkloadStats = z.object({
 	/** Since the proxy started: `tools/call` requests, and those that failed (a JSON-RPC error or an `isError` result). */
 	total_tool_calls: z.number().int().default(0), // a proxy started by an older Hangar does not count them
 	total_tool_errors: z.number().int().default(0),
+	/**
+	 * A stdio server's processes: those the container runs (its own included), those a client
+	 * uses (a call in flight, a server request or task, an open event stream; the others are
+	 * idle, and ended past `max` or after `server_process_idle_timeout`), and `max_server_processes`.
+	 */
+	server_processes: z.object({ running: z.number().int(), in_use: z.number().int(), max: z.number().int() }).optional(),
 	/** When the proxy started. */
 	since: z.string(),
 	/** The last failure; a tool's own error (`isError`) names the tool and has no JSON-RPC code. */

@@ -12,7 +12,10 @@ import { promisify } from 'node:util';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, EVERYTHING, textOf, waitFor } from './fixtures/workloads/helpers.js';
+import { GetWorkloadStats } from '../protocol/protocol.workloads.js';
+import { runHangar } from './support/processes.js';
 import { startHangar, type Hangar, type Workload } from './support/proxyTargets.js';
+import { callRest } from './support/rest.js';
 
 const run = promisify(execFile);
 let hangar: Hangar;
@@ -143,6 +146,10 @@ describe('the server processes of a shared stdio server', { timeout: 180_000 }, 
 			const calls = holders.map((holder) => holder.callTool({ name: 'trigger-elicitation-request', arguments: {} }));
 			await Promise.all(asked);
 			await expect(connect(workload.url, 'streamable-http', own('refused'))).rejects.toThrow(/-32050.*all 3 server processes.*max_server_processes.*in use/);
+			// The statistics and `hangar info` count them: the container's own process has no client now.
+			const stats = (await callRest(hangar.serve.url, GetWorkloadStats, { name: workload.name })).body as { server_processes?: unknown };
+			expect(stats.server_processes).toEqual({ running: 3, in_use: 2, max: 3 });
+			expect((await runHangar(['info', workload.name], hangar.home.env)).stdout).toMatch(/^processes:\s+3 running, 2 in use \(at most 3; idle ones end after 600 s\)$/m);
 			answer();
 			await Promise.all(calls);
 			// A client still connected holds its event stream open, and its process in use, with no call in flight: one goes away.

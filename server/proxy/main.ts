@@ -286,7 +286,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const metricsGuards = security.authentication && !workload.metrics_without_auth ? [guard, security.authentication] : [guard];
 	const behind = (entries: Iterable<readonly [string, HttpHandler]>, middlewares: HttpMiddleware[]) =>
 		[...entries].map(([path, handler]) => [path, composeHttp(middlewares, handler)] as const);
-	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(await signInRoutesOf(auth, statsToken))];
+	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken, backend.serverProcesses?.bind(backend))] as const, ...(await signInRoutesOf(auth, statsToken))];
 	const routes = new Map([...behind(ownRoutes, [guard]), ...behind(telemetry?.routes ?? [], metricsGuards)]);
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,

@@ -15,6 +15,7 @@ import {
 	GetWorkload,
 	GetWorkloadLogs,
 	GetWorkloadProxyLogs,
+	GetWorkloadStats,
 	ListWorkloads,
 	RestartWorkload,
 	RestartWorkloads,
@@ -510,13 +511,16 @@ function showWorkload(program: Command, cli: Cli): Command {
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
 			const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
-			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail) });
+			// A running stdio server's processes, as its proxy counts them.
+			const processes = detail.transport === 'stdio' && summary?.status === 'running' ? (await cli.call(GetWorkloadStats, { name }).catch(() => undefined))?.server_processes : undefined;
+			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail), server_processes: processes });
 			const lines: Array<[string, unknown]> = [
 				['name', detail.name],
 				['status', describe(summary)],
 				['url', summary?.url],
 				['source', detail.url || detail.image],
 				['transport', detail.transport],
+				['processes', processes && `${processes.running} running, ${processes.in_use} in use (at most ${processes.max}; idle ones end after ${detail.server_process_idle_timeout ?? 600} s)`],
 				['group', detail.group],
 				['port', detail.proxy_port],
 				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],

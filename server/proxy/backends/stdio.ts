@@ -50,7 +50,7 @@
 import { lineSplitter } from '../../net/body.js';
 import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
-import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions } from '../core/backend.js';
+import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions, ServerProcessCounts } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -385,6 +385,11 @@ export class StdioBridge implements Backend {
 		} catch (error) {
 			this.options.log.warn(`restarting the container: ${(error as Error).message}`);
 		}
+	}
+
+	serverProcesses(): ServerProcessCounts {
+		const running = [...(this.state === 'connected' ? [this.main] : []), ...this.beside.keys()];
+		return { running: running.length, in_use: running.filter((process) => process.inUse()).length, max: this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES };
 	}
 
 	/** A spawned process lost its last session: end it. */
