@@ -173,7 +173,7 @@ export class StdioBridge implements Backend {
 	private readonly turns = new Map<string, number>();
 	/** Processes beside the container's own that are starting. */
 	private starting = 0;
-	/** Processes beside the container's own that run, each with when it was last seen idle since its latest use (see `expireIdle`). */
+	/** Processes beside the container's own that run, each with its last use a sweep saw and since when it has been that (`expireIdle`). */
 	private readonly beside = new Map<ServerProcess, { use: number; since: number }>();
 	private readonly idleSweep: NodeJS.Timeout;
 	/** Side processes (see `sideFor`) by caller, running or starting. */
@@ -368,8 +368,9 @@ export class StdioBridge implements Backend {
 	/**
 	 * Ends a process that broke the protocol past repair (a line without end): what it has in
 	 * flight is answered with `reason`, and the next client that needs it gets a fresh process.
-	 * The container's own process ends with a restart of the container, reattached to by `run`
-	 * (its sessions go on there, as after any restart); another process ends with its sessions.
+	 * The container's own process ends with a restart of the container (the processes beside
+	 * it with it), reattached to by `run`: its sessions go on there, as after any restart.
+	 * Another process ends with its sessions.
 	 */
 	discard(process: ServerProcess, reason: string): void {
 		this.options.log.warn(`ending ${process.description}: ${reason}`);
