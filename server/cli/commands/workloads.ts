@@ -520,7 +520,7 @@ function showWorkload(program: Command, cli: Cli): Command {
 				['url', summary?.url],
 				['source', detail.url || detail.image],
 				['transport', detail.transport],
-				['processes', processes && `${processes.running} running, ${processes.in_use} in use (at most ${processes.max}; idle ones end after ${detail.server_process_idle_timeout ?? 600} s)`],
+				['processes', processes && `${processes.running} running, ${processes.in_use} in use (at most ${processes.max})`],
 				['group', detail.group],
 				['port', detail.proxy_port],
 				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],
