@@ -237,6 +237,11 @@ export const WorkloadSpecFields = {
 	 * (default 16): in `isolated` mode one per client session; a session past it is refused.
 	 */
 	max_server_processes: z.number().int().min(1, 'max_server_processes must be at least 1').max(1000).optional(),
+	/**
+	 * Seconds a stdio server process beside the container's own may stay idle (no call in
+	 * flight, no client's open event stream) before it is ended, its sessions with it (default 600).
+	 */
+	server_process_idle_timeout: z.number().int().min(1, 'server_process_idle_timeout must be at least 1 second').max(86_400).optional(),
 };
 
 /**
@@ -510,6 +515,12 @@ export const WorkloadStats = z.object({
 	/** Since the proxy started: `tools/call` requests, and those that failed (a JSON-RPC error or an `isError` result). */
 	total_tool_calls: z.number().int().default(0), // a proxy started by an older Hangar does not count them
 	total_tool_errors: z.number().int().default(0),
+	/**
+	 * A stdio server's processes: those the container runs (its own included), those a client
+	 * uses (a call in flight, a server request or task, an open event stream; the others are
+	 * idle, and ended past `max` or after `server_process_idle_timeout`), and `max_server_processes`.
+	 */
+	server_processes: z.object({ running: z.number().int(), in_use: z.number().int(), max: z.number().int() }).optional(),
 	/** When the proxy started. */
 	since: z.string(),
 	/** The last failure; a tool's own error (`isError`) names the tool and has no JSON-RPC code. */

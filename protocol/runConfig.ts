@@ -618,6 +618,8 @@ export const RunConfig = z.object({
 	aggregation: AggregationConfig.optional(),
 	/** Hangar: the most server processes a stdio server's container runs, its own included (default 16). */
 	max_server_processes: z.number().int().optional(),
+	/** Hangar: seconds a stdio server process beside the container's own may stay idle before it is ended (default 600). */
+	server_process_idle_timeout: z.number().int().optional(),
 	endpoint_prefix: z.string().optional(),
 	cmd_args: z.array(z.string()).optional(),
 	env_vars: StringMap.optional(),

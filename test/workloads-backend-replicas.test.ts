@@ -379,23 +379,36 @@ describe('the server processes of a stdio server, bounded against an attacker', 
 		expect(await serverProcessesOf(exhausted.name)).toBeLessThanOrEqual(1 + 16);
 	});
 
-	it('session_mode isolated: at most max_server_processes processes, the next session refused until one ends', async () => {
+	it('session_mode isolated: at most max_server_processes processes; past it an idle one is reclaimed, and a session refused only while all are in use', async () => {
 		const detail = (await callRest(serve.url, GetWorkload, { name: isolated.name })).body as { max_server_processes?: number };
 		expect(detail.max_server_processes).toBe(3);
-		// The container's own process counts: two sessions of their own fit beside it.
-		const opened: string[] = [];
-		for (let at = 0; at < 2; at++) {
-			const answer = await postMcp(isolated.url, INITIALIZE);
-			expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-			opened.push(answer.headers.get('mcp-session-id')!);
+		// The container's own process counts: two sessions of their own fit beside it, each in use while its client holds its event stream.
+		const streams = new AbortController();
+		try {
+			const opened: string[] = [];
+			for (let at = 0; at < 2; at++) {
+				const answer = await postMcp(isolated.url, INITIALIZE);
+				expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+				const session = answer.headers.get('mcp-session-id')!;
+				const stream = await fetch(isolated.url, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': session }, signal: streams.signal });
+				expect(stream.status).toBe(200);
+				opened.push(session);
+			}
+			for (let at = 0; at < 3; at++) {
+				const refused = (await postMcp(isolated.url, INITIALIZE)).body as { error?: { code: number; message: string } };
+				expect(refused.error?.code).toBe(-32050);
+				expect(refused.error?.message).toMatch(/max_server_processes.*in use/);
+			}
+			expect(await serverProcessesOf(isolated.name)).toBe(3);
+			// Their clients gone without ending the sessions, the idle processes make room for new sessions.
+			streams.abort();
+			await waitFor(async () => 'result' in ((await postMcp(isolated.url, INITIALIZE)).body as object), 'a session once the others were idle', 30_000);
+			expect('result' in ((await postMcp(isolated.url, INITIALIZE)).body as object)).toBe(true);
+			// A reclaimed process ends once its stdin is closed: the count comes back within the bound.
+			await waitFor(async () => (await serverProcessesOf(isolated.name)) <= 3, 'the reclaimed processes to end', 30_000);
+		} finally {
+			streams.abort();
 		}
-		for (let at = 0; at < 3; at++) {
-			const refused = (await postMcp(isolated.url, INITIALIZE)).body as { error?: { code: number; message: string } };
-			expect(refused.error?.code).toBe(-32050);
-			expect(refused.error?.message).toMatch(/max_server_processes/);
-		}
-		expect(await serverProcessesOf(isolated.name)).toBe(3);
-		await fetch(isolated.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': opened[0]! } });
-		await waitFor(async () => 'result' in ((await postMcp(isolated.url, INITIALIZE)).body as object), 'a session once another ended', 30_000);
 	});
+
 });

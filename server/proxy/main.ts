@@ -127,7 +127,7 @@ async function backendOf(
 	if (!workload.remote_url && workload.transport === 'stdio') {
 		const execMain = replica !== undefined && replica.index > 1;
 		const processes = workload.scaling_config?.backend_replicas;
-		return { backend: new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes }) };
+		return { backend: new StdioBridge({ runtime, container, log, clientInfo: { name: 'hangar-proxy', version: VERSION }, mode: workload.session_mode, execMain, processes, maxProcesses: workload.max_server_processes, idleTimeout: workload.server_process_idle_timeout }) };
 	}
 	const { HttpBackend } = await import('./backends/http.js');
 	if (workload.remote_url) {
@@ -289,7 +289,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const metricsGuards = security.authentication && !workload.metrics_without_auth ? [guard, security.authentication] : [guard];
 	const behind = (entries: Iterable<readonly [string, HttpHandler]>, middlewares: HttpMiddleware[]) =>
 		[...entries].map(([path, handler]) => [path, composeHttp(middlewares, handler)] as const);
-	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken)] as const, ...(await signInRoutesOf(auth, statsToken))];
+	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken, backend.serverProcesses?.bind(backend))] as const, ...(await signInRoutesOf(auth, statsToken))];
 	const routes = new Map([...behind(ownRoutes, [guard]), ...behind(telemetry?.routes ?? [], metricsGuards)]);
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,

@@ -186,6 +186,11 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 				"minimum": -9007199254740991,
 				"maximum": 9007199254740991
 			},
+			"server_process_idle_timeout": {
+				"type": "integer",
+				"minimum": -9007199254740991,
+				"maximum": 9007199254740991
+			},
 			"endpoint_prefix": {
 				"type": "string"
 			},

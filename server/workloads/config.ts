@@ -392,6 +392,7 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		session_mode: request.session_mode,
 		aggregation: request.aggregation,
 		max_server_processes: request.max_server_processes,
+		server_process_idle_timeout: request.server_process_idle_timeout,
 	}) as StoredWorkload;
 }
 
@@ -470,6 +471,7 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		session_mode: stored.session_mode,
 		aggregation: stored.aggregation,
 		max_server_processes: stored.max_server_processes,
+		server_process_idle_timeout: stored.server_process_idle_timeout,
 	}) as WorkloadDetail;
 }
 

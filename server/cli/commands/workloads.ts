@@ -15,6 +15,7 @@ import {
 	GetWorkload,
 	GetWorkloadLogs,
 	GetWorkloadProxyLogs,
+	GetWorkloadStats,
 	ListWorkloads,
 	RestartWorkload,
 	RestartWorkloads,
@@ -64,6 +65,7 @@ interface SpecOptions extends TelemetryOptions {
 	toolPinning?: string;
 	metricsWithoutAuth?: boolean;
 	maxServerProcesses?: number;
+	serverProcessIdleTimeout?: number;
 	header: string[];
 	headerSecret: string[];
 	oidcIssuer?: string;
@@ -137,7 +139,8 @@ function addSpecOptions(command: Command, { builds }: { builds: boolean }): Comm
 			.option('--trust-proxy-headers', 'behind a reverse proxy: name the address its X-Forwarded-Proto, -Host and -Prefix give in the URLs the proxy hands out')
 			.option('--request-timeout <seconds>', 'how long the proxy waits for an answer (default 60)', wholeNumber)
 			.option('--session-mode <mode>', 'stdio servers: shared (default; one process per protocol revision and capability set) or isolated (one per client)')
-			.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber),
+			.option('--max-server-processes <n>', 'stdio servers: the most server processes the container runs, its own included (default 16)', wholeNumber)
+			.option('--server-process-idle-timeout <seconds>', 'stdio servers: how long a server process beside the container\'s own may stay idle before it is ended (default 600)', wholeNumber),
 	);
 	underHeading(command, 'Tools:', (group) =>
 		group
@@ -287,6 +290,7 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	set('tool_pinning', options.toolPinning);
 	set('metrics_without_auth', options.metricsWithoutAuth);
 	set('max_server_processes', options.maxServerProcesses);
+	set('server_process_idle_timeout', options.serverProcessIdleTimeout);
 	if (options.header.length || options.headerSecret.length) {
 		spec.header_forward = {
 			...(options.header.length ? { add_plaintext_headers: pairs(options.header, '=', 'header') } : {}),
@@ -507,13 +511,16 @@ function showWorkload(program: Command, cli: Cli): Command {
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
 			const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
-			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail) });
+			// A running stdio server's processes, as its proxy counts them.
+			const processes = detail.transport === 'stdio' && summary?.status === 'running' ? (await cli.call(GetWorkloadStats, { name }).catch(() => undefined))?.server_processes : undefined;
+			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail), server_processes: processes });
 			const lines: Array<[string, unknown]> = [
 				['name', detail.name],
 				['status', describe(summary)],
 				['url', summary?.url],
 				['source', detail.url || detail.image],
 				['transport', detail.transport],
+				['processes', processes && `${processes.running} running, ${processes.in_use} in use (at most ${processes.max})`],
 				['group', detail.group],
 				['port', detail.proxy_port],
 				['tools', detail.tools?.length ? detail.tools.join(', ') : 'all'],

@@ -93,23 +93,34 @@ export class SharedProcessState<Session> {
 	}
 
 	/**
-	 * The sessions a server notification is for; `tied` when it is known to be about a call of
-	 * the only session in `sessions`. A log message not tied to a call goes only to the sessions
-	 * that asked for logs (`logging/setLevel`) at its level or below: another client's log is not
-	 * theirs to hear unasked. One tied to a call goes to that call's session, at its level if it set one.
+	 * The sessions a log message is for. Over stdio nothing ties a server's log to the client
+	 * request it came of, and a server once asked for logs sends them unprompted too (between
+	 * calls, or during another session's). So a session hears:
+	 * - a log that comes while its calls are the only ones in flight (`caller`): at its level if
+	 *   it asked for logs (`logging/setLevel`); if it never asked, as a server of its own would
+	 *   send it, unless another session asked for logs at that level (the server may have sent
+	 *   it for that one: it goes to those that asked);
+	 * - any other log, the process's rather than one call's, only if it asked for logs at that
+	 *   level. So a session that never asked hears no log another session's asking brought.
 	 */
-	recipientsOf(notification: JsonRpcNotification, sessions: ReadonlySet<Session>, tied = false): Iterable<Session> {
+	listenersOf(message: JsonRpcNotification, sessions: ReadonlySet<Session>, caller: Session | undefined): Iterable<Session> {
+		const owner = this.ownerOfRelatedTask(message.params);
+		if (owner) return [owner];
+		const level = LEVELS.indexOf(String(message.params?.level));
+		const asked = (session: Session) => {
+			const least = this.levels.get(session);
+			return least !== undefined && (level < 0 || least <= level);
+		};
+		if (caller && this.levels.has(caller)) return asked(caller) ? [caller] : [];
+		const listening = [...sessions].filter(asked);
+		return caller && listening.length === 0 ? [caller] : listening;
+	}
+
+	/** The sessions a server notification other than a log message is for. */
+	recipientsOf(notification: JsonRpcNotification, sessions: ReadonlySet<Session>): Iterable<Session> {
 		const owner = this.ownerOfRelatedTask(notification.params);
 		if (owner) return [owner];
 		switch (notification.method) {
-			case 'notifications/message': {
-				const level = LEVELS.indexOf(String(notification.params?.level));
-				return [...sessions].filter((session) => {
-					const asked = this.levels.get(session);
-					if (asked === undefined) return tied;
-					return level < 0 || asked <= level;
-				});
-			}
 			case 'notifications/resources/updated':
 				return this.subscribers.get(String(notification.params?.uri)) ?? [];
 			case 'notifications/tasks/status': {

@@ -14,8 +14,17 @@
  * - `isolated`: every client session gets a process of its own, ended with the session.
  *
  * Either way the container runs at most `max_server_processes` server processes, its own
- * included: a session that would need another is refused (`LimitReached`), except that
- * clients of a handshake that has a process already share it.
+ * included. A process beside the container's own that no client uses is idle: none of its
+ * sessions has a call in flight or waiting its turn, a server request unanswered, a task alive,
+ * or its event stream open (the GET stream of Streamable HTTP, a legacy SSE stream), which a
+ * client that is still there listening holds. A live session alone does not make a process in
+ * use: a client that went away without ending its session leaves one behind for hours. A
+ * session that would need one process more takes the place of the least recently used idle
+ * one, whose sessions end (a client still there gets 404 and opens a new one, as MCP has it);
+ * only when every process is in use is it refused (`LimitReached`), except that clients of a
+ * handshake that has a process already share it. An idle process is also ended once it has
+ * been idle for `server_process_idle_timeout`, well before its sessions would expire. The
+ * container's own process is neither: it stays, with the handshake it was first given.
  *
  * On a shared process, requests are multiplexed by id: each client request gets a
  * process-wide id (and its progress token the same number), so two clients may both send id
@@ -41,7 +50,7 @@
 import { lineSplitter } from '../../net/body.js';
 import type { Logger } from '../../log.js';
 import type { Attachment, Runtime } from '../../runtime/runtime.js';
-import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions } from '../core/backend.js';
+import type { Backend, UpstreamSession, BackendState, ClientSessionSink, OpenOptions, ServerProcessCounts } from '../core/backend.js';
 import {
 	ErrorCode,
 	errorResponse,
@@ -58,13 +67,15 @@ import {
 } from '../core/jsonrpc.js';
 import { linkedController, onAbort, unlessAborted } from '../core/abort.js';
 import { CallTable } from '../core/callTable.js';
-import { writeLine } from '../core/lines.js';
+import { MAX_LINE_LENGTH, writeLine } from '../core/lines.js';
 import { SharedProcessState } from './sharedProcessState.js';
 
 const INITIALIZE_TIMEOUT_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
 /** The most server processes a container runs unless `max_server_processes` says otherwise. */
 export const DEFAULT_MAX_SERVER_PROCESSES = 16;
+/** Seconds a process beside the container's own stays idle before it is ended, unless `server_process_idle_timeout` says otherwise. */
+export const DEFAULT_SERVER_PROCESS_IDLE_TIMEOUT = 600;
 
 /**
  * The most processes one caller may have beside a shared one, each for a session whose call
@@ -98,8 +109,8 @@ interface Pending {
 /** How a request that must take turns goes: in its session's turn, or on the session's side process. */
 type Way = 'turn' | 'side';
 
-/** Counts requests sent, to tell which session sent the latest. */
-let requestOrdinal = 0;
+/** Counts uses (requests sent, streams opened or closed), to tell which session or process was used last. */
+let useOrdinal = 0;
 
 /** Answers a request in flight, for good. */
 function settle(entry: Pending, response: JsonRpcResponse): void {
@@ -126,6 +137,8 @@ export interface StdioBridgeOptions {
 	readonly processes?: number;
 	/** The most server processes the container runs, its own included (`max_server_processes`). */
 	readonly maxProcesses?: number;
+	/** Seconds an idle process beside the container's own lives on (`server_process_idle_timeout`). */
+	readonly idleTimeout?: number;
 }
 
 /** What a client asked for in `initialize`, and the key of the processes that can serve it. */
@@ -158,8 +171,11 @@ export class StdioBridge implements Backend {
 	private readonly shared = new Map<string, Array<Promise<ServerProcess>>>();
 	/** The next of a key's processes to take a session, once it has them all. */
 	private readonly turns = new Map<string, number>();
-	/** Processes started beside the container's own, running or starting. */
-	private spawned = 0;
+	/** Processes beside the container's own that are starting. */
+	private starting = 0;
+	/** Processes beside the container's own that run, each with its last use a sweep saw and since when it has been that (`expireIdle`). */
+	private readonly beside = new Map<ServerProcess, { use: number; since: number }>();
+	private readonly idleSweep: NodeJS.Timeout;
 	/** Side processes (see `sideFor`) by caller, running or starting. */
 	private readonly sides = new Map<string, number>();
 	private containerId: string | undefined;
@@ -167,11 +183,16 @@ export class StdioBridge implements Backend {
 	private markConnected!: () => void;
 	private stopped = false;
 	private loop: Promise<void> | undefined;
+	/** The restart of the container whose own process was ended (`discard`): the loop reattaches after it. */
+	private restarted: Promise<void> = Promise.resolve();
 
 	constructor(readonly options: StdioBridgeOptions) {
 		this.mode = options.mode ?? 'shared';
 		this.main = new ServerProcess(this, 'the container');
 		this.resetConnected();
+		const idleMs = (options.idleTimeout ?? DEFAULT_SERVER_PROCESS_IDLE_TIMEOUT) * 1000;
+		this.idleSweep = setInterval(() => this.expireIdle(idleMs), Math.min(Math.max(idleMs / 4, 250), 60_000));
+		this.idleSweep.unref();
 	}
 
 	private resetConnected(): void {
@@ -204,6 +225,7 @@ export class StdioBridge implements Backend {
 	private async run(): Promise<void> {
 		let backoff = 250;
 		while (!this.stopped) {
+			await this.restarted;
 			try {
 				const info = await this.options.runtime.inspect(this.options.container);
 				if (!info) throw new Error('container not found');
@@ -264,7 +286,32 @@ export class StdioBridge implements Backend {
 	}
 
 	private canSpawn(): boolean {
-		return 1 + this.spawned < (this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES);
+		return 1 + this.starting + this.beside.size < (this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES);
+	}
+
+	/** Ends the least recently used idle process beside the container's own, making room for another; false if every one is in use. */
+	private reclaimIdle(): boolean {
+		let idlest: ServerProcess | undefined;
+		for (const process of this.beside.keys()) if (!process.inUse() && (!idlest || process.lastUsed < idlest.lastUsed)) idlest = process;
+		if (!idlest) return false;
+		this.endIdle(idlest, 'it was idle, and another client needed its place (max_server_processes)');
+		return true;
+	}
+
+	/** Ends the processes beside the container's own that have been idle for `idleMs` (unused since, and not in use now). */
+	private expireIdle(idleMs: number): void {
+		const now = Date.now();
+		for (const [process, seen] of this.beside) {
+			if (process.inUse() || process.lastUsed !== seen.use) this.beside.set(process, { use: process.lastUsed, since: now });
+			else if (now - seen.since >= idleMs) this.endIdle(process, `it was idle for ${idleMs / 1000} s (server_process_idle_timeout)`);
+		}
+	}
+
+	private endIdle(process: ServerProcess, why: string): void {
+		this.options.log.info(`ending ${process.description}: ${why}`);
+		this.beside.delete(process); // its place is free at once; the process ends a moment later
+		process.detach(`the proxy ended the server process: ${why}`);
+		this.retire(process);
 	}
 
 	/**
@@ -293,27 +340,57 @@ export class StdioBridge implements Backend {
 
 	/** Starts a process beside the container's own; `sideEnded` makes it a side process, called when it ends. */
 	private async spawn(handshake: Handshake, purpose: string, sideEnded?: () => void): Promise<ServerProcess> {
-		if (!this.canSpawn()) {
+		if (!this.canSpawn() && !this.reclaimIdle()) {
 			const most = this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES;
-			throw new ProcessLimitError(`the container runs ${most} server processes, the most this workload allows (max_server_processes)`);
+			throw new ProcessLimitError(
+				`all ${most} server processes of the container, the most this workload allows (max_server_processes), are in use (a call in flight, a server request or task, or a client's open event stream)`,
+			);
 		}
-		this.spawned++;
+		this.starting++;
 		let attachment: Attachment;
 		try {
 			attachment = await this.options.runtime.execCommand(this.containerId ?? this.options.container);
-		} catch (error) {
-			this.spawned--;
-			throw error;
+		} finally {
+			this.starting--;
 		}
 		const process = new ServerProcess(this, `another process of the container, for ${purpose}`, sideEnded !== undefined);
 		process.attach(attachment);
 		process.claim(handshake);
+		this.beside.set(process, { use: process.lastUsed, since: Date.now() });
 		void attachment.closed.then(() => {
-			this.spawned--;
+			this.beside.delete(process);
 			sideEnded?.();
 			process.detach('the server process ended');
 		});
 		return process;
+	}
+
+	/**
+	 * Ends a process that broke the protocol past repair (a line without end): what it has in
+	 * flight is answered with `reason`, and the next client that needs it gets a fresh process.
+	 * The container's own process ends with a restart of the container (the processes beside
+	 * it with it), reattached to by `run`: its sessions go on there, as after any restart.
+	 * Another process ends with its sessions.
+	 */
+	discard(process: ServerProcess, reason: string): void {
+		this.options.log.warn(`ending ${process.description}: ${reason}`);
+		if (process === this.main && !this.options.execMain && this.containerId) this.restarted = this.restart(this.containerId);
+		process.detach(reason);
+		this.retire(process);
+	}
+
+	private async restart(container: string): Promise<void> {
+		try {
+			await this.options.runtime.stop(container, 0);
+			await this.options.runtime.start(container);
+		} catch (error) {
+			this.options.log.warn(`restarting the container: ${(error as Error).message}`);
+		}
+	}
+
+	serverProcesses(): ServerProcessCounts {
+		const running = [...(this.state === 'connected' ? [this.main] : []), ...this.beside.keys()];
+		return { running: running.length, in_use: running.filter((process) => process.inUse()).length, max: this.options.maxProcesses ?? DEFAULT_MAX_SERVER_PROCESSES };
 	}
 
 	/** A spawned process lost its last session: end it. */
@@ -332,6 +409,7 @@ export class StdioBridge implements Backend {
 
 	async close(): Promise<void> {
 		this.stopped = true;
+		clearInterval(this.idleSweep);
 		this.main.detach('the proxy is stopping');
 		for (const process of [...this.shared.values()].flat()) void process.then((spawned) => spawned !== this.main && spawned.end(), () => undefined);
 	}
@@ -340,6 +418,8 @@ export class StdioBridge implements Backend {
 /** One server process and the sessions it serves. */
 export class ServerProcess {
 	handshake: Handshake | undefined;
+	/** When a client last used the process, as a use ordinal: only the order matters. */
+	lastUsed = ++useOrdinal;
 	private attachment: Attachment | undefined;
 	private initializeResult: Record<string, unknown> | undefined;
 	private initializing: Promise<JsonRpcResponse> | undefined;
@@ -363,7 +443,8 @@ export class ServerProcess {
 
 	attach(attachment: Attachment): void {
 		this.attachment = attachment;
-		attachment.onStdout(lineSplitter((line) => this.onLine(line)));
+		const tooLong = `the server process wrote a line of over ${MAX_LINE_LENGTH} characters, longer than a message may be; the process was ended`;
+		attachment.onStdout(lineSplitter((line) => this.onLine(line), MAX_LINE_LENGTH, () => this.bridge.discard(this, tooLong)));
 	}
 
 	/** Lost the process: answer what is in flight with an error. */
@@ -530,12 +611,9 @@ export class ServerProcess {
 			return;
 		}
 		if (notification.method === 'notifications/message') {
-			// A log message while only one session has requests in flight was logged for them: it is that session's.
 			const caller = this.soleCaller();
-			if (caller) {
-				for (const session of this.state.recipientsOf(notification, new Set([caller]), true)) session.sink.deliver(notification, session.latestRequest());
-				return;
-			}
+			for (const session of this.state.listenersOf(notification, this.sessions, caller)) session.sink.deliver(notification, session === caller ? session.latestRequest() : undefined);
+			return;
 		}
 		for (const session of this.state.recipientsOf(notification, this.sessions)) session.sink.deliver(notification);
 	}
@@ -599,6 +677,7 @@ export class ServerProcess {
 				unhook: onAbort(signal, (reason) => this.abandon(id, String(reason ?? 'cancelled'))),
 			});
 			session.started(request.id, this, id);
+			this.lastUsed = session.lastRequestAt;
 			this.write({ jsonrpc: '2.0', id, method: request.method, params });
 		});
 	}
@@ -684,6 +763,18 @@ export class ServerProcess {
 
 	join(session: StdioUpstreamSession): void {
 		this.sessions.add(session);
+		this.used();
+	}
+
+	used(): void {
+		this.lastUsed = ++useOrdinal;
+	}
+
+	/** A client uses the process (see the module comment): it is not idle. */
+	inUse(): boolean {
+		if (this.pending.size > 0 || this.waiting.length > 0 || this.serverRequests.size > 0 || this.state.hasTasks()) return true;
+		for (const session of this.sessions) if (session.listening) return true;
+		return false;
 	}
 
 	/** Nothing in flight and no task to be asked about: a side process may end. */
@@ -722,8 +813,10 @@ export class ServerProcess {
 
 /** One client's view of the bridge. */
 export class StdioUpstreamSession implements UpstreamSession {
-	/** When the session last sent a request, as an ordinal: only the order matters. */
+	/** When the session last sent a request, as a use ordinal: only the order matters. */
 	lastRequestAt = 0;
+	/** The client holds the session's event stream open. */
+	listening = false;
 	private process: ServerProcess | undefined;
 	/** The session's side process (StdioBridge.sideFor), starting or started, while it has calls or tasks there. */
 	private side: Promise<ServerProcess> | undefined;
@@ -844,6 +937,11 @@ export class StdioUpstreamSession implements UpstreamSession {
 		this.sideProcess?.relay(this, message);
 	}
 
+	streaming(open: boolean): void {
+		this.listening = open;
+		this.process?.used();
+	}
+
 	cancel(id: RequestId, reason: string): void {
 		const sent = this.processIds.get(id);
 		if (sent) sent.process.abandon(sent.id, reason);
@@ -863,7 +961,7 @@ export class StdioUpstreamSession implements UpstreamSession {
 	}
 
 	started(id: RequestId, process: ServerProcess, processId: number): void {
-		this.lastRequestAt = ++requestOrdinal;
+		this.lastRequestAt = ++useOrdinal;
 		this.latest = id;
 		this.processIds.set(id, { process, id: processId });
 	}

@@ -87,6 +87,15 @@ export interface Backend {
 	close(): Promise<void>;
 	/** Called on every change of `state`. */
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;
+	/** The server processes it runs, for the workload's statistics; absent where it runs none (a stdio server has them). */
+	serverProcesses?(): ServerProcessCounts;
+}
+
+/** A stdio server's processes, as the workload's statistics report them (`server_processes`). */
+export interface ServerProcessCounts {
+	readonly running: number;
+	readonly in_use: number;
+	readonly max: number;
 }
 
 /** Where the proxy's sign-in to a remote server stands (chain/upstreamAuth/authenticator.ts). */

@@ -3,6 +3,13 @@
  * what the link between an aggregate and a member's proxy carries (link.ts).
  */
 
+/**
+ * The longest line read from a stdio server or either end of a link, in characters: 4 Mi, as a
+ * message over Streamable HTTP. Past it the reader stops, so a peer that never ends its line
+ * cannot make the proxy buffer more.
+ */
+export const MAX_LINE_LENGTH = 4 * 1024 * 1024;
+
 /** Where lines are written: a server's stdin, a link's request body or response. */
 export interface LineSink {
 	readonly writableCorked: number;

@@ -13,8 +13,6 @@ import { parseJsonBounded } from '../../json.js';
 export const LINK_PATH = '/link';
 /** The protocol a link's `GET` asks to upgrade to. */
 export const LINK_PROTOCOL = 'hangar-link';
-/** The longest line either end reads, in characters: 4 Mi, as a message over Streamable HTTP. */
-export const MAX_LINE_LENGTH = 4 * 1024 * 1024;
 
 /** A message of the member's about the call `call`. */
 export interface CallMessage {

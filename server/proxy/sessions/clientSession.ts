@@ -225,22 +225,33 @@ export class ClientSession implements ClientSessionSink {
 		this.deliver(response, id);
 	}
 
+	/**
+	 * The server ended the session. The calls in flight keep their replies: the backend answered
+	 * them (with why it ended) or the session's end cancels them, and that answer still reaches
+	 * the client on the reply it waits on.
+	 */
 	ended(): void {
-		this.close();
+		this.end('everywhere', false);
 	}
 
 	/** Ends the session; `here` only stops this replica serving it, upstream it lives on. */
 	close(scope: CloseScope = 'everywhere'): void {
+		this.end(scope, true);
+	}
+
+	private end(scope: CloseScope, cancelReplies: boolean): void {
 		if (this.closed) return;
 		this.closed = true;
 		this.controller.abort('the session ended');
 		if (scope === 'here' && this.backend.release) this.backend.release();
 		else this.backend.close();
-		for (const reply of this.replies.values()) {
-			if ('cancel' in reply) reply.cancel();
-			else reply.end();
+		if (cancelReplies) {
+			for (const reply of this.replies.values()) {
+				if ('cancel' in reply) reply.cancel();
+				else reply.end();
+			}
+			this.replies.clear();
 		}
-		this.replies.clear();
 		this.stream?.end();
 		this.onClose(this, scope);
 	}

@@ -12,8 +12,8 @@ import { CallTable } from '../../core/callTable.js';
 import { onAbort } from '../../core/abort.js';
 import { cancellationOf, ErrorCode, errorResponse, isResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import { readBody, readLines } from '../../../net/body.js';
-import { writeLine } from '../../core/lines.js';
-import { LINK_PATH, LINK_PROTOCOL, MAX_LINE_LENGTH, parseLine } from '../../core/link.js';
+import { MAX_LINE_LENGTH, writeLine } from '../../core/lines.js';
+import { LINK_PATH, LINK_PROTOCOL, parseLine } from '../../core/link.js';
 
 /** How much of a refusal's body is read for its message. */
 const MAX_REFUSAL_LENGTH = 4096;

@@ -160,8 +160,8 @@ export class CallStats {
 		return this.second % SLOTS;
 	}
 
-	/** `GET STATS_PATH?window=N` with `Authorization: Bearer <token>`. */
-	route(token: string): HttpHandler {
+	/** `GET STATS_PATH?window=N` with `Authorization: Bearer <token>`; `serverProcesses` adds a stdio server's processes. */
+	route(token: string, serverProcesses?: () => ProxyStats['server_processes']): HttpHandler {
 		const expected = Buffer.from(`Bearer ${token}`);
 		return async ({ request, response, url }) => {
 			const given = Buffer.from(request.headers.authorization ?? '');
@@ -171,7 +171,7 @@ export class CallStats {
 			}
 			const window = Number(url.searchParams.get('window') ?? 10);
 			const seconds = Number.isInteger(window) && window >= 1 ? Math.min(window, SLOTS) : 10;
-			response.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(this.snapshot(seconds)));
+			response.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify({ ...this.snapshot(seconds), server_processes: serverProcesses?.() }));
 		};
 	}
 }
