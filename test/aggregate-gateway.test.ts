@@ -179,7 +179,7 @@ describe("an approval of a member's held tools reaches a running aggregate", { t
 	const stable = { name: 'stable', description: 'Never changes', inputSchema: { type: 'object' } };
 	const lookup = { name: 'lookup', description: 'Looks a word up', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } };
 
-	it('the member proxy says its list changed; the aggregate and its clients (SDK 1.x) see the approved tool, a client that came later too', async () => {
+	it('the member proxy says its list changed (SDK 1.x and a 2026-07-28 listen); the aggregate and its clients see the approved tool, a client that came later too', async () => {
 		const fixture = await startFixture(DRIFTING);
 		fixtures.push(fixture);
 		const control = (lists: object) => fetch(new URL('/control', fixture.url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(lists) });
@@ -199,14 +199,20 @@ describe("an approval of a member's held tools reaches a running aggregate", { t
 		await waitFor(async () => (await names(direct)).join() === 'stable' && (await stateOf('lookup')) === 'new', 'the new tool held');
 		expect(await names(through)).toEqual([`${member.name}_stable`]);
 
-		// Approved over REST: no word from the server this time; the proxy tells both.
-		let heard = { direct: 0, through: 0 };
+		// Approved over REST: no word from the server this time; the proxy tells every client, a
+		// 2026-07-28 one on its subscriptions/listen stream.
+		const modern = await connectModern(member.url);
+		clients.push(modern);
+		const heard = { direct: 0, through: 0, modern: 0 };
 		direct.setNotificationHandler(ToolListChangedNotificationSchema, async () => void heard.direct++);
 		through.setNotificationHandler(ToolListChangedNotificationSchema, async () => void heard.through++);
-		heard = { direct: 0, through: 0 };
+		modern.setNotificationHandler('notifications/tools/list_changed', () => void heard.modern++);
+		const listening = await modern.listen({ toolsListChanged: true });
+		clients.push(listening);
 		const approved = await callRest(serve.url, ApproveWorkloadTools, { name: member.name, tools: ['lookup'] });
 		expect(approved.status, JSON.stringify(approved.body)).toBe(200);
-		await waitFor(async () => heard.direct > 0 && heard.through > 0, 'notifications/tools/list_changed from the approval');
+		await waitFor(async () => heard.direct > 0 && heard.through > 0 && heard.modern > 0, 'notifications/tools/list_changed from the approval');
+		expect((await modern.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['lookup', 'stable']);
 		expect(await names(direct)).toEqual(['lookup', 'stable']);
 		expect(await names(through)).toEqual([`${member.name}_lookup`, `${member.name}_stable`]);
 		expect(textOf(await through.callTool({ name: `${member.name}_lookup`, arguments: { word: 'x' } }))).toBe('called lookup');

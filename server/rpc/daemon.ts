@@ -140,7 +140,7 @@ export function startDaemon(
 		if (cancellable) byProgressToken.set(progressToken, controller);
 		try {
 			const progress = progressFor(connection, params);
-			return await (await services()).call(method, params, contextFor(controller.signal, progress));
+			return await (await services()).call(method, operationParams(params), contextFor(controller.signal, progress));
 		} catch (error) {
 			throw toResponseError(error as HangarError);
 		} finally {
@@ -182,6 +182,13 @@ function toResponseError(error: HangarError): ResponseError<HangarError['data']>
 				? REQUEST_CANCELLED
 				: REQUEST_FAILED;
 	return new ResponseError(code, error.message, error.data);
+}
+
+/** The operation's own params: the LSP `workDoneToken` is the daemon's, not a field the operation's schema knows. */
+function operationParams(params: unknown): unknown {
+	if (typeof params !== 'object' || params === null || Array.isArray(params) || !('workDoneToken' in params)) return params;
+	const { workDoneToken: _token, ...own } = params as Record<string, unknown>;
+	return own;
 }
 
 /** `$/progress` reports for a request whose params carry a `workDoneToken`. */
