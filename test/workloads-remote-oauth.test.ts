@@ -38,8 +38,8 @@ async function status(name: string): Promise<{ status: string; status_context?: 
 	return { status: found.status!, status_context: found.status_context };
 }
 
-async function signIn(name: string): Promise<void> {
-	const started = await daemon.client.request(SignInWorkload, { name });
+async function signIn(name: string, through = daemon): Promise<void> {
+	const started = await through.client.request(SignInWorkload, { name });
 	answers.push(started);
 	expect(started).toMatchObject({ name, status: 'pending', authorization_url: expect.stringContaining(`${as.issuer}/auth?`) });
 	const url = new URL(started.authorization_url!);
@@ -48,10 +48,10 @@ async function signIn(name: string): Promise<void> {
 	expect(new URL(url.searchParams.get('redirect_uri')!).hostname).toBe('127.0.0.1');
 	const callback = await completeSignIn(started.authorization_url!);
 	expect(callback.status).toBe(200);
-	const done = await daemon.client.request(SignInWorkload, { name, wait: 30 });
+	const done = await through.client.request(SignInWorkload, { name, wait: 30 });
 	answers.push(done);
 	expect(done.status).toBe('signed_in');
-	await waitFor(async () => (await status(name)).status === 'running', `${name} running after the sign-in`);
+	await waitFor(async () => (await through.client.request(ListWorkloads, { all: true })).workloads.find((workload) => workload.name === name)?.status === 'running', `${name} running after the sign-in`);
 }
 
 async function echo(port: number, message: string): Promise<string> {
@@ -187,6 +187,31 @@ describe('a remote server behind OAuth', { timeout: 120_000 }, () => {
 			expect((response.body as { remote_auth_config?: object }).remote_auth_config).toMatchObject({ cached_refresh_token_ref: ref });
 		} finally {
 			await serve.stop();
+		}
+	});
+
+	it('hangar export warns when no secrets provider could keep the refresh token (the export then has no reference to it)', async () => {
+		const readOnly = await createTestHome();
+		readOnly.env.HANGAR_SECRETS_KEYRING = 'off';
+		const other = spawnDaemon(readOnly.env);
+		const memoryOnly = uniqueName('memory-only');
+		try {
+			await other.client.initialize('remote-oauth-read-only-secrets');
+			// The environment provider reads HANGAR_SECRET_* and cannot store a value.
+			await other.client.request(SetupSecrets, { provider_type: 'environment' });
+			await other.client.request(CreateWorkload, { name: memoryOnly, url: remote.url });
+			await signIn(memoryOnly, other);
+			const printed = await runHangar(['export', memoryOnly], readOnly.env);
+			expect(printed.code).toBe(0);
+			expect(JSON.parse(printed.stdout).remote_auth_config?.cached_refresh_token_ref).toBeUndefined();
+			expect(printed.stderr).toMatch(/warning: .*no cached_refresh_token_ref.*hangar secret setup/);
+			// Where a provider keeps it, the same export is quiet.
+			expect((await runHangar(['export', name], home.env)).stderr).toBe('');
+		} finally {
+			await other.client.request(DeleteWorkload, { name: memoryOnly }).catch(() => undefined);
+			await waitFor(async () => (await other.client.request(ListWorkloads, { all: true })).workloads.length === 0, 'the workload deleted', 50_000).catch(() => undefined);
+			await other.stop();
+			await readOnly.dispose();
 		}
 	});
 

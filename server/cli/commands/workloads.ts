@@ -547,7 +547,22 @@ function exportWorkload(program: Command, cli: Cli): Command {
 			const text = options.format === 'json' ? `${JSON.stringify(config, null, 2)}\n` : await manifestsOf(config, options.format);
 			if (options.output) writeFileSync(options.output, text, { mode: 0o600 });
 			else process.stdout.write(text);
+			if (refreshTokenOnlyInMemory(config)) {
+				process.stderr.write(
+					`warning: ${name} is signed in, but the export carries no cached_refresh_token_ref: its refresh token is held only by the running proxy (no secrets provider could store it), or the authorization server gave none; the exported workload must sign in again. ` +
+						`Set up a secrets provider that can store it (hangar secret setup), sign in again (hangar signin ${name}), then export.\n`,
+				);
+			}
 		});
+}
+
+/**
+ * A sign-in whose refresh token no secrets provider stored (the proxy keeps it in memory): the
+ * run configuration then has the token's expiry but no reference to the token.
+ */
+function refreshTokenOnlyInMemory(config: { remote_auth_config?: { cached_token_expiry?: string; cached_refresh_token_ref?: string } }): boolean {
+	const auth = config.remote_auth_config;
+	return Boolean(auth?.cached_token_expiry && !auth.cached_refresh_token_ref);
 }
 
 function editWorkload(program: Command, cli: Cli): Command {
