@@ -26,7 +26,7 @@ async function pickDrifted(hangar: Hangar, title: string): Promise<string | unde
 }
 
 function flagsText(item: PinnedDefinition): string {
-	return item.flags.map((flag) => `${flag.rule}: ${flag.detail}`).join('; ');
+	return item.flags.map((flag) => `${flag.rule}${flag.severity === 'review' ? ' (for review)' : ''}: ${flag.detail}`).join('; ');
 }
 
 /**
