@@ -34,7 +34,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import { RegistryClient } from '../oci/client.js';
 import { SkillBuilds } from './builds.js';
 import { SkillInstaller, type InstallOutcome } from './installer.js';
-import { SkillProjects } from './projects.js';
+import { SkillProjects, type ProjectSkillService } from './projects.js';
 import { SkillSources, type SkillCatalog } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
 import { cleanPath } from '../store/project.js';
@@ -47,7 +47,7 @@ export interface SkillServiceOptions {
 	readonly env?: NodeJS.ProcessEnv;
 }
 
-export class SkillService {
+export class SkillService implements ProjectSkillService {
 	readonly builds: SkillBuilds;
 	readonly sources: SkillSources;
 	readonly installer: SkillInstaller;
