@@ -1,7 +1,7 @@
 /**
  * The import rules of docs/architecture.md, read from the source itself: every static import,
  * re-export and dynamic `import()` of every TypeScript file is resolved to the file it names,
- * and the arrows between folders are checked.
+ * and the arrows between folders, and between files, are checked.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -52,8 +52,8 @@ const proxyFiles = sources('server/proxy').map((file) => ({ file, text: readFile
 
 /**
  * Cycles of `arrows`, each as `a → b → a`, the nodes being what `node` makes of a file (its
- * folder, or the file itself). Every cycle has at least one of its arrows reported; breaking
- * that one may reveal another around the same files.
+ * folder, or the file itself). Where there is a cycle, at least one is reported; another through
+ * the same files may show once that one is broken.
  */
 function cyclesOf(arrows: readonly Arrow[], node: (file: string) => string): string[] {
 	const edges = new Map<string, Set<string>>();

@@ -23,7 +23,7 @@ import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js'
 type FailureReason = NonNullable<NonNullable<SkillSyncResult['failed']>[number]['reason']>;
 type Outcome = NonNullable<SkillUpgradeResult['outcomes']>[number];
 
-/** What a project's sync and upgrade use of the skill service (service.ts), which owns them. */
+/** What a project's sync and upgrade use of the skill service: service.ts implements it, and this module imports no service. */
 export interface ProjectSkillService {
 	readonly sources: SkillSources;
 	readonly installer: SkillInstaller;
