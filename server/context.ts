@@ -9,6 +9,9 @@ export interface Progress {
 	end(message?: string): void;
 }
 
+/** What a step of an operation reports through; the operation itself begins and ends its progress. */
+export type ProgressReporter = Pick<Progress, 'report'>;
+
 export interface OperationContext {
 	readonly signal: AbortSignal;
 	readonly progress: Progress;

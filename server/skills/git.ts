@@ -18,11 +18,11 @@ import { chmod, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import type { ProgressReporter } from '../context.js';
 import { isPrivateAddress, refusalOf } from '../net/addresses.js';
 import type { HangarPaths } from '../store/paths.js';
 import { DEFAULT_LIMITS, type ExtractedFile } from './extract.js';
 import { readSkillTree, SKILL_FILE } from './files.js';
-import type { SourceProgress } from './sources.js';
 
 export interface GitReference {
 	/** `host[:port]`; empty for a local repository. */
@@ -134,7 +134,7 @@ export class GitSkillSource {
 	 * Fetches the skill folder of `reference` and copies its files into `into` (which must not
 	 * exist). Returns the commit the ref resolved to.
 	 */
-	async fetch(reference: GitReference, into: string, signal: AbortSignal, progress?: SourceProgress, allowLocal = false): Promise<FetchedGitSkill> {
+	async fetch(reference: GitReference, into: string, signal: AbortSignal, progress?: ProgressReporter, allowLocal = false): Promise<FetchedGitSkill> {
 		const target = await this.target(reference, allowLocal);
 		const checkout = join(this.paths.cache, 'skills', 'git', `${Date.now()}-${randomBytes(4).toString('hex')}`);
 		await mkdir(checkout, { recursive: true });
@@ -190,7 +190,7 @@ export class GitSkillSource {
 		reference: GitReference,
 		folder: string,
 		signal: AbortSignal,
-		progress?: SourceProgress,
+		progress?: ProgressReporter,
 	): Promise<string> {
 		const { simpleGit } = await import('simple-git');
 		const env = { ...baseEnvironment(this.env), ...target.env };

@@ -19,13 +19,14 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { ClientDefinition } from '../clients/table.js';
+import type { ProgressReporter } from '../context.js';
 import { isAlive, tryLock, withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 import { contentDigest } from './files.js';
 import { confineFolders, copyTree, exists, listFiles, moveFolder, removeOwnFiles, removeTransactionFolder, transactionFolder } from './folders.js';
 import { Journals, type Journal } from './journal.js';
 import { putLockEntry, updateLock } from './lockfile.js';
-import { knownDigest, type FetchedSkill, type ResolvedSource, type SkillSources, type SourceProgress } from './sources.js';
+import { knownDigest, type FetchedSkill, type ResolvedSource, type SkillSources } from './sources.js';
 import { placementOfRecord, recordKey, SkillRecord, SkillRecords } from './store.js';
 import { allSkillsDirectories, targetsFor, type Placement, type SkillTarget } from './targets.js';
 
@@ -64,7 +65,7 @@ export interface InstallOutcome {
 
 export interface InstallContext {
 	readonly signal: AbortSignal;
-	readonly progress?: SourceProgress;
+	readonly progress?: ProgressReporter;
 }
 
 export class SkillInstaller {

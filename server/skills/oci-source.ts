@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import type { ProgressReporter } from '../context.js';
 import type { RegistryClient, Repository } from '../oci/client.js';
 import { OciLayout } from '../oci/layout.js';
 import { parseManifestDocument, type Descriptor, type ManifestDocument } from '../oci/media.js';
@@ -13,7 +14,6 @@ import { formatReference, manifestReference, type OciReference } from '../oci/re
 import type { HangarPaths } from '../store/paths.js';
 import { checkSkillManifest, pickPlatformManifest } from './artifact.js';
 import { DEFAULT_LIMITS, extractSkillArchive, type ExtractedFile } from './extract.js';
-import type { SourceProgress } from './sources.js';
 
 export interface ResolvedArtifact {
 	readonly repo: Repository;
@@ -64,7 +64,7 @@ export class OciSkillSource {
 	 * Extracts the layer into `into`, a folder that must not exist: from the cache when it holds
 	 * the layer, else straight from the registry while a copy goes into the cache.
 	 */
-	async extract(artifact: ResolvedArtifact, into: string, signal: AbortSignal, progress?: SourceProgress): Promise<ExtractedFile[]> {
+	async extract(artifact: ResolvedArtifact, into: string, signal: AbortSignal, progress?: ProgressReporter): Promise<ExtractedFile[]> {
 		const { layer } = artifact;
 		if (await this.cache.hasBlob(layer.digest)) {
 			progress?.report('extracting');

@@ -9,22 +9,34 @@ import { HangarError } from '../../protocol/errors.js';
 import type { ValidParamsOf } from '../../protocol/operation.js';
 import type { SkillSyncResult, SkillUpgradeResult, SyncSkills, UpgradeSkills } from '../../protocol/protocol.skills.js';
 import { CLIENT_TABLE, clientDefinition, type ClientDefinition } from '../clients/table.js';
-import type { OperationContext } from '../context.js';
+import type { OperationContext, ProgressReporter } from '../context.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { formatReference } from '../oci/reference.js';
 import { contentDigest } from './files.js';
 import { formatGitReference } from './git.js';
+import type { InstallOutcome, SkillInstaller } from './installer.js';
 import { LOCK_FILE, putLockEntry, readLock, TOOLHIVE_LOCK_FILE, updateLock, type LockEntry } from './lockfile.js';
-import type { SkillService } from './service.js';
-import { knownDigest, withRecordedAllowance, type ResolvedSource } from './sources.js';
-import type { SkillRecord } from './store.js';
+import { knownDigest, withRecordedAllowance, type ResolvedSource, type SkillSources } from './sources.js';
+import type { SkillRecord, SkillRecords } from './store.js';
 import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js';
 
 type FailureReason = NonNullable<NonNullable<SkillSyncResult['failed']>[number]['reason']>;
 type Outcome = NonNullable<SkillUpgradeResult['outcomes']>[number];
 
+/** What a project's sync and upgrade use of the skill service: service.ts implements it, and this module imports no service. */
+export interface ProjectSkillService {
+	readonly sources: SkillSources;
+	readonly installer: SkillInstaller;
+	readonly records: SkillRecords;
+	withProgress<T>(context: OperationContext, title: string, work: (progress: ProgressReporter) => Promise<T>, failedIn?: (result: T) => boolean): Promise<T>;
+	chooseClients(clients: readonly string[] | undefined): Promise<ClientDefinition[]>;
+	addToGroup(group: string, name: string): Promise<void>;
+	announce(outcome: InstallOutcome, placement: Placement): void;
+	remove(placement: Placement, name: string, signal: AbortSignal, client?: string): Promise<void>;
+}
+
 export class SkillProjects {
-	constructor(private readonly skills: SkillService) {}
+	constructor(private readonly skills: ProjectSkillService) {}
 
 	async sync(params: ValidParamsOf<typeof SyncSkills>, context: OperationContext): Promise<SkillSyncResult> {
 		const { placement, lock } = await this.open(params.project_root);

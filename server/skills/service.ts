@@ -26,7 +26,7 @@ import {
 	type SkillContent,
 	type SkillInfo,
 } from '../../protocol/protocol.skills.js';
-import type { OperationContext } from '../context.js';
+import type { OperationContext, ProgressReporter } from '../context.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import type { GroupStore } from '../groups/store.js';
@@ -34,8 +34,8 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import { RegistryClient } from '../oci/client.js';
 import { SkillBuilds } from './builds.js';
 import { SkillInstaller, type InstallOutcome } from './installer.js';
-import { SkillProjects } from './projects.js';
-import { SkillSources, type SkillCatalog, type SourceProgress } from './sources.js';
+import { SkillProjects, type ProjectSkillService } from './projects.js';
+import { SkillSources, type SkillCatalog } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
 import { cleanPath } from '../store/project.js';
 import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
@@ -47,7 +47,7 @@ export interface SkillServiceOptions {
 	readonly env?: NodeJS.ProcessEnv;
 }
 
-export class SkillService {
+export class SkillService implements ProjectSkillService {
 	readonly builds: SkillBuilds;
 	readonly sources: SkillSources;
 	readonly installer: SkillInstaller;
@@ -190,7 +190,7 @@ export class SkillService {
 	 * Runs `work` between a progress `begin` and `end`; `failedIn` says whether a result that
 	 * came back still failed in part (a sync or upgrade with a failed skill ends "failed", not "done").
 	 */
-	async withProgress<T>(context: OperationContext, title: string, work: (progress: SourceProgress) => Promise<T>, failedIn?: (result: T) => boolean): Promise<T> {
+	async withProgress<T>(context: OperationContext, title: string, work: (progress: ProgressReporter) => Promise<T>, failedIn?: (result: T) => boolean): Promise<T> {
 		context.progress.begin(title);
 		let outcome = 'failed';
 		try {

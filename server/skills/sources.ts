@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { RegistrySkill } from '../../protocol/protocol.catalog.js';
-import type { Progress } from '../context.js';
+import type { ProgressReporter } from '../context.js';
 import type { RegistryClient } from '../oci/client.js';
 import { formatReference, parseReference, ReferenceError, type OciReference } from '../oci/reference.js';
 import type { HangarPaths } from '../store/paths.js';
@@ -30,9 +30,6 @@ import { blockingErrors, checkSkillDocument, skillNameProblem } from './validate
 export interface SkillCatalog {
 	findSkill(name: string): Promise<RegistrySkill | undefined>;
 }
-
-/** Where fetching a skill reports what it is doing. */
-export type SourceProgress = Pick<Progress, 'report'>;
 
 /** A source resolved far enough to know the skill's name (and for OCI and local builds, its digest). */
 export type ResolvedSource =
@@ -131,7 +128,7 @@ export class SkillSources {
 	}
 
 	/** Fetches a resolved source into `into` (which must not exist) and checks the skill. */
-	async fetch(source: ResolvedSource, into: string, signal: AbortSignal, progress?: SourceProgress): Promise<FetchedSkill> {
+	async fetch(source: ResolvedSource, into: string, signal: AbortSignal, progress?: ProgressReporter): Promise<FetchedSkill> {
 		let files: ExtractedFile[];
 		let identity: Pick<FetchedSkill, 'reference' | 'tag' | 'digest' | 'pinned' | 'movable'>;
 		if (source.kind === 'oci') {

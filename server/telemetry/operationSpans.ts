@@ -7,10 +7,12 @@ import { HangarError } from '../../protocol/errors.js';
 import type { OperationInterceptor } from '../dispatch.js';
 import type { TelemetrySettings } from '../runspec/telemetryConfig.js';
 import { resourceOf, startTracing } from './otlp.js';
-import type { Door } from './operations.js';
 import { within } from '../within.js';
 
 const CLOSE_WAIT_MS = 2_000;
+
+/** The long-running door whose operations are traced. */
+export type Door = 'daemon' | 'serve';
 
 export function traceOperations(settings: TelemetrySettings, door: Door): OperationInterceptor {
 	const { tracer, shutdown } = startTracing(settings, resourceOf(settings, { 'hangar.door': door }), `hangar-${door}`);

@@ -6,8 +6,10 @@
 import type { TelemetryConfig } from '../../protocol/runConfig.js';
 import type { OperationInterceptor } from '../dispatch.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
+// Only its type: the module itself, and OpenTelemetry with it, is loaded by the import() below.
+import type { Door } from './operationSpans.js';
 
-export type Door = 'daemon' | 'serve';
+export type { Door };
 
 /** The interceptor that traces each operation, or undefined when tracing is off. */
 export async function operationTracing(config: TelemetryConfig | undefined, door: Door): Promise<OperationInterceptor | undefined> {

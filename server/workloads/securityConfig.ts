@@ -6,19 +6,22 @@
  */
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import type { WorkloadDetail } from '../../protocol/protocol.workloads.js';
+import type { z } from 'zod';
+import type { UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { ScalingConfig, TokenValidatorConfig } from '../../protocol/runConfig.js';
 import { auditConfigProblem } from '../runspec/auditConfig.js';
 import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../runspec/authzConfig.js';
 import { checkProviderUrl, ProviderError } from '../net/providerUrl.js';
 import { RateLimitConfigError, rateLimitsOf } from '../runspec/rateLimitConfig.js';
 import { parseAddress } from '../runspec/redisAddress.js';
-import type { CreateRequest, UpdateRequest } from './config.js';
 import { invalid, prune } from './fields.js';
 import type { StoredWorkload } from '../runspec/store.js';
 
 /** More would only queue on this machine's cores; a team past this needs a cluster (`hangar export`). */
 const MAX_REPLICAS = 16;
+
+/** The security settings of a request: a create and an update carry them alike. */
+type SecurityRequest = Pick<z.output<typeof UpdateWorkloadParams>, 'oidc' | 'authz_config' | 'audit_config' | 'rate_limit_config' | 'scaling_config'>;
 
 type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'authz_config_path' | 'audit_config' | 'rate_limit_config' | 'scaling_config'>;
 
@@ -26,7 +29,7 @@ type SecurityFields = Pick<StoredWorkload, 'oidc_config' | 'authz_config' | 'aut
  * `previous` is the configuration being updated: the client secret is write-only (never in a
  * detail or an export), so an update that names the same client and no secret keeps it.
  */
-function oidcConfigOf(oidc: CreateRequest['oidc'], previous: TokenValidatorConfig | undefined): TokenValidatorConfig | undefined {
+function oidcConfigOf(oidc: SecurityRequest['oidc'], previous: TokenValidatorConfig | undefined): TokenValidatorConfig | undefined {
 	const unset = (value: unknown) => value === undefined || value === '' || value === false || (Array.isArray(value) && !value.length);
 	if (!oidc || Object.values(oidc).every(unset)) return undefined;
 	const access = { insecureAllowHTTP: oidc.insecure_allow_http, allowPrivateIP: oidc.allow_private_ip };
@@ -86,7 +89,7 @@ async function authzOf(path: string | undefined): Promise<Pick<SecurityFields, '
 }
 
 /** The run configuration's security fields for a request; a 400 names the field at fault. */
-export async function securityFieldsOf(request: CreateRequest | UpdateRequest, previous?: StoredWorkload): Promise<SecurityFields> {
+export async function securityFieldsOf(request: SecurityRequest, previous?: StoredWorkload): Promise<SecurityFields> {
 	const audit = request.audit_config;
 	const auditProblem = audit && auditConfigProblem(audit);
 	if (auditProblem) throw invalid(`audit_config.${auditProblem.field}`, auditProblem.message);

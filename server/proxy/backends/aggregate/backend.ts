@@ -18,7 +18,7 @@ import { LinkTransport } from './link.js';
 import { Membership, type Member } from './members.js';
 import type { MemberTransport } from './member.js';
 import type { MemberContext } from './search.js';
-import { AggregateSession, LIST_CHANGED, type ListKind } from './session.js';
+import { AggregateSession, LIST_CHANGED, type ListKind, type SessionBackend } from './session.js';
 import { ToolView, type Tool } from './toolView.js';
 
 /** How long a member's pin writes settle before its lists are read again. */
@@ -36,7 +36,7 @@ export interface AggregateOptions {
 	readonly resolveSecret: (name: string) => Promise<string>;
 }
 
-export class AggregateBackend implements Backend {
+export class AggregateBackend implements Backend, SessionBackend {
 	state: BackendState = 'connecting';
 	detail: string | undefined;
 	onStateChange?: (state: BackendState, detail: string | undefined) => void;

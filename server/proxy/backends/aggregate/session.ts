@@ -10,6 +10,8 @@
  * Nothing a member sends on one client's behalf reaches another: each client session has
  * member sessions of its own.
  */
+import type { AggregationConfig } from '../../../../protocol/runConfig.js';
+import type { Logger } from '../../../log.js';
 import { VERSION } from '../../../version.js';
 import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
@@ -27,12 +29,11 @@ import {
 	type RequestId,
 } from '../../core/jsonrpc.js';
 import { tagsOf } from '../../core/tags.js';
-import type { AggregateBackend } from './backend.js';
-import { MemberSession, type ClientCall } from './member.js';
-import type { Member } from './members.js';
+import { MemberSession, type ClientCall, type MemberTransport } from './member.js';
+import type { Member, Membership } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { within } from '../../../within.js';
-import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS } from './search.js';
+import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
 import type { Tool, ToolView } from './toolView.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
@@ -92,6 +93,24 @@ interface Asked {
 
 type Params = Record<string, unknown> | undefined;
 
+/**
+ * What a client session asks of the aggregate's backend (backend.ts), which its sessions share:
+ * the settings, the members and how each is reached, their cached lists, the tool views and the
+ * search.
+ */
+export interface SessionBackend {
+	readonly options: { readonly name: string; readonly group: string; readonly config: AggregationConfig; readonly log: Logger };
+	readonly membership: Pick<Membership, 'members'>;
+	transportOf(member: Member): MemberTransport;
+	cachedList<T>(member: Member, kind: ListKind, capabilities: string, fetch: () => Promise<T[]>): Promise<T[]>;
+	/** Announces `list` to every session when it arrives after the session that asked stopped waiting. */
+	announceWhenDone(list: Promise<unknown[]>, kind: ListKind): void;
+	listChanged(member: string, kind: ListKind): void;
+	memberSaid(member: string, context: MemberContext): void;
+	toolView(capabilities: string, lists: readonly MemberList<Tool>[]): ToolView;
+	find(view: ToolView, query: string, limit: number | undefined): Promise<Exposed<Tool>[]>;
+}
+
 export class AggregateSession implements UpstreamSession {
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
@@ -109,7 +128,7 @@ export class AggregateSession implements UpstreamSession {
 	private nextAsked = 1;
 
 	constructor(
-		private readonly backend: AggregateBackend,
+		private readonly backend: SessionBackend,
 		private readonly sink: ClientSessionSink,
 		private readonly forget: () => void,
 	) {}
