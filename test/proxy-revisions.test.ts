@@ -21,6 +21,7 @@ import {
 	ElicitRequestSchema,
 	LoggingMessageNotificationSchema,
 	ResourceUpdatedNotificationSchema,
+	ResultSchema,
 	ToolListChangedNotificationSchema,
 	type CreateMessageResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -331,6 +332,37 @@ describe('a 2025-11-25 client of a 2026-07-28 server, through Hangar', { timeout
 		} finally {
 			await client.close();
 			await other.close();
+		}
+	});
+
+	it('opts one call into a task by its own _meta as the server reached directly does: the server\'s task, as the server gave it', async () => {
+		const modern = workloads.get('2026-07-28 image')!;
+		const optIn = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+		// slow-task is not marked task-capable in the server's list: the server decides, per request.
+		const request = (name: string, args: Record<string, unknown>) => ({ method: 'tools/call', params: { name, arguments: args, _meta: optIn } });
+		const directly = async (name: string, args: Record<string, unknown>) => {
+			const { params } = request(name, args);
+			const meta = { ...params._meta, 'io.modelcontextprotocol/protocolVersion': MODERN_REVISION, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' } };
+			const answer = await postMcp(await hangar.direct(modern, 3001, '/mcp'), { id: 1, method: 'tools/call', params: { ...params, _meta: meta } }, { 'MCP-Protocol-Version': MODERN_REVISION, 'Mcp-Method': 'tools/call', 'Mcp-Name': name });
+			return (answer.body as { result: Record<string, unknown> }).result;
+		};
+		const { client } = await connect();
+		try {
+			const baseline = await directly('slow-task', { ms: 200 });
+			expect(baseline).toMatchObject({ resultType: 'task', status: 'working' });
+			const created = await client.request(request('slow-task', { ms: 200 }), ResultSchema);
+			expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+			expect(Object.keys(created).sort()).toEqual(Object.keys(baseline).sort());
+			// The task is the session's, followed as its other tasks are.
+			await waitFor(async () => (await client.experimental.tasks.getTask(created.taskId as string)).status === 'completed', 'the task completed');
+
+			// A tool the server answers at once is answered at once, in the client's revision.
+			expect(await directly('echo', { message: 'now' })).toMatchObject({ resultType: 'complete' });
+			const answered = await client.request(request('echo', { message: 'now' }), ResultSchema);
+			expect(textOf(answered)).toBe('Echo: now');
+			expect(answered).not.toHaveProperty('resultType');
+		} finally {
+			await client.close();
 		}
 	});
 });

@@ -5,6 +5,9 @@
  * `tasks/list` and `tasks/cancel`. The extension is server-directed instead: a task only when
  * the request declared the extension, the result inline in `tasks/get`, input requests
  * answered with `tasks/update`, and no `tasks/list`, so the list is the session's own record.
+ * A call that declares the extension in its own `_meta` (the extension's per-request opt-in)
+ * asked in the extension's terms: it gets the server's answer as the server gave it, a task
+ * included.
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, errorResponse, META_2026, RELATED_TASK, TASKS_EXTENSION, type JsonRpcRequest, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
@@ -74,7 +77,10 @@ export class Server2026Tasks {
 	/** Answers a task matter of the client; undefined for any other request. */
 	async request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
 		const params = message.params ?? {};
-		if (message.method === 'tools/call') return params.task === undefined ? undefined : this.create(message, signal);
+		if (message.method === 'tools/call') {
+			if (params.task !== undefined) return this.create(message, signal);
+			return declaresTasks(params._meta) ? this.optedIn(message, signal) : undefined;
+		}
 		if (message.method === 'tasks/list') return this.list(message.id, signal);
 		if (!['tasks/get', 'tasks/result', 'tasks/cancel'].includes(message.method)) return undefined;
 		const taskId = params.taskId;
@@ -107,6 +113,15 @@ export class Server2026Tasks {
 			setTimeout(() => this.tasks.delete(task.taskId), Math.min(task.ttlMs ?? HELD_TTL_MS, HELD_TTL_MS)).unref();
 		}
 		return { jsonrpc: '2.0', id: message.id, result: { task: task2025Of(task) } };
+	}
+
+	/** A call opted into a task by its own `_meta`: the server's answer as it gave it, a task kept as the session's. */
+	private async optedIn(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const answer = await this.port.call('tools/call', message.params!, signal, { id: message.id, withTasks: true });
+		if (!answer.result) return answer;
+		if (answer.result.resultType !== 'task') return { ...answer, result: result2025Of(answer.result) };
+		this.remember(String(answer.result.taskId), undefined);
+		return answer;
 	}
 
 	private remember(taskId: string, held: Task2026 | undefined): void {
@@ -189,6 +204,12 @@ export class Server2026Tasks {
 		}
 		return { jsonrpc: '2.0', id, result: { tasks } };
 	}
+}
+
+/** Whether a request's own `_meta` declares the Tasks extension among the client's capabilities. */
+function declaresTasks(meta: unknown): boolean {
+	const capabilities = (meta as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES] as { extensions?: Record<string, unknown> } | undefined;
+	return typeof capabilities?.extensions?.[TASKS_EXTENSION] === 'object';
 }
 
 /** A task as a 2025-11-25 client knows it. */

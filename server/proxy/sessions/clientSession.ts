@@ -293,13 +293,14 @@ export class ClientSessionRegistry {
 	}
 
 	create(kind: ClientSessionKind, owner?: string, open: OpenOptions = {}): ClientSession {
-		return this.add(this.idPrefix + randomUUID(), kind, owner, { replicated: kind === 'streamable' && this.store !== undefined, ...open });
+		const session = this.open(this.idPrefix + randomUUID(), kind, owner, { replicated: kind === 'streamable' && this.store !== undefined, ...open });
+		this.sessions.set(session.id, session);
+		return session;
 	}
 
-	private add(id: string, kind: ClientSessionKind, owner: string | undefined, open: OpenOptions): ClientSession {
-		const session = new ClientSession(this.backend, id, kind, owner, (closed, scope) => this.closed(closed, scope), open);
-		this.sessions.set(id, session);
-		return session;
+	/** A session with its backend session open, not yet found by its id. */
+	private open(id: string, kind: ClientSessionKind, owner: string | undefined, options: OpenOptions): ClientSession {
+		return new ClientSession(this.backend, id, kind, owner, (closed, scope) => this.closed(closed, scope), options);
 	}
 
 	private closed(session: ClientSession, scope: CloseScope): void {
@@ -332,10 +333,14 @@ export class ClientSessionRegistry {
 		return session?.owner === owner ? session : undefined;
 	}
 
+	/**
+	 * The saved session, found by its id only once it can serve: until then its other requests
+	 * wait for the same restore (`restoring`) instead of reaching a server side not yet initialised.
+	 */
 	private async load(id: string): Promise<ClientSession | undefined> {
 		const saved = await this.store!.load(id);
 		if (!saved || saved.kind !== 'streamable') return undefined;
-		const session = this.add(id, 'streamable', saved.owner, { replicated: true, adopt: saved.upstream });
+		const session = this.open(id, 'streamable', saved.owner, { replicated: true, adopt: saved.upstream });
 		session.handshake = saved.handshake;
 		if (saved.upstream === undefined) {
 			// Nothing upstream to take over: this replica's server side is initialised as the client had it.
@@ -346,6 +351,7 @@ export class ClientSessionRegistry {
 			}
 			await session.backend.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 		}
+		this.sessions.set(id, session);
 		return session;
 	}
 
