@@ -1,0 +1,83 @@
+// Bundles `hangar` (CLI, daemon, proxy: one entry point, server/cli/main.ts) after tsc, so a
+// process loads a few files instead of hundreds of modules (ESM resolution and loading were
+// most of a command's start-up time).
+//
+// - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
+//   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
+//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) becomes a two-line
+//   launcher of the bundle; the rest of tsc's output stays where it is (tests, the proxy's OTLP
+//   worker, scripts/write-manifest.mjs).
+// - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
+//   found next to a module (commands.json, manifest.json, package.json, the embedded catalog,
+//   the CLI entry a proxy is spawned with) are found as without the bundle.
+// - ESM packages are bundled (zod alone is 94 modules), and commander; the others stay external, loaded
+//   from node_modules as before: CommonJS packages find their own files through __dirname, and
+//   native addons cannot be bundled.
+// - dist/server/cli/bundle/meta.json: which source modules each output file holds (esbuild's
+//   metafile), so tests can still tell which modules a process loaded
+//   (test/support/loadedModules.ts).
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/server/cli/bundle`;
+/** Bundled packages: pure ESM, many modules each, no files of their own read at run time. */
+const BUNDLED_PACKAGES = new Set(['zod', 'commander', 'smol-toml', 'canonicalize', 'minisearch', 'stemmer', 'diff']);
+
+const packagesOutside = {
+	name: 'packages-outside',
+	setup(bundle) {
+		bundle.onResolve({ filter: /^[^./]/ }, (args) => {
+			if (args.path.startsWith('node:')) return { path: args.path, external: true };
+			const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+			return BUNDLED_PACKAGES.has(name) ? undefined : { path: args.path, external: true };
+		});
+	},
+};
+
+/** `import.meta.url` in a source module becomes the URL of its tsc output. */
+const metaUrlOfBuild = {
+	name: 'meta-url-of-build',
+	setup(bundle) {
+		bundle.onLoad({ filter: /\.ts$/ }, (args) => {
+			const source = readFileSync(args.path, 'utf8');
+			if (!source.includes('import.meta.url')) return undefined;
+			const built = relative(outdir, `${root}dist/${relative(root, args.path)}`).replace(/\.ts$/, '.js').replaceAll('\\', '/');
+			return { loader: 'ts', contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(built)}, import.meta.url).href`) };
+		});
+	},
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const { metafile } = await build({
+	absWorkingDir: root,
+	entryPoints: { main: `${root}server/cli/main.ts` },
+	outdir,
+	bundle: true,
+	splitting: true,
+	format: 'esm',
+	platform: 'node',
+	target: 'node20',
+	chunkNames: '[name]-[hash]',
+	minifyWhitespace: true,
+	minifySyntax: true,
+	legalComments: 'none',
+	logLevel: 'warning',
+	metafile: true,
+	// Bundled CommonJS (commander) calls require() for Node's built-ins.
+	banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
+	plugins: [packagesOutside, metaUrlOfBuild],
+});
+
+const meta = {};
+for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
+	meta[relative(outdir, resolve(root, output))] = Object.keys(inputs).map((input) => {
+		const path = resolve(root, input);
+		const own = relative(root, path);
+		return pathToFileURL(/^(protocol|server)[\\/].*\.ts$/.test(own) ? `${root}dist/${own.replace(/\.ts$/, '.js')}` : path).href;
+	});
+}
+writeFileSync(`${outdir}/meta.json`, `${JSON.stringify(meta)}\n`);
+writeFileSync(`${root}dist/server/cli/main.js`, "#!/usr/bin/env node\nimport './bundle/main.js';\n");
