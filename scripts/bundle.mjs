@@ -4,7 +4,7 @@
 //
 // - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
 //   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
-//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) becomes a two-line
+//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) becomes a small
 //   launcher of the bundle; the rest of tsc's output stays where it is (tests, the proxy's OTLP
 //   worker, scripts/write-manifest.mjs).
 // - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
@@ -80,4 +80,10 @@ for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
 	});
 }
 writeFileSync(`${outdir}/meta.json`, `${JSON.stringify(meta)}\n`);
-writeFileSync(`${root}dist/server/cli/main.js`, "#!/usr/bin/env node\nimport './bundle/main.js';\n");
+// The launcher turns on Node's compile cache where there is one (Node ≥ 22.1: the bundle's
+// compiled code is kept in the OS's temporary folder, and a command's next start skips most of
+// its compilation), then starts the bundle.
+writeFileSync(
+	`${root}dist/server/cli/main.js`,
+	"#!/usr/bin/env node\nimport module from 'node:module';\n\nmodule.enableCompileCache?.();\nawait import('./bundle/main.js');\n",
+);
