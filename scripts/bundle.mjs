@@ -24,7 +24,7 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/server/cli/bundle`;
 /** Bundled packages: pure ESM, many modules each, no files of their own read at run time. */
-const BUNDLED_PACKAGES = new Set(['zod', 'commander', 'smol-toml', 'canonicalize', 'minisearch', 'stemmer', 'diff']);
+const BUNDLED_PACKAGES = new Set(['zod', '@modelcontextprotocol/sdk', 'commander', 'smol-toml', 'canonicalize', 'minisearch', 'stemmer', 'diff']);
 
 const packagesOutside = {
 	name: 'packages-outside',
@@ -50,6 +50,18 @@ const metaUrlOfBuild = {
 	},
 };
 
+/**
+ * zod's messages in other languages (`z.locales`, half of zod's code) are never used: Hangar's
+ * errors are English, zod's default. Only English is bundled, which every process loading zod
+ * would otherwise compile.
+ */
+const zodEnglishOnly = {
+	name: 'zod-english-only',
+	setup(bundle) {
+		bundle.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({ loader: 'js', contents: "export { default as en } from './en.js';\n" }));
+	},
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const { metafile } = await build({
 	absWorkingDir: root,
@@ -68,7 +80,7 @@ const { metafile } = await build({
 	metafile: true,
 	// Bundled CommonJS (commander) calls require() for Node's built-ins.
 	banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
-	plugins: [packagesOutside, metaUrlOfBuild],
+	plugins: [packagesOutside, metaUrlOfBuild, zodEnglishOnly],
 });
 
 const meta = {};
