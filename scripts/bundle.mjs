@@ -1,6 +1,6 @@
 // Bundles `hangar` (CLI, daemon, proxy: one entry point, server/cli/main.ts) after tsc, so a
-// process loads a few files instead of hundreds of modules (ESM resolution and loading were
-// most of a command's start-up time).
+// process loads a few files instead of hundreds of modules (resolving and loading each was a
+// large part of a command's start-up time).
 //
 // - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
 //   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
@@ -10,9 +10,10 @@
 // - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
 //   found next to a module (commands.json, manifest.json, package.json, the embedded catalog,
 //   the CLI entry a proxy is spawned with) are found as without the bundle.
-// - ESM packages are bundled (zod alone is 94 modules), and commander; the others stay external, loaded
-//   from node_modules as before: CommonJS packages find their own files through __dirname, and
-//   native addons cannot be bundled.
+// - The packages of BUNDLED_PACKAGES are bundled: zod (94 modules on its own), the MCP SDK (so
+//   that a process has one zod), commander and small ESM ones. The others stay in node_modules,
+//   loaded as before: CommonJS packages that find their own files through __dirname, and native
+//   addons, which cannot be bundled.
 // - dist/server/cli/bundle/meta.json: which source modules each output file holds (esbuild's
 //   metafile), so tests can still tell which modules a process loaded
 //   (test/support/loadedModules.ts).
@@ -23,7 +24,7 @@ import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/server/cli/bundle`;
-/** Bundled packages: pure ESM, many modules each, no files of their own read at run time. */
+/** Bundled packages: none reads files of its own at run time or holds a native addon. */
 const BUNDLED_PACKAGES = new Set(['zod', '@modelcontextprotocol/sdk', 'commander', 'smol-toml', 'canonicalize', 'minisearch', 'stemmer', 'diff']);
 
 const packagesOutside = {
