@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHome, type TestHome } from './support/home.js';
-import { packagesOf, writeModuleHook } from './support/loadedModules.js';
+import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
 import { runHangar } from './support/processes.js';
 
 let home: TestHome;
@@ -26,7 +26,7 @@ async function packagesLoadedBy(args: string[]): Promise<Set<string>> {
 	await writeFile(out, '');
 	const result = await runHangar(args, { ...home.env, NODE_OPTIONS: nodeOptions, LOADED_MODULES: out });
 	expect(result.code, result.stderr).toBe(0);
-	const urls = (await readFile(out, 'utf8')).split('\n');
+	const urls = await modulesOf((await readFile(out, 'utf8')).split('\n'));
 	expect(urls.some((url) => url.endsWith('/server/cli/program.js'))).toBe(true);
 	return packagesOf(urls);
 }

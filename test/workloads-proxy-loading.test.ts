@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
-import { packagesOf, writeModuleHook } from './support/loadedModules.js';
+import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
 import { runHangar } from './support/processes.js';
 
 let home: TestHome;
@@ -35,7 +35,7 @@ describe('the proxy of a plain stdio workload', { timeout: 180_000 }, () => {
 	it('serves its calls without loading the modules of features it does not use', async () => {
 		expect(await runHangar(['run', 'hangar-test/everything:1', '--name', name, '--transport', 'stdio', '--', 'stdio'], home.env)).toMatchObject({ code: 0 });
 		expect(await runHangar(['mcp', 'call', name, 'echo', '--arg', 'message=plain'], { ...home.env, NODE_OPTIONS: '' })).toMatchObject({ code: 0, stdout: 'Echo: plain\n' });
-		const loaded = (await readFile(loadedFile, 'utf8')).split('\n');
+		const loaded = await modulesOf((await readFile(loadedFile, 'utf8')).split('\n'));
 		// The hook saw the proxy's own modules.
 		expect(loaded.some((url) => url.endsWith('/server/proxy/main.js'))).toBe(true);
 		expect(loaded.some((url) => url.endsWith('/server/proxy/backends/stdio.js'))).toBe(true);

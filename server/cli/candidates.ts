@@ -60,33 +60,69 @@ export const OPTION_KINDS: Readonly<Record<string, ValueKind>> = {
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
+/**
+ * What completion reads of a command: its names, options, arguments and subcommands. The
+ * build writes the whole tree's into commands.json, so `hangar __complete` answers without
+ * building the command tree (whose areas load the contract).
+ */
+export interface CommandShape {
+	readonly name: string;
+	readonly aliases: readonly string[];
+	readonly options: readonly OptionShape[];
+	/** Whether each declared argument is variadic, in order. */
+	readonly variadic: readonly boolean[];
+	readonly commands: readonly CommandShape[];
+}
+
+export interface OptionShape {
+	readonly long?: string;
+	readonly short?: string;
+	/** Whether a value follows it (`--group NAME`). */
+	readonly takesValue: boolean;
+}
+
+/** The shape of `command` and of every command under it. */
+export function shapeOf(command: Command): CommandShape {
+	return {
+		name: command.name(),
+		aliases: command.aliases(),
+		options: command.options.map((option: Option) => ({
+			...(option.long ? { long: option.long } : {}),
+			...(option.short ? { short: option.short } : {}),
+			takesValue: option.required || option.optional,
+		})),
+		variadic: command.registeredArguments.map((argument) => argument.variadic),
+		commands: command.commands.map(shapeOf),
+	};
+}
+
 /** The kind of value `words` (the last one being typed) expects there, if it names something kept. */
-export function kindAt(program: Command, words: readonly string[]): ValueKind | undefined {
+export function kindAt(program: CommandShape, words: readonly string[]): ValueKind | undefined {
 	let command = program;
 	let path: string[] = [];
-	let awaiting: Option | undefined;
+	let awaiting: OptionShape | undefined;
 	let operands = 0;
 	for (const word of words.slice(0, -1)) {
 		if (awaiting) {
 			awaiting = undefined;
 		} else if (word.startsWith('-')) {
 			const option = command.options.find((candidate) => candidate.long === word || candidate.short === word);
-			if (option && (option.required || option.optional)) awaiting = option;
+			if (option?.takesValue) awaiting = option;
 		} else {
-			const sub = operands === 0 ? command.commands.find((candidate) => candidate.name() === word || candidate.aliases().includes(word)) : undefined;
+			const sub = operands === 0 ? command.commands.find((candidate) => candidate.name === word || candidate.aliases.includes(word)) : undefined;
 			if (sub) {
 				command = sub;
-				path = [...path, sub.name()];
+				path = [...path, sub.name];
 			} else operands++;
 		}
 	}
 	if (awaiting) return awaiting.long ? OPTION_KINDS[awaiting.long] : undefined;
 	if ((words.at(-1) ?? '').startsWith('-')) return undefined;
 	const kinds = OPERAND_KINDS[path.join(' ')];
-	const declared = command.registeredArguments;
+	const declared = command.variadic;
 	if (!kinds || declared.length === 0) return undefined;
 	const slot = Math.min(operands, declared.length - 1);
-	if (operands > slot && !declared[slot]!.variadic) return undefined;
+	if (operands > slot && !declared[slot]) return undefined;
 	return kinds[slot];
 }
 
@@ -130,7 +166,7 @@ export async function valuesOf(kind: ValueKind, environment: Environment, env: N
 }
 
 /** Answers `hangar __complete WORD…`: the candidates that start with the word being typed. */
-export async function complete(program: Command, words: readonly string[], environment: Environment): Promise<string[]> {
+export async function complete(program: CommandShape, words: readonly string[], environment: Environment): Promise<string[]> {
 	const kind = kindAt(program, words.length ? words : ['']);
 	if (!kind) return [];
 	const typed = words.at(-1) ?? '';

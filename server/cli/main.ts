@@ -4,15 +4,19 @@
  * the REST server, in-process.
  */
 import { readFileSync } from 'node:fs';
+import type { CommandManifest } from './program.js';
 
 const args = process.argv.slice(2);
 
-/** `hangar --help`, printed from the build's commands.json: no command tree to build. */
-function builtHelp(): string | undefined {
+/**
+ * The build's commands.json (scripts/write-manifest.mjs): `hangar --help` is printed from it and
+ * `hangar __complete` reads the command tree's shape from it, with no command tree to build.
+ */
+function builtCommands(): Partial<CommandManifest> {
 	try {
-		return (JSON.parse(readFileSync(new URL('./commands.json', import.meta.url), 'utf8')) as { help?: string }).help;
+		return JSON.parse(readFileSync(new URL('./commands.json', import.meta.url), 'utf8')) as CommandManifest;
 	} catch {
-		return undefined; // run from source: commander prints it
+		return {}; // run from source: commander prints the help, the tree is built
 	}
 }
 
@@ -37,9 +41,16 @@ if (args.length === 1 && args[0] === 'daemon') {
 			throw error;
 		});
 	}
-	const help = args.length === 1 && ['--help', '-h', 'help'].includes(args[0]!) ? builtHelp() : undefined;
+	const help = args.length === 1 && ['--help', '-h', 'help'].includes(args[0]!) ? builtCommands().help : undefined;
+	// Shell completion (candidates.ts' COMPLETE_COMMAND) runs at every TAB.
+	const tree = args[0] === '__complete' ? builtCommands().tree : undefined;
 	if (help !== undefined) {
 		process.stdout.write(help);
+	} else if (tree) {
+		const [{ complete }, { guardOutput }, { createEnvironment }] = await Promise.all([import('./candidates.js'), import('./terminal.js'), import('../environment.js')]);
+		guardOutput();
+		const candidates = await complete(tree, args.slice(1), createEnvironment('cli'));
+		process.stdout.write(candidates.map((candidate) => `${candidate}\n`).join(''));
 	} else if (args.length === 1 && ['--version', '-v'].includes(args[0]!)) {
 		const { VERSION_LINE } = await import('../version.js');
 		process.stdout.write(`${VERSION_LINE}\n`);

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Help } from 'commander';
 import { VERSION, VERSION_LINE } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
-import { complete, COMPLETE_COMMAND, SHELLS } from './candidates.js';
+import { complete, COMPLETE_COMMAND, shapeOf, SHELLS, type CommandShape } from './candidates.js';
 import { completionScript, type Shell } from './completion.js';
 import { guardOutput } from './terminal.js';
 
@@ -44,6 +44,8 @@ export interface CommandManifest {
 	readonly areas: Readonly<Record<string, readonly CommandSummary[]>>;
 	/** `hangar --help` at 80 columns. */
 	readonly help: string;
+	/** The whole command tree as completion reads it. */
+	readonly tree: CommandShape;
 }
 
 const MANIFEST_URL = new URL('./commands.json', import.meta.url);
@@ -145,7 +147,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
 		if (argv[2] === COMPLETE_COMMAND) {
 			// Hidden, and not parsed by commander: the words after it are the line being completed, options included.
 			const words = argv.slice(3);
-			const candidates = await complete(await buildProgram(cli, [...argv.slice(0, 2), ...words]), words, cli.environment);
+			const candidates = await complete(shapeOf(await buildProgram(cli, [...argv.slice(0, 2), ...words])), words, cli.environment);
 			process.stdout.write(candidates.map((candidate) => `${candidate}\n`).join(''));
 			return;
 		}

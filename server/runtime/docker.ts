@@ -51,7 +51,10 @@ export class DockerRuntime implements Runtime {
 		return (this.docker ??= import('dockerode').then(({ default: Docker }) => new Docker(engineOptions(this.engine.host, this.env))));
 	}
 
-	/** The proxy's calls: over node:http, unless the engine is reached over SSH (dockerode's transport). */
+	/**
+	 * The proxy's calls, and the CLI's everyday reads (version, list): over node:http, unless the
+	 * engine is reached over SSH (dockerode's transport).
+	 */
 	private api(): Promise<EngineApi> {
 		if (!this.engineApi) {
 			const options = engineOptions(this.engine.host, this.env);
@@ -96,7 +99,7 @@ export class DockerRuntime implements Runtime {
 	}
 
 	async info(): Promise<RuntimeInfo> {
-		const version = await this.call('container runtime version', (docker) => docker.version());
+		const version = await this.request('container runtime version', (api) => api.json<Dockerode.DockerVersion>('GET', '/version'));
 		// Podman's Docker-compatible service names itself among the components.
 		const podman = (version.Components ?? []).find((component) => /podman/i.test(component.Name));
 		return { name: podman ? 'podman' : 'docker', version: podman?.Version ?? version.Version, address: this.engine.host, found_by: this.engine.foundBy };
@@ -282,7 +285,7 @@ export class DockerRuntime implements Runtime {
 
 	async list(labels: Readonly<Record<string, string>>): Promise<ContainerInfo[]> {
 		const filters = JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
-		const containers = await this.call('list containers', (docker) => docker.listContainers({ all: true, filters }));
+		const containers = await this.request('list containers', (api) => api.json<Dockerode.ContainerInfo[]>('GET', `/containers/json?all=1&filters=${encodeURIComponent(filters)}`));
 		return containers.map((container) => ({
 			id: container.Id,
 			name: (container.Names[0] ?? '').replace(/^\//, ''),

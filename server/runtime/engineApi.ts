@@ -8,7 +8,6 @@
  * `docker.ts` reads both alike.
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 
@@ -35,7 +34,9 @@ export function httpEngine(options: Dockerode.DockerOptions): EngineApi {
 		const base: RequestOptions = { method, path, headers };
 		if (options.socketPath) return httpRequest({ ...base, socketPath: options.socketPath as string });
 		const target = { ...base, host: options.host, port: options.port };
-		return options.protocol === 'https' ? httpsRequest({ ...target, ca: options.ca, cert: options.cert, key: options.key }) : httpRequest(target);
+		if (options.protocol !== 'https') return httpRequest(target);
+		// node:https (and OpenSSL's set-up) only for an engine over TLS: every proxy would hold it.
+		return process.getBuiltinModule('node:https').request({ ...target, ca: options.ca, cert: options.cert, key: options.key });
 	};
 	return {
 		json: <T>(method: 'GET' | 'POST', path: string, body?: object) =>

@@ -3,7 +3,7 @@
  * (`--import`, which child processes inherit), appends the URL of every module the process
  * loads to the file named by LOADED_MODULES, one a line.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const HOOKS = `import { appendFileSync } from 'node:fs';
@@ -24,6 +24,17 @@ export async function writeModuleHook(folder: string, when = 'true'): Promise<st
 	const register = join(folder, 'register.mjs');
 	await writeFile(register, `import { register } from 'node:module';\nif (${when}) register('./hooks.mjs', { parentURL: import.meta.url, data: { out: process.env.LOADED_MODULES } });\n`);
 	return `--import=${register}`;
+}
+
+/**
+ * The modules behind loaded module URLs: a file of the bundle (dist/server/cli/bundle/) stands
+ * for the source modules it holds, as its meta.json lists them (scripts/bundle.mjs), each named
+ * by the URL it had without the bundle (dist/…/name.js, or its file in node_modules).
+ */
+export async function modulesOf(urls: readonly string[]): Promise<string[]> {
+	const bundle = new URL('../../dist/server/cli/bundle/', import.meta.url).href;
+	const meta = JSON.parse(await readFile(new URL('meta.json', bundle), 'utf8')) as Record<string, string[]>;
+	return urls.flatMap((url) => (url.startsWith(bundle) ? (meta[url.slice(bundle.length)] ?? [url]) : [url]));
 }
 
 /** The npm packages among loaded module URLs (`@scope/name` or `name`). */

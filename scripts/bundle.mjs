@@ -1,0 +1,102 @@
+// Bundles `hangar` (CLI, daemon, proxy: one entry point, server/cli/main.ts) after tsc, so a
+// process loads a few files instead of hundreds of modules (resolving and loading each was a
+// large part of a command's start-up time).
+//
+// - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
+//   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
+//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) becomes a small
+//   launcher of the bundle; the rest of tsc's output stays where it is (tests, the proxy's OTLP
+//   worker, scripts/write-manifest.mjs).
+// - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
+//   found next to a module (commands.json, manifest.json, package.json, the embedded catalog,
+//   the CLI entry a proxy is spawned with) are found as without the bundle.
+// - The packages of BUNDLED_PACKAGES are bundled: zod (94 modules on its own), the MCP SDK (so
+//   that a process has one zod), commander and small ESM ones. The others stay in node_modules,
+//   loaded as before: CommonJS packages that find their own files through __dirname, and native
+//   addons, which cannot be bundled.
+// - dist/server/cli/bundle/meta.json: which source modules each output file holds (esbuild's
+//   metafile), so tests can still tell which modules a process loaded
+//   (test/support/loadedModules.ts).
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/server/cli/bundle`;
+/** Bundled packages: none reads files of its own at run time or holds a native addon. */
+const BUNDLED_PACKAGES = new Set(['zod', '@modelcontextprotocol/sdk', 'commander', 'smol-toml', 'canonicalize', 'minisearch', 'stemmer', 'diff']);
+
+const packagesOutside = {
+	name: 'packages-outside',
+	setup(bundle) {
+		bundle.onResolve({ filter: /^[^./]/ }, (args) => {
+			if (args.path.startsWith('node:')) return { path: args.path, external: true };
+			const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+			return BUNDLED_PACKAGES.has(name) ? undefined : { path: args.path, external: true };
+		});
+	},
+};
+
+/** `import.meta.url` in a source module becomes the URL of its tsc output. */
+const metaUrlOfBuild = {
+	name: 'meta-url-of-build',
+	setup(bundle) {
+		bundle.onLoad({ filter: /\.ts$/ }, (args) => {
+			const source = readFileSync(args.path, 'utf8');
+			if (!source.includes('import.meta.url')) return undefined;
+			const built = relative(outdir, `${root}dist/${relative(root, args.path)}`).replace(/\.ts$/, '.js').replaceAll('\\', '/');
+			return { loader: 'ts', contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(built)}, import.meta.url).href`) };
+		});
+	},
+};
+
+/**
+ * zod's messages in other languages (`z.locales`, half of zod's code) are never used: Hangar's
+ * errors are English, zod's default. Only English is bundled, which every process loading zod
+ * would otherwise compile.
+ */
+const zodEnglishOnly = {
+	name: 'zod-english-only',
+	setup(bundle) {
+		bundle.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({ loader: 'js', contents: "export { default as en } from './en.js';\n" }));
+	},
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const { metafile } = await build({
+	absWorkingDir: root,
+	entryPoints: { main: `${root}server/cli/main.ts` },
+	outdir,
+	bundle: true,
+	splitting: true,
+	format: 'esm',
+	platform: 'node',
+	target: 'node20',
+	chunkNames: '[name]-[hash]',
+	minifyWhitespace: true,
+	minifySyntax: true,
+	legalComments: 'none',
+	logLevel: 'warning',
+	metafile: true,
+	// Bundled CommonJS (commander) calls require() for Node's built-ins.
+	banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
+	plugins: [packagesOutside, metaUrlOfBuild, zodEnglishOnly],
+});
+
+const meta = {};
+for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
+	meta[relative(outdir, resolve(root, output))] = Object.keys(inputs).map((input) => {
+		const path = resolve(root, input);
+		const own = relative(root, path);
+		return pathToFileURL(/^(protocol|server)[\\/].*\.ts$/.test(own) ? `${root}dist/${own.replace(/\.ts$/, '.js')}` : path).href;
+	});
+}
+writeFileSync(`${outdir}/meta.json`, `${JSON.stringify(meta)}\n`);
+// The launcher turns on Node's compile cache where there is one (Node ≥ 22.1: the bundle's
+// compiled code is kept in the OS's temporary folder, and a command's next start skips most of
+// its compilation), then starts the bundle.
+writeFileSync(
+	`${root}dist/server/cli/main.js`,
+	"#!/usr/bin/env node\nimport module from 'node:module';\n\nmodule.enableCompileCache?.();\nawait import('./bundle/main.js');\n",
+);
