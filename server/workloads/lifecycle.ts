@@ -28,6 +28,12 @@ const STOP_GRACE_SECONDS = 10;
 const FAILED_STOP_GRACE_SECONDS = 1;
 /** How often a starting container is checked for an early exit. */
 const WATCH_INTERVAL_MS = 300;
+/**
+ * A stdio server is served once its container is attached, before it has read a line: one that
+ * exits on its arguments (once its runtime has started, a second or more on a loaded machine)
+ * would be taken for started. Its container's first this many ms are waited out, watched.
+ */
+const STDIO_SETTLE_MS = 1_500;
 
 /** The secret values a configuration needs, resolved before anything starts. */
 export interface ResolvedSecrets {
@@ -269,6 +275,9 @@ export class WorkloadLifecycle {
 		const watching = started ? this.watchContainer(config, started, watch) : undefined;
 		try {
 			const launched = await launchProxy(this.store, config.name, secretHeaders, this.readyTimeoutMs, this.proxyEnv(), this.options.proxyEntry, watch.signal);
+			if (started && launched.ready && config.transport === 'stdio') await settled(started, watch.signal);
+			// The server exited meanwhile, or the work was cancelled.
+			if (watch.signal.aborted) throw watch.signal.reason;
 			const exited = started && (await this.exitOf(config, started));
 			if (exited) throw exited;
 			if (launched.ready) {
@@ -412,4 +421,15 @@ export class WorkloadLifecycle {
 
 export function checkCancelled(context: OperationContext, name: string): void {
 	if (context.signal.aborted) throw HangarError.cancelled(`work on workload ${name}`);
+}
+
+/** Resolves once the container started at `started` has run STDIO_SETTLE_MS, or `signal` aborts. */
+function settled(started: ContainerInfo, signal: AbortSignal): Promise<void> {
+	const since = Date.parse(started.startedAt ?? '');
+	const left = Number.isNaN(since) ? STDIO_SETTLE_MS : since + STDIO_SETTLE_MS - Date.now();
+	if (left <= 0 || signal.aborted) return Promise.resolve();
+	return new Promise((resolve) => {
+		const timer = setTimeout(resolve, left);
+		signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+	});
 }
