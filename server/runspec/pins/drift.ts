@@ -166,6 +166,11 @@ export function approvedNames(record: KindPins | undefined): ReadonlySet<string>
 	return new Set(reviewOf(record).filter((review) => review.state === 'pinned').map((review) => review.name));
 }
 
+/** Whether two sets of approved names are the same names. */
+export function sameNames(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+	return a.size === b.size && [...a].every((name) => b.has(name));
+}
+
 /**
  * The record with `names` (default: every drifted item) re-pinned as last seen, and removed
  * items forgotten. Throws `unknown` with a name that is not drifted, `duplicate` with a name

@@ -52,7 +52,7 @@ const HIDDEN = /[\u{E0000}-\u{E007F}\u202A-\u202E\u2066-\u2069]/u;
  * is how emoji are written, and is let through.
  */
 const ZERO_WIDTH = /[\u200B-\u200F\u2060-\u2064\uFEFF\u180E]/u;
-const ZERO_WIDTH_RUN = /[\u200B-\u200F\u2060-\u2064\uFEFF\u180E]{4,}/u;
+const ZERO_WIDTH_RUN = new RegExp(`${ZERO_WIDTH.source}{4,}`, 'u');
 const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})/gu;
 
 /** Markup and phrases that address the model over the user's head. */

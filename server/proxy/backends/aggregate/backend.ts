@@ -9,7 +9,7 @@
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
 import type { Exposed, MemberList } from '../../../runspec/aggregationNames.js';
-import { approvedNames } from '../../../runspec/pins/drift.js';
+import { approvedNames, sameNames } from '../../../runspec/pins/drift.js';
 import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
 import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { HttpBackend } from '../http.js';
@@ -53,7 +53,7 @@ export class AggregateBackend implements Backend, SessionBackend {
 	/** What each member says of itself at initialize, for the search index. */
 	private readonly contexts = new Map<string, MemberContext>();
 	/** Per `member kind`, the names its pins approve, as last read. */
-	private readonly approvedByMember = new Map<string, string>();
+	private readonly approvedByMember = new Map<string, ReadonlySet<string>>();
 	/** Members whose pins changed, each read again once their writes settle. */
 	private readonly pinTimers = new Map<string, NodeJS.Timeout>();
 	/** The definition notes already logged, so that each is logged once. */
@@ -221,11 +221,11 @@ export class AggregateBackend implements Backend, SessionBackend {
 				const pins = await this.options.store.pins.get(workload).catch(() => undefined);
 				for (const kind of ['tools', 'prompts'] as const) {
 					// What the member's proxy serves under `block`: a write that leaves it as it was (an observation recorded) changes nothing here.
-					const approved = JSON.stringify([...(approvedNames(pins?.[kind]) ?? [])].sort());
+					const approved = approvedNames(pins?.[kind]) ?? new Set<string>();
 					const key = `${workload} ${kind}`;
 					const before = this.approvedByMember.get(key);
 					this.approvedByMember.set(key, approved);
-					if (before !== approved) this.listChanged(workload, kind);
+					if (!before || !sameNames(before, approved)) this.listChanged(workload, kind);
 				}
 			}, PINS_SETTLE_MS),
 		);

@@ -46,32 +46,30 @@ function schemaProblem(schema: unknown, compiled: boolean): string | 'repair' | 
 	return undefined;
 }
 
-/** Every `type` keyword's names in a schema, nested ones included. */
-function typesIn(schema: unknown, into: string[] = []): string[] {
-	if (Array.isArray(schema)) for (const item of schema) typesIn(item, into);
+/** Keywords whose values are data, not schemas: nothing under them is a keyword. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+/** Keywords whose values map names to schemas: their keys are names, not keywords. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
+
+/** Every value of `keyword` in a schema and the schemas nested in it. */
+function keywordValues(schema: unknown, keyword: string, into: unknown[] = []): unknown[] {
+	if (Array.isArray(schema)) for (const item of schema) keywordValues(item, keyword, into);
 	else if (isPlainObject(schema)) {
 		for (const [key, value] of Object.entries(schema)) {
-			if (key === 'type') into.push(...(Array.isArray(value) ? value : [value]).map(String));
-			// Under `properties` (and its kin) the keys are names, not keywords.
-			else if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
-				if (isPlainObject(value)) for (const sub of Object.values(value)) typesIn(sub, into);
-			} else if (key !== 'enum' && key !== 'const' && key !== 'default' && key !== 'examples') typesIn(value, into);
+			if (key === keyword) into.push(value);
+			else if (SCHEMA_MAPS.has(key)) {
+				if (isPlainObject(value)) for (const sub of Object.values(value)) keywordValues(sub, keyword, into);
+			} else if (!DATA_KEYWORDS.has(key)) keywordValues(value, keyword, into);
 		}
 	}
 	return into;
 }
 
+/** Every type name a schema uses, nested ones included. */
+const typesIn = (schema: unknown) => keywordValues(schema, 'type').flatMap((value) => (Array.isArray(value) ? value : [value])).map(String);
+
 /** Every `$ref` in a schema. */
-function referencesIn(schema: unknown, into: string[] = []): string[] {
-	if (Array.isArray(schema)) for (const item of schema) referencesIn(item, into);
-	else if (isPlainObject(schema)) {
-		for (const [key, value] of Object.entries(schema)) {
-			if (key === '$ref' && typeof value === 'string') into.push(value);
-			else if (key !== 'enum' && key !== 'const' && key !== 'default' && key !== 'examples') referencesIn(value, into);
-		}
-	}
-	return into;
-}
+const referencesIn = (schema: unknown) => keywordValues(schema, '$ref').filter((value): value is string => typeof value === 'string');
 
 /** Whether `reference` is a JSON pointer into `schema` that leads somewhere (a compiler resolves no other without being taught). */
 function resolves(schema: Record<string, unknown>, reference: string): boolean {

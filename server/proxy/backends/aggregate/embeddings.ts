@@ -28,7 +28,7 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 const MAX_TEXT = 2_000;
 
 /** The setting that lets the endpoint be on a private address. */
-export const EMBEDDINGS_PRIVATE_IP = 'aggregation.search.embeddings.allow_private_ip';
+const EMBEDDINGS_PRIVATE_IP = 'aggregation.search.embeddings.allow_private_ip';
 
 export interface EmbeddingsOptions {
 	readonly config: SearchEmbeddings;
@@ -49,7 +49,7 @@ export class Embeddings {
 	private apiKey: Promise<string | undefined> | undefined;
 	private readonly access: ProviderAccess;
 	/** Why the endpoint is not used now; undefined while it answers. */
-	status: string | undefined;
+	private status: string | undefined;
 
 	constructor(private readonly options: EmbeddingsOptions) {
 		this.access = {
@@ -77,11 +77,6 @@ export class Embeddings {
 		if (this.waiting.size && !this.working && Date.now() >= this.downUntil) {
 			this.working = this.work().finally(() => (this.working = undefined));
 		}
-	}
-
-	/** Resolves when the background work in progress is done (tests, the bench). */
-	settled(): Promise<void> {
-		return this.working ?? Promise.resolve();
 	}
 
 	/** The query's vector, or undefined when the endpoint cannot give it within the timeout. */

@@ -14,7 +14,7 @@ import { CALL_TOOL, FIND_TOOL, type SearchableTool } from '../../core/toolSearch
 
 export { CALL_TOOL, FIND_TOOL, foundResult, type SearchableTool } from '../../core/toolSearch.js';
 
-export const DEFAULT_LIMIT = 5;
+const DEFAULT_LIMIT = 5;
 export const MAX_LIMIT = 50;
 
 /** The two tools a search-mode aggregate lists. */
@@ -99,7 +99,6 @@ const SYNONYMS: Record<string, readonly string[]> = {
 	// Verbs users say for what tools name otherwise
 	make: ['create'],
 	add: ['create'],
-	new: ['create'],
 	put: ['create', 'write'],
 	insert: ['create', 'add'],
 	remove: ['delete'],
@@ -150,7 +149,6 @@ const SYNONYMS: Record<string, readonly string[]> = {
 	who: ['user'],
 	person: ['user', 'entity'],
 	people: ['user'],
-	me: ['user'],
 	profile: ['user'],
 	// Messages and meetings
 	text: ['message', 'sms'],
@@ -357,10 +355,6 @@ export class ToolIndex<T> {
 		this.members = described.map((entry) => entry.member);
 		this.kinds = described.map(({ tool }) => kindOf(tool.annotations));
 		for (const member of new Set(this.members)) for (const brand of brandsOf(member)) this.brands.set(brand, [...(this.brands.get(brand) ?? []), member]);
-	}
-
-	get size(): number {
-		return this.entries.length;
 	}
 
 	/**

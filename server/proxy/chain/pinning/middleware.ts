@@ -19,7 +19,7 @@ import { mkdir } from 'node:fs/promises';
 import type { ToolPinning } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
 import { capabilitySetOf } from '../../../runspec/pins/capabilities.js';
-import { approvedNames, screen, type Page, type Screening } from '../../../runspec/pins/drift.js';
+import { approvedNames, sameNames, screen, type Page, type Screening } from '../../../runspec/pins/drift.js';
 import { itemWord, LIST_METHODS, USE_METHODS, type PinKind } from '../../../runspec/pins/fingerprint.js';
 import type { PinStore, WorkloadPins } from '../../../runspec/pins/store.js';
 import type { McpCall, McpMiddleware } from '../chain.js';
@@ -96,7 +96,7 @@ export class PinGuard {
 			const before = this.approved.get(kind);
 			const after = approvedNames(pins[kind]);
 			this.approved.set(kind, after);
-			if (before && !sameNames(before, after)) changed.push(kind);
+			if (before && !(after && sameNames(before, after))) changed.push(kind);
 		}
 		if (changed.length && this.options.policy === 'block') this.onServedChanged?.(changed);
 	}
@@ -215,8 +215,4 @@ export class PinGuard {
 		}
 		return screening;
 	}
-}
-
-function sameNames(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {
-	return b !== undefined && a.size === b.size && [...a].every((name) => b.has(name));
 }
