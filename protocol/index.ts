@@ -2,7 +2,7 @@
  * The operation table: every management operation of Hangar, one row each, grouped by area.
  * Doors iterate `operations`; typed callers import the rows they need by name.
  */
-import type { NotificationDefinition, OperationDefinition } from './operation.js';
+import { rowsOf, type NotificationDefinition, type OperationDefinition } from './operation.js';
 import * as catalog from './protocol.catalog.js';
 import * as clients from './protocol.clients.js';
 import * as groups from './protocol.groups.js';
@@ -25,14 +25,6 @@ export * from './protocol.secrets.js';
 export * from './protocol.skills.js';
 export * from './protocol.system.js';
 export * from './protocol.workloads.js';
-
-function rowsOf(area: Record<string, unknown>): OperationDefinition[] {
-	return Object.values(area).filter(isOperation);
-}
-
-function isOperation(value: unknown): value is OperationDefinition {
-	return typeof value === 'object' && value !== null && 'method' in value && 'rest' in value;
-}
 
 function isNotification(value: unknown): value is NotificationDefinition {
 	return typeof value === 'object' && value !== null && 'method' in value && !('rest' in value) && 'params' in value;

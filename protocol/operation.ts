@@ -73,3 +73,12 @@ export type ResultOf<O extends OperationDefinition> = z.output<O['result']>;
 export function pathParams(path: string): string[] {
 	return [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
 }
+
+/** The rows an area's module (`protocol.<area>.ts`) exports, in its order. */
+export function rowsOf(area: Record<string, unknown>): OperationDefinition[] {
+	return Object.values(area).filter(isOperation);
+}
+
+function isOperation(value: unknown): value is OperationDefinition {
+	return typeof value === 'object' && value !== null && 'method' in value && 'rest' in value;
+}

@@ -1,7 +1,9 @@
 /**
  * Binds service functions to rows of the operation table and calls them with validated
  * params. Every door goes through `Dispatcher.call`, so validation, "not implemented" and
- * error hiding behave the same over RPC, REST and the CLI.
+ * error hiding behave the same over RPC, REST and the CLI. An area of the table (its rows, its
+ * services) is loaded when one of its methods is first called: a command that lists groups
+ * builds neither the workloads' services nor their schemas.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -24,6 +26,15 @@ export interface Implementation {
 export function implement<O extends OperationDefinition>(operation: O, handler: Handler<O>): Implementation {
 	return { operation, handler: handler as unknown as Handler<OperationDefinition> };
 }
+
+/** One area of the operation table (the methods `<area>/…`): its rows and their handlers. */
+export interface Area {
+	readonly rows: readonly OperationDefinition[];
+	readonly implementations: readonly Implementation[];
+}
+
+/** Loads an area and builds its services (once per dispatcher). */
+export type AreaLoader = () => Promise<Area>;
 
 /** A 400 whose message names the first offending field (an unknown key by its own path: `aggregation.composite_tools`). */
 export function invalidParams(error: z.ZodError): HangarError {
@@ -71,25 +82,23 @@ export interface OperationInterceptor {
 export class Dispatcher {
 	private readonly handlers = new Map<string, Handler<OperationDefinition>>();
 	private readonly rows = new Map<string, OperationDefinition>();
+	private readonly rowsOfArea = new Map<string, readonly OperationDefinition[]>();
+	private readonly loading = new Map<string, Promise<void>>();
 	/** Settled before the first call runs, so that none escapes it. */
 	private interceptor: Promise<OperationInterceptor | undefined> = Promise.resolve(undefined);
 	/** What resolves once the services' background work is done (`waitOnClose`). */
 	private readonly backgroundWork: Array<() => Promise<void>> = [];
 
+	/** `areas`: by name, in the order the table lists them (REST routes, the OpenAPI document). */
 	constructor(
-		operations: readonly OperationDefinition[],
-		implementations: readonly Implementation[],
+		private readonly areas: ReadonlyMap<string, AreaLoader>,
 		private readonly log: Logger,
-	) {
-		for (const row of operations) this.rows.set(row.method, row);
-		for (const { operation, handler } of implementations) {
-			if (!this.rows.has(operation.method)) throw new Error(`${operation.method} is not in the operation table`);
-			this.handlers.set(operation.method, handler);
-		}
-	}
+	) {}
 
-	get operations(): Iterable<OperationDefinition> {
-		return this.rows.values();
+	/** Every row of the table, every area loaded (a door that lists them all: REST). */
+	async operations(): Promise<OperationDefinition[]> {
+		await Promise.all([...this.areas.keys()].map((area) => this.load(area)));
+		return [...this.areas.keys()].flatMap((area) => this.rowsOfArea.get(area) ?? []);
 	}
 
 	/** Puts `interceptor` (once it resolves) around every call. */
@@ -119,7 +128,31 @@ export class Dispatcher {
 		await (await this.interceptor)?.close();
 	}
 
+	private load(area: string): Promise<void> {
+		let loading = this.loading.get(area);
+		if (!loading) {
+			loading = this.areas.get(area)!().then(({ rows, implementations }) => {
+				for (const row of rows) this.rows.set(row.method, row);
+				for (const { operation, handler } of implementations) {
+					if (this.rows.get(operation.method) !== operation) throw new Error(`${operation.method} is not a row of the ${area} area`);
+					this.handlers.set(operation.method, handler);
+				}
+				this.rowsOfArea.set(area, rows);
+			});
+			this.loading.set(area, loading);
+		}
+		return loading;
+	}
+
 	private async run(method: string, params: unknown, context: OperationContext): Promise<unknown> {
+		const area = method.slice(0, method.indexOf('/'));
+		if (this.areas.has(area)) {
+			try {
+				await this.load(area);
+			} catch (error) {
+				throw this.hide(method, error, context);
+			}
+		}
 		const row = this.rows.get(method);
 		if (!row) throw new HangarError(404, `unknown method ${method}`, 'unknown_method');
 		const polluted = prototypeKeyIn(params);

@@ -1,20 +1,20 @@
 /**
- * Assembles every area's services into one dispatcher. Each door creates one per process.
+ * Assembles the areas' services into one dispatcher. Each door creates one per process.
+ *
+ * Nothing is built up front: an area's rows, its service and the services it needs are loaded
+ * when one of its methods is first called (`hangar group ls` loads the groups area only), and
+ * each service is built once, whichever area asks for it first.
  */
-import { operations } from '../protocol/index.js';
-import { ClientsService, clientImplementations } from './clients/service.js';
-import { Dispatcher } from './dispatch.js';
+import { rowsOf } from '../protocol/operation.js';
+import { Dispatcher, type Area, type AreaLoader, type Implementation } from './dispatch.js';
 import type { Environment } from './environment.js';
-import { groupImplementations } from './groups/service.js';
-import { GroupStore } from './groups/store.js';
-import { registryImplementations, RegistryService } from './registry/service.js';
-import { secretImplementations, SecretsService } from './secrets/service.js';
-import { DockerRuntime } from './runtime/docker.js';
-import { SkillService, skillImplementations } from './skills/service.js';
-import { systemImplementations } from './system.js';
-import { workloadImplementations } from './workloads/implementations.js';
-import { WorkloadService } from './workloads/service.js';
-import { TelemetryDefault } from './workloads/telemetryDefault.js';
+import type { ClientsService } from './clients/service.js';
+import type { GroupStore } from './groups/store.js';
+import type { RegistryService } from './registry/service.js';
+import type { Runtime } from './runtime/runtime.js';
+import type { SecretsService } from './secrets/service.js';
+import type { SkillService } from './skills/service.js';
+import type { WorkloadService } from './workloads/service.js';
 import { operationTracing, type Door } from './telemetry/operations.js';
 
 export interface DispatcherOptions {
@@ -26,46 +26,103 @@ export interface DispatcherOptions {
 	readonly door?: Door;
 }
 
-export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
-	const groups = new GroupStore(environment.paths);
-	const registries = new RegistryService(environment);
-	const secrets = new SecretsService(environment);
-	const runtime = new DockerRuntime();
-	// Clients list the running workloads; workloads tell clients when that list changes.
-	let clients: ClientsService | undefined;
-	const workloads = new WorkloadService({
-		environment,
-		runtime,
-		catalog: registries,
-		secrets,
-		clients: { syncWorkloads: async () => clients?.syncWorkloads() },
-		groups: { exists: async (name) => (await groups.find(name)) !== undefined },
+/** Builds `create()` on first use and hands the same promise to every later caller. */
+function once<T>(create: () => Promise<T>): () => Promise<T> {
+	let made: Promise<T> | undefined;
+	return () => (made ??= create());
+}
+
+/** The services of one process, each built on first use. */
+class Services {
+	/** Set once the workloads' services exist: only then is there background work to wait for. */
+	builtWorkloads: WorkloadService | undefined;
+
+	constructor(private readonly environment: Environment) {}
+
+	readonly groups = once<GroupStore>(async () => new (await import('./groups/store.js')).GroupStore(this.environment.paths));
+	readonly registries = once<RegistryService>(async () => new (await import('./registry/service.js')).RegistryService(this.environment));
+	readonly secrets = once<SecretsService>(async () => new (await import('./secrets/service.js')).SecretsService(this.environment));
+	readonly runtime = once<Runtime>(async () => new (await import('./runtime/docker.js')).DockerRuntime());
+
+	readonly workloads: () => Promise<WorkloadService> = once(async () => {
+		const [{ WorkloadService }, runtime, catalog, secrets, groups] = await Promise.all([
+			import('./workloads/service.js'),
+			this.runtime(),
+			this.registries(),
+			this.secrets(),
+			this.groups(),
+		]);
+		this.builtWorkloads = new WorkloadService({
+			environment: this.environment,
+			runtime,
+			catalog,
+			secrets,
+			// Clients list the running workloads; workloads tell clients when that list changes.
+			clients: { syncWorkloads: async () => (await this.clients()).syncWorkloads() },
+			groups: { exists: async (name) => (await groups.find(name)) !== undefined },
+		});
+		return this.builtWorkloads;
 	});
-	clients = new ClientsService(environment, groups, { list: () => workloads.listEndpoints() });
-	const skills = new SkillService(environment, groups, registries);
-	if (options.door) {
-		workloads.startReconcile();
-		workloads.watchStatuses();
-	}
-	const dispatcher = new Dispatcher(
-		operations,
+
+	readonly clients: () => Promise<ClientsService> = once(async () => {
+		const [{ ClientsService }, groups] = await Promise.all([import('./clients/service.js'), this.groups()]);
+		return new ClientsService(this.environment, groups, { list: async () => (await this.workloads()).listEndpoints() });
+	});
+
+	readonly skills = once<SkillService>(async () => {
+		const [{ SkillService }, groups, registries] = await Promise.all([import('./skills/service.js'), this.groups(), this.registries()]);
+		return new SkillService(this.environment, groups, registries);
+	});
+}
+
+/**
+ * Each area's rows (its protocol module) and the implementations that serve them, in the
+ * operation table's order. The registry service serves two areas, `registries/…` and `catalog/…`.
+ */
+function areasOf(services: Services): ReadonlyMap<string, AreaLoader> {
+	const registryHandlers = async () => (await import('./registry/service.js')).registryImplementations(await services.registries());
+	const areas: Array<[string, () => Promise<Record<string, unknown>>, () => Promise<readonly Implementation[]>]> = [
+		['system', () => import('../protocol/protocol.system.js'), async () => (await import('./system.js')).systemImplementations(await services.runtime())],
 		[
-			...systemImplementations(runtime),
-			...groupImplementations(groups, (name, withWorkloads) => workloads.releaseGroup(name, withWorkloads)),
-			...clientImplementations(clients),
-			...registryImplementations(registries),
-			...secretImplementations(secrets),
-			...skillImplementations(skills),
-			...workloadImplementations(workloads),
+			'groups',
+			() => import('../protocol/protocol.groups.js'),
+			async () =>
+				(await import('./groups/service.js')).groupImplementations(await services.groups(), async (name, withWorkloads) =>
+					(await services.workloads()).releaseGroup(name, withWorkloads),
+				),
 		],
-		environment.log,
+		['clients', () => import('../protocol/protocol.clients.js'), async () => (await import('./clients/service.js')).clientImplementations(await services.clients())],
+		['registries', () => import('../protocol/protocol.registries.js'), registryHandlers],
+		['catalog', () => import('../protocol/protocol.catalog.js'), registryHandlers],
+		['secrets', () => import('../protocol/protocol.secrets.js'), async () => (await import('./secrets/service.js')).secretImplementations(await services.secrets())],
+		['skills', () => import('../protocol/protocol.skills.js'), async () => (await import('./skills/service.js')).skillImplementations(await services.skills())],
+		['workloads', () => import('../protocol/protocol.workloads.js'), async () => (await import('./workloads/implementations.js')).workloadImplementations(await services.workloads())],
+	];
+	return new Map(
+		areas.map(([name, rows, implementations]): [string, AreaLoader] => [
+			name,
+			async (): Promise<Area> => {
+				const [module, implemented] = await Promise.all([rows(), implementations()]);
+				return { rows: rowsOf(module), implementations: implemented.filter(({ operation }) => operation.method.startsWith(`${name}/`)) };
+			},
+		]),
 	);
-	dispatcher.waitOnClose(() => workloads.idle());
+}
+
+export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
+	const services = new Services(environment);
+	const dispatcher = new Dispatcher(areasOf(services), environment.log);
+	dispatcher.waitOnClose(async () => services.builtWorkloads?.idle());
 	if (options.door) {
 		const door = options.door;
+		// A door repairs workloads and reports others' changes from the start, not on a first call.
+		void services.workloads().then((workloads) => {
+			workloads.startReconcile();
+			workloads.watchStatuses();
+		});
 		dispatcher.intercept(
-			new TelemetryDefault(environment.paths)
-				.get()
+			import('./workloads/telemetryDefault.js')
+				.then(({ TelemetryDefault }) => new TelemetryDefault(environment.paths).get())
 				.then((config) => operationTracing(config, door))
 				.catch((error: Error) => {
 					environment.log.warn(`the ${door}'s operations are not traced: ${error.message}`);

@@ -1,7 +1,8 @@
 /**
  * A command loads what it uses: the everyday commands leave out the MCP SDK's client (and the
  * JSON-schema tools it brings), which only `hangar mcp …` and the creation of an aggregate that
- * checks its names need. Read by a module hook (test/support/loadedModules.ts).
+ * checks its names need, and the areas of the operation table they do not call (the dispatcher
+ * loads an area on its first call). Read by a module hook (test/support/loadedModules.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,21 +21,32 @@ beforeAll(async () => {
 
 afterAll(() => home?.dispose());
 
-/** The packages `hangar ARGS…` loads. */
-async function packagesLoadedBy(args: string[]): Promise<Set<string>> {
+/** The modules `hangar ARGS…` loads, by the URL each had without the bundle. */
+async function modulesLoadedBy(args: string[]): Promise<string[]> {
 	const out = join(home.path, `${args.join('-')}.txt`);
 	await writeFile(out, '');
 	const result = await runHangar(args, { ...home.env, NODE_OPTIONS: nodeOptions, LOADED_MODULES: out });
 	expect(result.code, result.stderr).toBe(0);
 	const urls = await modulesOf((await readFile(out, 'utf8')).split('\n'));
 	expect(urls.some((url) => url.endsWith('/server/cli/program.js'))).toBe(true);
-	return packagesOf(urls);
+	return urls;
 }
 
 describe('the CLI', { timeout: 60_000 }, () => {
 	it.each(['ls --json --all', 'skill ls --json', 'group ls --json'])('runs `hangar %s` without the MCP SDK', async (command) => {
-		const packages = await packagesLoadedBy(command.split(' '));
+		const packages = packagesOf(await modulesLoadedBy(command.split(' ')));
 		expect(packages).toContain('zod');
 		for (const unused of ['@modelcontextprotocol/sdk', 'zod-to-json-schema', 'ajv']) expect(packages, unused).not.toContain(unused);
+	});
+
+	it('builds only the areas a command calls: `hangar group ls` leaves out the other areas\' services and schemas', async () => {
+		const modules = await modulesLoadedBy(['group', 'ls', '--json']);
+		expect(modules.some((url) => url.endsWith('/server/groups/service.js'))).toBe(true);
+		for (const area of ['workloads', 'skills', 'clients', 'registries', 'secrets']) {
+			expect(modules.filter((url) => url.endsWith(`/protocol/protocol.${area}.js`)), area).toEqual([]);
+		}
+		for (const service of ['workloads/service.js', 'skills/service.js', 'clients/service.js', 'registry/service.js', 'secrets/service.js']) {
+			expect(modules.filter((url) => url.endsWith(`/server/${service}`)), service).toEqual([]);
+		}
 	});
 });

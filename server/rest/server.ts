@@ -44,8 +44,10 @@ export class RestServer {
 	constructor(
 		private readonly environment: Environment,
 		private readonly dispatcher: Dispatcher,
+		/** The whole table (`Dispatcher.operations`): the routes and the OpenAPI document. */
+		private readonly operations: readonly OperationDefinition[],
 	) {
-		this.router = new Router(dispatcher.operations);
+		this.router = new Router(operations);
 		this.server = createServer((request, response) => void this.handle(request, response));
 		this.server.keepAliveTimeout = 65_000;
 		this.server.headersTimeout = 10_000;
@@ -85,7 +87,7 @@ export class RestServer {
 			if (refusal) throw new HangarError(403, refusal, 'forbidden');
 			const url = new URL(request.url ?? '/', 'http://localhost');
 			if (request.method === 'GET' && url.pathname === '/api/openapi.json') {
-				this.openApi ??= JSON.stringify(openApiDocument(this.dispatcher.operations));
+				this.openApi ??= JSON.stringify(openApiDocument(this.operations));
 				return send(response, 200, this.openApi);
 			}
 			const match = this.router.match(request.method ?? 'GET', url.pathname);

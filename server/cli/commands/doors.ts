@@ -24,7 +24,7 @@ function serve(program: Command, cli: Cli): Command {
 		.action(async (options: { host: string; port: number; socket?: string; allowedOrigin: string[] }) => {
 			const [{ RestServer }, { createDispatcher }] = await Promise.all([import('../../rest/server.js'), import('../../services.js')]);
 			const dispatcher = createDispatcher(cli.environment, { door: 'serve' });
-			const server = new RestServer(cli.environment, dispatcher);
+			const server = new RestServer(cli.environment, dispatcher, await dispatcher.operations());
 			const address = await server.listen({ ...options, allowedOrigins: options.allowedOrigin });
 			cli.environment.log.info(`Hangar API listening on ${address}`);
 			if (!['127.0.0.1', 'localhost', '::1'].includes(options.host) && !options.socket) {
