@@ -11,7 +11,8 @@
  * - server-everything, the MCP reference server (HTTP mode; stdio mode), both sets;
  * - the SDK 2.x fixture (test/fixtures/mcp-2026) serving 2025-era clients (HTTP; stdio), which
  *   passes the whole 2025-11-25 set directly, so every scenario is compared;
- * - the same fixture speaking only 2026-07-28, for that set.
+ * - the same fixture speaking only 2026-07-28, for that set, with the task tools the suite's
+ *   Tasks extension scenarios call (`slow_compute`, `failing_job`…), so those are compared too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passing, runConformance, type ConformanceReport, type RequirementSet } from './support/conformance.js';
@@ -159,6 +160,12 @@ describe('conformance of the SDK 2.x server for 2025-era clients, requirement se
 describe('conformance of a 2026-07-28-only server, requirement set 2026-07-28', { timeout: 300_000 }, () => {
 	it('has a baseline: the server passes some scenarios directly', async () => {
 		expect(passing(await reportOf('2026-07-28 server directly', '2026-07-28')).length).toBeGreaterThan(0);
+	});
+
+	it('has a baseline of the Tasks extension: its lifecycle, negotiation (the per-request opt-in included) and wire scenarios pass directly', async () => {
+		const baseline = await reportOf('2026-07-28 server directly', '2026-07-28');
+		expect(passing(baseline)).toEqual(expect.arrayContaining(['tasks-lifecycle', 'tasks-capability-negotiation', 'tasks-wire-fields', 'tasks-request-state-removal']));
+		expect(baseline.get('tasks-capability-negotiation')?.checks.get('tasks-per-request-meta-opt-in')).toBe('');
 	});
 
 	it('every scenario it passes directly passes through Hangar', async () => {
