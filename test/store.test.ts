@@ -47,6 +47,14 @@ async function startHolder(target: string): Promise<ChildProcess> {
 	return child;
 }
 
+/** Polls `done` until it holds (at most 10 s). */
+async function waitUntil(done: () => boolean): Promise<void> {
+	for (let waited = 0; !done(); waited += 10) {
+		if (waited > 10_000) throw new Error('waited 10 s in vain');
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+}
+
 const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
 
 describe('paths', () => {
@@ -280,5 +288,34 @@ describe('workload statuses', () => {
 			{ name: 'w', status: 'removing', status_context: undefined },
 			{ name: 'w', status: 'error', status_context: 'delete failed: busy' },
 		]);
+	});
+
+	it('the watcher never announces a status older than the last one announced: a late read of a record this process replaced since', async () => {
+		const store = new WorkloadStore(resolvePaths(home.env));
+		const notifier = new Notifier();
+		const announced: string[] = [];
+		notifier.subscribe((_method, params) => announced.push((params as { status: string }).status));
+		const feed = new StatusFeed(store, notifier, createLogger('test', 'error'));
+		await feed.set('w', 'running');
+		feed.watch();
+		await new Promise((resolve) => setTimeout(resolve, 100)); // the watcher has read the folder
+		// The watcher's read of the record is held (as under load) until the next change is made.
+		const read = store.statuses.get.bind(store.statuses);
+		let release = () => undefined as void;
+		const released = new Promise<void>((resolve) => (release = resolve));
+		let reads = 0;
+		store.statuses.get = async (name: string) => {
+			const record = await read(name);
+			if (++reads === 1) await released;
+			return record;
+		};
+		await feed.set('w', 'stopped');
+		await waitUntil(() => reads >= 1);
+		await feed.set('w', 'starting');
+		release();
+		await waitUntil(() => reads >= 2); // the watcher's read of `starting`
+		await feed.set('w', 'running');
+		await waitUntil(() => reads >= 3);
+		expect(announced).toEqual(['running', 'stopped', 'starting', 'running']);
 	});
 });

@@ -73,7 +73,9 @@ export class StatusFeed {
 			if (!record) {
 				if (seen === undefined || seen === REMOVED || this.deleting.has(name)) return;
 				this.announceRemoval(name);
-			} else if (record.updated_at !== seen) {
+			} else if (seen === undefined || seen === REMOVED || record.updated_at > seen) {
+				// Only a newer record is news: a read that began before this process replaced the
+				// record (its change was announced already) would announce the old status again.
 				this.notified.set(name, record.updated_at);
 				this.notifier.notify(WorkloadsDidChange, { name, status: record.status, status_context: record.status_context });
 			}
