@@ -45,18 +45,14 @@ class Services {
 	readonly runtime = once<Runtime>(async () => new (await import('./runtime/docker.js')).DockerRuntime());
 
 	readonly workloads: () => Promise<WorkloadService> = once(async () => {
-		const [{ WorkloadService }, runtime, catalog, secrets, groups] = await Promise.all([
-			import('./workloads/service.js'),
-			this.runtime(),
-			this.registries(),
-			this.secrets(),
-			this.groups(),
-		]);
+		const [{ WorkloadService }, runtime, groups] = await Promise.all([import('./workloads/service.js'), this.runtime(), this.groups()]);
 		this.builtWorkloads = new WorkloadService({
 			environment: this.environment,
 			runtime,
-			catalog,
-			secrets,
+			// The registries and secrets are built when a workload first needs them: listing
+			// workloads needs neither.
+			catalog: { findServer: async (name) => (await this.registries()).findServer(name) },
+			secrets: { resolve: async (name) => (await this.secrets()).resolve(name), delete: async (key) => (await this.secrets()).delete(key) },
 			// Clients list the running workloads; workloads tell clients when that list changes.
 			clients: { syncWorkloads: async () => (await this.clients()).syncWorkloads() },
 			groups: { exists: async (name) => (await groups.find(name)) !== undefined },
@@ -70,8 +66,8 @@ class Services {
 	});
 
 	readonly skills = once<SkillService>(async () => {
-		const [{ SkillService }, groups, registries] = await Promise.all([import('./skills/service.js'), this.groups(), this.registries()]);
-		return new SkillService(this.environment, groups, registries);
+		const [{ SkillService }, groups] = await Promise.all([import('./skills/service.js'), this.groups()]);
+		return new SkillService(this.environment, groups, { findSkill: async (name) => (await this.registries()).findSkill(name) });
 	});
 }
 

@@ -49,4 +49,13 @@ describe('the CLI', { timeout: 60_000 }, () => {
 			expect(modules.filter((url) => url.endsWith(`/server/${service}`)), service).toEqual([]);
 		}
 	});
+
+	it('builds a service only when a call needs it: `hangar ls` and `hangar skill ls` leave out the registries\' and the secrets\' services', async () => {
+		for (const command of [['ls', '--json', '--all'], ['skill', 'ls', '--json']]) {
+			const modules = await modulesLoadedBy(command);
+			for (const service of ['registry/service.js', 'secrets/service.js']) {
+				expect(modules.filter((url) => url.endsWith(`/server/${service}`)), `${command.join(' ')}: ${service}`).toEqual([]);
+			}
+		}
+	});
 });

@@ -12,7 +12,6 @@ import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES, type BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
 import { DockerRuntime } from '../../runtime/docker.js';
-import { SecretsService } from '../../secrets/service.js';
 import { addCommands, collect, printJson, type Cli } from '../cli.js';
 
 export interface RuntimeOptions {
@@ -91,6 +90,8 @@ function build(program: Command, cli: Cli): Command {
 			.option('--dry-run', 'print the Dockerfile and the build context instead of building'),
 	).action(async (source: string, options: RuntimeOptions & { tag?: string; dryRun?: boolean }) => {
 		const runtime = new DockerRuntime();
+		// Imported on use: the workload commands (`ls` among them) load this module for its options.
+		const { SecretsService } = await import('../../secrets/service.js');
 		const builder = new PackageBuilder(runtime, defaults(cli), new SecretsService(cli.environment));
 		const controller = new AbortController();
 		process.once('SIGINT', () => controller.abort());
