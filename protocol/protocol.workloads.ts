@@ -12,6 +12,7 @@ import { MAX_STATS_WINDOW_SECONDS } from './statsWindow.js';
 import {
 	AggregationConfig,
 	AuditConfig,
+	GuardrailsConfig,
 	HeaderForwardConfig,
 	NetworkPermissions,
 	PermissionProfile,
@@ -204,6 +205,11 @@ export const WorkloadSpecFields = {
 	tool_pinning: ToolPinning.optional(),
 	/** Serve `/metrics` without the workload's OIDC authentication (ToolHive's behaviour); by default it needs it. */
 	metrics_without_auth: z.boolean().optional(),
+	/**
+	 * Guardrails on the workload's tool traffic: `{ secrets: {} }` turns secret scanning on with its
+	 * defaults (secrets in requests blocked, in results redacted). Off when absent.
+	 */
+	guardrails: GuardrailsConfig.optional(),
 	group: GroupName.optional(),
 	oauth_config: RemoteOAuthConfig.optional(),
 	/** Headers a remote server accepts. */

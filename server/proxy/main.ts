@@ -273,12 +273,19 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// pinning them again here would block every tool of a member that joins the group.
 	const pinning = group !== undefined ? 'off' : await new PinningDefault(environment.paths).of(workload.tool_pinning);
 	const pins = pinning === 'off' ? undefined : await PinGuard.start({ workload: name, policy: pinning, store: store.pins, log, auditor: security.auditor });
+	// Guardrails (secret scanning) are loaded only for a workload that asks for them.
+	const guardrails = workload.guardrails
+		? await import('./chain/guardrails/guardrails.js')
+				.then(({ startGuardrails }) => startGuardrails(workload.guardrails!, { workload: name, environment, auditor: security.auditor, onFinding: telemetry?.guardrailFinding }))
+				.catch((error: Error) => fail(`cannot start the guardrails: ${error.message}`))
+		: undefined;
 	const mcpMiddlewares = [
 		stats.middleware,
 		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
 		pins?.middleware,
+		guardrails?.middleware,
 		timeoutMiddleware(requestTimeouts(workload)),
 		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
@@ -354,6 +361,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
 		pins?.close();
+		guardrails?.close();
 		await Promise.allSettled([security.close(), telemetry?.close(), sessionStore?.close()]);
 		await writes;
 		const current = replica ? undefined : await store.proxies.get(name).catch(() => undefined);

@@ -1,0 +1,140 @@
+/**
+ * The secret rules: secretlint's recommended preset (its rules called through secretlint's
+ * rule API, without its file-linting core), and Hangar's own patterns for what the preset
+ * lacks (Stripe, GitLab, Google API keys, Azure, Anthropic, Hugging Face, JWTs, connection
+ * strings). Each finding is named by a rule of runspec/guardrails.ts, never by the matched text.
+ *
+ * secretlint 10.2 is what the tree already held (the extension's packager uses it); 11.x runs on
+ * Node 20 too, 12 and later need Node 22.
+ */
+import { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';
+import type { SecretLintRuleContext, SecretLintRuleCreator, SecretLintRuleReportHandler, SecretLintSourceCode } from '@secretlint/types';
+
+/** A match of a rule in one text: its rule name and the range of the text it covers. */
+export interface Detection {
+	readonly rule: string;
+	readonly start: number;
+	readonly end: number;
+}
+
+/** secretlint's message ids → Hangar's rule names. */
+const PRESET_NAMES: Readonly<Record<string, string>> = {
+	AWSAccessKeyID: 'aws-access-key-id',
+	AWSSecretAccessKey: 'aws-secret-access-key',
+	AWSAccountID: 'aws-account-id',
+	PrivateKey: 'private-key',
+	NPM_ACCESS_TOKEN: 'npm-token',
+	Npmrc_authToken: 'npmrc-auth-token',
+	PackageJSON_xOauthToken: 'npm-package-oauth-token',
+	BasicAuth: 'basic-auth',
+	SLACK_TOKEN: 'slack-token',
+	IncomingWebhook: 'slack-webhook',
+	SENDGRID_KEY: 'sendgrid-key',
+	SHOPIFY_KEY: 'shopify-key',
+	GITHUB_TOKEN: 'github-token',
+	OPENAI_TOKEN: 'openai-key',
+	LINEAR_API_TOKEN: 'linear-key',
+	OPS_TOKEN: '1password-token',
+};
+
+/**
+ * The preset's rules not used: the GCP rule looks only in files named `.json`/`.p12` (its key
+ * is caught below), and the comment filter honours `secretlint-disable` comments, which a
+ * server could then write to hide a secret.
+ */
+const UNUSED_PRESET_RULES = new Set(['@secretlint/secretlint-rule-gcp', '@secretlint/secretlint-rule-filter-comments']);
+
+/** Per-rule options: AWS access key IDs are looked for too (the preset's default leaves them out). */
+const PRESET_OPTIONS: Readonly<Record<string, object>> = {
+	'@secretlint/secretlint-rule-aws': { enableIDScanRule: true },
+};
+
+/**
+ * Hangar's own patterns, each with the group (1 when present, else the whole match) that is the
+ * secret. Anchored on the providers' documented prefixes and shapes, so that ordinary text does
+ * not match (measured on 1,483 published tool definitions: docs/benchmarks.md).
+ */
+const PATTERNS: ReadonlyArray<readonly [rule: string, pattern: RegExp]> = [
+	['stripe-key', /\b(?:[sr]k_(?:live|test)_[0-9A-Za-z]{24,247}|whsec_[0-9A-Za-z]{32,})\b/g],
+	['gitlab-token', /\bgl(?:pat|dt|ptt|rt|soat|cbt|ft|imt|oas)-[0-9A-Za-z_-]{20,}/g],
+	['gcp-api-key', /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g],
+	['google-oauth-token', /\bya29\.[0-9A-Za-z_-]{20,}/g],
+	['gcp-service-account-key', /"private_key"\s*:\s*"(-----BEGIN[^"]{64,}?)"/g],
+	['azure-storage-key', /\bAccountKey=([A-Za-z0-9+/]{86}==)|\bAZURE_STORAGE_(?:ACCOUNT_)?KEY\s*[=:]\s*["']?([A-Za-z0-9+/]{86}==)/g],
+	['azure-sas-signature', /[?&]sig=([A-Za-z0-9%+/=]{40,})/g],
+	['azure-client-secret', /(?<![0-9A-Za-z_~.-])[0-9A-Za-z_~.-]{3}\dQ~[0-9A-Za-z_~.-]{31,34}(?![0-9A-Za-z_~.-])/g],
+	['anthropic-key', /\bsk-ant-(?:api|admin)\d\d-[0-9A-Za-z_-]{80,}/g],
+	['huggingface-token', /\bhf_[A-Za-z]{34}\b/g],
+	['jwt', /\beyJ[0-9A-Za-z_-]{10,}\.eyJ[0-9A-Za-z_-]{10,}\.[0-9A-Za-z_-]{16,}/g],
+	['connection-string-password', /\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver):\/\/[^\s:/@"'<>]+:([^\s@/"'<>]{3,})@/g],
+	// An ADO.NET/ODBC string's password: after another `key=value;` of the string.
+	['connection-string-password', /;\s*(?:Password|Pwd)\s*=\s*([^;\s"'<>{}$]{6,})\s*(?:;|$)/gim],
+];
+
+/** The source secretlint's rules read: text only, no file. */
+function sourceOf(content: string): SecretLintSourceCode {
+	return {
+		hasBOM: false,
+		content,
+		filePath: undefined,
+		physicalFilePath: undefined,
+		contentType: 'text',
+		ext: '',
+		getFilePath: () => undefined,
+		getPhysicalFilePath: () => undefined,
+		locationToRange: () => [0, 0],
+		rangeToLocation: () => ({ start: { line: 1, column: 0 }, end: { line: 1, column: 0 } }),
+		positionToIndex: () => 0,
+		indexToPosition: () => ({ line: 1, column: 0 }),
+	};
+}
+
+/** Finds secrets in texts. One instance per proxy: the preset's rules are created once. */
+export class SecretRules {
+	readonly #handlers: SecretLintRuleReportHandler[] = [];
+	/** Where the rules' reports go during one `detect`. */
+	#found: Detection[] = [];
+
+	constructor() {
+		const context: SecretLintRuleContext = {
+			sharedOptions: {},
+			// Only the message id is kept: secretlint's messages quote the secret.
+			createTranslator: () => (messageId) => ({ message: '', messageId: String(messageId), data: undefined }),
+			report: ({ message, range }) => {
+				this.#found.push({ rule: PRESET_NAMES[message.messageId] ?? 'secret', start: range[0], end: range[1] });
+			},
+			ignore: () => undefined,
+		};
+		for (const rule of (recommendedPreset as unknown as { rules: SecretLintRuleCreator<object>[] }).rules) {
+			if (UNUSED_PRESET_RULES.has(rule.meta.id)) continue;
+			this.#handlers.push(rule.create(context, PRESET_OPTIONS[rule.meta.id] ?? {}));
+		}
+	}
+
+	/** Each message id of the preset's rules in use, with its rule name: for the test that keeps every one named. */
+	static presetNames(): Array<[messageId: string, rule: string | undefined]> {
+		return (recommendedPreset as unknown as { rules: SecretLintRuleCreator<object>[] }).rules
+			.filter((rule) => !UNUSED_PRESET_RULES.has(rule.meta.id))
+			.flatMap((rule) => Object.keys(rule.messages).map((id): [string, string | undefined] => [id, PRESET_NAMES[id]]));
+	}
+
+	/** Every rule's matches in `text`, in no particular order. */
+	detect(text: string): Detection[] {
+		const found: Detection[] = [];
+		this.#found = found;
+		const source = sourceOf(text);
+		// The rules used report as they run: none returns a promise without a file path.
+		for (const handler of this.#handlers) void handler.file?.(source);
+		for (const [rule, pattern] of PATTERNS) {
+			pattern.lastIndex = 0;
+			for (const match of text.matchAll(pattern)) {
+				const group = match.findIndex((value, index) => index > 0 && value !== undefined);
+				const secret = group > 0 ? match[group]! : match[0];
+				const start = match.index + (group > 0 ? match[0].indexOf(secret) : 0);
+				found.push({ rule, start, end: start + secret.length });
+			}
+		}
+		this.#found = [];
+		return found;
+	}
+}
