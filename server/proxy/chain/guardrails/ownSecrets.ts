@@ -20,7 +20,9 @@ export function compact(text: string): string {
  * group's characters that mix in neighbouring bytes.
  */
 function base64Core(value: Buffer, offset: number, alphabet: 'base64' | 'base64url'): string {
-	const encoded = Buffer.concat([Buffer.alloc(offset), value]).toString(alphabet).replace(/=+$/, '');
+	const padded = Buffer.alloc(offset + value.length);
+	value.copy(padded, offset);
+	const encoded = padded.toString(alphabet).replace(/=+$/, '');
 	const skip = offset === 0 ? 0 : offset === 1 ? 2 : 3;
 	// A last group the value does not fill ends in a character mixing in the next byte.
 	const cut = (offset + value.length) % 3 === 0 ? 0 : 1;

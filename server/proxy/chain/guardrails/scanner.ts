@@ -2,11 +2,11 @@
  * Finds secrets in the strings of one message. The rules read four texts made of them:
  *
  * - the strings one per line (what each string holds, and a key beside its value);
- * - the strings end to end, for a secret split across two strings (only the matches that
- *   cross a boundary are new);
+ * - the values end to end (no keys, no content block's `type`), for a secret split across two
+ *   strings (only the matches that cross a boundary are new);
  * - what looks encoded, decoded: base64 runs and percent-encoded runs that decode to text (a
  *   secret inside a Basic header, a docker config, a URL's query);
- * - for the user's own secret values, the strings end to end without whitespace, where each
+ * - for the user's own secret values, the same values (and the keys apart) without whitespace, where each
  *   value is looked for in its raw, URL-encoded and base64 forms (ownSecrets.ts).
  *
  * A finding says which parts of which strings it covers, so that a redaction replaces just them
@@ -120,8 +120,9 @@ export class SecretScanner {
 		const lines = new Joined(all, slots.map((slot) => slot.text), keyedValue);
 		for (const detection of this.detect(lines)) findings.push(this.inJoined(lines, detection));
 
-		// End to end, the values only: a split secret's parts may have keys between them.
-		const values = all.filter((index) => !slots[index]!.key);
+		// End to end, the values only: a split secret's parts have keys between them, and content
+		// blocks' `type` too (`text`, which would join the parts of a token into a longer one).
+		const values = all.filter((index) => !slots[index]!.key && slots[index]!.path[slots[index]!.path.length - 1] !== 'type');
 		if (values.length > 1) {
 			const run = new Joined(values, values.map((index) => slots[index]!.text), () => '');
 			for (const detection of this.detect(run)) {
