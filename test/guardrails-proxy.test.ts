@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateSecret, SetupSecrets } from '../protocol/protocol.secrets.js';
 import { CreateWorkload, GetWorkload } from '../protocol/protocol.workloads.js';
-import { auditFileOf, createWorkload, deleteAllWorkloads, readAudit, type Workload } from './fixtures/security/support.js';
+import { auditFileOf, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
 import { connect, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -70,7 +70,7 @@ describe('secret scanning with its defaults (requests blocked, answers redacted)
 	let client: Client;
 
 	beforeAll(async () => {
-		workload = await create({ name: 'guarded', guardrails: { secrets: {} }, audit_config: { enabled: true }, telemetry_config: { enablePrometheusMetricsPath: true }, metrics_without_auth: true });
+		workload = await create({ name: 'guarded', guardrails: { secrets: {} }, audit_config: { enabled: true, includeRequestData: true, includeResponseData: true }, telemetry_config: { enablePrometheusMetricsPath: true }, metrics_without_auth: true });
 		client = await clientOf(workload);
 	}, 60_000);
 
@@ -86,6 +86,14 @@ describe('secret scanning with its defaults (requests blocked, answers redacted)
 	it("blocks the user's own Hangar secret in the arguments, and a secret under a JSON key", async () => {
 		await expect(client.callTool({ name: 'echo', arguments: { text: `the password is ${OWN}` } })).rejects.toThrow(/rule hangar-secret/);
 		await expect(client.callTool({ name: 'echo', arguments: { text: 'fine', [AWS]: 'x' } })).rejects.toThrow(/rule aws-access-key-id/);
+		expect(textOf(await client.callTool({ name: 'received', arguments: {} }))).toBe('[]');
+	});
+
+	it('blocks a tools/call sent as a notification with 403: it never reaches the server', async () => {
+		const session = await openSession(workload.url, {});
+		const sent = await postMcp(workload.url, { method: 'tools/call', params: { name: 'echo', arguments: { text: GITHUB } } }, { 'Mcp-Session-Id': session });
+		expect(sent.status).toBe(403);
+		expect(JSON.stringify(sent.body)).not.toContain(GITHUB);
 		expect(textOf(await client.callTool({ name: 'received', arguments: {} }))).toBe('[]');
 	});
 
@@ -197,12 +205,15 @@ describe('other actions and allow rules', { timeout: 120_000 }, () => {
 		expect(error.message).not.toContain(GITHUB);
 	});
 
-	it('audit only: the answer unchanged, the finding audited', async () => {
-		const workload = await create({ name: 'watching', guardrails: { secrets: { responses: 'audit', hangar_secrets: false } }, audit_config: { enabled: true } });
+	it('audit only: the answer unchanged, the finding audited, the audit log\'s copy of the answer redacted', async () => {
+		const workload = await create({ name: 'watching', guardrails: { secrets: { responses: 'audit', hangar_secrets: false } }, audit_config: { enabled: true, includeResponseData: true } });
 		const client = await clientOf(workload);
 		expect(textOf(await client.callTool({ name: 'leak', arguments: { where: 'github' } }))).toBe(`cloned with ${GITHUB} at main`);
-		const { events } = await readAudit(auditFileOf(home.path, workload.name), (all) => all.some((event) => event.type === 'guardrail_secret'));
+		const { events, text } = await readAudit(auditFileOf(home.path, workload.name), (all) => all.some((event) => event.type === 'guardrail_secret') && all.some((event) => event.data?.response));
 		expect(events.find((event) => event.type === 'guardrail_secret')!.metadata.extra).toMatchObject({ direction: 'response', action: 'audit', rules: ['github-token'] });
+		// The audit log keeps the answer's data, redacted: the client got it whole.
+		expect(text).toContain('[REDACTED:github-token]');
+		expect(text).not.toContain(GITHUB);
 	});
 
 	it('blocks an oversized answer when told to', async () => {

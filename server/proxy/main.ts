@@ -305,7 +305,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
-		noticeMiddlewares: security.noticeMiddlewares,
+		noticeMiddlewares: guardrails ? [...security.noticeMiddlewares, guardrails.notice] : security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
 		routes,

@@ -8,7 +8,7 @@ import type { GuardrailsConfig } from '../../../../protocol/runConfig.js';
 import type { Environment } from '../../../environment.js';
 import { secretScanSettingsOf } from '../../../runspec/guardrails.js';
 import type { Auditor } from '../audit/audit.js';
-import type { McpMiddleware } from '../chain.js';
+import type { McpMiddleware, NoticeMiddleware } from '../chain.js';
 import { SecretGuard, type FindingListener } from './middleware.js';
 import { OwnSecrets } from './ownSecrets.js';
 import { SecretRules } from './rules.js';
@@ -18,6 +18,7 @@ const SECRETS_REFRESH_MS = 60_000;
 
 export interface Guardrails {
 	readonly middleware: McpMiddleware;
+	readonly notice: NoticeMiddleware;
 	close(): void;
 }
 
@@ -56,6 +57,7 @@ export async function startGuardrails(
 	log.info(`guardrails: secrets in requests: ${settings.requests}, in answers: ${settings.responses}`);
 	return {
 		middleware: (call, next) => guard.middleware(call, next),
+		notice: (notice, next) => guard.notice(notice, next),
 		close: () => clearInterval(timer),
 	};
 }
