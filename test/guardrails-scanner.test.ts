@@ -127,4 +127,16 @@ describe('the cap', () => {
 		expect(scanner.scan(collected.slots)).toEqual([]);
 		expect(scanner.scan(collectTexts(big, MAX).slots).map((finding) => finding.rule)).toEqual(['github-token']);
 	});
+
+	it('scans a string the cap cuts up to the cap, and a redaction keeps its unscanned rest', () => {
+		const token = `ghp_${'c'.repeat(36)}`;
+		const long = { text: `${token} ${'d'.repeat(5000)}` };
+		const collected = collectTexts(long, 2048);
+		expect(collected.truncated).toBe(true);
+		expect(collected.slots.map((slot) => slot.text.length)).toEqual([4, 2044]);
+		const [finding] = scanner.scan(collected.slots);
+		expect(finding!.rule).toBe('github-token');
+		const rewritten = rewriteTexts(long, [[collected.slots[1]!, `[REDACTED:github-token]${collected.slots[1]!.text.slice(token.length)}`]]) as { text: string };
+		expect(rewritten.text).toBe(`[REDACTED:github-token] ${'d'.repeat(5000)}`);
+	});
 });

@@ -6,7 +6,7 @@
 
 type Path = ReadonlyArray<string | number>;
 
-/** One string of the value: where it is, whether it is a key, and its text. */
+/** One string of the value: where it is, whether it is a key, and its text (its start, for the one the cap cuts). */
 export interface TextSlot {
 	readonly path: Path;
 	readonly key: boolean;
@@ -34,10 +34,12 @@ export function collectTexts(value: unknown, maxChars: number): CollectedTexts {
 	let binary = 0;
 	let truncated = false;
 	const add = (path: Path, key: boolean, text: string): boolean => {
-		if (chars + text.length > maxChars) return !(truncated = true);
-		chars += text.length;
-		if (text) slots.push({ path, key, text });
-		return true;
+		// The string that crosses the cap is scanned up to it.
+		const kept = chars + text.length > maxChars ? text.slice(0, maxChars - chars) : text;
+		chars += kept.length;
+		if (kept) slots.push({ path, key, text: kept });
+		if (kept.length < text.length) truncated = true;
+		return !truncated;
 	};
 	const walk = (node: unknown, path: Path): boolean => {
 		if (typeof node === 'string') return add(path, false, node);
@@ -60,7 +62,7 @@ export function collectTexts(value: unknown, maxChars: number): CollectedTexts {
 	return { slots, binary, truncated };
 }
 
-/** A copy of `value` with the strings of `slots` replaced by `texts` (same order). */
+/** A copy of `value` with the strings of `slots` replaced by `texts` (a cut string keeps its unscanned rest). */
 export function rewriteTexts(value: unknown, rewrites: ReadonlyArray<readonly [slot: TextSlot, text: string]>): unknown {
 	const copy = structuredClone(value);
 	// Values first, then keys deepest first, so that a renamed key leaves the paths below it valid.
@@ -68,13 +70,15 @@ export function rewriteTexts(value: unknown, rewrites: ReadonlyArray<readonly [s
 	for (const [slot, text] of ordered) {
 		const parent = slot.path.slice(0, -1).reduce<any>((node, step) => node[step], copy);
 		const last = slot.path[slot.path.length - 1]!;
+		const original = slot.key ? String(last) : slot.path.length ? (parent[last] as string) : (copy as string);
+		const rewritten = text + original.slice(slot.text.length);
 		if (!slot.key) {
-			if (slot.path.length === 0) return text;
-			parent[last] = text;
+			if (slot.path.length === 0) return rewritten;
+			parent[last] = rewritten;
 			continue;
 		}
-		let name = text;
-		for (let suffix = 2; name in parent && name !== last; suffix++) name = `${text}#${suffix}`;
+		let name = rewritten;
+		for (let suffix = 2; name in parent && name !== last; suffix++) name = `${rewritten}#${suffix}`;
 		const entries = Object.entries(parent as Record<string, unknown>).map(([key, entry]) => [key === last ? name : key, entry] as const);
 		for (const key of Object.keys(parent)) delete parent[key];
 		for (const [key, entry] of entries) parent[key] = entry;
