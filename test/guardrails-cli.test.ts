@@ -34,7 +34,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('hangar run with guardrails flags', { timeout: 120_000 }, () => {
-	it('redacts what the flags say, lets the allowed text through, and hangar info says so', async () => {
+	it('redacts what the flags say, lets the allowed text through, hangar info says so, hangar edit changes one setting', async () => {
 		const name = uniqueName('guarded');
 		const run = await hangar('run', remote.url, '--name', name, '--json', '--tool-pinning', 'off', '--guardrails-requests', 'redact', '--guardrails-allow', `github-token=${ALLOWED}`);
 		expect(run.code, run.stderr).toBe(0);
@@ -47,6 +47,9 @@ describe('hangar run with guardrails flags', { timeout: 120_000 }, () => {
 		}
 		const info = await hangar('info', name);
 		expect(info.stdout).toMatch(/^guardrails: secrets: requests redact, answers redact, 1 allowed$/m);
+		// hangar edit changes the flags given and keeps the rest.
+		expect((await hangar('edit', name, '--guardrails-responses', 'block')).code).toBe(0);
+		expect((await hangar('info', name)).stdout).toMatch(/^guardrails: secrets: requests redact, answers block, 1 allowed$/m);
 	});
 
 	it('reads a guardrails file, the flags over it; --guardrails alone keeps the defaults', async () => {

@@ -626,6 +626,8 @@ function editWorkload(program: Command, cli: Cli): Command {
 		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
 		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
 		if (changes.telemetry_config) changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...(changes.telemetry_config as object) };
+		// The guardrails flags given change those settings; the others are kept.
+		if (changes.guardrails) changes.guardrails = { ...current.guardrails, secrets: { ...current.guardrails?.secrets, ...(changes.guardrails as { secrets: object }).secrets } };
 		const oauth = remoteAuthOf(options);
 		if (oauth && !(options.url ?? current.url)) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
 		if (oauth) changes.oauth_config = { ...(current.oauth_config ?? {}), ...oauth };
