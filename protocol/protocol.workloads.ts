@@ -25,6 +25,7 @@ import {
 	TelemetryConfig,
 	ToolOverride,
 	ToolPinning,
+	WebhookConfig,
 } from './runConfig.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +211,13 @@ export const WorkloadSpecFields = {
 	 * defaults (secrets in requests blocked, in results redacted). Off when absent.
 	 */
 	guardrails: GuardrailsConfig.optional(),
+	/**
+	 * ToolHive's webhooks, called for each `tools/call`, `prompts/get` and `resources/read`:
+	 * mutating ones first (a JSON Patch on the call's arguments), then validating ones (allowed,
+	 * or denied with a reason the client is shown).
+	 */
+	mutating_webhooks: z.array(WebhookConfig.strict()).optional(),
+	validating_webhooks: z.array(WebhookConfig.strict()).optional(),
 	group: GroupName.optional(),
 	oauth_config: RemoteOAuthConfig.optional(),
 	/** Headers a remote server accepts. */
@@ -252,14 +260,11 @@ export const WorkloadSpecFields = {
 
 /**
  * Settings of ToolHive's run configuration that Hangar does not implement. A body naming one is
- * refused with a 400 saying so, rather than run without it: most guard requests (webhooks,
- * middleware, token exchange, upstream credentials, a CA bundle), and a workload run without
+ * refused with a 400 saying so, rather than run without it: most guard requests (middleware, token exchange, upstream credentials, a CA bundle), and a workload run without
  * them would look protected when it is not. ToolHive's own clients never send them (its
  * `createRequest` and `updateRequest` have none), so refusing them breaks none.
  */
 const UNIMPLEMENTED_TOOLHIVE_SETTINGS = [
-	'validating_webhooks',
-	'mutating_webhooks',
 	'middleware_configs',
 	'additional_middleware_configs',
 	'token_exchange_config',

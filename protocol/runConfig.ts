@@ -386,7 +386,11 @@ export const WebhookTlsConfig = z.object({
 	insecure_skip_verify: z.boolean().optional(),
 });
 
-/** One entry of `mutating_webhooks` / `validating_webhooks` (`webhook.Config`). */
+/**
+ * One entry of `mutating_webhooks` / `validating_webhooks` (`webhook.Config`). Hangar: `url` is
+ * https (or http to a loopback host), `timeout` in seconds (default 10), `failure_policy` `fail`
+ * by default, `hmac_secret_ref` the name of a Hangar secret whose value signs each body.
+ */
 export const WebhookConfig = z.object({
 	name: z.string().optional(),
 	url: z.string().optional(),
@@ -395,6 +399,7 @@ export const WebhookConfig = z.object({
 	timeout: z.number().int().optional(),
 	tls_config: WebhookTlsConfig.optional(),
 });
+export type WebhookConfig = z.infer<typeof WebhookConfig>;
 
 /** One middleware of `middleware_configs` (`types.MiddlewareConfig`). */
 export const MiddlewareConfig = z.object({
