@@ -24,6 +24,7 @@ beforeAll(async () => {
 	home = await createTestHome();
 	remote = await startRemoteServer('streamable');
 	await writeFile(join(home.path, 'guardrails.yaml'), ['secrets:', '  responses: block', '  hangar_secrets: false', ''].join('\n'));
+	await writeFile(join(home.path, 'webhooks.yaml'), ['validating_webhooks:', '  - { name: policy, url: "https://hooks.example.com/validate", failure_policy: ignore }', ''].join('\n'));
 });
 
 afterAll(async () => {
@@ -59,6 +60,9 @@ describe('hangar run with guardrails flags', { timeout: 120_000 }, () => {
 		const plain = uniqueName('plain');
 		expect((await hangar('run', remote.url, '--name', plain, '--guardrails')).code).toBe(0);
 		expect((await hangar('info', plain)).stdout).toMatch(/^guardrails: secrets: requests block, answers redact$/m);
+		const hooked = uniqueName('hooked');
+		expect((await hangar('run', remote.url, '--name', hooked, '--webhooks-config', 'webhooks.yaml')).code).toBe(0);
+		expect((await hangar('info', hooked)).stdout).toMatch(/^webhooks:  policy \(validating\)$/m);
 		const none = uniqueName('none');
 		expect((await hangar('run', remote.url, '--name', none)).code).toBe(0);
 		expect((await hangar('info', none)).stdout).toMatch(/^guardrails: off$/m);

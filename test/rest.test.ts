@@ -170,8 +170,8 @@ describe('a setting Hangar does not know or implement is refused, never ignored'
 		expect((await refusal(createWorkload({ name: 'typo', image: 'example/server:1', oidc: { issuer: 'https://id.example', audiance: 'me' } }))).message).toMatch(
 			/^invalid oidc\.audiance: unknown field/,
 		);
-		const update = raw('/api/v1beta/workloads/typo/edit', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ image: 'example/server:1', mutating_webhooks: [] }) });
-		expect((await refusal(update)).message).toMatch(/^invalid mutating_webhooks: .*ToolHive.*not implemented/);
+		const update = raw('/api/v1beta/workloads/typo/edit', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ image: 'example/server:1', token_exchange_config: {} }) });
+		expect((await refusal(update)).message).toMatch(/^invalid token_exchange_config: .*ToolHive.*not implemented/);
 	});
 });
 

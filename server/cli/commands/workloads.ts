@@ -87,6 +87,7 @@ interface SpecOptions extends TelemetryOptions {
 	guardrailsRequests?: string;
 	guardrailsResponses?: string;
 	guardrailsAllow: string[];
+	webhooksConfig?: string;
 	sessionRedis?: string;
 	replicas?: number;
 	backendReplicas?: number;
@@ -194,7 +195,8 @@ function addSpecOptions(command: Command, { builds }: { builds: boolean }): Comm
 			.option('--guardrails-config <file>', 'guardrails configuration (JSON or YAML: {"secrets": {"requests": …, "allow": […]}}); turns them on')
 			.option('--guardrails-requests <action>', 'secrets in what clients send: block (default), redact, audit or off; turns guardrails on')
 			.option('--guardrails-responses <action>', 'secrets in what servers answer: redact (default), block, audit or off; turns guardrails on')
-			.option('--guardrails-allow <rule[=text]>', 'let a known false positive through: a rule name, or a rule name and the exact text it matched (repeatable)', collect, []),
+			.option('--guardrails-allow <rule[=text]>', 'let a known false positive through: a rule name, or a rule name and the exact text it matched (repeatable)', collect, [])
+			.option('--webhooks-config <file>', "ToolHive's webhooks (JSON or YAML: {\"mutating_webhooks\": […], \"validating_webhooks\": […]})"),
 	);
 	underHeading(command, 'Scaling:', (group) =>
 		group
@@ -349,6 +351,11 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	if (options.rateLimitConfig) spec.rate_limit_config = await readConfigFile(options.rateLimitConfig, 'rate limit configuration');
 	const guardrails = await guardrailsOf(options);
 	if (guardrails) spec.guardrails = guardrails;
+	if (options.webhooksConfig) {
+		const { mutating_webhooks, validating_webhooks, ...other } = (await readConfigFile(options.webhooksConfig, 'webhooks configuration')) as Record<string, unknown>;
+		if (Object.keys(other).length) throw new HangarError(400, `the webhooks configuration ${options.webhooksConfig} has ${Object.keys(other).join(', ')}; it holds mutating_webhooks and validating_webhooks`);
+		Object.assign(spec, JSON.parse(JSON.stringify({ mutating_webhooks, validating_webhooks })));
+	}
 	if (options.replicas || options.backendReplicas || options.sessionRedis) {
 		spec.scaling_config = JSON.parse(JSON.stringify({ replicas: options.replicas, backend_replicas: options.backendReplicas, session_redis: options.sessionRedis && { address: options.sessionRedis } }));
 	}
@@ -565,6 +572,7 @@ function showWorkload(program: Command, cli: Cli): Command {
 				['secrets', detail.secrets?.length ? detail.secrets.map((secret) => `${secret.name} as ${secret.target}`).join(', ') : undefined],
 				['volumes', detail.volumes?.length ? detail.volumes.join(', ') : undefined],
 				['guardrails', guardrailsSummary(detail.guardrails)],
+				['webhooks', [...(detail.mutating_webhooks ?? []).map((hook) => `${hook.name} (mutating)`), ...(detail.validating_webhooks ?? []).map((hook) => `${hook.name} (validating)`)].join(', ') || undefined],
 			];
 			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(Math.max(11, key.length + 2))}${value ?? '-'}\n`);
 		});
