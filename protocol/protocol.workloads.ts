@@ -260,8 +260,9 @@ export const WorkloadSpecFields = {
 
 /**
  * Settings of ToolHive's run configuration that Hangar does not implement. A body naming one is
- * refused with a 400 saying so, rather than run without it: most guard requests (middleware, token exchange, upstream credentials, a CA bundle), and a workload run without
- * them would look protected when it is not. ToolHive's own clients never send them (its
+ * refused with a 400 saying so, rather than run without it: most guard requests (middleware,
+ * token exchange, upstream credentials, a CA bundle), and a workload run without them would
+ * look protected when it is not. ToolHive's own clients never send them (its
  * `createRequest` and `updateRequest` have none), so refusing them breaks none.
  */
 const UNIMPLEMENTED_TOOLHIVE_SETTINGS = [

@@ -67,6 +67,12 @@ async function remoteWorkload(name: string, url: string, flags: string[]): Promi
 	};
 }
 
+/** A process's resident set, from /proc. */
+function residentMiB(pid: number): number {
+	const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+	return Number(kib ?? 0) / 1024;
+}
+
 async function sequential(session: LeanSession, count: number, latencies: number[]): Promise<void> {
 	for (let index = 0; index < count; index++) {
 		const sent = performance.now();
@@ -103,7 +109,8 @@ async function proxiedCost(): Promise<Table> {
 			}
 			const calls = ROUNDS * size.calls;
 			for (const [index, label] of [[0, 'off'], [1, 'on (defaults)']] as const) {
-				rows.push([size.label, label, ms(median(latencies[index])), ms(percentile(latencies[index], 99)), `${Math.round((cpu[index] / calls) * 1e6)} µs`]);
+				const side = index === 0 ? off : on;
+				rows.push([size.label, label, ms(median(latencies[index])), ms(percentile(latencies[index], 99)), `${Math.round((cpu[index] / calls) * 1e6)} µs`, `${residentMiB(side.pid).toFixed(1)} MiB`]);
 			}
 			const ratio = median(ratios);
 			const sorted = [...ratios].sort((a, b) => a - b);
@@ -117,7 +124,7 @@ async function proxiedCost(): Promise<Table> {
 	}
 	return {
 		title: `Secret scanning's cost: tools/call from a lean client through a remote workload's proxy to an instant server answering ordinary text of each size, guardrails off against on (the defaults), ${ROUNDS} alternating rounds of sequential calls (${SIZES.map((size) => `${size.label}: ${size.calls}`).join(', ')} calls a round); CPU is the proxy process's own, the measure that holds on a loaded machine`,
-		columns: ['result', 'guardrails', 'p50', 'p99', 'proxy CPU/call'],
+		columns: ['result', 'guardrails', 'p50', 'p99', 'proxy CPU/call', 'proxy RSS after'],
 		rows,
 		verdicts,
 	};

@@ -352,7 +352,9 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	const guardrails = await guardrailsOf(options);
 	if (guardrails) spec.guardrails = guardrails;
 	if (options.webhooksConfig) {
-		const { mutating_webhooks, validating_webhooks, ...other } = (await readConfigFile(options.webhooksConfig, 'webhooks configuration')) as Record<string, unknown>;
+		const read = await readConfigFile(options.webhooksConfig, 'webhooks configuration');
+		if (read === null || typeof read !== 'object' || Array.isArray(read)) throw new HangarError(400, `the webhooks configuration ${options.webhooksConfig} is not an object of mutating_webhooks and validating_webhooks`);
+		const { mutating_webhooks, validating_webhooks, ...other } = read as Record<string, unknown>;
 		if (Object.keys(other).length) throw new HangarError(400, `the webhooks configuration ${options.webhooksConfig} has ${Object.keys(other).join(', ')}; it holds mutating_webhooks and validating_webhooks`);
 		Object.assign(spec, JSON.parse(JSON.stringify({ mutating_webhooks, validating_webhooks })));
 	}
