@@ -8,7 +8,7 @@ import type { WebhookConfig } from '../../protocol/runConfig.js';
 import { checkProviderUrl, ProviderError, type ProviderAccess } from '../net/providerUrl.js';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_S = 10;
-export const MAX_WEBHOOK_TIMEOUT_S = 30;
+const MAX_WEBHOOK_TIMEOUT_S = 30;
 
 /** Where a webhook may be: no setting opens plain http off loopback or a private address. */
 export const WEBHOOK_ACCESS: ProviderAccess = { settings: { allowPrivateIP: 'nothing: a webhook is https on a public address, or on a loopback host' } };

@@ -23,10 +23,10 @@ export type Direction = 'request' | 'response';
 export type FindingListener = (rule: string, action: GuardrailAction, direction: Direction) => void;
 
 /** The `_meta` key of a result whose binary parts were not scanned. */
-export const UNSCANNED_META = 'dev.hangar/guardrails';
+const UNSCANNED_META = 'dev.hangar/guardrails';
 
 /** The rule a message over the scan cap is reported under. */
-export const OVERSIZED_RULE = 'oversized';
+const OVERSIZED_RULE = 'oversized';
 
 /** The part of each scanned request that is the client's: its key in `params`. */
 const SCANNED_PARAMS: Readonly<Record<string, string>> = {

@@ -29,7 +29,7 @@ function base64Core(value: Buffer, offset: number, alphabet: 'base64' | 'base64u
 	return encoded.slice(skip, encoded.length - cut);
 }
 
-export function formsOf(value: string): string[] {
+function formsOf(value: string): string[] {
 	const bytes = Buffer.from(value, 'utf8');
 	const forms = new Set([value, encodeURIComponent(value), encodeURIComponent(value).replace(/%20/g, '+')]);
 	for (const alphabet of ['base64', 'base64url'] as const) {

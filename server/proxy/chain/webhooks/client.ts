@@ -10,7 +10,7 @@ import type { WebhookConfig } from '../../../../protocol/runConfig.js';
 import { requestProviderJson, type ProviderRequest } from '../../../net/providerFetch.js';
 import { DEFAULT_WEBHOOK_TIMEOUT_S, WEBHOOK_ACCESS } from '../../../runspec/webhooks.js';
 
-export const SIGNATURE_HEADER = 'X-Toolhive-Signature';
+const SIGNATURE_HEADER = 'X-Toolhive-Signature';
 
 export class WebhookClient {
 	private constructor(
