@@ -253,6 +253,7 @@ describe('the settings at the door', () => {
 		[{ secrets: { requests: 'shred' } }, /guardrails\.secrets\.requests/],
 		[{ secrets: { allow: [{ tool: 'echo' }] } }, /guardrails\.secrets\.allow\[0\].*names a rule, a match, or both/],
 		[{ secrets: { allow: [{ rule: 'githib-token' }] } }, /guardrails\.secrets\.allow\[0\]\.rule.*no secret rule is named "githib-token"/],
+		[{ secrets: { allow: [{ rule: 'constructor' }] } }, /guardrails\.secrets\.allow\[0\]\.rule.*no secret rule is named "constructor"/],
 		[{ secrets: { max_scan_bytes: 10 } }, /guardrails\.secrets\.max_scan_bytes/],
 		[{ secrets: {}, webhooks: [] }, /guardrails.*webhooks/],
 	])('refuses %j with a 400 naming the field', async (guardrails, field) => {

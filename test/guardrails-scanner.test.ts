@@ -115,7 +115,7 @@ describe('the rule names', () => {
 	it('name every message of the secretlint rules in use, so that no finding goes unnamed', () => {
 		const names = SecretRules.presetNames();
 		expect(names.length).toBeGreaterThan(10);
-		for (const [id, rule] of names) expect(rule !== undefined && rule in SECRET_RULES, `${id} → ${rule}`).toBe(true);
+		for (const [id, rule] of names) expect(rule !== undefined && Object.hasOwn(SECRET_RULES, rule), `${id} → ${rule}`).toBe(true);
 	});
 });
 

@@ -76,7 +76,7 @@ export function guardrailsProblem(config: GuardrailsConfig): { field: string; me
 	for (const [index, allow] of (config.secrets?.allow ?? []).entries()) {
 		const field = `secrets.allow[${index}]`;
 		if (!allow.rule && !allow.match) return { field, message: 'an allow rule names a rule, a match, or both (a tool alone would let every secret of that tool through)' };
-		if (allow.rule !== undefined && !(allow.rule in SECRET_RULES)) return { field: `${field}.rule`, message: `no secret rule is named ${JSON.stringify(allow.rule)}; the rules are ${Object.keys(SECRET_RULES).join(', ')}` };
+		if (allow.rule !== undefined && !Object.hasOwn(SECRET_RULES, allow.rule)) return { field: `${field}.rule`, message: `no secret rule is named ${JSON.stringify(allow.rule)}; the rules are ${Object.keys(SECRET_RULES).join(', ')}` };
 	}
 	return undefined;
 }

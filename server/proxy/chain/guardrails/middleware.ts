@@ -29,11 +29,11 @@ const UNSCANNED_META = 'dev.hangar/guardrails';
 const OVERSIZED_RULE = 'oversized';
 
 /** The part of each scanned request that is the client's: its key in `params`. */
-const SCANNED_PARAMS: Readonly<Record<string, string>> = {
-	'tools/call': 'arguments',
-	'prompts/get': 'arguments',
-	'resources/read': 'uri',
-};
+const SCANNED_PARAMS: ReadonlyMap<string, string> = new Map([
+	['tools/call', 'arguments'],
+	['prompts/get', 'arguments'],
+	['resources/read', 'uri'],
+]);
 
 export interface SecretGuardOptions {
 	readonly workload: string;
@@ -68,7 +68,7 @@ export class SecretGuard {
 	constructor(private readonly options: SecretGuardOptions) {}
 
 	readonly middleware: McpMiddleware = async (call, next) => {
-		const field = SCANNED_PARAMS[call.request.method];
+		const field = SCANNED_PARAMS.get(call.request.method);
 		if (!field) return next(call);
 		const subject: Subject = { exchange: call.exchange, session: call.session, message: call.request, id: call.request.id };
 		const { requests, responses } = this.options.settings;
@@ -100,7 +100,7 @@ export class SecretGuard {
 	/** A request sent as a notification (no answer comes back): its arguments are checked all the same. */
 	readonly notice: NoticeMiddleware = async (notice, next) => {
 		const { message } = notice;
-		const field = 'method' in message ? SCANNED_PARAMS[message.method] : undefined;
+		const field = 'method' in message ? SCANNED_PARAMS.get(message.method) : undefined;
 		if (!field || !('method' in message) || this.options.settings.requests === 'off') return next(notice);
 		const checked = this.checkRequest({ exchange: notice.exchange, session: notice.session, message, id: null }, field, message);
 		if ('refusal' in checked) return tag(checked.refusal, { refusal: { status: 403 } });
@@ -113,11 +113,12 @@ export class SecretGuard {
 		if (sent === undefined) return { request };
 		const scan = this.scan(sent, subject);
 		const action = this.options.settings.requests;
-		if (scan.findings.length) this.options.auditor?.screen(request, { ...request.params, [field]: redacted(sent, scan) });
+		const clean = scan.findings.length ? { ...request.params, [field]: redacted(sent, scan) } : undefined;
+		if (clean) this.options.auditor?.screen(request, clean);
 		const refusal = this.refusal(subject, scan, 'request', action);
 		if (refusal) return { refusal };
-		if (action !== 'redact' || !scan.findings.length) return { request };
-		return { request: { ...request, params: { ...request.params, [field]: redacted(sent, scan) } } };
+		if (action !== 'redact' || !clean) return { request };
+		return { request: { ...request, params: clean } };
 	}
 
 	private scan(value: unknown, subject: Subject): Scan {
