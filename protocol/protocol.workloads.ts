@@ -12,6 +12,7 @@ import { MAX_STATS_WINDOW_SECONDS } from './statsWindow.js';
 import {
 	AggregationConfig,
 	AuditConfig,
+	GuardrailsConfig,
 	HeaderForwardConfig,
 	NetworkPermissions,
 	PermissionProfile,
@@ -24,6 +25,7 @@ import {
 	TelemetryConfig,
 	ToolOverride,
 	ToolPinning,
+	WebhookConfig,
 } from './runConfig.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -204,6 +206,18 @@ export const WorkloadSpecFields = {
 	tool_pinning: ToolPinning.optional(),
 	/** Serve `/metrics` without the workload's OIDC authentication (ToolHive's behaviour); by default it needs it. */
 	metrics_without_auth: z.boolean().optional(),
+	/**
+	 * Guardrails on the workload's tool traffic: `{ secrets: {} }` turns secret scanning on with its
+	 * defaults (secrets in requests blocked, in results redacted). Off when absent.
+	 */
+	guardrails: GuardrailsConfig.optional(),
+	/**
+	 * ToolHive's webhooks, called for each `tools/call`, `prompts/get` and `resources/read`:
+	 * mutating ones first (a JSON Patch on the call's arguments), then validating ones (allowed,
+	 * or denied with a reason the client is shown).
+	 */
+	mutating_webhooks: z.array(WebhookConfig.strict()).optional(),
+	validating_webhooks: z.array(WebhookConfig.strict()).optional(),
 	group: GroupName.optional(),
 	oauth_config: RemoteOAuthConfig.optional(),
 	/** Headers a remote server accepts. */
@@ -246,14 +260,12 @@ export const WorkloadSpecFields = {
 
 /**
  * Settings of ToolHive's run configuration that Hangar does not implement. A body naming one is
- * refused with a 400 saying so, rather than run without it: most guard requests (webhooks,
- * middleware, token exchange, upstream credentials, a CA bundle), and a workload run without
- * them would look protected when it is not. ToolHive's own clients never send them (its
+ * refused with a 400 saying so, rather than run without it: most guard requests (middleware,
+ * token exchange, upstream credentials, a CA bundle), and a workload run without them would
+ * look protected when it is not. ToolHive's own clients never send them (its
  * `createRequest` and `updateRequest` have none), so refusing them breaks none.
  */
 const UNIMPLEMENTED_TOOLHIVE_SETTINGS = [
-	'validating_webhooks',
-	'mutating_webhooks',
 	'middleware_configs',
 	'additional_middleware_configs',
 	'token_exchange_config',

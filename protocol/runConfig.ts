@@ -336,6 +336,48 @@ export const RateLimitConfig = z.object({
 	tools: z.array(ToolRateLimitConfig).optional(),
 }).strict();
 
+/**
+ * Hangar: what a guardrail does with what it finds in one direction. `block`: the call fails with
+ * a JSON-RPC error naming the rule; `redact`: the match is replaced by `[REDACTED:<rule>]`;
+ * `audit`: an audit event and a log line, nothing changed; `off`: not scanned.
+ */
+export const GuardrailAction = z.enum(['block', 'redact', 'audit', 'off']);
+export type GuardrailAction = z.infer<typeof GuardrailAction>;
+
+/**
+ * One known false positive let through: a finding of `rule` (any rule when absent) whose matched
+ * text is `match` (any text when absent), in calls of `tool` (any tool when absent). At least
+ * `rule` or `match` is named (checked by the workloads service).
+ */
+export const SecretAllowRule = z.object({
+	rule: z.string().optional(),
+	match: z.string().optional(),
+	tool: z.string().optional(),
+}).strict();
+export type SecretAllowRule = z.infer<typeof SecretAllowRule>;
+
+/** Hangar: secret scanning of tool traffic (server/proxy/chain/guardrails/README.md). */
+export const SecretScanConfig = z.object({
+	/** Secrets in what the client sends (`tools/call` arguments, `prompts/get` arguments, `resources/read` URIs): `block` by default. */
+	requests: GuardrailAction.optional(),
+	/** Secrets in what the server answers (results and errors): `redact` by default. */
+	responses: GuardrailAction.optional(),
+	/** Also look for the values of the user's Hangar secrets, raw, base64 or URL-encoded (default true). */
+	hangar_secrets: z.boolean().optional(),
+	allow: z.array(SecretAllowRule).optional(),
+	/** Characters of text scanned per message at most (default 1 MiB, 1 KiB to 16 MiB). */
+	max_scan_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
+	/** A message with more text than that: `pass` (the first part scanned, audited; the default) or `block`. */
+	oversized: z.enum(['pass', 'block']).optional(),
+}).strict();
+export type SecretScanConfig = z.infer<typeof SecretScanConfig>;
+
+/** Hangar: the guardrails on a workload's tool traffic. */
+export const GuardrailsConfig = z.object({
+	secrets: SecretScanConfig.optional(),
+}).strict();
+export type GuardrailsConfig = z.infer<typeof GuardrailsConfig>;
+
 /** TLS settings of a webhook call. */
 export const WebhookTlsConfig = z.object({
 	ca_bundle_path: z.string().optional(),
@@ -344,7 +386,11 @@ export const WebhookTlsConfig = z.object({
 	insecure_skip_verify: z.boolean().optional(),
 });
 
-/** One entry of `mutating_webhooks` / `validating_webhooks` (`webhook.Config`). */
+/**
+ * One entry of `mutating_webhooks` / `validating_webhooks` (`webhook.Config`). Hangar: `url` is
+ * https (or http to a loopback host), `timeout` in seconds (default 10), `failure_policy` `fail`
+ * by default, `hmac_secret_ref` the name of a Hangar secret whose value signs each body.
+ */
 export const WebhookConfig = z.object({
 	name: z.string().optional(),
 	url: z.string().optional(),
@@ -353,6 +399,7 @@ export const WebhookConfig = z.object({
 	timeout: z.number().int().optional(),
 	tls_config: WebhookTlsConfig.optional(),
 });
+export type WebhookConfig = z.infer<typeof WebhookConfig>;
 
 /** One middleware of `middleware_configs` (`types.MiddlewareConfig`). */
 export const MiddlewareConfig = z.object({
@@ -645,6 +692,8 @@ export const RunConfig = z.object({
 	tool_pinning: ToolPinning.optional(),
 	/** Hangar: serve `/metrics` without the workload's authentication, as ToolHive does; by default it needs it too. */
 	metrics_without_auth: z.boolean().optional(),
+	/** Hangar: guardrails on the workload's tool traffic (secret scanning); none when absent. */
+	guardrails: GuardrailsConfig.optional(),
 	header_forward: HeaderForwardConfig.optional(),
 	runtime_config: RuntimeConfig.optional(),
 	ignore_config: IgnoreConfig.optional(),

@@ -146,11 +146,10 @@ describe('a setting Hangar does not know or implement is refused, never ignored'
 	const workloadNames = async () =>
 		(JSON.parse((await raw('/api/v1beta/workloads?all=true')).body) as { workloads: Array<{ name: string }> }).workloads.map((workload) => workload.name);
 
-	it("ToolHive's validating_webhooks, a security setting Hangar does not implement: 400 naming it, nothing created", async () => {
-		const webhook = { name: 'policy', url: 'https://policy.example/validate', failure_policy: 'fail' };
-		const answer = await refusal(createWorkload({ name: 'webhooked', image: 'example/server:1', validating_webhooks: [webhook] }));
-		expect(answer).toEqual({ code: 'invalid_params', message: expect.stringMatching(/^invalid validating_webhooks: .*ToolHive.*not implemented/) });
-		expect(await workloadNames()).not.toContain('webhooked');
+	it("ToolHive's middleware_configs, a security setting Hangar does not implement: 400 naming it, nothing created", async () => {
+		const answer = await refusal(createWorkload({ name: 'middlewared', image: 'example/server:1', middleware_configs: [{ type: 'authz', parameters: {} }] }));
+		expect(answer).toEqual({ code: 'invalid_params', message: expect.stringMatching(/^invalid middleware_configs: .*ToolHive.*not implemented/) });
+		expect(await workloadNames()).not.toContain('middlewared');
 	});
 
 	it('an unknown key of aggregation (composite_tools, a typo, or in a member) is a 400 naming its path', async () => {
@@ -171,8 +170,8 @@ describe('a setting Hangar does not know or implement is refused, never ignored'
 		expect((await refusal(createWorkload({ name: 'typo', image: 'example/server:1', oidc: { issuer: 'https://id.example', audiance: 'me' } }))).message).toMatch(
 			/^invalid oidc\.audiance: unknown field/,
 		);
-		const update = raw('/api/v1beta/workloads/typo/edit', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ image: 'example/server:1', mutating_webhooks: [] }) });
-		expect((await refusal(update)).message).toMatch(/^invalid mutating_webhooks: .*ToolHive.*not implemented/);
+		const update = raw('/api/v1beta/workloads/typo/edit', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ image: 'example/server:1', token_exchange_config: {} }) });
+		expect((await refusal(update)).message).toMatch(/^invalid token_exchange_config: .*ToolHive.*not implemented/);
 	});
 });
 

@@ -40,11 +40,11 @@ describe('the proxy of a plain stdio workload', { timeout: 180_000 }, () => {
 		expect(loaded.some((url) => url.endsWith('/server/proxy/main.js'))).toBe(true);
 		expect(loaded.some((url) => url.endsWith('/server/proxy/backends/stdio.js'))).toBe(true);
 		const packages = packagesOf(loaded);
-		for (const unused of ['dockerode', 'docker-modem', 'ssh2', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'ajv', 'minisearch', 'jose', '@cedar-policy/cedar-wasm', 'ioredis', 'commander', 'zod']) {
+		for (const unused of ['dockerode', 'docker-modem', 'ssh2', '@grpc/grpc-js', 'protobufjs', '@modelcontextprotocol/sdk', 'ajv', 'minisearch', 'jose', '@cedar-policy/cedar-wasm', 'ioredis', 'commander', 'zod', '@secretlint/secretlint-rule-preset-recommend']) {
 			expect(packages, unused).not.toContain(unused);
 		}
 		expect([...packages].filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
-		const features = ['/chain/authentication/', '/chain/authorization/', '/chain/audit/', '/chain/rateLimits/', '/chain/upstreamAuth/', '/chain/telemetry/proxyTelemetry', '/backends/aggregate/', '/backends/http.js', '/scale/', '/net/egress.js', '/secrets/', '/server/cli/program.js'];
+		const features = ['/chain/authentication/', '/chain/authorization/', '/chain/audit/', '/chain/rateLimits/', '/chain/upstreamAuth/', '/chain/guardrails/', '/chain/webhooks/', '/chain/telemetry/proxyTelemetry', '/backends/aggregate/', '/backends/http.js', '/scale/', '/net/egress.js', '/secrets/', '/server/cli/program.js'];
 		for (const feature of features) expect(loaded.filter((url) => url.includes(feature)), feature).toEqual([]);
 	});
 });

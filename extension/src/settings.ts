@@ -10,6 +10,8 @@ export interface Settings {
 	readonly defaultScope: DefaultScope;
 	/** Clients to install skills for without asking; empty asks. */
 	readonly defaultClients: readonly ClientAppId[];
+	/** Whether Run MCP Server… turns secret scanning on. */
+	readonly guardrails: boolean;
 }
 
 export function readSettings(): Settings {
@@ -18,6 +20,7 @@ export function readSettings(): Settings {
 	return {
 		daemonPath: configuration.get<string>('daemonPath', '') ?? '',
 		defaultScope: scope === 'project' || scope === 'user' ? scope : 'ask',
+		guardrails: configuration.get<boolean>('guardrails', false) === true,
 		// Unknown ids (a typo in settings.json) are dropped rather than sent to the daemon.
 		defaultClients: (configuration.get<unknown[]>('defaultClients', []) ?? []).flatMap((client) => {
 			const parsed = ClientApp.safeParse(client);

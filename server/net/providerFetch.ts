@@ -1,6 +1,6 @@
 /**
  * Reaching a provider (an identity provider's discovery document, JWKS and token introspection;
- * an aggregate's embeddings endpoint) under the outbound-address policy of `providerUrl.ts`.
+ * an aggregate's embeddings endpoint; a workload's webhooks) under the outbound-address policy of `providerUrl.ts`.
  * Redirects are not followed: a provider serves where it says.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -15,6 +15,8 @@ export interface ProviderRequest {
 	readonly method: 'GET' | 'POST';
 	readonly headers?: Readonly<Record<string, string>>;
 	readonly body?: string;
+	/** TLS settings of an https request: a CA bundle, a client certificate, or no verification at all. */
+	readonly tls?: { readonly ca?: Buffer; readonly cert?: Buffer; readonly key?: Buffer; readonly rejectUnauthorized?: boolean };
 }
 
 /** GETs a provider document and parses it as JSON; any failure is a ProviderError naming the URL. */
@@ -31,7 +33,8 @@ export async function requestProviderJson(url: URL, sent: ProviderRequest, acces
 	let response: IncomingMessage;
 	try {
 		response = await new Promise<IncomingMessage>((resolve, reject) => {
-			const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: sent.method, headers, signal, lookup: providerLookup(access) }, resolve);
+			const options = { method: sent.method, headers, signal, lookup: providerLookup(access) };
+			const request = url.protocol === 'https:' ? httpsRequest(url, { ...options, ...sent.tls }, resolve) : httpRequest(url, options, resolve);
 			request.once('error', reject);
 			request.end(sent.body);
 		});

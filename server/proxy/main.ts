@@ -38,6 +38,7 @@ import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 import { CallStats } from './chain/telemetry/callStats.js';
 import type { UpstreamAuthenticator } from './chain/upstreamAuth/authenticator.js';
 import type { Environment } from '../environment.js';
+import type { Auditor } from './chain/audit/audit.js';
 
 
 const CONFIGURE_WAIT_MS = 10_000;
@@ -213,6 +214,16 @@ async function startEgress(workload: StoredWorkload, runtime: Runtime, log: Logg
 	return egress;
 }
 
+/** The webhooks' middleware: their TLS files read and signing secrets resolved now, so a missing one stops the start. */
+async function startWebhooks(workload: StoredWorkload, environment: Environment, auditor: Auditor | undefined): Promise<McpMiddleware> {
+	const [{ WebhookClient }, { webhookMiddleware }] = await Promise.all([import('./chain/webhooks/client.js'), import('./chain/webhooks/middleware.js')]);
+	const resolveSecret = async (secret: string) => new (await import('../secrets/service.js')).SecretsService(environment).resolve(secret);
+	const clients = (configs: StoredWorkload['validating_webhooks']) => Promise.all((configs ?? []).map((config) => WebhookClient.create(config, resolveSecret)));
+	const [mutating, validating] = await Promise.all([clients(workload.mutating_webhooks), clients(workload.validating_webhooks)]);
+	environment.log.info(`webhooks: ${[...mutating, ...validating].map((webhook) => webhook.name).join(', ')}`);
+	return webhookMiddleware({ workload: workload.name, mutating, validating, log: environment.log, auditor });
+}
+
 /**
  * Runs the proxy of workload `name`, reaching its container through `runtime`: for a
  * workload with replicas, their supervisor, unless this is one of them (`replica`).
@@ -273,12 +284,24 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// pinning them again here would block every tool of a member that joins the group.
 	const pinning = group !== undefined ? 'off' : await new PinningDefault(environment.paths).of(workload.tool_pinning);
 	const pins = pinning === 'off' ? undefined : await PinGuard.start({ workload: name, policy: pinning, store: store.pins, log, auditor: security.auditor });
+	// Guardrails (secret scanning) are loaded only for a workload that asks for them.
+	const guardrails = workload.guardrails
+		? await import('./chain/guardrails/guardrails.js')
+				.then(({ startGuardrails }) => startGuardrails(workload.guardrails!, { workload: name, environment, auditor: security.auditor, onFinding: telemetry?.guardrailFinding }))
+				.catch((error: Error) => fail(`cannot start the guardrails: ${error.message}`))
+		: undefined;
+	// ToolHive's webhooks, after the guardrails: a webhook is another server, and sees what they let through.
+	const webhooks = workload.mutating_webhooks?.length || workload.validating_webhooks?.length
+		? await startWebhooks(workload, environment, security.auditor).catch((error: Error) => fail(`cannot start the webhooks: ${error.message}`))
+		: undefined;
 	const mcpMiddlewares = [
 		stats.middleware,
 		telemetry?.request,
 		...security.mcpMiddlewares,
 		toolsMiddleware(workload.tools_filter, workload.tools_override),
 		pins?.middleware,
+		guardrails?.middleware,
+		webhooks,
 		timeoutMiddleware(requestTimeouts(workload)),
 		telemetry?.upstream,
 	].filter((middleware): middleware is McpMiddleware => middleware !== undefined);
@@ -298,7 +321,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,
-		noticeMiddlewares: security.noticeMiddlewares,
+		noticeMiddlewares: guardrails ? [...security.noticeMiddlewares, guardrails.notice] : security.noticeMiddlewares,
 		streamablePaths: paths.streamable,
 		ssePaths: paths.sse,
 		routes,
@@ -354,6 +377,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		log.info('stopping');
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
 		pins?.close();
+		guardrails?.close();
 		await Promise.allSettled([security.close(), telemetry?.close(), sessionStore?.close()]);
 		await writes;
 		const current = replica ? undefined : await store.proxies.get(name).catch(() => undefined);

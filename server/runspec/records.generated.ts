@@ -368,6 +368,69 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 			"metrics_without_auth": {
 				"type": "boolean"
 			},
+			"guardrails": {
+				"type": "object",
+				"properties": {
+					"secrets": {
+						"type": "object",
+						"properties": {
+							"requests": {
+								"type": "string",
+								"enum": [
+									"block",
+									"redact",
+									"audit",
+									"off"
+								]
+							},
+							"responses": {
+								"type": "string",
+								"enum": [
+									"block",
+									"redact",
+									"audit",
+									"off"
+								]
+							},
+							"hangar_secrets": {
+								"type": "boolean"
+							},
+							"allow": {
+								"type": "array",
+								"items": {
+									"type": "object",
+									"properties": {
+										"rule": {
+											"type": "string"
+										},
+										"match": {
+											"type": "string"
+										},
+										"tool": {
+											"type": "string"
+										}
+									},
+									"additionalProperties": false
+								}
+							},
+							"max_scan_bytes": {
+								"type": "integer",
+								"minimum": 1024,
+								"maximum": 16777216
+							},
+							"oversized": {
+								"type": "string",
+								"enum": [
+									"pass",
+									"block"
+								]
+							}
+						},
+						"additionalProperties": false
+					}
+				},
+				"additionalProperties": false
+			},
 			"header_forward": {
 				"type": "object",
 				"properties": {

@@ -16,6 +16,8 @@ import { groupOfImage, type PermissionProfile, type RemoteAuthConfig, type Secre
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
+import { guardrailsProblem } from '../runspec/guardrails.js';
+import { webhooksProblem } from '../runspec/webhooks.js';
 import { checkAggregate, type AggregateContext } from './aggregation.js';
 import type { ServerCatalog } from './dependencies.js';
 import type { PackageBuilder } from '../packages/builder.js';
@@ -298,6 +300,10 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 	const aggregate = source.kind === 'group';
 	if (aggregate) await checkAggregate(source.group, request, request.aggregation, options);
 	else if (request.aggregation) throw invalid('aggregation', 'only an aggregate (image group://NAME) has aggregation settings');
+	const guardrails = request.guardrails && guardrailsProblem(request.guardrails);
+	if (guardrails) throw invalid(`guardrails.${guardrails.field}`, guardrails.message);
+	const webhooks = webhooksProblem({ mutating_webhooks: request.mutating_webhooks, validating_webhooks: request.validating_webhooks });
+	if (webhooks) throw invalid(webhooks.field, webhooks.message);
 
 	const packaged = source.kind === 'image' && isPackageReference(source.image);
 	// Packages published to npm and PyPI are stdio servers unless their registry entry says otherwise.
@@ -379,6 +385,9 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
 		tools_override: request.tools_override && !isEmpty(request.tools_override) ? request.tools_override : undefined,
 		tool_pinning: request.tool_pinning,
 		metrics_without_auth: request.metrics_without_auth || undefined,
+		guardrails: request.guardrails,
+		mutating_webhooks: request.mutating_webhooks?.length ? request.mutating_webhooks : undefined,
+		validating_webhooks: request.validating_webhooks?.length ? request.validating_webhooks : undefined,
 		header_forward: request.header_forward,
 		...security,
 		telemetry_config: telemetry,
@@ -442,6 +451,9 @@ export function detailOf(stored: StoredWorkload): WorkloadDetail {
 		tools_override: stored.tools_override,
 		tool_pinning: stored.tool_pinning,
 		metrics_without_auth: stored.metrics_without_auth,
+		guardrails: stored.guardrails,
+		mutating_webhooks: stored.mutating_webhooks,
+		validating_webhooks: stored.validating_webhooks,
 		group: stored.group,
 		oauth_config: auth
 			? prune({

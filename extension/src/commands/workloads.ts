@@ -17,6 +17,7 @@ import {
 	StopWorkload,
 } from '../../../protocol/protocol.workloads.js';
 import type { Hangar } from '../hangar.js';
+import { readSettings } from '../settings.js';
 import { showFailure } from '../ui/errors.js';
 import { withDaemonProgress } from '../ui/progress.js';
 import { searchPick } from '../ui/search.js';
@@ -142,6 +143,7 @@ export async function runServer(hangar: Hangar, from?: ServerRecord): Promise<vo
 					server: server.name,
 					...(Object.keys(environment.env_vars).length ? { env_vars: environment.env_vars } : {}),
 					...(environment.secrets.length ? { secrets: environment.secrets } : {}),
+					...(readSettings().guardrails ? { guardrails: { secrets: {} } } : {}),
 				},
 				options,
 			),

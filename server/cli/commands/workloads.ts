@@ -32,6 +32,7 @@ import { listTools, mcp, withMcpClient } from './mcp.js';
 import { top } from './top.js';
 import { addRuntimeOptions, packageSource, runtimeConfigOf, type RuntimeOptions } from './build.js';
 import { addRemoteAuthOptions, remoteAuthOf, signin, signInFlow, type RemoteAuthOptions } from './signin.js';
+import { secretScanSettingsOf } from '../../runspec/guardrails.js';
 
 const WAIT_MS = 120_000;
 /** Lines a logs call returns (the service's window). */
@@ -81,6 +82,12 @@ interface SpecOptions extends TelemetryOptions {
 	auditConfig?: string;
 	enableAudit?: boolean;
 	rateLimitConfig?: string;
+	guardrails?: boolean;
+	guardrailsConfig?: string;
+	guardrailsRequests?: string;
+	guardrailsResponses?: string;
+	guardrailsAllow: string[];
+	webhooksConfig?: string;
 	sessionRedis?: string;
 	replicas?: number;
 	backendReplicas?: number;
@@ -182,6 +189,15 @@ function addSpecOptions(command: Command, { builds }: { builds: boolean }): Comm
 			.option('--enable-audit', 'audit log with the default configuration (<data>/logs/NAME.audit.ndjson)')
 			.option('--rate-limit-config <file>', 'rate limits (JSON or YAML: shared, perUser, tools)'),
 	);
+	underHeading(command, 'Guardrails:', (group) =>
+		group
+			.option('--guardrails', 'scan tool traffic for secrets: in arguments blocked, in answers redacted (the defaults of the flags below)')
+			.option('--guardrails-config <file>', 'guardrails configuration (JSON or YAML: {"secrets": {"requests": …, "allow": […]}}); turns them on')
+			.option('--guardrails-requests <action>', 'secrets in what clients send: block (default), redact, audit or off; turns guardrails on')
+			.option('--guardrails-responses <action>', 'secrets in what servers answer: redact (default), block, audit or off; turns guardrails on')
+			.option('--guardrails-allow <rule[=text]>', 'let a known false positive through: a rule name, or a rule name and the exact text it matched (repeatable)', collect, [])
+			.option('--webhooks-config <file>', "ToolHive's webhooks (JSON or YAML: {\"mutating_webhooks\": […], \"validating_webhooks\": […]})"),
+	);
 	underHeading(command, 'Scaling:', (group) =>
 		group
 			.option('--session-redis <host:port>', 'keep sessions and rate-limit buckets in this Redis, shared by the proxy replicas')
@@ -255,6 +271,24 @@ export function telemetryOf(options: TelemetryOptions): TelemetryConfig | undefi
 	return JSON.parse(JSON.stringify(telemetry)) as TelemetryConfig;
 }
 
+/** `guardrails` from the `--guardrails*` flags (a file's settings, the flags over them), or undefined when none is given. */
+async function guardrailsOf(options: SpecOptions): Promise<Record<string, unknown> | undefined> {
+	const given = options.guardrails || options.guardrailsConfig || options.guardrailsRequests || options.guardrailsResponses || options.guardrailsAllow.length;
+	if (!given) return undefined;
+	const file = options.guardrailsConfig ? ((await readConfigFile(options.guardrailsConfig, 'guardrails configuration')) as { secrets?: Record<string, unknown> }) : {};
+	const secrets: Record<string, unknown> = { ...file.secrets };
+	if (options.guardrailsRequests) secrets.requests = options.guardrailsRequests;
+	if (options.guardrailsResponses) secrets.responses = options.guardrailsResponses;
+	if (options.guardrailsAllow.length) {
+		const allowed = options.guardrailsAllow.map((value) => {
+			const at = value.indexOf('=');
+			return at < 0 ? { rule: value } : { rule: value.slice(0, at), match: value.slice(at + 1) };
+		});
+		secrets.allow = [...((secrets.allow as unknown[] | undefined) ?? []), ...allowed];
+	}
+	return { ...file, secrets };
+}
+
 /** The request fields the flags set; fields whose flags were not given are left out. */
 async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	const spec: Record<string, unknown> = {};
@@ -315,6 +349,15 @@ async function specOf(options: SpecOptions): Promise<Record<string, unknown>> {
 	if (options.auditConfig) spec.audit_config = { enabled: true, ...((await readConfigFile(options.auditConfig, 'audit configuration')) as object) };
 	else if (options.enableAudit) spec.audit_config = { enabled: true };
 	if (options.rateLimitConfig) spec.rate_limit_config = await readConfigFile(options.rateLimitConfig, 'rate limit configuration');
+	const guardrails = await guardrailsOf(options);
+	if (guardrails) spec.guardrails = guardrails;
+	if (options.webhooksConfig) {
+		const read = await readConfigFile(options.webhooksConfig, 'webhooks configuration');
+		if (read === null || typeof read !== 'object' || Array.isArray(read)) throw new HangarError(400, `the webhooks configuration ${options.webhooksConfig} is not an object of mutating_webhooks and validating_webhooks`);
+		const { mutating_webhooks, validating_webhooks, ...other } = read as Record<string, unknown>;
+		if (Object.keys(other).length) throw new HangarError(400, `the webhooks configuration ${options.webhooksConfig} has ${Object.keys(other).join(', ')}; it holds mutating_webhooks and validating_webhooks`);
+		Object.assign(spec, JSON.parse(JSON.stringify({ mutating_webhooks, validating_webhooks })));
+	}
 	if (options.replicas || options.backendReplicas || options.sessionRedis) {
 		spec.scaling_config = JSON.parse(JSON.stringify({ replicas: options.replicas, backend_replicas: options.backendReplicas, session_redis: options.sessionRedis && { address: options.sessionRedis } }));
 	}
@@ -530,9 +573,20 @@ function showWorkload(program: Command, cli: Cli): Command {
 				['env', Object.keys(detail.env_vars ?? {}).join(', ') || undefined],
 				['secrets', detail.secrets?.length ? detail.secrets.map((secret) => `${secret.name} as ${secret.target}`).join(', ') : undefined],
 				['volumes', detail.volumes?.length ? detail.volumes.join(', ') : undefined],
+				['guardrails', guardrailsSummary(detail.guardrails)],
+				['webhooks', [...(detail.mutating_webhooks ?? []).map((hook) => `${hook.name} (mutating)`), ...(detail.validating_webhooks ?? []).map((hook) => `${hook.name} (validating)`)].join(', ') || undefined],
 			];
-			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(11)}${value ?? '-'}\n`);
+			for (const [key, value] of lines) process.stdout.write(`${`${key}:`.padEnd(Math.max(11, key.length + 2))}${value ?? '-'}\n`);
 		});
+}
+
+/** `secrets: requests block, answers redact, 2 allowed` (the defaults filled in), or off. */
+function guardrailsSummary(guardrails: WorkloadDetail['guardrails']): string {
+	if (!guardrails?.secrets) return 'off';
+	const settings = secretScanSettingsOf(guardrails.secrets);
+	const allowed = settings.allow.length ? `, ${settings.allow.length} allowed` : '';
+	const own = settings.hangarSecrets ? '' : ", not the user's secrets";
+	return `secrets: requests ${settings.requests}, answers ${settings.responses}${allowed}${own}`;
 }
 
 function exportWorkload(program: Command, cli: Cli): Command {
@@ -582,6 +636,8 @@ function editWorkload(program: Command, cli: Cli): Command {
 		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
 		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
 		if (changes.telemetry_config) changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...(changes.telemetry_config as object) };
+		// The guardrails flags given change those settings; the others are kept.
+		if (changes.guardrails) changes.guardrails = { ...current.guardrails, secrets: { ...current.guardrails?.secrets, ...(changes.guardrails as { secrets: object }).secrets } };
 		const oauth = remoteAuthOf(options);
 		if (oauth && !(options.url ?? current.url)) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
 		if (oauth) changes.oauth_config = { ...(current.oauth_config ?? {}), ...oauth };

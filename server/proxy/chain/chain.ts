@@ -12,7 +12,7 @@
  *   it may refuse it.
  *
  * Design order, outermost first: audit → authentication → MCP parsing → authorization →
- * rate limit → tool filter/override → tool pinning → timeout → backend.
+ * rate limit → tool filter/override → tool pinning → guardrails → webhooks → timeout → backend.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

@@ -46,6 +46,8 @@ export const ErrorCode = {
 	Unauthenticated: -32041,
 	/** Hangar: a limit on the sessions, server processes or held calls a caller or workload may have is reached. */
 	LimitReached: -32050,
+	/** Hangar: a guardrail blocked the request, or the server's answer to it (its data names the rules, never what matched). */
+	GuardrailBlocked: -32060,
 } as const;
 
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {

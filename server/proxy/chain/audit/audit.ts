@@ -16,6 +16,8 @@ export class Auditor {
 	private readonly audited = new WeakSet<HttpExchange>();
 	/** Client name and version of each session, from its `initialize`. */
 	private readonly clients = new WeakMap<object, ClientInfo>();
+	/** Guardrails' redacted copies of what messages carried (see `screen`). */
+	private readonly screened = new WeakMap<object, unknown>();
 	private readonly maxDataSize: number;
 
 	constructor(
@@ -76,7 +78,7 @@ export class Auditor {
 			throw error;
 		} finally {
 			const data: Record<string, unknown> = {};
-			if (this.config.includeRequestData) this.put(data, 'request', method ? ('params' in message ? message.params ?? {} : {}) : (message as JsonRpcResponse).result ?? (message as JsonRpcResponse).error ?? {});
+			if (this.config.includeRequestData) this.put(data, 'request', this.screened.get(message) ?? (method ? ('params' in message ? message.params ?? {} : {}) : (message as JsonRpcResponse).result ?? (message as JsonRpcResponse).error ?? {}));
 			this.sessionEvent(exchange, session, {
 				type,
 				target: method ? targetOf(method, 'params' in message ? message.params : undefined, exchange.path) : { type: 'server', endpoint: exchange.path },
@@ -90,8 +92,22 @@ export class Auditor {
 
 	/** An event of the proxy's own about a call (tool pinning's drift), when its type is kept. */
 	callEvent(call: McpCall, type: string, outcome: AuditOutcome, extra: Readonly<Record<string, unknown>>): void {
+		this.messageEvent(call.exchange, call.session, call.request, type, outcome, extra);
+	}
+
+	/** The same about any client message with a method (a call, or a notification). */
+	messageEvent(exchange: HttpExchange, session: McpCall['session'], message: { readonly method: string; readonly params?: Record<string, unknown> }, type: string, outcome: AuditOutcome, extra: Readonly<Record<string, unknown>>): void {
 		if (!this.log.wants(type)) return;
-		this.sessionEvent(call.exchange, call.session, { type, target: targetOf(call.request.method, call.request.params, call.exchange.path), outcome, durationMs: 0, extra });
+		this.sessionEvent(exchange, session, { type, target: targetOf(message.method, message.params, exchange.path), outcome, durationMs: 0, extra });
+	}
+
+	/**
+	 * What to write instead of `message`'s params or `response`'s body when the audit keeps
+	 * request or response data: a guardrail's redacted copy of one that holds a secret, even
+	 * when the guardrail let it through as it was (`audit`) or blocked it.
+	 */
+	screen(message: object, written: unknown): void {
+		this.screened.set(message, written);
 	}
 
 	private transportOf(exchange: HttpExchange): 'streamable-http' | 'sse' {
@@ -104,8 +120,8 @@ export class Auditor {
 		if (outcome === 'success' && response?.error && this.config.detectApplicationErrors !== false) outcome = 'application_error';
 		const data: Record<string, unknown> = {};
 		const extra: Record<string, unknown> = {};
-		if (this.config.includeRequestData) this.put(data, 'request', request.params ?? {});
-		if (this.config.includeResponseData && response) extra.response_size_bytes = this.put(data, 'response', response.error ?? response.result ?? {});
+		if (this.config.includeRequestData) this.put(data, 'request', this.screened.get(request) ?? request.params ?? {});
+		if (this.config.includeResponseData && response) extra.response_size_bytes = this.put(data, 'response', this.screened.get(response) ?? response.error ?? response.result ?? {});
 		this.sessionEvent(exchange, session, {
 			type,
 			target: targetOf(request.method, request.params, exchange.path),

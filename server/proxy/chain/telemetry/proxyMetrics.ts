@@ -9,7 +9,8 @@
  *   code;
  * - `hangar.proxy.denials` (counter), by reason and method;
  * - `hangar.proxy.sessions.active` (up-down counter), read when collected;
- * - `hangar.proxy.upstream.restarts` (counter).
+ * - `hangar.proxy.upstream.restarts` (counter);
+ * - `hangar.proxy.guardrail.findings` (counter), by rule, action and direction.
  */
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 import { hrTime } from '@opentelemetry/core';
@@ -60,6 +61,8 @@ export class ProxyMetrics implements MetricProducer {
 	#overflow: RequestSeries | undefined;
 	readonly #denials = new Map<string, { readonly attributes: Attributes; count: number }>();
 	#restarts = 0;
+	/** `rule action direction` → series; rules come from the proxy's own table, so they are few. */
+	readonly #guardrails = new Map<string, { readonly attributes: Attributes; count: number }>();
 	readonly #startTime: HrTime = hrTime();
 
 	constructor(
@@ -79,6 +82,14 @@ export class ProxyMetrics implements MetricProducer {
 	/** The server came back after it was lost. */
 	restarted(): void {
 		this.#restarts++;
+	}
+
+	/** A guardrail acted on a finding of `rule` (or `oversized`) in a `direction` (`request`, `response`). */
+	guardrailFinding(rule: string, action: string, direction: string): void {
+		const key = `${rule} ${action} ${direction}`;
+		let entry = this.#guardrails.get(key);
+		if (!entry) this.#guardrails.set(key, (entry = { attributes: { rule, action, direction }, count: 0 }));
+		entry.count++;
 	}
 
 	collect(): Promise<CollectionResult> {
@@ -104,6 +115,9 @@ export class ProxyMetrics implements MetricProducer {
 		}
 		if (this.#denials.size) {
 			metrics.push(sum('hangar.proxy.denials', 'Requests the proxy refused (authorization, rate limit)', true, [...this.#denials.values()].map(({ attributes, count }) => point(attributes, count))));
+		}
+		if (this.#guardrails.size) {
+			metrics.push(sum('hangar.proxy.guardrail.findings', 'Secrets and oversized messages the guardrails acted on, by rule, action and direction', true, [...this.#guardrails.values()].map(({ attributes, count }) => point(attributes, count))));
 		}
 		return Promise.resolve({ resourceMetrics: { resource: this.resource, scopeMetrics: [{ scope: SCOPE, metrics }] }, errors: [] });
 	}

@@ -62,6 +62,8 @@ export interface ProxyTelemetry {
 	readonly routes: ReadonlyMap<string, HttpHandler>;
 	/** Called on every change of the backend's state (reconnections are counted). */
 	backendState(state: BackendState): void;
+	/** Counts a guardrail's finding by rule, action and direction, when metrics are on. */
+	guardrailFinding(rule: string, action: string, direction: string): void;
 	/** Sends what is pending and stops. */
 	close(): Promise<void>;
 }
@@ -290,6 +292,9 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 		callEnded,
 		upstream,
 		routes,
+		guardrailFinding(rule, action, direction) {
+			metrics?.guardrailFinding(rule, action, direction);
+		},
 		backendState(state) {
 			if (state === 'disconnected') lost = true;
 			else if (state === 'connected' && lost) {

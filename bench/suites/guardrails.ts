@@ -1,0 +1,194 @@
+/**
+ * What secret scanning costs and how well it finds (#50).
+ *
+ * - Cost: the lean client's `tools/call` through a remote workload's proxy to an instant server
+ *   whose results are 1 KiB, 64 KiB and 1 MiB of ordinary text, guardrails off against on (the
+ *   defaults), in alternating rounds of sequential calls; and the scan alone, in process, per
+ *   message of each size.
+ * - Precision: every case of the labelled set (test/fixtures/guardrails/secrets.json) found,
+ *   and the findings in benign text: the 1,483 tool definitions of 68 published servers and
+ *   Hangar's own documentation.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
+import { benchEnv, peer, runHangar, spawnHttp } from '../processes.js';
+import { median, ms, percentile, verdict, type Table } from '../stats.js';
+import { SecretRules } from '../../server/proxy/chain/guardrails/rules.js';
+import { OwnSecrets } from '../../server/proxy/chain/guardrails/ownSecrets.js';
+import { SecretScanner } from '../../server/proxy/chain/guardrails/scanner.js';
+import { collectTexts } from '../../server/proxy/chain/guardrails/texts.js';
+import { DEFAULT_MAX_SCAN_BYTES } from '../../server/runspec/guardrails.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+// The largest stays under the 1 MiB scan cap with the rest of its message, so that all of it is scanned.
+const SIZES = [
+	{ label: '1 KiB', bytes: 1024, calls: 400 },
+	{ label: '64 KiB', bytes: 64 * 1024, calls: 150 },
+	{ label: '1 MiB', bytes: 1024 * 1024 - 256, calls: 20 },
+];
+/** Rounds per size (`BENCH_GUARDRAILS_ROUNDS`), alternating off and on. */
+const ROUNDS = Number(process.env.BENCH_GUARDRAILS_ROUNDS ?? 8);
+
+interface Side {
+	readonly session: LeanSession;
+	/** The proxy's process. */
+	readonly pid: number;
+	stop(): Promise<void>;
+}
+
+async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		try {
+			return await work();
+		} catch (error) {
+			if (Date.now() > deadline) throw error;
+			await new Promise((resolve) => setTimeout(resolve, 250));
+		}
+	}
+}
+
+async function remoteWorkload(name: string, url: string, flags: string[]): Promise<Side> {
+	const env = benchEnv();
+	const created = JSON.parse(await runHangar(['run', url, '--name', name, '--json', '--tool-pinning', 'off', ...flags], env)) as { url: string };
+	const session = await retry(() => openSession(created.url));
+	const record = JSON.parse(await readFile(join(env.HANGAR_HOME!, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };
+	return {
+		session,
+		pid: record.pid,
+		stop: async () => {
+			session.close();
+			await runHangar(['rm', name], env).catch(() => undefined);
+			await rm(env.HANGAR_HOME!, { recursive: true, force: true });
+		},
+	};
+}
+
+/** A process's resident set, from /proc. */
+function residentMiB(pid: number): number {
+	const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+	return Number(kib ?? 0) / 1024;
+}
+
+async function sequential(session: LeanSession, count: number, latencies: number[]): Promise<void> {
+	for (let index = 0; index < count; index++) {
+		const sent = performance.now();
+		await session.call();
+		latencies.push(performance.now() - sent);
+	}
+}
+
+async function proxiedCost(): Promise<Table> {
+	const rows: string[][] = [];
+	const verdicts: string[] = [];
+	for (const size of SIZES) {
+		const server = await spawnHttp([peer('instant-mcp'), '--http', '--result-bytes', String(size.bytes)]);
+		const sides: Side[] = [];
+		try {
+			sides.push(await remoteWorkload(`bench-guard-off-${size.bytes}`, server.url, []));
+			sides.push(await remoteWorkload(`bench-guard-on-${size.bytes}`, server.url, ['--guardrails']));
+			const [off, on] = sides as [Side, Side];
+			for (const side of sides) await sequential(side.session, Math.ceil(size.calls / 4), []);
+			const latencies: [number[], number[]] = [[], []];
+			const cpu: [number, number] = [0, 0];
+			const ratios: number[] = [];
+			for (let round = 0; round < ROUNDS; round++) {
+				const order = round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
+				const cpuThisRound: number[] = [0, 0];
+				for (const index of order) {
+					const side = index === 0 ? off : on;
+					const before = cpuSecondsOf(side.pid);
+					await sequential(side.session, size.calls, latencies[index]);
+					cpuThisRound[index] = cpuSecondsOf(side.pid) - before;
+					cpu[index] += cpuThisRound[index]!;
+				}
+				ratios.push(cpuThisRound[1]! / cpuThisRound[0]!);
+			}
+			const calls = ROUNDS * size.calls;
+			for (const [index, label] of [[0, 'off'], [1, 'on (defaults)']] as const) {
+				const side = index === 0 ? off : on;
+				rows.push([size.label, label, ms(median(latencies[index])), ms(percentile(latencies[index], 99)), `${Math.round((cpu[index] / calls) * 1e6)} µs`, `${residentMiB(side.pid).toFixed(1)} MiB`]);
+			}
+			const ratio = median(ratios);
+			const sorted = [...ratios].sort((a, b) => a - b);
+			const context = `median of ${ROUNDS} rounds, ${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}×`;
+			const label = `${size.label}: the proxy's CPU per call with guardrails on vs off`;
+			verdicts.push(size.bytes === 1024 ? verdict(label, ratio, 1.05, false, context) : `${label}: ${ratio.toFixed(2)}× (${context})`);
+		} finally {
+			for (const side of sides) await side.stop();
+			server.stop();
+		}
+	}
+	return {
+		title: `Secret scanning's cost: tools/call from a lean client through a remote workload's proxy to an instant server answering ordinary text of each size, guardrails off against on (the defaults), ${ROUNDS} alternating rounds of sequential calls (${SIZES.map((size) => `${size.label}: ${size.calls}`).join(', ')} calls a round); CPU is the proxy process's own, the measure that holds on a loaded machine`,
+		columns: ['result', 'guardrails', 'p50', 'p99', 'proxy CPU/call', 'proxy RSS after'],
+		rows,
+		verdicts,
+	};
+}
+
+/** The text of the peer's results: the same filler, so the in-process figures match the proxied ones. */
+function resultOf(bytes: number): unknown {
+	const line = 'The build reads src/config/settings.json, resolves 42 modules and writes dist/index.js; see https://example.com/docs/build?section=output for details. {"id": 1842, "path": "/home/dev/project/README.md", "sha": "3f9a1c2e8b7d6f5a4c3b2a1908f7e6d5c4b3a291"}\n';
+	return { content: [{ type: 'text', text: line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes) }] };
+}
+
+function scanCost(): Table {
+	const rules = new SecretRules();
+	const scanners = [
+		['secret rules', new SecretScanner(rules, undefined)],
+		["secret rules and 20 of the user's secrets", new SecretScanner(rules, new OwnSecrets(Array.from({ length: 20 }, (_, index) => `user-secret-value-${index}-${'x'.repeat(index)}`)))],
+	] as const;
+	const rows: string[][] = [];
+	for (const size of SIZES) {
+		const result = resultOf(size.bytes);
+		for (const [label, scanner] of scanners) {
+			const runs = Math.max(5, Math.round(2_000_000 / size.bytes));
+			const times: number[] = [];
+			for (let run = 0; run < runs + 5; run++) {
+				const started = performance.now();
+				scanner.scan(collectTexts(result, DEFAULT_MAX_SCAN_BYTES).slots);
+				if (run >= 5) times.push(performance.now() - started);
+			}
+			rows.push([size.label, label, ms(median(times)), ms(percentile(times, 99)), `${((size.bytes / (median(times) / 1000)) / 1024 / 1024).toFixed(0)} MiB/s`]);
+		}
+	}
+	return { title: 'The scan alone, in process: collecting the texts of one result and scanning them (median of repeated scans after 5 unmeasured)', columns: ['result', 'looking for', 'p50', 'p99', 'throughput'], rows, verdicts: [] };
+}
+
+interface Labelled {
+	readonly id: string;
+	readonly kind: string;
+	readonly message: unknown;
+}
+
+async function precision(): Promise<Table> {
+	const labelled = JSON.parse(await readFile(join(ROOT, 'test/fixtures/guardrails/secrets.json'), 'utf8')) as { cases: Labelled[]; own: Labelled[]; hangar_secrets: Record<string, string> };
+	const scanner = new SecretScanner(new SecretRules(), new OwnSecrets(Object.values(labelled.hangar_secrets)));
+	const found = (message: unknown) => scanner.scan(collectTexts(message, DEFAULT_MAX_SCAN_BYTES).slots);
+	const missed = [...labelled.cases, ...labelled.own].filter((entry) => found(entry.message).length === 0).map((entry) => entry.id);
+	const corpus = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/search-eval/corpus.json'), 'utf8')) as { servers: Record<string, { tools: unknown[] }> };
+	const tools = Object.values(corpus.servers).flatMap((server) => server.tools);
+	const toolFindings = tools.flatMap((tool) => found(tool).map((finding) => finding.rule));
+	const docs = readdirSync(join(ROOT, 'docs')).filter((file) => file.endsWith('.md'));
+	const docFindings = docs.flatMap((file) => found({ content: [{ type: 'text', text: readFileSync(join(ROOT, 'docs', file), 'utf8') }] }).map((finding) => `${file}: ${finding.rule}`));
+	const count = (list: string[]) => (list.length ? `${list.length} (${[...new Set(list)].join(', ')})` : '0');
+	return {
+		title: 'Secret scanning\'s precision: the labelled set found, and findings (each a false positive) in benign text',
+		columns: ['text', 'messages', 'secrets found / findings'],
+		rows: [
+			['labelled secrets (test/fixtures/guardrails/secrets.json)', String(labelled.cases.length), `${labelled.cases.length - missed.filter((id) => !id.startsWith('own-')).length} of ${labelled.cases.length} found`],
+			["the user's own secret values: raw, base64, URL-encoded, split", String(labelled.own.length), `${labelled.own.length - missed.filter((id) => id.startsWith('own-')).length} of ${labelled.own.length} found`],
+			['tool definitions of 68 published servers (test/fixtures/search-eval/corpus.json)', String(tools.length), `findings: ${count(toolFindings)}`],
+			["Hangar's docs/*.md", String(docs.length), `findings: ${count(docFindings)}`],
+		],
+		verdicts: [missed.length ? `missed: ${missed.join(', ')}` : 'every labelled secret found'],
+	};
+}
+
+export async function guardrails(): Promise<Table[]> {
+	return [await precision(), scanCost(), await proxiedCost()];
+}

@@ -1,0 +1,193 @@
+/**
+ * Finds secrets in the strings of one message. The rules read four texts made of them:
+ *
+ * - the strings one per line (what each string holds, and a key beside its value);
+ * - the values end to end (no keys, no content block's `type`), for a secret split across two
+ *   strings (only the matches that cross a boundary are new);
+ * - what looks encoded, decoded: base64 runs and percent-encoded runs that decode to text (a
+ *   secret inside a Basic header, a docker config, a URL's query);
+ * - for the user's own secret values, the same values (and the keys apart) without whitespace, where each
+ *   value is looked for in its raw, URL-encoded and base64 forms (ownSecrets.ts).
+ *
+ * A finding says which parts of which strings it covers, so that a redaction replaces just them
+ * (an encoded run is replaced whole).
+ */
+import type { SecretRules, Detection } from './rules.js';
+import { compact, type OwnSecrets } from './ownSecrets.js';
+import type { TextSlot } from './texts.js';
+
+/** A part of one string: the slot's index and a range of its text. */
+export interface SlotRange {
+	readonly slot: number;
+	readonly start: number;
+	readonly end: number;
+}
+
+export interface Finding {
+	readonly rule: string;
+	readonly ranges: readonly SlotRange[];
+}
+
+/** Runs of the base64 alphabets long enough to hold a secret. */
+const BASE64_RUN = /[A-Za-z0-9+/_-]{20,}={0,2}/g;
+/** Runs holding percent escapes (or form-encoded spaces). */
+const PERCENT_RUN = /[^\s"'<>]*%[0-9A-Fa-f]{2}[^\s"'<>]*/g;
+const PRINTABLE = /^[\t\n\r\x20-\x7e]*$/;
+/** How a redaction marker starts (middleware.ts): a rule matching one matches no secret. */
+const MARKER_START = '[REDACTED:';
+
+/** A text made of some slots' texts, each followed by its separator, and where each starts in it. */
+class Joined {
+	readonly text: string;
+	readonly starts: number[] = [];
+	readonly lengths: number[] = [];
+
+	constructor(
+		/** The slot of each piece. */
+		readonly slots: readonly number[],
+		pieces: readonly string[],
+		separators: (index: number) => string,
+	) {
+		let text = '';
+		pieces.forEach((piece, index) => {
+			this.starts.push(text.length);
+			this.lengths.push(piece.length);
+			text += piece + (index < pieces.length - 1 ? separators(index) : '');
+		});
+		this.text = text;
+	}
+
+	/** The piece holding offset `at`. */
+	pieceAt(at: number): number {
+		let low = 0;
+		let high = this.starts.length - 1;
+		while (low < high) {
+			const middle = (low + high + 1) >> 1;
+			if (this.starts[middle]! <= at) low = middle;
+			else high = middle - 1;
+		}
+		return low;
+	}
+}
+
+/** The index in `text` of its `count`-th character that is not whitespace (its length past the last). */
+function offsetOfNonSpace(text: string, count: number): number {
+	let seen = 0;
+	for (let index = 0; index < text.length; index++) {
+		if (/\s/.test(text[index]!)) continue;
+		if (seen === count) return index;
+		seen++;
+	}
+	return text.length;
+}
+
+/** A decoded run: its slot, its range there, and its decoded text. */
+interface DecodedRun extends SlotRange {
+	readonly text: string;
+}
+
+function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
+	const runs: DecodedRun[] = [];
+	slots.forEach((slot, index) => {
+		for (const match of slot.text.matchAll(BASE64_RUN)) {
+			const text = Buffer.from(match[0], match[0].includes('-') || match[0].includes('_') ? 'base64url' : 'base64').toString('latin1');
+			if (text.length >= 8 && PRINTABLE.test(text)) runs.push({ slot: index, start: match.index, end: match.index + match[0].length, text });
+		}
+		if (!slot.text.includes('%')) return;
+		for (const match of slot.text.matchAll(PERCENT_RUN)) {
+			try {
+				runs.push({ slot: index, start: match.index, end: match.index + match[0].length, text: decodeURIComponent(match[0].replace(/\+/g, ' ')) });
+			} catch {
+				// Not percent-encoding after all (a lone `%`): the text itself was scanned.
+			}
+		}
+	});
+	return runs;
+}
+
+export class SecretScanner {
+	constructor(
+		private readonly rules: SecretRules,
+		private readonly own: OwnSecrets | undefined,
+	) {}
+
+	scan(slots: readonly TextSlot[]): Finding[] {
+		if (!slots.length) return [];
+		const findings: Finding[] = [];
+		const all = slots.map((_, index) => index);
+		// A key and its value as `key=value`, the shape the rules know (`AWS_SECRET_ACCESS_KEY=…`).
+		const keyedValue = (index: number) => (slots[index]!.key && slots[index + 1] && !slots[index + 1]!.key && slots[index + 1]!.path.length === slots[index]!.path.length ? '=' : '\n');
+		const lines = new Joined(all, slots.map((slot) => slot.text), keyedValue);
+		for (const detection of this.detect(lines)) findings.push(this.inJoined(lines, detection));
+
+		// End to end, the values only: a split secret's parts have keys between them, and content
+		// blocks' `type` too (`text`, which would join the parts of a token into a longer one).
+		const values = all.filter((index) => !slots[index]!.key && slots[index]!.path[slots[index]!.path.length - 1] !== 'type');
+		if (values.length > 1) {
+			const run = new Joined(values, values.map((index) => slots[index]!.text), () => '');
+			for (const detection of this.detect(run)) {
+				if (run.pieceAt(detection.start) !== run.pieceAt(detection.end - 1)) findings.push(this.inJoined(run, detection));
+			}
+		}
+
+		const decoded = decodedRuns(slots);
+		if (decoded.length) {
+			const joined = new Joined(decoded.map((run) => run.slot), decoded.map((run) => run.text), () => '\n');
+			for (const detection of this.detect(joined)) {
+				const { slot, start, end } = decoded[joined.pieceAt(detection.start)]!;
+				findings.push({ rule: detection.rule, ranges: [{ slot, start, end }] });
+			}
+		}
+
+		if (this.own?.size) {
+			const keys = all.filter((index) => slots[index]!.key);
+			for (const part of [values, keys]) {
+				const compacted = new Joined(part, part.map((index) => compact(slots[index]!.text)), () => '');
+				for (const detection of this.own.detect(compacted.text)) findings.push(this.inCompacted(compacted, slots, detection));
+			}
+		}
+		return unique(findings);
+	}
+
+	/** The rules' detections in a joined text, but for the markers of an earlier redaction. */
+	private detect(joined: Joined): Detection[] {
+		return this.rules.detect(joined.text).filter(({ start }) => !joined.text.startsWith(MARKER_START, start));
+	}
+
+	/** The slot ranges a detection in a joined text covers. */
+	private inJoined(joined: Joined, { rule, start, end }: Detection): Finding {
+		const ranges: SlotRange[] = [];
+		for (let piece = joined.pieceAt(start); piece <= joined.pieceAt(Math.max(start, end - 1)); piece++) {
+			const pieceStart = joined.starts[piece]!;
+			const from = Math.max(start, pieceStart) - pieceStart;
+			const to = Math.min(end, pieceStart + joined.lengths[piece]!) - pieceStart;
+			if (to > from) ranges.push({ slot: joined.slots[piece]!, start: from, end: to });
+		}
+		return { rule, ranges };
+	}
+
+	/** The same for a detection in compacted texts: offsets there are counted without whitespace. */
+	private inCompacted(joined: Joined, slots: readonly TextSlot[], { rule, start, end }: Detection): Finding {
+		const ranges: SlotRange[] = [];
+		for (let piece = joined.pieceAt(start); piece <= joined.pieceAt(end - 1); piece++) {
+			const pieceStart = joined.starts[piece]!;
+			const from = Math.max(start, pieceStart) - pieceStart;
+			const to = Math.min(end, pieceStart + joined.lengths[piece]!) - pieceStart;
+			if (to <= from) continue;
+			const slot = joined.slots[piece]!;
+			const text = slots[slot]!.text;
+			ranges.push({ slot, start: offsetOfNonSpace(text, from), end: offsetOfNonSpace(text, to - 1) + 1 });
+		}
+		return { rule, ranges };
+	}
+}
+
+function unique(findings: Finding[]): Finding[] {
+	const seen = new Set<string>();
+	return findings.filter((finding) => {
+		const key = `${finding.rule} ${finding.ranges.map(({ slot, start, end }) => `${slot}:${start}-${end}`).join(' ')}`;
+		if (seen.has(key)) return false;
+		seen.add(key);
+		return true;
+	});
+}

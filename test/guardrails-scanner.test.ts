@@ -1,0 +1,142 @@
+/**
+ * The secret scanner on its own: every secret of the labelled set (test/fixtures/guardrails/
+ * secrets.json, written before the scanner was tuned) is found and redacted away, the user's
+ * own secret values in every form they travel in too, and the real tool definitions of 68
+ * published servers hold none. The middleware and its doors: guardrails-proxy.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { SecretRules } from '../server/proxy/chain/guardrails/rules.js';
+import { OwnSecrets } from '../server/proxy/chain/guardrails/ownSecrets.js';
+import { SecretScanner, type Finding } from '../server/proxy/chain/guardrails/scanner.js';
+import { collectTexts, rewriteTexts, type TextSlot } from '../server/proxy/chain/guardrails/texts.js';
+import { redactionMarker } from '../server/proxy/chain/guardrails/middleware.js';
+import { HANGAR_SECRET_RULE, SECRET_RULES } from '../server/runspec/guardrails.js';
+
+interface LabelledCase {
+	readonly id: string;
+	readonly kind: string;
+	readonly secret: string;
+	readonly message: unknown;
+}
+const labelled = JSON.parse(readFileSync(new URL('./fixtures/guardrails/secrets.json', import.meta.url), 'utf8')) as {
+	cases: LabelledCase[];
+	own: LabelledCase[];
+	hangar_secrets: Record<string, string>;
+};
+const corpus = JSON.parse(readFileSync(new URL('./fixtures/search-eval/corpus.json', import.meta.url), 'utf8')) as { servers: Record<string, { tools: unknown[] }> };
+
+const rules = new SecretRules();
+const scanner = new SecretScanner(rules, new OwnSecrets(Object.values(labelled.hangar_secrets)));
+const MAX = 1024 * 1024;
+
+function scan(message: unknown): { slots: TextSlot[]; findings: Finding[] } {
+	const { slots } = collectTexts(message, MAX);
+	return { slots, findings: scanner.scan(slots) };
+}
+
+/** The message with every finding replaced by its marker, as the middleware's `redact` does. */
+function redact(message: unknown): unknown {
+	const { slots, findings } = scan(message);
+	const bySlot = new Map<number, string>();
+	const ranges = findings.flatMap((finding) => finding.ranges.map((range) => ({ ...range, rule: finding.rule })));
+	for (const index of new Set(ranges.map((range) => range.slot))) {
+		let text = slots[index]!.text;
+		const own = ranges.filter((range) => range.slot === index).sort((a, b) => b.start - a.start);
+		let floor = Infinity;
+		for (const range of own) {
+			const end = Math.min(range.end, floor);
+			if (end <= range.start) continue;
+			text = text.slice(0, range.start) + redactionMarker(range.rule) + text.slice(end);
+			floor = range.start;
+		}
+		bySlot.set(index, text);
+	}
+	return rewriteTexts(message, [...bySlot].map(([index, text]) => [slots[index]!, text] as const));
+}
+
+describe('the labelled set', () => {
+	it('holds at least 50 secrets of the kinds the issue names, and a dozen leaks of the user\'s own', () => {
+		expect(labelled.cases.length).toBeGreaterThanOrEqual(50);
+		for (const kind of ['aws-access-key-id', 'gcp-api-key', 'azure-storage-key', 'github-token', 'gitlab-token', 'slack-token', 'stripe-key', 'npm-token', 'private-key', 'jwt', 'connection-string-password']) {
+			expect(labelled.cases.some((entry) => entry.kind === kind), kind).toBe(true);
+		}
+		expect(labelled.own.length).toBeGreaterThanOrEqual(10);
+	});
+
+	it.each(labelled.cases.map((entry) => [entry.id, entry] as const))('finds %s, and its redaction leaves nothing to find', (_id, entry) => {
+		const { findings } = scan(entry.message);
+		expect(findings.length).toBeGreaterThan(0);
+		for (const finding of findings) expect(SECRET_RULES).toHaveProperty(finding.rule);
+		const cleaned = redact(entry.message);
+		expect(scan(cleaned).findings).toEqual([]);
+		expect(JSON.stringify(cleaned)).toContain('[REDACTED:');
+	});
+
+	it.each(labelled.own.map((entry) => [entry.id, entry] as const))("finds the user's own secret in %s, and its redaction removes it", (_id, entry) => {
+		const { findings } = scan(entry.message);
+		expect(findings.map((finding) => finding.rule)).toContain(HANGAR_SECRET_RULE);
+		const cleaned = redact(entry.message);
+		expect(scan(cleaned).findings).toEqual([]);
+		expect(JSON.stringify(cleaned)).not.toContain(entry.secret);
+	});
+
+	it('finds none of the user\'s values once they are not among the secrets looked for', () => {
+		const withoutOwn = new SecretScanner(rules, undefined);
+		const raw = labelled.own.find((entry) => entry.id === 'own-1')!;
+		expect(withoutOwn.scan(collectTexts(raw.message, MAX).slots)).toEqual([]);
+	});
+});
+
+describe('benign text', () => {
+	it('finds no secret in the 1,483 tool definitions of 68 published servers (descriptions, schemas, names)', () => {
+		const tools = Object.values(corpus.servers).flatMap((server) => server.tools);
+		expect(tools.length).toBe(1483);
+		const found = tools.flatMap((tool) => scan(tool).findings.map((finding) => `${(tool as { name: string }).name}: ${finding.rule}`));
+		expect(found).toEqual([]);
+	});
+
+	it('finds nothing in ordinary tool results: file listings, hashes, UUIDs, URLs, base64 images skipped', () => {
+		const result = {
+			content: [
+				{ type: 'text', text: 'commit 3f9a1c2e8b7d6f5a4c3b2a1908f7e6d5c4b3a291\nAuthor: Dev <dev@example.com>\n\n    fix: handle empty lists' },
+				{ type: 'text', text: 'id 6f1c1f0e-8a4b-4f5e-9a77-2c3f1b0d9e84, sha256 9b74c9897bac770ffc029102a200c5de3a5b2e3f0f8b6e7a1c4d5e6f7a8b9c0d' },
+				{ type: 'text', text: 'See https://example.com/docs?page=2&sort=name%20asc and postgres://localhost/app' },
+				{ type: 'image', mimeType: 'image/png', data: Buffer.from(`ghp_${'a'.repeat(36)}`).toString('base64') },
+			],
+		};
+		const { findings } = scan(result);
+		expect(findings).toEqual([]);
+		expect(collectTexts(result, MAX).binary).toBe(1);
+	});
+});
+
+describe('the rule names', () => {
+	it('name every message of the secretlint rules in use, so that no finding goes unnamed', () => {
+		const names = SecretRules.presetNames();
+		expect(names.length).toBeGreaterThan(10);
+		for (const [id, rule] of names) expect(rule !== undefined && Object.hasOwn(SECRET_RULES, rule), `${id} → ${rule}`).toBe(true);
+	});
+});
+
+describe('the cap', () => {
+	it('collects texts up to the cap and says it left the rest out', () => {
+		const big = { content: [{ type: 'text', text: 'a'.repeat(2000) }, { type: 'text', text: `ghp_${'b'.repeat(36)}` }] };
+		const collected = collectTexts(big, 2048);
+		expect(collected.truncated).toBe(true);
+		expect(scanner.scan(collected.slots)).toEqual([]);
+		expect(scanner.scan(collectTexts(big, MAX).slots).map((finding) => finding.rule)).toEqual(['github-token']);
+	});
+
+	it('scans a string the cap cuts up to the cap, and a redaction keeps its unscanned rest', () => {
+		const token = `ghp_${'c'.repeat(36)}`;
+		const long = { text: `${token} ${'d'.repeat(5000)}` };
+		const collected = collectTexts(long, 2048);
+		expect(collected.truncated).toBe(true);
+		expect(collected.slots.map((slot) => slot.text.length)).toEqual([4, 2044]);
+		const [finding] = scanner.scan(collected.slots);
+		expect(finding!.rule).toBe('github-token');
+		const rewritten = rewriteTexts(long, [[collected.slots[1]!, `[REDACTED:github-token]${collected.slots[1]!.text.slice(token.length)}`]]) as { text: string };
+		expect(rewritten.text).toBe(`[REDACTED:github-token] ${'d'.repeat(5000)}`);
+	});
+});
