@@ -179,7 +179,8 @@ export const CompositeTool = z.object({
 	description: z.string().optional(),
 	/** The tool's input, a JSON Schema of `type: object`. */
 	parameters: z.record(z.string(), z.unknown()).optional(),
-	steps: z.array(CompositeStep).min(1),
+	/** At least one (checked with the rest of the aggregation, server/workloads/aggregation.ts). */
+	steps: z.array(CompositeStep),
 	timeout: z.string().optional(),
 	/** The result's structured content; without it, the last step's output. */
 	output: z.object({

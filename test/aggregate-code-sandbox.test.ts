@@ -1,13 +1,13 @@
 /**
- * The sandbox of run_code (server/proxy/backends/aggregate/sandbox/), its pool in process and
+ * The sandbox of run_code (server/proxy/backends/aggregate/code/sandbox/), its pool in process and
  * its workers as built (`npm run build`): each attack a script may try ends with an error
  * naming what held it, and the scripts around it run on unharmed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { limitsOf, ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from '../server/proxy/backends/aggregate/sandbox/limits.js';
-import { SandboxPool } from '../server/proxy/backends/aggregate/sandbox/pool.js';
+import { limitsOf, ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from '../server/proxy/backends/aggregate/code/sandbox/limits.js';
+import { SandboxPool } from '../server/proxy/backends/aggregate/code/sandbox/pool.js';
 
-const WORKER = new URL('../dist/server/proxy/backends/aggregate/sandbox/worker.js', import.meta.url);
+const WORKER = new URL('../dist/server/proxy/backends/aggregate/code/sandbox/worker.js', import.meta.url);
 /** A pool per set of limits, as each aggregate has. */
 const pools = new Map<string, SandboxPool>();
 afterAll(() => pools.forEach((pool) => pool.close()));

@@ -237,7 +237,6 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 									"additionalProperties": {}
 								},
 								"steps": {
-									"minItems": 1,
 									"type": "array",
 									"items": {
 										"type": "object",

@@ -13,7 +13,7 @@
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
 import { VERSION } from '../../../version.js';
-import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import type { CallOrigin, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import {
 	canonicalJson,
@@ -34,6 +34,8 @@ import type { Member, Membership } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { within } from '../../../within.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
+import { RUN_CODE, runCode, runCodeTool } from './code/runCode.js';
+import type { SandboxPool } from './code/sandbox/pool.js';
 import type { Tool, ToolView } from './toolView.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
@@ -109,6 +111,8 @@ export interface SessionBackend {
 	memberSaid(member: string, context: MemberContext): void;
 	toolView(capabilities: string, lists: readonly MemberList<Tool>[]): ToolView;
 	find(view: ToolView, query: string, limit: number | undefined): Promise<Exposed<Tool>[]>;
+	/** The sandbox of `run_code` scripts, when code mode is on. */
+	readonly sandbox: SandboxPool | undefined;
 }
 
 export class AggregateSession implements UpstreamSession {
@@ -126,6 +130,9 @@ export class AggregateSession implements UpstreamSession {
 	/** Members' requests the client has not answered, by the id it knows them by. */
 	private readonly asked = new CallTable<Asked>();
 	private nextAsked = 1;
+	/** The ids of the calls this session's scripts made back through the chain, while in flight. */
+	private readonly inner = new Set<RequestId>();
+	private nextInner = 1;
 
 	constructor(
 		private readonly backend: SessionBackend,
@@ -141,11 +148,11 @@ export class AggregateSession implements UpstreamSession {
 	 * Answers a client request. `signal` is the client session's, shared by its calls: one call is
 	 * given up by `cancel`, which needs no signal or listener per call (see core/backend.ts).
 	 */
-	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	request(message: JsonRpcRequest, signal: AbortSignal, origin?: CallOrigin): Promise<JsonRpcResponse> {
 		return new Promise((resolve) => {
 			const call: CallInFlight = { id: message.id, answer: resolve };
 			this.calls.set(message.id, call);
-			this.answer(message, signal, call).then(
+			this.answer(message, signal, call, origin).then(
 				(result) => resolve(result instanceof Refusal ? { jsonrpc: '2.0', id: message.id, error: result.error } : { jsonrpc: '2.0', id: message.id, result }),
 				(error: unknown) => resolve(errorResponse(message.id, error instanceof MemberUnavailable ? ErrorCode.ConnectionClosed : ErrorCode.InternalError, (error as Error).message)),
 			).finally(() => {
@@ -163,6 +170,7 @@ export class AggregateSession implements UpstreamSession {
 		if (!call) return;
 		this.calls.delete(id);
 		call.sent?.session.cancel(call.sent.id, reason);
+		call.abort?.abort();
 		call.answer(errorResponse(id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
@@ -206,7 +214,7 @@ export class AggregateSession implements UpstreamSession {
 		for (const [name, connection] of this.connections) if (members.get(name)?.generation !== connection.generation) this.disconnect(name);
 	}
 
-	private async answer(message: JsonRpcRequest, signal: AbortSignal, call: ClientCall): Promise<Record<string, unknown> | Refusal> {
+	private async answer(message: JsonRpcRequest, signal: AbortSignal, call: CallInFlight, origin: CallOrigin | undefined): Promise<Record<string, unknown> | Refusal> {
 		const params = message.params;
 		switch (message.method) {
 			case 'initialize':
@@ -214,9 +222,9 @@ export class AggregateSession implements UpstreamSession {
 			case 'ping':
 				return {};
 			case 'tools/list':
-				return { tools: this.config.mode === 'search' ? SEARCH_TOOLS : (await this.listTools(signal)).exposed.map((exposed) => exposed.item) };
+				return { tools: await this.toolsListed(signal) };
 			case 'tools/call':
-				return this.callTool(params, signal, call);
+				return this.callTool(message.id, params, signal, call, origin);
 			case 'prompts/list':
 				return { prompts: (await this.listPrompts(signal)).map((exposed) => exposed.item) };
 			case 'prompts/get': {
@@ -254,10 +262,26 @@ export class AggregateSession implements UpstreamSession {
 		};
 	}
 
-	private async callTool(params: Params, signal: AbortSignal, call: ClientCall): Promise<Record<string, unknown> | Refusal> {
+	/** What `tools/list` shows: the tools of the mode, and run_code when code mode is on. */
+	private async toolsListed(signal: AbortSignal): Promise<unknown[]> {
+		const { mode } = this.config;
+		const view = mode === 'search' && !this.backend.sandbox ? undefined : await this.listTools(signal);
+		const own = mode === 'search' ? SEARCH_TOOLS : mode === 'code' ? [] : view!.exposed.map((exposed) => exposed.item);
+		return [...own, ...(view && this.backend.sandbox ? [runCodeTool(view)] : [])];
+	}
+
+	private async callTool(id: RequestId, params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin | undefined): Promise<Record<string, unknown> | Refusal> {
 		let name = String(params?.name ?? '');
 		let args = params?.arguments;
-		if (this.config.mode === 'search') {
+		// A script's call: by exposed name, whatever the mode, and never run_code again.
+		const fromScript = this.inner.has(id);
+		if (fromScript && name === RUN_CODE) return invalidParams(`${RUN_CODE} cannot be called from a script`);
+		if (!fromScript && name === RUN_CODE && this.backend.sandbox) {
+			if (!origin) return invalidParams(`${RUN_CODE} is not available here`);
+			return this.runScript(params, signal, call, origin);
+		}
+		if (!fromScript && this.config.mode === 'code') return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${RUN_CODE})`);
+		if (!fromScript && this.config.mode === 'search') {
 			if (name === FIND_TOOL) return this.findTool(params?.arguments as Params, signal);
 			if (name !== CALL_TOOL) return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${FIND_TOOL} and ${CALL_TOOL})`);
 			const inner = params?.arguments as Params;
@@ -270,6 +294,41 @@ export class AggregateSession implements UpstreamSession {
 			return invalidParams(`Unknown tool: ${name}${closest.length ? `; the closest this aggregate has: ${closest.join(', ')}` : ''}${this.config.mode === 'search' ? ` (${FIND_TOOL} finds tools by what they do)` : ''}`);
 		}
 		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, call);
+	}
+
+	/**
+	 * Runs a `run_code` call: each of the script's tool calls goes back through the proxy's chain
+	 * as a call of its own (authorization, rate limits, audit, telemetry); the client's
+	 * cancellation ends the script and gives up its calls in flight; a client that asked for
+	 * progress hears of each call finished.
+	 */
+	private async runScript(params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin): Promise<Record<string, unknown>> {
+		const view = await this.listTools(signal);
+		const abort = new AbortController();
+		call.abort = abort;
+		const inFlight = new Set<RequestId>();
+		abort.signal.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the script was cancelled')));
+		const progressToken = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+		const progressed =
+			typeof progressToken === 'string' || typeof progressToken === 'number'
+				? (finished: number) => this.sink.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: finished, message: `${finished} tool call${finished === 1 ? '' : 's'} done` } }, call.id)
+				: undefined;
+		return runCode(this.backend.sandbox!, (params?.arguments as Params)?.code, {
+			view,
+			find: (query, limit) => this.backend.find(view, query, limit),
+			progressed,
+			call: async (name, args) => {
+				const id = `hangar-script-${this.nextInner++}`;
+				this.inner.add(id);
+				inFlight.add(id);
+				try {
+					return await origin.reenter({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, signal);
+				} finally {
+					this.inner.delete(id);
+					inFlight.delete(id);
+				}
+			},
+		}, abort.signal);
 	}
 
 	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown> | Refusal> {
@@ -450,9 +509,10 @@ export class AggregateSession implements UpstreamSession {
 	}
 }
 
-/** A client request in flight: `answer` answers the client (at once, when it is given up). */
+/** A client request in flight: `answer` answers the client (at once, when it is given up); `abort` ends a script it runs. */
 interface CallInFlight extends ClientCall {
 	readonly answer: (response: JsonRpcResponse) => void;
+	abort?: AbortController;
 }
 
 /** An error the aggregate itself answers with. */

@@ -274,9 +274,7 @@ class Script {
 			.then(
 				(value) =>
 					settle(() => {
-						const text = JSON.stringify(value ?? null);
-						this.count(text);
-						context.newString(text).consume((handle) => deferred.resolve(handle));
+						context.newString(JSON.stringify(value ?? null)).consume((handle) => deferred.resolve(handle));
 					}),
 				(error: Error) => {
 					if (error instanceof ScriptLimitError) return this.end(error);
@@ -292,10 +290,10 @@ class Script {
 		if (!this.ended) this.logs.push(text);
 	}
 
-	/** Counts bytes toward the output limit (what was logged, what tools answered and what is returned). */
+	/** Counts bytes toward the output limit (what was logged and what is returned). */
 	private count(text: string): void {
 		this.outputBytes += Buffer.byteLength(text);
-		if (this.outputBytes > this.options.limits.maxOutputBytes) this.end(new ScriptLimitError(`output limit: the script's logs, tool results and result passed ${this.options.limits.maxOutputBytes} bytes`));
+		if (this.outputBytes > this.options.limits.maxOutputBytes) this.end(new ScriptLimitError(`output limit: the script's logs and result passed ${this.options.limits.maxOutputBytes} bytes`));
 	}
 
 	/** A value of the script as JSON text, made inside the engine (no host object is ever built from it). */

@@ -1,5 +1,5 @@
 /** The limits of one script, as both sides of the sandbox (pool.ts, worker.ts) read them. */
-import type { CodeLimits } from '../../../../../protocol/runConfig.js';
+import type { CodeLimits } from '../../../../../../protocol/runConfig.js';
 
 export interface ScriptLimits {
 	readonly timeoutMs: number;
