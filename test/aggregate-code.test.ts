@@ -4,12 +4,14 @@
  * (test/fixtures/workloads/code-members.mjs). Every call a script makes is a call of its own
  * through the aggregate's chain: audited one event each, authorized by its exposed name,
  * checked against the tool's input schema; a cancelled script ends, a runaway one ends at its
- * limit, and the proxy serves on.
+ * limit, and the proxy serves on. Composite tools run their steps the same way, and a bad
+ * definition is a 400 naming the step and field.
  */
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
@@ -196,5 +198,115 @@ describe('run_code beside other modes, and refused by policy', { timeout: 120_00
 		expect(textOf(await besideClient.callTool({ name: `${tracker}_get_issue`, arguments: { id: 4 } }))).toContain('"id":4');
 		expect((await run(besideClient, `return (await tools[${JSON.stringify(tracker)}].get_issue({ id: 4 })).id;`)).text).toBe('4');
 		await expect(run(await client(refused.url), 'return 1;')).rejects.toThrow(/Unauthorized/);
+	});
+});
+
+describe('composite tools', { timeout: 120_000 }, () => {
+	let aggregate: { name: string; url: string };
+
+	const triage = () => ({
+		name: 'triage',
+		description: 'Notes an issue',
+		parameters: { type: 'object', properties: { id: { type: 'integer' }, tag: { type: 'string' } }, required: ['id'] },
+		steps: [
+			{ id: 'first', tool: `${tracker}.get_issue`, arguments: { id: '{{.params.id}}' } },
+			{ id: 'other', tool: `${tracker}.get_issue`, arguments: { id: 2 } },
+			{ id: 'flaky', tool: `${tracker}.fail`, onError: { action: 'continue' }, defaultResults: { text: 'fallback' } },
+			{ id: 'note', tool: `${notes}.add_note`, dependsOn: ['first', 'other'], arguments: { text: 'About {{.steps.first.output.title}} and {{.steps.other.output.id}}', tags: ['{{.params.tag}}'] } },
+			{ id: 'never', tool: `${tracker}.get_issue`, condition: '{{.params.missing}}', arguments: { id: 3 }, defaultResults: { title: 'skipped' } },
+		],
+		output: {
+			properties: {
+				title: { type: 'string', value: '{{.steps.first.output.title}}' },
+				count: { type: 'integer', value: '{{.steps.note.output.count}}' },
+				tags: { type: 'array', value: '{{.steps.note.output.tags}}' },
+				text: { type: 'string', value: '{{.steps.note.output.text}}' },
+				fallback: { type: 'string', value: '{{.steps.flaky.output.text}}' },
+				skipped: { type: 'string', value: '{{.steps.never.output.title}}' },
+			},
+		},
+	});
+	const readIssues = () => ({
+		name: 'read_issues',
+		steps: [
+			{ id: 'open', tool: `${tracker}.list_issues`, arguments: { state: 'open' } },
+			{ id: 'each', type: 'forEach', dependsOn: ['open'], collection: '{{.steps.open.output.issues}}', maxIterations: 3, step: { tool: `${tracker}.get_issue`, arguments: { id: '{{.item.id}}' } } },
+		],
+		output: { properties: { titles: { type: 'array', value: '{{.steps.each.output.results}}' } } },
+	});
+	const confirm = () => ({
+		name: 'confirm_note',
+		steps: [
+			{ id: 'ask', type: 'elicitation', message: 'Which note?', schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+			{ id: 'write', tool: `${notes}.add_note`, dependsOn: ['ask'], arguments: { text: '{{.steps.ask.output.text}}' } },
+		],
+	});
+
+	beforeAll(async () => {
+		aggregate = await create({ name: uniqueName('composite'), image: `group://${group}`, group, aggregation: { composite_tools: [triage(), readIssues(), confirm()] } });
+	}, 120_000);
+
+	it('lists each composite tool with its parameters and annotations derived from its steps', async () => {
+		const { tools } = await (await client(aggregate.url)).listTools();
+		const listed = tools.find((tool) => tool.name === 'triage')!;
+		expect(listed.inputSchema).toMatchObject({ type: 'object', required: ['id'] });
+		expect(listed.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+		expect(tools.find((tool) => tool.name === 'read_issues')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+		expect(tools.map((tool) => tool.name)).toContain(`${tracker}_get_issue`);
+	});
+
+	it('runs its steps as a DAG, templates as values, a failed step continued past, a skipped one defaulted', async () => {
+		const result = await (await client(aggregate.url)).callTool({ name: 'triage', arguments: { id: 7, tag: 'x", "evil": "{{.steps.other.output}}' } });
+		expect(result.isError, textOf(result)).toBeFalsy();
+		expect(result.structuredContent).toMatchObject({
+			title: 'Issue 7: slow page',
+			count: expect.any(Number),
+			text: 'About Issue 7: slow page and 2',
+			// The parameter reaches the argument as it is: neither JSON nor a template.
+			tags: ['x", "evil": "{{.steps.other.output}}'],
+			fallback: 'fallback',
+			skipped: 'skipped',
+		});
+	});
+
+	it('runs a forEach step over a collection', async () => {
+		const result = await (await client(aggregate.url)).callTool({ name: 'read_issues', arguments: {} });
+		const titles = (result.structuredContent as { titles: Array<{ id: number }> }).titles;
+		expect(titles.map((issue) => issue.id)).toEqual([1, 4, 7]);
+	});
+
+	it('asks the client in an elicitation step; a client that cannot be asked gets a clear error', async () => {
+		const unable = await (await client(aggregate.url)).callTool({ name: 'confirm_note', arguments: {} });
+		expect(unable.isError).toBe(true);
+		expect(textOf(unable)).toContain('declared no elicitation capability');
+		const able = await connect(aggregate.url, 'streamable-http', { elicitation: {} });
+		clients.push(able);
+		able.setRequestHandler(ElicitRequestSchema, async (request) => {
+			expect(request.params.message).toBe('Which note?');
+			return { action: 'accept', content: { text: 'asked and answered' } };
+		});
+		const answered = await able.callTool({ name: 'confirm_note', arguments: {} });
+		expect(answered.structuredContent).toMatchObject({ text: 'asked and answered', tags: [] });
+	});
+
+	it.each([
+		[{ steps: [{ id: 'a', tool: 'x.y', dependsOn: ['b'] }, { id: 'b', tool: 'x.y', dependsOn: ['a'] }] }, 'aggregation.composite_tools[0].steps', 'cycle: a → b → a'],
+		[{ steps: [{ id: 'a', tool: 'x.y', dependsOn: ['ghost'] }] }, 'aggregation.composite_tools[0].steps[0].dependsOn[0]', 'ghost'],
+		[{ steps: [{ id: 'a', tool: 'x.y', arguments: { v: '{{.steps.ghost.output}}' } }] }, 'aggregation.composite_tools[0].steps[0].arguments.v', 'ghost'],
+		[{ steps: [{ id: 'a', tool: 'x.y' }, { id: 'b', tool: 'x.y', arguments: { v: '{{.steps.a.output}}' } }] }, 'aggregation.composite_tools[0].steps[1].arguments.v', 'does not depend on'],
+		[{ steps: [{ id: 'a', tool: 'nodot' }] }, 'aggregation.composite_tools[0].steps[0].tool', 'member.tool'],
+		[{ steps: [{ id: 'a', tool: 'x.y', timeout: 'soon' }] }, 'aggregation.composite_tools[0].steps[0].timeout', 'duration'],
+		[{ steps: [] }, 'aggregation.composite_tools[0].steps', 'at least one step'],
+	])('refuses a bad definition with a 400 naming the step and field (%#)', async (definition, field, words) => {
+		const created = await callRest(serve.url, CreateWorkload, { name: uniqueName('bad'), image: `group://${group}`, group, aggregation: { composite_tools: [{ name: 'bad', ...definition }] } });
+		expect(created.status).toBe(400);
+		expect(JSON.stringify(created.body)).toContain(`invalid ${field}:`);
+		expect(JSON.stringify(created.body)).toContain(words);
+	});
+
+	it("refuses a step calling a tool the group's members do not list", async () => {
+		const created = await callRest(serve.url, CreateWorkload, { name: uniqueName('bad'), image: `group://${group}`, group, aggregation: { composite_tools: [{ name: 'bad', steps: [{ id: 'a', tool: `${tracker}.no_such_tool` }] }] } });
+		expect(created.status).toBe(400);
+		expect(JSON.stringify(created.body)).toContain(`invalid aggregation.composite_tools[0].steps[0].tool: ${tracker}.no_such_tool is not a tool`);
 	});
 });

@@ -35,6 +35,7 @@ import { resolveNames, type Exposed, type MemberList } from '../../../runspec/ag
 import { within } from '../../../within.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
 import { RUN_CODE, runCode, runCodeTool } from './code/runCode.js';
+import { compositeDefinition, runComposite } from './composite.js';
 import type { SandboxPool } from './code/sandbox/pool.js';
 import type { Tool, ToolView } from './toolView.js';
 
@@ -133,6 +134,8 @@ export class AggregateSession implements UpstreamSession {
 	/** The ids of the calls this session's scripts made back through the chain, while in flight. */
 	private readonly inner = new Set<RequestId>();
 	private nextInner = 1;
+	/** This session's own requests to the client (a composite tool's elicitation), until answered. */
+	private readonly elicitations = new CallTable<{ resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void }>();
 
 	constructor(
 		private readonly backend: SessionBackend,
@@ -176,6 +179,13 @@ export class AggregateSession implements UpstreamSession {
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
 		if (isResponse(message)) {
+			const elicitation = message.id === null ? undefined : this.elicitations.get(message.id);
+			if (elicitation) {
+				this.elicitations.delete(message.id!);
+				if (message.error) elicitation.reject(new Error(message.error.message));
+				else elicitation.resolve(message.result ?? {});
+				return;
+			}
 			// The client's answer to a member's request.
 			const asked = message.id === null ? undefined : this.asked.get(message.id);
 			if (!asked) return;
@@ -267,7 +277,9 @@ export class AggregateSession implements UpstreamSession {
 		const { mode } = this.config;
 		const view = mode === 'search' && !this.backend.sandbox ? undefined : await this.listTools(signal);
 		const own = mode === 'search' ? SEARCH_TOOLS : mode === 'code' ? [] : view!.exposed.map((exposed) => exposed.item);
-		return [...own, ...(view && this.backend.sandbox ? [runCodeTool(view)] : [])];
+		const composites = this.config.composite_tools ?? [];
+		const compositeView = composites.length ? (view ?? (await this.listTools(signal))) : undefined;
+		return [...own, ...(view && this.backend.sandbox ? [runCodeTool(view)] : []), ...composites.map((tool) => compositeDefinition(tool, compositeView!))];
 	}
 
 	private async callTool(id: RequestId, params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin | undefined): Promise<Record<string, unknown> | Refusal> {
@@ -279,6 +291,15 @@ export class AggregateSession implements UpstreamSession {
 		if (!fromScript && name === RUN_CODE && this.backend.sandbox) {
 			if (!origin) return invalidParams(`${RUN_CODE} is not available here`);
 			return this.runScript(params, signal, call, origin);
+		}
+		const composite = fromScript ? undefined : this.config.composite_tools?.find((tool) => tool.name === name);
+		if (composite) {
+			if (!origin) return invalidParams(`${name} is not available here`);
+			const view = await this.listTools(signal);
+			const abort = new AbortController();
+			call.abort = abort;
+			const args = params?.arguments;
+			return runComposite(composite, typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {}, { view, call: this.innerCaller(origin, signal, abort.signal), elicit: (text, schema) => this.elicit(call, text, schema) }, abort.signal);
 		}
 		if (!fromScript && this.config.mode === 'code') return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${RUN_CODE})`);
 		if (!fromScript && this.config.mode === 'search') {
@@ -306,8 +327,6 @@ export class AggregateSession implements UpstreamSession {
 		const view = await this.listTools(signal);
 		const abort = new AbortController();
 		call.abort = abort;
-		const inFlight = new Set<RequestId>();
-		abort.signal.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the script was cancelled')));
 		const progressToken = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
 		const progressed =
 			typeof progressToken === 'string' || typeof progressToken === 'number'
@@ -317,18 +336,39 @@ export class AggregateSession implements UpstreamSession {
 			view,
 			find: (query, limit) => this.backend.find(view, query, limit),
 			progressed,
-			call: async (name, args) => {
-				const id = `hangar-script-${this.nextInner++}`;
-				this.inner.add(id);
-				inFlight.add(id);
-				try {
-					return await origin.reenter({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, signal);
-				} finally {
-					this.inner.delete(id);
-					inFlight.delete(id);
-				}
-			},
+			call: this.innerCaller(origin, signal, abort.signal),
 		}, abort.signal);
+	}
+
+	/**
+	 * How a script or composite tool calls a tool: a `tools/call` of its own back through the
+	 * chain (`origin`), under an id this session knows as a script's; `cancelled` gives up those
+	 * in flight.
+	 */
+	private innerCaller(origin: CallOrigin, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
+		const inFlight = new Set<RequestId>();
+		cancelled.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the call that made it was cancelled')));
+		return async (name, args) => {
+			const id = `hangar-script-${this.nextInner++}`;
+			this.inner.add(id);
+			inFlight.add(id);
+			try {
+				return await origin.reenter({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, signal);
+			} finally {
+				this.inner.delete(id);
+				inFlight.delete(id);
+			}
+		};
+	}
+
+	/** Asks the client through MCP elicitation, for the call `call` (a composite tool's elicitation step). */
+	private elicit(call: CallInFlight, message: string, requestedSchema: Record<string, unknown>): Promise<{ action: string; content?: Record<string, unknown> }> {
+		if (this.capabilities.elicitation === undefined) return Promise.reject(new Error('the client cannot be asked: it declared no elicitation capability'));
+		const id = `hangar-elicit-${this.nextAsked++}`;
+		return new Promise((resolve, reject) => {
+			this.elicitations.set(id, { resolve: (result) => resolve({ action: String(result.action ?? 'cancel'), content: result.content as Record<string, unknown> | undefined }), reject });
+			this.sink.deliver({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { message, requestedSchema } }, call.id);
+		});
 	}
 
 	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown> | Refusal> {
