@@ -298,8 +298,8 @@ export class AggregateSession implements UpstreamSession {
 			const view = await this.listTools(signal);
 			const abort = new AbortController();
 			call.abort = abort;
-			const args = params?.arguments;
-			return runComposite(composite, typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {}, { view, call: this.innerCaller(origin, signal, abort.signal), elicit: (text, schema) => this.elicit(call, text, schema) }, abort.signal);
+			const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+			return runComposite(composite, given, { view, call: this.innerCaller(origin, signal, abort.signal), elicit: (text, schema) => this.elicit(call, text, schema) }, abort.signal);
 		}
 		if (!fromScript && this.config.mode === 'code') return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${RUN_CODE})`);
 		if (!fromScript && this.config.mode === 'search') {

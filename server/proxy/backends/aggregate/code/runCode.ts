@@ -61,8 +61,17 @@ export function runCodeTool(view: ToolView): Record<string, unknown> {
 	};
 }
 
+/** Each view's prelude, made once: a view is the same while its lists are. */
+const preludes = new WeakMap<ToolView, string>();
+
 /** The globals a script sees, built on the sandbox's two functions; `catalog` maps member → tool → exposed name. */
 function preludeOf(view: ToolView): string {
+	let prelude = preludes.get(view);
+	if (!prelude) preludes.set(view, (prelude = writePrelude(view)));
+	return prelude;
+}
+
+function writePrelude(view: ToolView): string {
 	const catalog: Record<string, Record<string, string>> = {};
 	for (const tool of view.exposed) (catalog[tool.member] ??= {})[tool.original] = tool.name;
 	return `(() => {

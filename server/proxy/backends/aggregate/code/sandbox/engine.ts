@@ -156,7 +156,7 @@ class Script {
 	async run(): Promise<ScriptOutcome> {
 		const { limits, cancelled } = this.options;
 		const { runtime, context } = this;
-				runtime.setMaxStackSize(limits.stackBytes);
+		runtime.setMaxStackSize(limits.stackBytes);
 		runtime.setInterruptHandler(() => {
 			if (this.ended === undefined && cancelled()) this.end(new Error(CANCELLED));
 			if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());

@@ -1,8 +1,9 @@
 /**
  * The sandbox workers of an aggregate's proxy: a few kept warm (each with its QuickJS module
- * loaded and contexts ready), one per script running, none before the first script (a proxy
- * that runs none never starts one). A worker that overruns its script's time by more than
- * the engine's own checks allow, or dies, is ended and replaced; the others go on.
+ * loaded and contexts ready), one per script running (at most 8 at once: the others wait), none
+ * before the aggregate starts or for an aggregate without code mode. A worker that overruns its
+ * script's time by more than the engine's own checks allow, or dies, is ended and replaced; the
+ * others go on.
  */
 import { Worker } from 'node:worker_threads';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
@@ -11,6 +12,8 @@ import type { FromWorker, ToWorker } from './worker.js';
 const WORKER = new URL('./worker.js', import.meta.url);
 /** Workers kept waiting for the next script. */
 const IDLE = 2;
+/** Scripts running at once; more wait their turn, so a flood of calls cannot start a thread each. */
+const MAX_RUNNING = 8;
 /** How far past its time limit a script's worker is ended, when the engine did not end it. */
 const GRACE_MS = 2_000;
 /** The worker's own stack: roomy beside the engine's (at most 256 KiB, limits.ts). */
@@ -50,6 +53,8 @@ class SandboxWorker {
 
 export class SandboxPool {
 	private readonly idle: SandboxWorker[] = [];
+	private running = 0;
+	private readonly queued: Array<() => void> = [];
 	private closed = false;
 
 	/** `limits`: each script's; the memory limit is its worker's. */
@@ -65,16 +70,24 @@ export class SandboxPool {
 
 	/** Runs one script in a worker; never rejects. */
 	async run(run: PooledRun): Promise<ScriptOutcome> {
-		const worker = this.take();
+		if (this.running >= MAX_RUNNING) await new Promise<void>((resolve) => this.queued.push(resolve));
+		this.running++;
 		try {
-			await worker.ready;
-		} catch (error) {
-			worker.end();
-			return { ok: false, error: `the sandbox could not start: ${(error as Error).message}`, logs: [] };
+			if (run.signal.aborted) return { ok: false, error: 'the call was cancelled', logs: [] };
+			const worker = this.take();
+			try {
+				await worker.ready;
+			} catch (error) {
+				worker.end();
+				return { ok: false, error: `the sandbox could not start: ${(error as Error).message}`, logs: [] };
+			}
+			const outcome = await this.runOn(worker, run);
+			this.giveBack(worker);
+			return outcome;
+		} finally {
+			this.running--;
+			this.queued.shift()?.();
 		}
-		const outcome = await this.runOn(worker, run);
-		this.giveBack(worker);
-		return outcome;
 	}
 
 	close(): void {
@@ -82,16 +95,18 @@ export class SandboxPool {
 		for (const worker of this.idle.splice(0)) worker.end();
 	}
 
+	/** A warm worker, or a new one; when none is left warm, one starts for the next script (it goes back after). */
 	private take(): SandboxWorker {
-		let worker = this.idle.shift();
-		while (worker?.gone) worker = this.idle.shift();
-		this.warm();
+		let worker = this.idle.pop();
+		while (worker?.gone) worker = this.idle.pop();
+		if (!this.idle.length && !this.closed) this.idle.push(new SandboxWorker(this.url, this.limits.memoryBytes));
 		return worker ?? new SandboxWorker(this.url, this.limits.memoryBytes);
 	}
 
 	private giveBack(worker: SandboxWorker): void {
 		if (worker.gone) return;
 		if (this.closed || this.idle.length >= IDLE) return worker.end();
+		// Last in, first out: the worker used last has its engine's memory and code warm.
 		Atomics.store(worker.cancel, 0, 0);
 		this.idle.push(worker);
 	}
