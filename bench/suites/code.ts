@@ -129,7 +129,7 @@ return { noted: urgent.map((issue) => issue.id) };`;
 		];
 	} finally {
 		await Promise.allSettled(clients.map((client) => client.close()));
-		await runHangar(['rm', '--all'], env).catch(() => undefined);
+		for (const name of ['direct', 'coded', 'both', 'tracker', 'notes']) await runHangar(['rm', name], env).catch(() => undefined);
 		members.stop();
 	}
 }
