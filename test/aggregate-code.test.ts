@@ -201,6 +201,26 @@ describe('run_code beside other modes, and refused by policy', { timeout: 120_00
 	});
 });
 
+describe("a script's calls meet the aggregate's rate limits", { timeout: 120_000 }, () => {
+	it('a per-tool limit of 2 refuses the third call inside one script', async () => {
+		const limited = await create({
+			name: uniqueName('limited'),
+			image: `group://${group}`,
+			group,
+			rate_limit_config: { tools: [{ name: `${tracker}_get_issue`, shared: { maxTokens: 2, refillPeriod: '1h' } }] },
+			aggregation: { mode: 'code' },
+		});
+		const result = await run(await client(limited.url), `const outcomes = [];
+for (const id of [1, 2, 3]) {
+	try { outcomes.push((await tools[${JSON.stringify(tracker)}].get_issue({ id })).id); } catch (error) { outcomes.push(error.message); }
+}
+return outcomes;`);
+		const outcomes = JSON.parse(result.text) as unknown[];
+		expect(outcomes.slice(0, 2)).toEqual([1, 2]);
+		expect(String(outcomes[2])).toMatch(/rate/i);
+	});
+});
+
 describe('composite tools', { timeout: 120_000 }, () => {
 	let aggregate: { name: string; url: string };
 

@@ -18,7 +18,7 @@ const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
 /** The paths a template refers to (`['steps', 'fetch', 'output', 'text']`), or the problem with one. */
-export function referencesOf(template: string): { paths: string[][] } | { problem: string } {
+function referencesOf(template: string): { paths: string[][] } | { problem: string } {
 	const paths: string[][] = [];
 	for (const [, expression] of template.matchAll(REFERENCE)) {
 		if (!PATH.test(expression!)) return { problem: `{{${expression}}} is not a reference: write {{.params.NAME}} or {{.steps.ID.output.FIELD}}` };

@@ -26,7 +26,7 @@ function docComment(text: unknown, indent: string): string {
 }
 
 /** The TypeScript type of `schema`. */
-export function typeOf(schema: unknown, depth = 0, indent = ''): string {
+function typeOf(schema: unknown, depth = 0, indent = ''): string {
 	if (schema === true || schema === undefined) return 'unknown';
 	if (schema === false) return 'never';
 	if (typeof schema !== 'object' || schema === null || depth > MAX_DEPTH) return 'unknown';

@@ -33,7 +33,7 @@ const SCRIPT_FILE = 'script.js';
 const WARM = 2;
 /** How often a script waiting on the host looks whether its call was cancelled. */
 const CANCEL_POLL_MS = 50;
-export const CANCELLED = 'the call was cancelled';
+const CANCELLED = 'the call was cancelled';
 
 /** Before the prelude: a coarse clock, and nothing else of the engine's changed. */
 const BASE = `(() => {
