@@ -126,7 +126,9 @@ export function composeMcp(middlewares: readonly McpMiddleware[], terminal: McpH
 export function forwardToBackend(chain: () => McpHandler): McpHandler {
 	return (call) => {
 		call.accepted?.();
-		return call.session.backend.request(call.request, call.signal, new Reentry(chain, call));
+		const { backend } = call.session;
+		// Only a backend that calls back gets the way in: the others' calls make no object for it.
+		return backend.request(call.request, call.signal, backend.reenters ? new Reentry(chain, call) : undefined);
 	};
 }
 

@@ -28,6 +28,8 @@ export interface CallOrigin {
 export interface UpstreamSession {
 	/** Sends a client request; resolves with the server's response, never rejects. `origin` re-enters the chain for it. */
 	request(message: JsonRpcRequest, signal: AbortSignal, origin?: CallOrigin): Promise<JsonRpcResponse>;
+	/** The session makes calls of its own for its client's (an aggregate's): its requests come with a `CallOrigin`. */
+	readonly reenters?: boolean;
 	/**
 	 * Sends a notification, or the client's response to a server request; a promise when it
 	 * takes a round trip, settled once the server has it (so no later request overtakes it).

@@ -117,6 +117,8 @@ export interface SessionBackend {
 }
 
 export class AggregateSession implements UpstreamSession {
+	/** Scripts and composite tools call member tools back through the chain. */
+	readonly reenters = true;
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
 	private readonly calls = new CallTable<CallInFlight>();
