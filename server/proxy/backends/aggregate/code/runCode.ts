@@ -91,10 +91,12 @@ function writePrelude(view: ToolView): string {
 	};
 	const call = (name, args) => ask('call', { name, arguments: args === undefined ? {} : args });
 	const tools = {};
-	for (const [member, names] of Object.entries(${JSON.stringify(catalog)})) {
+	// Parsed, and defined rather than assigned: a name such as __proto__ stays a name.
+	const define = (target, key, value) => Object.defineProperty(target, key, { value, enumerable: true });
+	for (const [member, names] of Object.entries(JSON.parse(${JSON.stringify(JSON.stringify(catalog))}))) {
 		const namespace = {};
-		for (const [tool, exposed] of Object.entries(names)) namespace[tool] = (args) => call(exposed, args);
-		tools[member] = Object.freeze(namespace);
+		for (const [tool, exposed] of Object.entries(names)) define(namespace, tool, (args) => call(exposed, args));
+		define(tools, member, Object.freeze(namespace));
 	}
 	globalThis.tools = Object.freeze(tools);
 	globalThis.call_tool = call;
