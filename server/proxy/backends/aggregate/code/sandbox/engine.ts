@@ -1,8 +1,8 @@
 /**
  * The engine of an aggregate's scripts (`run_code`), run in a sandbox worker (worker.ts):
- * QuickJS compiled to WebAssembly, never Node's `vm`. A script sees only the engine's own globals (no file system, network,
- * environment, process or timers; a `Date` whose clock is coarse to the second) and what the
- * caller's prelude builds on two functions, `__host(name, json)` and `__log(text)`; only
+ * QuickJS compiled to WebAssembly, never Node's `vm`. A script sees only the engine's own
+ * globals (no file system, network, environment, process or timers; a `Date` whose clock is
+ * coarse to the second) and what the caller's prelude builds on two functions, `__host(name, json)` and `__log(text)`; only
  * strings cross the boundary, JSON in both directions, so no host object is ever reachable.
  *
  * The WebAssembly module is loaded once per worker; each script gets a runtime and context of
@@ -200,7 +200,7 @@ class Script {
 		}
 	}
 
-	/** Frees what the script held; a runtime that cannot be freed retires its engine. */
+	/** Frees what the script held; a runtime that cannot be freed marks the engine broken (its worker is then ended). */
 	dispose(): void {
 		try {
 			for (const deferred of this.pending) if (deferred.alive) deferred.dispose();
