@@ -212,6 +212,10 @@ export class AggregateSession implements UpstreamSession {
 		if (this.closed) return;
 		this.closed = true;
 		for (const [id] of this.calls.entries()) this.cancel(id, 'the session closed');
+		for (const [id, elicitation] of this.elicitations.entries()) {
+			this.elicitations.delete(id);
+			elicitation.reject(new Error('the session closed'));
+		}
 		for (const name of [...this.connections.keys()]) this.disconnect(name);
 		this.forget();
 	}
