@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { formatTable, type Table } from './stats.js';
 import { aggregate } from './suites/aggregate.js';
 import { clients } from './suites/clients.js';
+import { code } from './suites/code.js';
 import { foundation } from './suites/foundation.js';
 import { guardrails } from './suites/guardrails.js';
 import { memory } from './suites/memory.js';
@@ -22,7 +23,7 @@ import { skills } from './suites/skills.js';
 import { telemetryCost } from './suites/telemetryCost.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, flags: pinningFlags, search, aggregate, guardrails };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, flags: pinningFlags, search, aggregate, guardrails, code };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));

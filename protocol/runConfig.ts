@@ -100,10 +100,111 @@ export const AggregationSearch = z.object({
 export type AggregationSearch = z.infer<typeof AggregationSearch>;
 
 /**
+ * The limits of one `run_code` script (an aggregate's code mode). Going over one ends the
+ * script with an error naming it; calls beyond `max_calls_in_flight` wait their turn.
+ */
+export const CodeLimits = z.object({
+	/** Wall time of a script, its tool calls included (ms); default 30000. */
+	timeout_ms: z.number().int().min(100).max(600_000).optional(),
+	/** Memory of the script's engine (MiB); default 64. */
+	memory_mib: z.number().int().min(4).max(1024).optional(),
+	/** The engine's stack (KiB), which bounds recursion; default 256, the most the proxy's own stack allows. */
+	stack_kib: z.number().int().min(32).max(256).optional(),
+	/** Tool calls a script may make; default 100. */
+	max_tool_calls: z.number().int().min(0).max(10_000).optional(),
+	/** Tool calls a script may have in flight at once; default 8. */
+	max_calls_in_flight: z.number().int().min(1).max(64).optional(),
+	/** What a script may log and return, in bytes of UTF-8; default 65536. */
+	max_output_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
+}).strict();
+export type CodeLimits = z.infer<typeof CodeLimits>;
+
+/** Code mode beside `mode: all` or `search`: `run_code` is listed too (`mode: code` lists only it). */
+export const AggregationCode = CodeLimits.extend({
+	enabled: z.boolean().optional(),
+}).strict();
+export type AggregationCode = z.infer<typeof AggregationCode>;
+
+/** What a composite step does when the user declines or cancels its elicitation. */
+const ElicitationAnswerAction = z.object({ action: z.enum(['skip_remaining', 'abort', 'continue']).optional() }).strict();
+
+/** A step of a composite tool (ToolHive's `WorkflowStepConfig`). Durations are Go's: `500ms`, `30s`, `1m`. */
+const compositeStepFields = {
+	/** The tool to call, `member.tool` (the member workload's name and its own tool name). */
+	tool: z.string().optional(),
+	/** The tool's arguments; a string value may be a template (`{{.params.x}}`, `{{.steps.ID.output.field}}`). */
+	arguments: z.record(z.string(), z.unknown()).optional(),
+	/** A template; the step runs only when it is true (not empty, `false`, `0`, `null` or `<no value>`). */
+	condition: z.string().optional(),
+	onError: z.object({
+		action: z.enum(['abort', 'continue', 'retry']).optional(),
+		retryCount: z.number().int().min(0).max(10).optional(),
+		retryDelay: z.string().optional(),
+	}).strict().optional(),
+	timeout: z.string().optional(),
+	/** The step's output when it is skipped or fails under `onError.action: continue`. */
+	defaultResults: z.record(z.string(), z.unknown()).optional(),
+};
+export const CompositeStep = z.object({
+	id: z.string(),
+	type: z.enum(['tool', 'elicitation', 'forEach']).optional(),
+	...compositeStepFields,
+	dependsOn: z.array(z.string()).optional(),
+	/** Elicitation: what the user is asked, the schema of the answer, and what a decline or cancel does. */
+	message: z.string().optional(),
+	schema: z.record(z.string(), z.unknown()).optional(),
+	onDecline: ElicitationAnswerAction.optional(),
+	onCancel: ElicitationAnswerAction.optional(),
+	/** forEach: a template naming an array, the name of its item, the tool step run for each. */
+	collection: z.string().optional(),
+	itemVar: z.string().optional(),
+	maxIterations: z.number().int().min(1).max(1000).optional(),
+	maxParallel: z.number().int().min(1).max(64).optional(),
+	step: z.object(compositeStepFields).strict().optional(),
+}).strict();
+export type CompositeStep = z.infer<typeof CompositeStep>;
+
+/** A property of a composite tool's output: a template (`value`), or nested `properties`. */
+const CompositeOutputProperty = z.object({
+	type: z.enum(['string', 'integer', 'number', 'boolean', 'object', 'array']),
+	description: z.string().optional(),
+	value: z.string().optional(),
+	properties: z.record(z.string(), z.unknown()).optional(),
+	default: z.unknown().optional(),
+}).strict();
+
+/** A tool of the aggregate's own made of member tool calls (ToolHive's `CompositeToolConfig`). */
+export const CompositeTool = z.object({
+	name: z.string(),
+	description: z.string().optional(),
+	/** The tool's input, a JSON Schema of `type: object`. */
+	parameters: z.record(z.string(), z.unknown()).optional(),
+	/** At least one (checked with the rest of the aggregation, server/workloads/aggregation.ts). */
+	steps: z.array(CompositeStep),
+	timeout: z.string().optional(),
+	/** The result's structured content; without it, the last step's output. */
+	output: z.object({
+		properties: z.record(z.string(), CompositeOutputProperty),
+		required: z.array(z.string()).optional(),
+	}).strict().optional(),
+	/** Declared annotations, merged over those derived from the steps (never safer than the steps). */
+	annotations: z.object({
+		title: z.string().optional(),
+		readOnlyHint: z.boolean().optional(),
+		destructiveHint: z.boolean().optional(),
+		idempotentHint: z.boolean().optional(),
+		openWorldHint: z.boolean().optional(),
+	}).strict().optional(),
+}).strict();
+export type CompositeTool = z.infer<typeof CompositeTool>;
+
+/**
  * Hangar: how an aggregate (image `group://NAME`) shows its members' tools as one server.
  * `conflict`: `prefix` (default: every name gets `prefix_format`, default `{workload}_`),
  * `priority` (the first member of `priority` holding a name wins) or `manual` (renames in
- * `members.*.overrides`; a clash left is hidden). `mode: search` lists only `find_tool` and `call_tool`.
+ * `members.*.overrides`; a clash left is hidden). `mode: search` lists only `find_tool` and
+ * `call_tool`; `mode: code` only `run_code` (with `code.enabled`, `run_code` is listed beside
+ * the others). `composite_tools` are listed in every mode.
  */
 export const AggregationConfig = z.object({
 	conflict: z.enum(['prefix', 'priority', 'manual']).optional(),
@@ -111,8 +212,10 @@ export const AggregationConfig = z.object({
 	priority: z.array(z.string()).optional(),
 	members: z.record(z.string(), AggregationMember).optional(),
 	default_visibility: z.enum(['allow', 'deny']).optional(),
-	mode: z.enum(['all', 'search']).optional(),
+	mode: z.enum(['all', 'search', 'code']).optional(),
 	search: AggregationSearch.optional(),
+	code: AggregationCode.optional(),
+	composite_tools: z.array(CompositeTool).optional(),
 }).strict();
 export type AggregationConfig = z.infer<typeof AggregationConfig>;
 

@@ -152,10 +152,10 @@ describe('a setting Hangar does not know or implement is refused, never ignored'
 		expect(await workloadNames()).not.toContain('middlewared');
 	});
 
-	it('an unknown key of aggregation (composite_tools, a typo, or in a member) is a 400 naming its path', async () => {
+	it('an unknown key of aggregation (a typo, in a member, in a composite tool) is a 400 naming its path', async () => {
 		const aggregate = { name: 'aggregate', image: 'group://default' };
 		for (const [aggregation, path] of [
-			[{ composite_tools: [{ name: 'both' }] }, 'aggregation.composite_tools'],
+			[{ composite_tools: [{ name: 'both', steps: [{ id: 'a', tool: 'm.t', depends_on: ['b'] }] }] }, 'aggregation.composite_tools.0.steps.0.depends_on'],
 			[{ conflcit: 'priority' }, 'aggregation.conflcit'],
 			[{ members: { fetch: { exclude: true } } }, 'aggregation.members.fetch.exclude'],
 		] as const) {

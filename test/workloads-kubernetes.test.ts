@@ -200,6 +200,24 @@ describe('the operator resources of a run configuration', () => {
 		expect(notes).toMatch(/export each workload of group dev .*MCPGroup dev/);
 	});
 
+	it("an aggregate's composite tools become spec.config.compositeTools, valid against the CRD; code mode is said to be left out", () => {
+		const composite = {
+			name: 'triage',
+			parameters: { type: 'object', properties: { id: { type: 'integer' } } },
+			steps: [
+				{ id: 'fetch', tool: 'tracker.get_issue', arguments: { id: '{{.params.id}}' }, onError: { action: 'retry' as const, retryCount: 2, retryDelay: '500ms' }, timeout: '10s' },
+				{ id: 'ask', type: 'elicitation' as const, dependsOn: ['fetch'], message: 'Note it?', schema: { type: 'object' }, onDecline: { action: 'skip_remaining' as const } },
+				{ id: 'note', tool: 'notes.add_note', dependsOn: ['ask'], condition: '{{.steps.ask.output.ok}}', arguments: { text: '{{.steps.fetch.output.title}}' } },
+			],
+			output: { properties: { title: { type: 'string' as const, value: '{{.steps.fetch.output.title}}' } } },
+		};
+		const result = handOver({ name: 'flows', image: 'group://dev', aggregation: { mode: 'code', composite_tools: [composite] } }, 'mcpserver');
+		const server = find(result.manifests, 'VirtualMCPServer')!;
+		expect(virtualViolations(server.spec)).toEqual([]);
+		expect((server.spec as { config: { compositeTools: unknown } }).config.compositeTools).toEqual([composite]);
+		expect(result.notes.join('\n')).toContain('code mode (run_code) has no VirtualMCPServer counterpart');
+	});
+
 	it('an aggregate under priority, anonymous: the order by MCPServer names; a member in a group joins its MCPGroup', () => {
 		const result = handOver({ name: 'pick', image: 'group://dev', aggregation: { conflict: 'priority', priority: ['memory', 'everything'] } }, 'mcpserver');
 		const server = find(result.manifests, 'VirtualMCPServer')!;

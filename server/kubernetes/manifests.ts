@@ -282,6 +282,9 @@ function aggregateResources(config: RunConfig, group: string, files: HandOverFil
 		settings.optimizer = { hybridSearchSemanticRatio: '0.0' };
 		notes.push('mode search became spec.config.optimizer with keyword search only (hybridSearchSemanticRatio 0.0): vMCP ranks find_tool results its own way, and its optimizer serves MCP 2025-11-25 at most (2026-07-28 clients are negotiated down)');
 	}
+	// Hangar's composite tools are ToolHive's shape already (steps' tools as workload.tool).
+	if (aggregation.composite_tools?.length) settings.compositeTools = aggregation.composite_tools;
+	if (aggregation.mode === 'code' || aggregation.code?.enabled) notes.push('code mode (run_code) has no VirtualMCPServer counterpart: left out');
 	if (config.audit_config?.enabled) settings.audit = { enabled: true };
 	if (rateLimiting) settings.rateLimiting = rateLimiting;
 	const leftOut = Object.entries(config).filter(([field, value]) => !AGGREGATE_FIELDS.has(field) && isSet(value)).map(([field]) => field);

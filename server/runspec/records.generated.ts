@@ -137,7 +137,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 						"type": "string",
 						"enum": [
 							"all",
-							"search"
+							"search",
+							"code"
 						]
 					},
 					"search": {
@@ -177,6 +178,329 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							}
 						},
 						"additionalProperties": false
+					},
+					"code": {
+						"type": "object",
+						"properties": {
+							"timeout_ms": {
+								"type": "integer",
+								"minimum": 100,
+								"maximum": 600000
+							},
+							"memory_mib": {
+								"type": "integer",
+								"minimum": 4,
+								"maximum": 1024
+							},
+							"stack_kib": {
+								"type": "integer",
+								"minimum": 32,
+								"maximum": 256
+							},
+							"max_tool_calls": {
+								"type": "integer",
+								"minimum": 0,
+								"maximum": 10000
+							},
+							"max_calls_in_flight": {
+								"type": "integer",
+								"minimum": 1,
+								"maximum": 64
+							},
+							"max_output_bytes": {
+								"type": "integer",
+								"minimum": 1024,
+								"maximum": 16777216
+							},
+							"enabled": {
+								"type": "boolean"
+							}
+						},
+						"additionalProperties": false
+					},
+					"composite_tools": {
+						"type": "array",
+						"items": {
+							"type": "object",
+							"properties": {
+								"name": {
+									"type": "string"
+								},
+								"description": {
+									"type": "string"
+								},
+								"parameters": {
+									"type": "object",
+									"propertyNames": {
+										"type": "string"
+									},
+									"additionalProperties": {}
+								},
+								"steps": {
+									"type": "array",
+									"items": {
+										"type": "object",
+										"properties": {
+											"id": {
+												"type": "string"
+											},
+											"type": {
+												"type": "string",
+												"enum": [
+													"tool",
+													"elicitation",
+													"forEach"
+												]
+											},
+											"tool": {
+												"type": "string"
+											},
+											"arguments": {
+												"type": "object",
+												"propertyNames": {
+													"type": "string"
+												},
+												"additionalProperties": {}
+											},
+											"condition": {
+												"type": "string"
+											},
+											"onError": {
+												"type": "object",
+												"properties": {
+													"action": {
+														"type": "string",
+														"enum": [
+															"abort",
+															"continue",
+															"retry"
+														]
+													},
+													"retryCount": {
+														"type": "integer",
+														"minimum": 0,
+														"maximum": 10
+													},
+													"retryDelay": {
+														"type": "string"
+													}
+												},
+												"additionalProperties": false
+											},
+											"timeout": {
+												"type": "string"
+											},
+											"defaultResults": {
+												"type": "object",
+												"propertyNames": {
+													"type": "string"
+												},
+												"additionalProperties": {}
+											},
+											"dependsOn": {
+												"type": "array",
+												"items": {
+													"type": "string"
+												}
+											},
+											"message": {
+												"type": "string"
+											},
+											"schema": {
+												"type": "object",
+												"propertyNames": {
+													"type": "string"
+												},
+												"additionalProperties": {}
+											},
+											"onDecline": {
+												"type": "object",
+												"properties": {
+													"action": {
+														"type": "string",
+														"enum": [
+															"skip_remaining",
+															"abort",
+															"continue"
+														]
+													}
+												},
+												"additionalProperties": false
+											},
+											"onCancel": {
+												"type": "object",
+												"properties": {
+													"action": {
+														"type": "string",
+														"enum": [
+															"skip_remaining",
+															"abort",
+															"continue"
+														]
+													}
+												},
+												"additionalProperties": false
+											},
+											"collection": {
+												"type": "string"
+											},
+											"itemVar": {
+												"type": "string"
+											},
+											"maxIterations": {
+												"type": "integer",
+												"minimum": 1,
+												"maximum": 1000
+											},
+											"maxParallel": {
+												"type": "integer",
+												"minimum": 1,
+												"maximum": 64
+											},
+											"step": {
+												"type": "object",
+												"properties": {
+													"tool": {
+														"type": "string"
+													},
+													"arguments": {
+														"type": "object",
+														"propertyNames": {
+															"type": "string"
+														},
+														"additionalProperties": {}
+													},
+													"condition": {
+														"type": "string"
+													},
+													"onError": {
+														"type": "object",
+														"properties": {
+															"action": {
+																"type": "string",
+																"enum": [
+																	"abort",
+																	"continue",
+																	"retry"
+																]
+															},
+															"retryCount": {
+																"type": "integer",
+																"minimum": 0,
+																"maximum": 10
+															},
+															"retryDelay": {
+																"type": "string"
+															}
+														},
+														"additionalProperties": false
+													},
+													"timeout": {
+														"type": "string"
+													},
+													"defaultResults": {
+														"type": "object",
+														"propertyNames": {
+															"type": "string"
+														},
+														"additionalProperties": {}
+													}
+												},
+												"additionalProperties": false
+											}
+										},
+										"required": [
+											"id"
+										],
+										"additionalProperties": false
+									}
+								},
+								"timeout": {
+									"type": "string"
+								},
+								"output": {
+									"type": "object",
+									"properties": {
+										"properties": {
+											"type": "object",
+											"propertyNames": {
+												"type": "string"
+											},
+											"additionalProperties": {
+												"type": "object",
+												"properties": {
+													"type": {
+														"type": "string",
+														"enum": [
+															"string",
+															"integer",
+															"number",
+															"boolean",
+															"object",
+															"array"
+														]
+													},
+													"description": {
+														"type": "string"
+													},
+													"value": {
+														"type": "string"
+													},
+													"properties": {
+														"type": "object",
+														"propertyNames": {
+															"type": "string"
+														},
+														"additionalProperties": {}
+													},
+													"default": {}
+												},
+												"required": [
+													"type"
+												],
+												"additionalProperties": false
+											}
+										},
+										"required": {
+											"type": "array",
+											"items": {
+												"type": "string"
+											}
+										}
+									},
+									"required": [
+										"properties"
+									],
+									"additionalProperties": false
+								},
+								"annotations": {
+									"type": "object",
+									"properties": {
+										"title": {
+											"type": "string"
+										},
+										"readOnlyHint": {
+											"type": "boolean"
+										},
+										"destructiveHint": {
+											"type": "boolean"
+										},
+										"idempotentHint": {
+											"type": "boolean"
+										},
+										"openWorldHint": {
+											"type": "boolean"
+										}
+									},
+									"additionalProperties": false
+								}
+							},
+							"required": [
+								"name",
+								"steps"
+							],
+							"additionalProperties": false
+						}
 					}
 				},
 				"additionalProperties": false

@@ -8,6 +8,7 @@ import type { AggregationConfig } from '../../protocol/runConfig.js';
 import { aggregatedGroupOf, EXPOSED_NAME } from '../runspec/aggregation.js';
 import { checkProviderUrl, ProviderError } from '../net/providerUrl.js';
 import { resolveNames, type MemberList } from '../runspec/aggregationNames.js';
+import { compositeProblems } from '../runspec/composite.js';
 import type { StoredWorkload } from '../runspec/store.js';
 import { invalid } from './fields.js';
 import type { MemberTool } from './memberTools.js';
@@ -65,8 +66,11 @@ export async function checkAggregate(group: string, request: Record<string, unkn
 			if (override.name !== undefined && !EXPOSED_NAME.test(override.name)) throw invalid(`${field}.name`, `${JSON.stringify(override.name)} does not match ${EXPOSED_NAME.source}`);
 		}
 	}
-	if (conflict === 'manual' && context.memberTools) {
-		const [clash] = resolveNames(aggregation, await context.memberTools(group), true).clashes;
+	if (aggregation.mode === 'code' && aggregation.code?.enabled === false) throw invalid('aggregation.code.enabled', 'mode code lists only run_code: leave enabled out, or choose another mode');
+	const lists = context.memberTools && (conflict === 'manual' || aggregation.composite_tools?.length) ? await context.memberTools(group) : undefined;
+	checkComposites(aggregation, lists);
+	if (conflict === 'manual' && lists) {
+		const [clash] = resolveNames(aggregation, lists, true).clashes;
 		if (clash) {
 			const [first, second] = clash.members;
 			throw invalid(
@@ -74,6 +78,29 @@ export async function checkAggregate(group: string, request: Record<string, unkn
 				`tool ${clash.name} is held by ${first} and ${second} (conflict manual): rename one with aggregation.members.${second}.overrides.${clash.name}.name, or hide it from one (tools, exclude_all)`,
 			);
 		}
+	}
+}
+
+/** The aggregate's own tools' names: no search or code tool's, none twice. */
+const RESERVED_NAMES = ['find_tool', 'call_tool', 'run_code'];
+
+/**
+ * Composite tools: each name its own, each definition whole (runspec/composite.ts); each step's
+ * tool one the serving members list, when they could be asked (`lists`).
+ */
+function checkComposites(aggregation: AggregationConfig, lists: readonly MemberList<MemberTool>[] | undefined): void {
+	const names = new Set<string>();
+	const served = lists && new Map(lists.map((list) => [list.member, new Set(list.items.map((tool) => tool.name))]));
+	// A member not serving now is not judged: its tools are not known.
+	const toolExists = served && ((member: string, tool: string) => !served.has(member) || served.get(member)!.has(tool));
+	for (const [index, tool] of (aggregation.composite_tools ?? []).entries()) {
+		const field = `aggregation.composite_tools[${index}]`;
+		if (!EXPOSED_NAME.test(tool.name)) throw invalid(`${field}.name`, `${JSON.stringify(tool.name)} does not match ${EXPOSED_NAME.source}`);
+		if (RESERVED_NAMES.includes(tool.name)) throw invalid(`${field}.name`, `${tool.name} is a tool of the aggregate's own modes`);
+		if (names.has(tool.name)) throw invalid(`${field}.name`, `composite tool ${tool.name} is declared twice`);
+		names.add(tool.name);
+		const [problem] = compositeProblems(tool, field, toolExists);
+		if (problem) throw invalid(problem.field, problem.message);
 	}
 }
 

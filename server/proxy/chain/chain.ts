@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../core/jsonrpc.js';
-import type { UpstreamSession } from '../core/backend.js';
+import type { CallOrigin, UpstreamSession } from '../core/backend.js';
 
 /** Who is calling: the claims of a verified token (never the token itself). */
 export interface Identity {
@@ -119,11 +119,31 @@ export function composeMcp(middlewares: readonly McpMiddleware[], terminal: McpH
 	return middlewares.reduceRight<McpHandler>((next, middleware) => (call) => middleware(call, next), terminal);
 }
 
-/** The end of the MCP chain: the session's backend answers. */
-export const forwardToBackend: McpHandler = (call) => {
-	call.accepted?.();
-	return call.session.backend.request(call.request, call.signal);
-};
+/**
+ * The end of the MCP chain: the session's backend answers. `chain` is the whole chain, which
+ * the calls the backend makes for this one go through again (core/backend.ts `CallOrigin`).
+ */
+export function forwardToBackend(chain: () => McpHandler): McpHandler {
+	return (call) => {
+		call.accepted?.();
+		const { backend } = call.session;
+		// Only a backend that calls back gets the way in: the others' calls make no object for it.
+		return backend.request(call.request, call.signal, backend.reenters ? new Reentry(chain, call) : undefined);
+	};
+}
+
+/** A call's way back into the chain: its caller's session and exchange, another request. */
+class Reentry implements CallOrigin {
+	constructor(
+		private readonly chain: () => McpHandler,
+		private readonly call: McpCall,
+	) {}
+
+	reenter(request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+		const { session, exchange, span } = this.call;
+		return this.chain()({ request, session, signal, exchange, span });
+	}
+}
 
 /** A client notification, or the client's response to a server request, on its way to the server. */
 export interface McpNotice {

@@ -16,9 +16,20 @@ export interface ClientSessionSink {
 	ended(reason: string): void;
 }
 
+/**
+ * How the calls a backend makes for a client's call (an aggregate's script or composite tool
+ * calling member tools) go through the proxy's MCP chain again, as that call's caller: audit,
+ * authorization, rate limits and telemetry see each as a call of its own.
+ */
+export interface CallOrigin {
+	reenter(request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse>;
+}
+
 export interface UpstreamSession {
-	/** Sends a client request; resolves with the server's response, never rejects. */
-	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse>;
+	/** Sends a client request; resolves with the server's response, never rejects. `origin` re-enters the chain for it. */
+	request(message: JsonRpcRequest, signal: AbortSignal, origin?: CallOrigin): Promise<JsonRpcResponse>;
+	/** The session makes calls of its own for its client's (an aggregate's): its requests come with a `CallOrigin`. */
+	readonly reenters?: boolean;
 	/**
 	 * Sends a notification, or the client's response to a server request; a promise when it
 	 * takes a round trip, settled once the server has it (so no later request overtakes it).

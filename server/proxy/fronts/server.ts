@@ -22,6 +22,7 @@ import {
 	type HttpHandler,
 	type Identity,
 	type HttpMiddleware,
+	type McpHandler,
 	type McpMiddleware,
 	type NoticeMiddleware,
 } from '../chain/chain.js';
@@ -92,7 +93,7 @@ export class ProxyServer {
 
 	constructor(private readonly options: ProxyServerOptions) {
 		this.sessions = new ClientSessionRegistry(options.backend, options.sessions);
-		const handle = composeMcp(options.mcpMiddlewares, forwardToBackend);
+		const handle: McpHandler = composeMcp(options.mcpMiddlewares, forwardToBackend(() => handle));
 		const notify = composeNotices(options.noticeMiddlewares ?? [], forwardNotice);
 		const streamable = new StreamableHttpFront(this.sessions, handle, notify);
 		const sse = new LegacySseFront(this.sessions, handle, '/messages', options.address, notify);

@@ -13,6 +13,8 @@ import { approvedNames, sameNames } from '../../../runspec/pins/drift.js';
 import type { BackendState, WorkloadStore } from '../../../runspec/store.js';
 import type { Backend, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { HttpBackend } from '../http.js';
+import { limitsOf } from './code/sandbox/limits.js';
+import { SandboxPool } from './code/sandbox/pool.js';
 import { cosine, Embeddings } from './embeddings.js';
 import { LinkTransport } from './link.js';
 import { Membership, type Member } from './members.js';
@@ -59,6 +61,8 @@ export class AggregateBackend implements Backend, SessionBackend {
 	/** The definition notes already logged, so that each is logged once. */
 	private readonly logged = new Set<string>();
 
+	/** The sandbox of `run_code`, when code mode is on (`mode: code`, or `code.enabled` beside another mode). */
+	readonly sandbox: SandboxPool | undefined;
 	/** The embeddings endpoint find_tool blends in, when the aggregation configures one. */
 	private readonly embeddings: Embeddings | undefined;
 	/** What the status says beside `connected`: per concern, a note or nothing. */
@@ -67,6 +71,8 @@ export class AggregateBackend implements Backend, SessionBackend {
 	constructor(readonly options: AggregateOptions) {
 		this.membership = new Membership(options.store, options.group, options.log);
 		const config = options.config.mode === 'search' ? options.config.search?.embeddings : undefined;
+		const code = options.config.mode === 'code' || options.config.code?.enabled === true;
+		this.sandbox = code ? new SandboxPool(limitsOf(options.config.code)) : undefined;
 		this.embeddings = config && new Embeddings({ config, resolveSecret: options.resolveSecret, log: options.log, onStatus: (status) => this.note('embeddings', status) });
 	}
 
@@ -74,6 +80,8 @@ export class AggregateBackend implements Backend, SessionBackend {
 		this.membership.onChange = () => void this.membersChanged();
 		this.membership.onPinsChanged = (workload) => this.pinsChanged(workload);
 		await this.membership.start();
+		// Its workers start now, so that the first script finds one warm.
+		this.sandbox?.warm();
 		this.state = 'connected';
 		this.detail = this.noted();
 		this.onStateChange?.(this.state, this.detail);
@@ -87,6 +95,7 @@ export class AggregateBackend implements Backend, SessionBackend {
 
 	async close(): Promise<void> {
 		this.membership.close();
+		this.sandbox?.close();
 		for (const timer of this.pinTimers.values()) clearTimeout(timer);
 		for (const session of this.sessions) session.close();
 		for (const transport of this.transports.values()) void transport.close();

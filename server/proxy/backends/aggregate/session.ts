@@ -13,7 +13,7 @@
 import type { AggregationConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
 import { VERSION } from '../../../version.js';
-import type { ClientSessionSink, UpstreamSession } from '../../core/backend.js';
+import type { CallOrigin, ClientSessionSink, UpstreamSession } from '../../core/backend.js';
 import { CallTable } from '../../core/callTable.js';
 import {
 	canonicalJson,
@@ -34,6 +34,9 @@ import type { Member, Membership } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { within } from '../../../within.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
+import { RUN_CODE, runCode, runCodeTool } from './code/runCode.js';
+import { compositeDefinition, runComposite } from './composite.js';
+import type { SandboxPool } from './code/sandbox/pool.js';
 import type { Tool, ToolView } from './toolView.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
@@ -109,9 +112,13 @@ export interface SessionBackend {
 	memberSaid(member: string, context: MemberContext): void;
 	toolView(capabilities: string, lists: readonly MemberList<Tool>[]): ToolView;
 	find(view: ToolView, query: string, limit: number | undefined): Promise<Exposed<Tool>[]>;
+	/** The sandbox of `run_code` scripts, when code mode is on. */
+	readonly sandbox: SandboxPool | undefined;
 }
 
 export class AggregateSession implements UpstreamSession {
+	/** Scripts and composite tools call member tools back through the chain. */
+	readonly reenters = true;
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
 	private readonly calls = new CallTable<CallInFlight>();
@@ -126,6 +133,11 @@ export class AggregateSession implements UpstreamSession {
 	/** Members' requests the client has not answered, by the id it knows them by. */
 	private readonly asked = new CallTable<Asked>();
 	private nextAsked = 1;
+	/** The ids of the calls this session's scripts made back through the chain, while in flight. */
+	private readonly inner = new Set<RequestId>();
+	private nextInner = 1;
+	/** This session's own requests to the client (a composite tool's elicitation), until answered. */
+	private readonly elicitations = new CallTable<{ resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void }>();
 
 	constructor(
 		private readonly backend: SessionBackend,
@@ -141,11 +153,11 @@ export class AggregateSession implements UpstreamSession {
 	 * Answers a client request. `signal` is the client session's, shared by its calls: one call is
 	 * given up by `cancel`, which needs no signal or listener per call (see core/backend.ts).
 	 */
-	request(message: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	request(message: JsonRpcRequest, signal: AbortSignal, origin?: CallOrigin): Promise<JsonRpcResponse> {
 		return new Promise((resolve) => {
 			const call: CallInFlight = { id: message.id, answer: resolve };
 			this.calls.set(message.id, call);
-			this.answer(message, signal, call).then(
+			this.answer(message, signal, call, origin).then(
 				(result) => resolve(result instanceof Refusal ? { jsonrpc: '2.0', id: message.id, error: result.error } : { jsonrpc: '2.0', id: message.id, result }),
 				(error: unknown) => resolve(errorResponse(message.id, error instanceof MemberUnavailable ? ErrorCode.ConnectionClosed : ErrorCode.InternalError, (error as Error).message)),
 			).finally(() => {
@@ -163,11 +175,19 @@ export class AggregateSession implements UpstreamSession {
 		if (!call) return;
 		this.calls.delete(id);
 		call.sent?.session.cancel(call.sent.id, reason);
+		call.abort?.abort();
 		call.answer(errorResponse(id, ErrorCode.RequestTimeout, `request cancelled: ${reason}`));
 	}
 
 	send(message: JsonRpcNotification | JsonRpcResponse): void | Promise<void> {
 		if (isResponse(message)) {
+			const elicitation = message.id === null ? undefined : this.elicitations.get(message.id);
+			if (elicitation) {
+				this.elicitations.delete(message.id!);
+				if (message.error) elicitation.reject(new Error(message.error.message));
+				else elicitation.resolve(message.result ?? {});
+				return;
+			}
 			// The client's answer to a member's request.
 			const asked = message.id === null ? undefined : this.asked.get(message.id);
 			if (!asked) return;
@@ -192,6 +212,10 @@ export class AggregateSession implements UpstreamSession {
 		if (this.closed) return;
 		this.closed = true;
 		for (const [id] of this.calls.entries()) this.cancel(id, 'the session closed');
+		for (const [id, elicitation] of this.elicitations.entries()) {
+			this.elicitations.delete(id);
+			elicitation.reject(new Error('the session closed'));
+		}
 		for (const name of [...this.connections.keys()]) this.disconnect(name);
 		this.forget();
 	}
@@ -206,7 +230,7 @@ export class AggregateSession implements UpstreamSession {
 		for (const [name, connection] of this.connections) if (members.get(name)?.generation !== connection.generation) this.disconnect(name);
 	}
 
-	private async answer(message: JsonRpcRequest, signal: AbortSignal, call: ClientCall): Promise<Record<string, unknown> | Refusal> {
+	private async answer(message: JsonRpcRequest, signal: AbortSignal, call: CallInFlight, origin: CallOrigin | undefined): Promise<Record<string, unknown> | Refusal> {
 		const params = message.params;
 		switch (message.method) {
 			case 'initialize':
@@ -214,9 +238,9 @@ export class AggregateSession implements UpstreamSession {
 			case 'ping':
 				return {};
 			case 'tools/list':
-				return { tools: this.config.mode === 'search' ? SEARCH_TOOLS : (await this.listTools(signal)).exposed.map((exposed) => exposed.item) };
+				return { tools: await this.toolsListed(signal) };
 			case 'tools/call':
-				return this.callTool(params, signal, call);
+				return this.callTool(message.id, params, signal, call, origin);
 			case 'prompts/list':
 				return { prompts: (await this.listPrompts(signal)).map((exposed) => exposed.item) };
 			case 'prompts/get': {
@@ -254,10 +278,37 @@ export class AggregateSession implements UpstreamSession {
 		};
 	}
 
-	private async callTool(params: Params, signal: AbortSignal, call: ClientCall): Promise<Record<string, unknown> | Refusal> {
+	/** What `tools/list` shows: the tools of the mode, and run_code when code mode is on. */
+	private async toolsListed(signal: AbortSignal): Promise<unknown[]> {
+		const { mode } = this.config;
+		const view = mode === 'search' && !this.backend.sandbox ? undefined : await this.listTools(signal);
+		const own = mode === 'search' ? SEARCH_TOOLS : mode === 'code' ? [] : view!.exposed.map((exposed) => exposed.item);
+		const composites = this.config.composite_tools ?? [];
+		const compositeView = composites.length ? (view ?? (await this.listTools(signal))) : undefined;
+		return [...own, ...(view && this.backend.sandbox ? [runCodeTool(view)] : []), ...composites.map((tool) => compositeDefinition(tool, compositeView!))];
+	}
+
+	private async callTool(id: RequestId, params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin | undefined): Promise<Record<string, unknown> | Refusal> {
 		let name = String(params?.name ?? '');
 		let args = params?.arguments;
-		if (this.config.mode === 'search') {
+		// A script's call: by exposed name, whatever the mode, and never run_code again.
+		const fromScript = this.inner.has(id);
+		if (fromScript && name === RUN_CODE) return invalidParams(`${RUN_CODE} cannot be called from a script`);
+		if (!fromScript && name === RUN_CODE && this.backend.sandbox) {
+			if (!origin) return invalidParams(`${RUN_CODE} is not available here`);
+			return this.runScript(params, signal, call, origin);
+		}
+		const composite = fromScript ? undefined : this.config.composite_tools?.find((tool) => tool.name === name);
+		if (composite) {
+			if (!origin) return invalidParams(`${name} is not available here`);
+			const view = await this.listTools(signal);
+			const abort = new AbortController();
+			call.abort = abort;
+			const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+			return runComposite(composite, given, { view, call: this.innerCaller(origin, signal, abort.signal), elicit: (text, schema) => this.elicit(call, text, schema) }, abort.signal);
+		}
+		if (!fromScript && this.config.mode === 'code') return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${RUN_CODE})`);
+		if (!fromScript && this.config.mode === 'search') {
 			if (name === FIND_TOOL) return this.findTool(params?.arguments as Params, signal);
 			if (name !== CALL_TOOL) return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${FIND_TOOL} and ${CALL_TOOL})`);
 			const inner = params?.arguments as Params;
@@ -270,6 +321,60 @@ export class AggregateSession implements UpstreamSession {
 			return invalidParams(`Unknown tool: ${name}${closest.length ? `; the closest this aggregate has: ${closest.join(', ')}` : ''}${this.config.mode === 'search' ? ` (${FIND_TOOL} finds tools by what they do)` : ''}`);
 		}
 		return this.forward(route.member, 'tools/call', { ...params, name: route.original, arguments: args }, signal, call);
+	}
+
+	/**
+	 * Runs a `run_code` call: each of the script's tool calls goes back through the proxy's chain
+	 * as a call of its own (authorization, rate limits, audit, telemetry); the client's
+	 * cancellation ends the script and gives up its calls in flight; a client that asked for
+	 * progress hears of each call finished.
+	 */
+	private async runScript(params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin): Promise<Record<string, unknown>> {
+		const view = await this.listTools(signal);
+		const abort = new AbortController();
+		call.abort = abort;
+		const progressToken = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+		const progressed =
+			typeof progressToken === 'string' || typeof progressToken === 'number'
+				? (finished: number) => this.sink.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: finished, message: `${finished} tool call${finished === 1 ? '' : 's'} done` } }, call.id)
+				: undefined;
+		return runCode(this.backend.sandbox!, (params?.arguments as Params)?.code, {
+			view,
+			find: (query, limit) => this.backend.find(view, query, limit),
+			progressed,
+			call: this.innerCaller(origin, signal, abort.signal),
+		}, abort.signal);
+	}
+
+	/**
+	 * How a script or composite tool calls a tool: a `tools/call` of its own back through the
+	 * chain (`origin`), under an id this session knows as a script's; `cancelled` gives up those
+	 * in flight.
+	 */
+	private innerCaller(origin: CallOrigin, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
+		const inFlight = new Set<RequestId>();
+		cancelled.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the call that made it was cancelled')));
+		return async (name, args) => {
+			const id = `hangar-script-${this.nextInner++}`;
+			this.inner.add(id);
+			inFlight.add(id);
+			try {
+				return await origin.reenter({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, signal);
+			} finally {
+				this.inner.delete(id);
+				inFlight.delete(id);
+			}
+		};
+	}
+
+	/** Asks the client through MCP elicitation, for the call `call` (a composite tool's elicitation step). */
+	private elicit(call: CallInFlight, message: string, requestedSchema: Record<string, unknown>): Promise<{ action: string; content?: Record<string, unknown> }> {
+		if (this.capabilities.elicitation === undefined) return Promise.reject(new Error('the client cannot be asked: it declared no elicitation capability'));
+		const id = `hangar-elicit-${this.nextAsked++}`;
+		return new Promise((resolve, reject) => {
+			this.elicitations.set(id, { resolve: (result) => resolve({ action: String(result.action ?? 'cancel'), content: result.content as Record<string, unknown> | undefined }), reject });
+			this.sink.deliver({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { message, requestedSchema } }, call.id);
+		});
 	}
 
 	private async findTool(args: Params, signal: AbortSignal): Promise<Record<string, unknown> | Refusal> {
@@ -450,9 +555,10 @@ export class AggregateSession implements UpstreamSession {
 	}
 }
 
-/** A client request in flight: `answer` answers the client (at once, when it is given up). */
+/** A client request in flight: `answer` answers the client (at once, when it is given up); `abort` ends a script it runs. */
 interface CallInFlight extends ClientCall {
 	readonly answer: (response: JsonRpcResponse) => void;
+	abort?: AbortController;
 }
 
 /** An error the aggregate itself answers with. */

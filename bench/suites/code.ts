@@ -1,0 +1,135 @@
+/**
+ * Code mode (#49): what `run_code` saves the model and what it costs the proxy. Two members
+ * (test/fixtures/workloads/code-members.mjs: an issue tracker of 25 issues with long bodies,
+ * and a notes server) behind aggregates run by the built `hangar`:
+ * - the task "note every open urgent issue", done by direct calls (list the issues, then one
+ *   add_note per urgent one, in parallel) against one script: the bytes of the tool results
+ *   the model receives, the bytes of the tool definitions it is shown, and its turns;
+ * - one tool call as a one-call script against the same `call_tool` (search mode with
+ *   `code.enabled`, the same proxy), in alternating rounds;
+ * - the start of a script in a warm sandbox (the pool in process, `return 1`);
+ * - 16 scripts at once, each one call.
+ */
+import { fileURLToPath } from 'node:url';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { limitsOf } from '../../server/proxy/backends/aggregate/code/sandbox/limits.js';
+import { SandboxPool } from '../../server/proxy/backends/aggregate/code/sandbox/pool.js';
+import { benchEnv, runHangar, spawnHttp } from '../processes.js';
+import { median, ms, percentile, timed, verdict, type Table } from '../stats.js';
+
+const MEMBERS = fileURLToPath(new URL('../../../test/fixtures/workloads/code-members.mjs', import.meta.url));
+const GROUP = 'bench-code';
+/** Calls per front and round, and rounds, of the overhead comparison. */
+const CALLS = 50;
+const ROUNDS = 2;
+const STARTS = 100;
+const CONCURRENT = 16;
+
+async function connected(url: string): Promise<Client> {
+	const client = new Client({ name: 'hangar-bench', version: '1.0.0' });
+	await client.connect(new StreamableHTTPClientTransport(new URL(url.split('#')[0]!)));
+	return client;
+}
+
+const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+export async function code(): Promise<Table[]> {
+	const env = benchEnv();
+	const home = env.HANGAR_HOME!;
+	const members = await spawnHttp([MEMBERS]);
+	const clients: Client[] = [];
+	try {
+		await runHangar(['group', 'create', GROUP], env);
+		for (const member of ['tracker', 'notes']) await runHangar(['run', `${members.url}/${member}/mcp`, '--name', member, '--group', GROUP, '--tool-pinning', 'off', '--json'], env);
+		const aggregate = async (name: string, settings: Record<string, unknown>) => {
+			const file = join(home, `${name}.json`);
+			await writeFile(file, JSON.stringify(settings));
+			const { url } = JSON.parse(await runHangar(['run', `group://${GROUP}`, '--name', name, '--group', GROUP, '--aggregation', file, '--json'], env)) as { url: string };
+			const client = await connected(url);
+			clients.push(client);
+			return client;
+		};
+		const direct = await aggregate('direct', { mode: 'all' });
+		const coded = await aggregate('coded', { mode: 'code' });
+		const both = await aggregate('both', { mode: 'search', code: { enabled: true } });
+
+		// The task, both ways.
+		const shownDirect = bytes((await direct.listTools()).tools);
+		const shownCode = bytes((await coded.listTools()).tools);
+		const listed = await direct.callTool({ name: 'tracker_list_issues', arguments: { state: 'all' } });
+		const urgent = (listed.structuredContent as { issues: Array<{ id: number; state: string; labels: string[] }> }).issues.filter((issue) => issue.state === 'open' && issue.labels.includes('urgent'));
+		const added = await Promise.all(urgent.map((issue) => direct.callTool({ name: 'notes_add_note', arguments: { text: `follow up #${issue.id}`, tags: ['urgent'] } })));
+		const receivedDirect = bytes(listed) + added.reduce((sum, result) => sum + bytes(result), 0);
+		const script = `const { issues } = await tools.tracker.list_issues({ state: 'all' });
+const urgent = issues.filter((issue) => issue.state === 'open' && issue.labels.includes('urgent'));
+await Promise.all(urgent.map((issue) => tools.notes.add_note({ text: 'follow up #' + issue.id, tags: ['urgent'] })));
+return { noted: urgent.map((issue) => issue.id) };`;
+		const ran = await coded.callTool({ name: 'run_code', arguments: { code: script } });
+		if (ran.isError) throw new Error(`the task script failed: ${JSON.stringify(ran.content)}`);
+		const receivedCode = bytes(ran);
+		const saved = 1 - receivedCode / receivedDirect;
+
+		process.stderr.write('code: the task done both ways\n');
+		// One call: call_tool against a one-call script, alternating rounds on the same proxy.
+		const viaCallTool: number[] = [];
+		const viaScript: number[] = [];
+		const callTool = () => both.callTool({ name: 'call_tool', arguments: { name: 'tracker_get_issue', arguments: { id: 1 } } });
+		const oneCall = () => both.callTool({ name: 'run_code', arguments: { code: 'return await tools.tracker.get_issue({ id: 1 });' } });
+		await timed(20, callTool);
+		await timed(20, oneCall);
+		for (let round = 0; round < ROUNDS; round++) {
+			const order = round % 2 ? [[oneCall, viaScript], [callTool, viaCallTool]] as const : [[callTool, viaCallTool], [oneCall, viaScript]] as const;
+			for (const [work, samples] of order) samples.push(...(await timed(CALLS, work)));
+		}
+		const overhead = median(viaScript) / median(viaCallTool);
+
+		process.stderr.write('code: the one-call rounds done\n');
+		// Sixteen scripts at once.
+		const batches = await timed(5, () => Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } }))));
+		const concurrent = await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } })));
+		const allRight = concurrent.every((result, index) => (result.content as Array<{ text: string }>)[0]?.text === String(index + 1));
+
+		// A script's start in a warm sandbox, in process.
+		const pool = new SandboxPool(limitsOf(undefined), new URL('../../server/proxy/backends/aggregate/code/sandbox/worker.js', import.meta.url));
+		pool.warm();
+		const run = () => pool.run({ code: 'return 1;', prelude: '', host: async () => null, signal: new AbortController().signal });
+		await timed(20, run);
+		const starts = await timed(STARTS, run);
+		pool.close();
+
+		return [
+			{
+				title: 'Code mode: the task "note every open urgent issue" (25 issues of about 500 bytes each, 3 of them urgent) by direct calls against one run_code script',
+				columns: ['', 'direct calls (mode all)', 'one script (mode code)'],
+				rows: [
+					['tool results the model receives', `${receivedDirect.toLocaleString('en-US')} B`, `${receivedCode.toLocaleString('en-US')} B`],
+					['tool definitions it is shown', `${shownDirect.toLocaleString('en-US')} B (8 tools)`, `${shownCode.toLocaleString('en-US')} B (run_code)`],
+					['model turns', '2 (list, then 3 add_note at once)', '1'],
+				],
+				verdicts: [verdict('bytes of tool results the model receives, script vs direct calls', receivedCode / receivedDirect, 0.1), `that is ${(saved * 100).toFixed(1)} % fewer (target ≥ 90 %)`],
+			},
+			{
+				title: `Code mode's cost: one tool call (tracker.get_issue) as a one-call run_code script against the same call through call_tool, on one aggregate (mode search, code.enabled), ${ROUNDS} alternating rounds of ${CALLS} sequential calls each; and ${CONCURRENT} scripts at once`,
+				columns: ['what', 'p50', 'p99'],
+				rows: [
+					['call_tool', ms(median(viaCallTool)), ms(percentile(viaCallTool, 99))],
+					['run_code, one call', ms(median(viaScript)), ms(percentile(viaScript, 99))],
+					[`${CONCURRENT} run_code scripts at once (the batch)`, ms(median(batches)), ms(percentile(batches, 99))],
+					[`a script's start in a warm sandbox (return 1, ${STARTS} runs, in process)`, ms(median(starts)), ms(percentile(starts, 99))],
+				],
+				verdicts: [
+					verdict('p50 of a one-call script vs call_tool', overhead, 1.3),
+					verdict("p50 of a script's start in a warm sandbox vs 5 ms", median(starts) / 5, 1),
+					`${CONCURRENT} scripts at once each got their own answer: ${allRight ? 'yes' : 'NO'}`,
+				],
+			},
+		];
+	} finally {
+		await Promise.allSettled(clients.map((client) => client.close()));
+		for (const name of ['direct', 'coded', 'both', 'tracker', 'notes']) await runHangar(['rm', name], env).catch(() => undefined);
+		members.stop();
+	}
+}

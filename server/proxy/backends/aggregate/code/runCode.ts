@@ -1,0 +1,196 @@
+/**
+ * `run_code`: the tool of an aggregate's code mode. The model writes a script (an async
+ * function body, plain JavaScript) that calls the aggregate's tools as async functions,
+ * `await tools.<member>.<tool>({...})` or `await call_tool(name, {...})`, finds them with
+ * `find_tools(query)` and reads their TypeScript declaration with `describe(name)`; what it
+ * logs and returns is the tool's result, so the members' raw results never reach the model
+ * unless the script passes them on.
+ *
+ * Every call of a script is a real call (ScriptCalls.call: back through the proxy's chain):
+ * its arguments are checked against the tool's input schema first, the calls are counted
+ * (`max_tool_calls`, then the script ends) and at most `max_calls_in_flight` run at once (the
+ * others wait their turn). A script cannot call `run_code`.
+ */
+import type { Exposed } from '../../../../runspec/aggregationNames.js';
+import type { JsonRpcResponse } from '../../../core/jsonrpc.js';
+import type { Tool, ToolView } from '../toolView.js';
+import { argumentProblem } from './argumentCheck.js';
+import { declarationOf } from './declarations.js';
+import { ScriptLimitError, type ScriptOutcome } from './sandbox/limits.js';
+import type { SandboxPool } from './sandbox/pool.js';
+
+export const RUN_CODE = 'run_code';
+
+/** How many tool names the description lists before it says how many more there are. */
+const LISTED_NAMES = 60;
+
+/** What a script's calls reach: the tools the client sees, their search, and the chain. */
+export interface ScriptCalls {
+	readonly view: ToolView;
+	find(query: string, limit: number | undefined): Promise<Exposed<Tool>[]>;
+	/** Calls the tool of exposed name `name` as its own `tools/call` through the proxy's chain. */
+	call(name: string, args: Record<string, unknown>): Promise<JsonRpcResponse>;
+	/** One more of the script's calls finished (for the client's progress). */
+	progressed?(finished: number): void;
+}
+
+/** The definition of `run_code`, naming the members and their tools so the model knows what to call. */
+export function runCodeTool(view: ToolView): Record<string, unknown> {
+	const byMember = new Map<string, string[]>();
+	for (const tool of view.exposed) byMember.set(tool.member, [...(byMember.get(tool.member) ?? []), tool.original]);
+	let listed = 0;
+	const members = [...byMember].map(([member, names]) => {
+		const shown = names.slice(0, Math.max(0, LISTED_NAMES - listed));
+		listed += shown.length;
+		const more = names.length - shown.length;
+		return `${JSON.stringify(member)}: ${shown.join(', ')}${more ? ` (and ${more} more)` : ''}`;
+	});
+	return {
+		name: RUN_CODE,
+		description: [
+			'Runs JavaScript (an async function body, no TypeScript) in a sandbox that can call this server\'s tools; returns what it logs (console.log) and returns.',
+			'Call a tool: `const result = await tools["<member>"].<tool>({ ...args })` (or `await call_tool("<exposed name>", args)`); a result is the tool\'s structured content, else its text. A failed call throws.',
+			'`await find_tools("what to do")` lists matching tools; `await describe("<member>.<tool>")` gives its TypeScript declaration. Filter and combine results in the script and return only what is needed.',
+			`Tools by member: ${members.join('; ') || 'none'}.`,
+		].join('\n'),
+		inputSchema: {
+			type: 'object',
+			properties: { code: { type: 'string', description: 'The script: the body of an async function; `return` its answer' } },
+			required: ['code'],
+		},
+	};
+}
+
+/** Each view's prelude, made once: a view is the same while its lists are. */
+const preludes = new WeakMap<ToolView, string>();
+
+/** The globals a script sees, built on the sandbox's two functions; `catalog` maps member → tool → exposed name. */
+function preludeOf(view: ToolView): string {
+	let prelude = preludes.get(view);
+	if (!prelude) preludes.set(view, (prelude = writePrelude(view)));
+	return prelude;
+}
+
+function writePrelude(view: ToolView): string {
+	const catalog: Record<string, Record<string, string>> = {};
+	for (const tool of view.exposed) (catalog[tool.member] ??= {})[tool.original] = tool.name;
+	return `(() => {
+	const host = globalThis.__host;
+	const log = globalThis.__log;
+	delete globalThis.__host;
+	delete globalThis.__log;
+	// The error is made before the call, so that its stack holds the script's line that called.
+	const ask = async (name, args) => {
+		const failure = new Error();
+		try {
+			return JSON.parse(await host(name, JSON.stringify(args)));
+		} catch (error) {
+			failure.message = error.message;
+			throw failure;
+		}
+	};
+	const call = (name, args) => ask('call', { name, arguments: args === undefined ? {} : args });
+	const tools = {};
+	// Parsed, and defined rather than assigned: a name such as __proto__ stays a name.
+	const define = (target, key, value) => Object.defineProperty(target, key, { value, enumerable: true });
+	for (const [member, names] of Object.entries(JSON.parse(${JSON.stringify(JSON.stringify(catalog))}))) {
+		const namespace = {};
+		for (const [tool, exposed] of Object.entries(names)) define(namespace, tool, (args) => call(exposed, args));
+		define(tools, member, Object.freeze(namespace));
+	}
+	globalThis.tools = Object.freeze(tools);
+	globalThis.call_tool = call;
+	globalThis.find_tools = (query, limit) => ask('find', { query, limit });
+	globalThis.describe = (name) => ask('describe', { name });
+	const text = (part) => { if (typeof part === 'string') return part; try { return JSON.stringify(part); } catch { return String(part); } };
+	const print = (...parts) => log(parts.map(text).join(' '));
+	globalThis.console = Object.freeze({ log: print, info: print, warn: print, error: print, debug: print });
+})();`;
+}
+
+/** Runs one `run_code` call; answers its result (an error result when the script failed). */
+export async function runCode(pool: SandboxPool, code: unknown, calls: ScriptCalls, signal: AbortSignal): Promise<Record<string, unknown>> {
+	if (typeof code !== 'string' || !code.trim()) return errorResult(`${RUN_CODE} needs code: the body of an async function`, []);
+	const outcome = await pool.run({ code, prelude: preludeOf(calls.view), host: hostOf(calls, pool.limits), signal });
+	return resultOf(outcome);
+}
+
+function hostOf(calls: ScriptCalls, limits: SandboxPool['limits']): (name: string, args: unknown) => Promise<unknown> {
+	let made = 0;
+	let finished = 0;
+	let inFlight = 0;
+	const waiting: Array<() => void> = [];
+	const turn = async () => {
+		if (inFlight >= limits.maxCallsInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
+		inFlight++;
+	};
+	const done = () => {
+		inFlight--;
+		waiting.shift()?.();
+		calls.progressed?.(++finished);
+	};
+	return async (fn, args) => {
+		const given = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
+		switch (fn) {
+			case 'call': {
+				const name = typeof given.name === 'string' ? given.name : '';
+				if (name === RUN_CODE) throw new Error(`${RUN_CODE} cannot be called from a script`);
+				const tool = calls.view.get(name);
+				if (!tool) throw new Error(unknownTool(calls.view, name));
+				const toolArgs = given.arguments;
+				if (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs)) throw new Error(`${name}: its arguments must be an object`);
+				const problem = argumentProblem(tool.item.inputSchema, toolArgs);
+				if (problem) throw new Error(`${name}: invalid arguments: ${problem.replace(/^the document/, 'the arguments')}`);
+				if (++made > limits.maxToolCalls) throw new ScriptLimitError(`tool call limit: the script made more than ${limits.maxToolCalls} tool calls`);
+				await turn();
+				try {
+					return valueOf(name, await calls.call(name, toolArgs as Record<string, unknown>));
+				} finally {
+					done();
+				}
+			}
+			case 'find': {
+				if (typeof given.query !== 'string' || !given.query.trim()) throw new Error('find_tools needs a query: the task, in a few words');
+				const limit = typeof given.limit === 'number' && Number.isInteger(given.limit) && given.limit > 0 ? Math.min(given.limit, 50) : undefined;
+				return (await calls.find(given.query, limit)).map((tool) => ({ name: tool.name, member: tool.member, tool: tool.original, call: `tools[${JSON.stringify(tool.member)}].${tool.original}`, description: tool.item.description ?? '' }));
+			}
+			case 'describe': {
+				const name = typeof given.name === 'string' ? given.name : '';
+				const tool = calls.view.get(name) ?? calls.view.exposed.find((each) => `${each.member}.${each.original}` === name);
+				if (!tool) throw new Error(unknownTool(calls.view, name));
+				return declarationOf(tool.member, tool.original, tool.item);
+			}
+			default:
+				throw new Error(`unknown host function ${fn}`);
+		}
+	};
+}
+
+function unknownTool(view: ToolView, name: string): string {
+	const closest = name ? view.closest(name) : [];
+	return `unknown tool ${JSON.stringify(name)}${closest.length ? `; the closest: ${closest.join(', ')}` : ''} (find_tools finds tools by what they do)`;
+}
+
+/** What a script gets of a call's answer: the structured content, else the text; a failure throws. */
+function valueOf(name: string, response: JsonRpcResponse): unknown {
+	if (response.error) throw new Error(`${name}: ${response.error.message}`);
+	const result = (response.result ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
+	const content = Array.isArray(result.content) ? (result.content as Array<{ type?: unknown; text?: unknown }>) : [];
+	const text = content.filter((part) => part?.type === 'text' && typeof part.text === 'string').map((part) => part.text as string).join('\n');
+	if (result.isError === true) throw new Error(`${name} failed: ${text || 'no message'}`);
+	if (result.structuredContent !== undefined) return result.structuredContent;
+	return content.length && content.every((part) => part?.type === 'text') ? text : content;
+}
+
+function resultOf(outcome: ScriptOutcome): Record<string, unknown> {
+	if (!outcome.ok) return errorResult(outcome.error, outcome.logs);
+	const { value, logs } = outcome;
+	const returned = value === undefined ? [] : [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value) }];
+	const logged = logs.length ? [{ type: 'text', text: `logs:\n${logs.join('\n')}` }] : [];
+	const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? { structuredContent: value } : {};
+	return { content: [...returned, ...logged], ...structured };
+}
+
+function errorResult(error: string, logs: readonly string[]): Record<string, unknown> {
+	return { content: [{ type: 'text', text: `${error}${logs.length ? `\nlogs:\n${logs.join('\n')}` : ''}` }], isError: true };
+}

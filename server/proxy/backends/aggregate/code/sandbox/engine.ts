@@ -1,0 +1,339 @@
+/**
+ * The engine of an aggregate's scripts (`run_code`), run in a sandbox worker (worker.ts):
+ * QuickJS compiled to WebAssembly, never Node's `vm`. A script sees only the engine's own
+ * globals (no file system, network, environment, process or timers; a `Date` whose clock is
+ * coarse to the second) and what the caller's prelude builds on two functions, `__host(name, json)` and `__log(text)`; only
+ * strings cross the boundary, JSON in both directions, so no host object is ever reachable.
+ *
+ * The WebAssembly module is loaded once per worker; each script gets a runtime and context of
+ * its own, taken from a few kept warm and disposed after it, so a script never sees another's
+ * state. The limits: wall time (an interrupt while the script runs, a timer while it waits),
+ * memory (the WebAssembly memory's maximum), stack (the engine's own check), output bytes;
+ * going over one ends the script with an error naming it. A host function may end the script
+ * the same way by throwing a ScriptLimitError.
+ */
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
+
+export interface ScriptRun {
+	/** The script: an async function body. */
+	readonly code: string;
+	/** Script run before it in the same context, to build the globals it uses on `__host` and `__log`. */
+	readonly prelude: string;
+	readonly host: HostFunction;
+	readonly limits: ScriptLimits;
+	/** Whether the call was cancelled: read while the script runs, so a busy script ends too. */
+	readonly cancelled: () => boolean;
+}
+
+/** The script's first line in the text evaluated: the line after the wrapper's opening. */
+const WRAPPER_LINES = 1;
+const SCRIPT_FILE = 'script.js';
+/** Contexts kept ready, so that a script's start costs no engine set-up. */
+const WARM = 2;
+/** How often a script waiting on the host looks whether its call was cancelled. */
+const CANCEL_POLL_MS = 50;
+const CANCELLED = 'the call was cancelled';
+
+/** Before the prelude: a coarse clock, and nothing else of the engine's changed. */
+const BASE = `(() => {
+	const RealDate = Date;
+	const coarse = () => Math.floor(RealDate.now() / 1000) * 1000;
+	class CoarseDate extends RealDate {
+		constructor(...args) { if (args.length) super(...args); else super(coarse()); }
+		static now() { return coarse(); }
+	}
+	globalThis.Date = CoarseDate;
+})();`;
+
+/** The engine's own memory, before any script: what the WebAssembly module starts with. */
+const BASE_MEMORY_BYTES = 16 * 1024 * 1024;
+const PAGE_BYTES = 64 * 1024;
+
+/** `WebAssembly.Memory`, which the project's TypeScript libraries leave undeclared. */
+interface WasmMemory {
+	grow(pages: number): number;
+}
+const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory } }).WebAssembly;
+
+let engine: Promise<QuickJSWASMModule> | undefined;
+/** Whether the engine asked for more memory than its maximum: a script went over its limit. */
+let memoryRefused = false;
+/** The engine failed inside (a WebAssembly trap, a runtime it could not free): the worker is to be replaced. */
+let broken = false;
+const warm: Array<{ runtime: QuickJSRuntime; context: QuickJSContext }> = [];
+
+/**
+ * Loads the engine with `scriptMemoryBytes` of memory beyond its own, and warms its contexts.
+ * The memory limit is the WebAssembly memory's maximum: QuickJS's own limit counts nothing in
+ * these builds (they lack malloc_usable_size), a memory that cannot grow it cannot miss.
+ */
+export async function warmUp(scriptMemoryBytes: number): Promise<void> {
+	engine ??= (async () => {
+		const [{ newQuickJSWASMModuleFromVariant, newVariant }, variant] = await Promise.all([import('quickjs-emscripten-core'), import('@jitl/quickjs-wasmfile-release-sync')]);
+		const maximumBytes = BASE_MEMORY_BYTES + Math.ceil(scriptMemoryBytes / PAGE_BYTES) * PAGE_BYTES;
+		const wasm = new Memory({ initial: BASE_MEMORY_BYTES / PAGE_BYTES, maximum: maximumBytes / PAGE_BYTES });
+		// The engine grows its memory through this method: a refusal is the sign of a script over its limit.
+		const grow = wasm.grow.bind(wasm);
+		wasm.grow = (pages) => {
+			try {
+				return grow(pages);
+			} catch (error) {
+				memoryRefused = true;
+				throw error;
+			}
+		};
+		// Its types see the CommonJS build; the ES module's namespace holds the variant as `default`.
+		const base = (variant as unknown as { default: QuickJSSyncVariant }).default;
+		return newQuickJSWASMModuleFromVariant(newVariant(base, { wasmMemory: wasm as never }) as QuickJSSyncVariant);
+	})();
+	refill(await engine);
+}
+
+/**
+ * Whether the engine's memory was refused growth: the script went over its memory limit, even
+ * if it caught the error the failed allocation threw.
+ */
+function memoryFull(): boolean {
+	return memoryRefused;
+}
+
+/** Whether the engine failed and its worker should end. */
+export function isBroken(): boolean {
+	return broken;
+}
+
+async function freshContext(): Promise<{ runtime: QuickJSRuntime; context: QuickJSContext }> {
+	if (!engine) throw new Error('the engine is not loaded');
+	const module = await engine;
+	const ready = warm.pop();
+	setImmediate(() => refill(module));
+	if (ready) return ready;
+	const runtime = module.newRuntime();
+	return { runtime, context: runtime.newContext() };
+}
+
+function refill(module: QuickJSWASMModule): void {
+	try {
+		while (!broken && warm.length < WARM) {
+			const runtime = module.newRuntime();
+			warm.push({ runtime, context: runtime.newContext() });
+		}
+	} catch {
+		broken = true;
+	}
+}
+
+/** Runs one script; never rejects: a failure, a limit or a cancellation is an outcome with an error. */
+export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
+	const { runtime, context } = await freshContext();
+	const script = new Script(run, runtime, context);
+	try {
+		return await script.run();
+	} finally {
+		script.dispose();
+	}
+}
+
+class Script {
+	private readonly logs: string[] = [];
+	private outputBytes = 0;
+	private readonly deadline: number;
+	/** Why the script ended before it settled: a limit, the engine's failure or the cancellation. */
+	private ended: Error | undefined;
+	private endNow: (() => void) | undefined;
+	private readonly pending = new Set<QuickJSDeferredPromise>();
+	private readonly handles: QuickJSHandle[] = [];
+
+	constructor(
+		private readonly options: ScriptRun,
+		private readonly runtime: QuickJSRuntime,
+		private readonly context: QuickJSContext,
+	) {
+		this.deadline = Date.now() + options.limits.timeoutMs;
+	}
+
+	async run(): Promise<ScriptOutcome> {
+		const { limits, cancelled } = this.options;
+		const { runtime, context } = this;
+		runtime.setMaxStackSize(limits.stackBytes);
+		runtime.setInterruptHandler(() => {
+			if (this.ended === undefined && cancelled()) this.end(new Error(CANCELLED));
+			if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());
+			return this.ended !== undefined || Date.now() > this.deadline;
+		});
+		const ended = new Promise<void>((resolve) => (this.endNow = resolve));
+		const timer = setTimeout(() => this.end(this.timeLimit()), Math.max(0, this.deadline - Date.now()));
+		const poll = setInterval(() => cancelled() && this.end(new Error(CANCELLED)), CANCEL_POLL_MS);
+		try {
+			this.define('__host', context.newFunction('__host', (name, args) => this.hostCall(name, args)));
+			this.define('__log', context.newFunction('__log', (text) => this.log(text)));
+			for (const [source, file] of [[BASE, 'base.js'], [this.options.prelude, 'prelude.js']] as const) {
+				const prepared = context.evalCode(source, file);
+				if (prepared.error) {
+					const error = this.describe(prepared.error);
+					return this.failed(this.stopped()?.message ?? `the sandbox could not start: ${error}`);
+				}
+				prepared.value.dispose();
+			}
+			const evaluated = context.evalCode(`(async () => {\n${this.options.code}\n})()`, SCRIPT_FILE);
+			if (evaluated.error) return this.failed(this.describe(evaluated.error));
+			const settled = context.resolvePromise(evaluated.value);
+			evaluated.value.dispose();
+			this.pump();
+			const result = await Promise.race([settled, ended.then(() => undefined)]);
+			if (this.ended || !result) return this.failed(this.ended?.message ?? 'the script ended');
+			if (result.error) return this.failed(this.describe(result.error));
+			const json = context.typeof(result.value) === 'undefined' ? undefined : this.json(result.value);
+			result.value.dispose();
+			if (json !== undefined) this.count(json);
+			if (memoryFull()) this.end(this.memoryLimit());
+			const stopped = this.stopped();
+			if (stopped) return this.failed(stopped.message);
+			return { ok: true, value: json === undefined ? undefined : (JSON.parse(json) as unknown), logs: this.logs };
+		} catch (error) {
+			// A limit hit inside the engine's own calls (a trap), or an error of the host's.
+			return this.failed(this.ended?.message ?? this.engineFailure(error));
+		} finally {
+			clearTimeout(timer);
+			clearInterval(poll);
+		}
+	}
+
+	/** Frees what the script held; a runtime that cannot be freed marks the engine broken (its worker is then ended). */
+	dispose(): void {
+		try {
+			for (const deferred of this.pending) if (deferred.alive) deferred.dispose();
+			for (const handle of this.handles) if (handle.alive) handle.dispose();
+			this.context.dispose();
+			this.runtime.dispose();
+		} catch {
+			broken = true;
+		}
+		// A memory filled to its limit may be too fragmented for the next script.
+		if (memoryFull()) broken = true;
+	}
+
+	private define(name: string, handle: QuickJSHandle): void {
+		this.handles.push(handle);
+		this.context.setProp(this.context.global, name, handle);
+	}
+
+	/** Why the script was ended, if it was (read again after each step that may end it). */
+	private stopped(): Error | undefined {
+		return this.ended;
+	}
+
+	private end(reason: Error): void {
+		this.ended ??= reason;
+		this.endNow?.();
+	}
+
+	private timeLimit(): ScriptLimitError {
+		return new ScriptLimitError(`time limit: the script ran past ${this.options.limits.timeoutMs} ms`);
+	}
+
+	private memoryLimit(): ScriptLimitError {
+		return new ScriptLimitError(`memory limit: the script used more than ${this.options.limits.memoryBytes / 1024 / 1024} MiB`);
+	}
+
+	private failed(error: string): ScriptOutcome {
+		return { ok: false, error, logs: this.logs };
+	}
+
+	/** Runs the engine's pending jobs (the script's continuations), under its limits. */
+	private pump(): void {
+		if (this.ended) return;
+		const outcome = this.runtime.executePendingJobs();
+		if (outcome.error) {
+			// A job's error rejects the script's promise too, but an interrupt or a bomb may have left no promise to reject.
+			const message = this.describe(outcome.error);
+			if (this.limitOf(message)) this.end(new ScriptLimitError(this.limitOf(message)!));
+		}
+	}
+
+	private hostCall(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
+		const { context } = this;
+		const deferred = context.newPromise();
+		this.pending.add(deferred);
+		const name = context.typeof(nameHandle) === 'string' ? context.getString(nameHandle) : '';
+		const args = context.typeof(argsHandle) === 'string' ? context.getString(argsHandle) : 'null';
+		const settle = (fn: () => void) => {
+			this.pending.delete(deferred);
+			if (this.ended || !deferred.alive) return;
+			try {
+				fn();
+			} catch (error) {
+				this.end(new Error(this.engineFailure(error)));
+				return;
+			}
+			this.pump();
+		};
+		Promise.resolve()
+			.then(() => this.options.host(name, JSON.parse(args)))
+			.then(
+				(value) =>
+					settle(() => {
+						context.newString(JSON.stringify(value ?? null)).consume((handle) => deferred.resolve(handle));
+					}),
+				(error: Error) => {
+					if (error instanceof ScriptLimitError) return this.end(error);
+					settle(() => context.newError(error.message).consume((handle) => deferred.reject(handle)));
+				},
+			);
+		return deferred.handle;
+	}
+
+	private log(textHandle: QuickJSHandle): void {
+		const text = this.context.typeof(textHandle) === 'string' ? this.context.getString(textHandle) : String(this.context.dump(textHandle));
+		this.count(text);
+		if (!this.ended) this.logs.push(text);
+	}
+
+	/** Counts bytes toward the output limit (what was logged and what is returned). */
+	private count(text: string): void {
+		this.outputBytes += Buffer.byteLength(text);
+		if (this.outputBytes > this.options.limits.maxOutputBytes) this.end(new ScriptLimitError(`output limit: the script's logs and result passed ${this.options.limits.maxOutputBytes} bytes`));
+	}
+
+	/** A value of the script as JSON text, made inside the engine (no host object is ever built from it). */
+	private json(handle: QuickJSHandle): string | undefined {
+		const stringify = this.context.getProp(this.context.global, 'JSON').consume((json) => this.context.getProp(json, 'stringify'));
+		const result = stringify.consume((fn) => this.context.callFunction(fn, this.context.undefined, handle));
+		if (result.error) throw new Error(`the result cannot be made JSON: ${this.describe(result.error)}`);
+		return result.value.consume((text) => (this.context.typeof(text) === 'string' ? this.context.getString(text) : undefined));
+	}
+
+	/** An error of the script as one line: its name, message and where in the script, or the limit it names. */
+	private describe(handle: QuickJSHandle): string {
+		const dumped = handle.consume((error) => this.context.dump(error)) as { name?: unknown; message?: unknown; stack?: unknown } | unknown;
+		if (typeof dumped !== 'object' || dumped === null) return `the script threw ${JSON.stringify(dumped) ?? String(dumped)}`;
+		const { name, message, stack } = dumped as { name?: unknown; message?: unknown; stack?: unknown };
+		const text = `${typeof name === 'string' ? name : 'Error'}: ${typeof message === 'string' ? message : JSON.stringify(message)}`;
+		const limit = this.limitOf(text);
+		if (limit) {
+			this.end(new ScriptLimitError(limit));
+			return limit;
+		}
+		const place = typeof stack === 'string' ? stack.match(new RegExp(`${SCRIPT_FILE}:(\\d+)(?::(\\d+))?`)) : null;
+		if (!place) return text;
+		const line = Number(place[1]) - WRAPPER_LINES;
+		return `${text} (line ${line}${place[2] ? `, column ${place[2]}` : ''})`;
+	}
+
+	/** The limit an engine error means, if it means one. */
+	private limitOf(text: string): string | undefined {
+		const { limits } = this.options;
+		if (this.ended instanceof ScriptLimitError) return this.ended.message;
+		if (/InternalError: (out of memory|string too long)|RangeError: invalid array length/.test(text)) return this.memoryLimit().message;
+		if (/stack overflow/.test(text)) return `stack limit: the script recursed deeper than ${limits.stackBytes / 1024} KiB of stack allows`;
+		if (/InternalError: interrupted/.test(text)) return this.ended?.message ?? this.timeLimit().message;
+		return undefined;
+	}
+
+	private engineFailure(error: unknown): string {
+		if (error instanceof RangeError) broken = true;
+			return 'stack limit: the script recursed too deep';
+		return `the sandbox failed: ${(error as Error).message}`;
+	}
+}

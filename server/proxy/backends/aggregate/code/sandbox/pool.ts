@@ -1,0 +1,151 @@
+/**
+ * The sandbox workers of an aggregate's proxy: a few kept warm (each with its QuickJS module
+ * loaded and contexts ready), one per script running (at most 8 at once: the others wait), none
+ * before the aggregate starts or for an aggregate without code mode. A worker that overruns its
+ * script's time by more than the engine's own checks allow, or dies, is ended and replaced; the
+ * others go on.
+ */
+import { Worker } from 'node:worker_threads';
+import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
+import type { FromWorker, ToWorker } from './worker.js';
+
+const WORKER = new URL('./worker.js', import.meta.url);
+/** Workers kept waiting for the next script. */
+const IDLE = 2;
+/** Scripts running at once; more wait their turn, so a flood of calls cannot start a thread each. */
+const MAX_RUNNING = 8;
+/** How far past its time limit a script's worker is ended, when the engine did not end it. */
+const GRACE_MS = 2_000;
+/** The worker's own stack: roomy beside the engine's (at most 256 KiB, limits.ts). */
+const WORKER_STACK_MB = 4;
+
+export interface PooledRun {
+	readonly code: string;
+	readonly prelude: string;
+	readonly host: HostFunction;
+	readonly signal: AbortSignal;
+}
+
+class SandboxWorker {
+	readonly worker: Worker;
+	readonly cancel = new Int32Array(new SharedArrayBuffer(4));
+	readonly ready: Promise<void>;
+	/** Whether the worker ended (it died, or was ended): it is never used again. */
+	gone = false;
+
+	constructor(url: URL, memoryBytes: number) {
+		this.worker = new Worker(url, { workerData: { cancel: this.cancel.buffer, memoryBytes }, resourceLimits: { stackSizeMb: WORKER_STACK_MB } });
+		// The proxy lives as long as its server: a sandbox never keeps it up.
+		this.worker.unref();
+		this.ready = new Promise((resolve, reject) => {
+			this.worker.once('message', (message: FromWorker) => (message.type === 'ready' ? resolve() : reject(new Error(`unexpected ${message.type}`))));
+			this.worker.once('error', reject);
+		});
+		this.ready.catch(() => undefined);
+		this.worker.once('exit', () => (this.gone = true));
+	}
+
+	end(): void {
+		this.gone = true;
+		void this.worker.terminate();
+	}
+}
+
+export class SandboxPool {
+	private readonly idle: SandboxWorker[] = [];
+	private running = 0;
+	private readonly queued: Array<() => void> = [];
+	private closed = false;
+
+	/** `limits`: each script's; the memory limit is its worker's. */
+	constructor(
+		readonly limits: ScriptLimits,
+		private readonly url: URL = WORKER,
+	) {}
+
+	/** Starts the workers kept warm, ahead of the first script. */
+	warm(): void {
+		while (!this.closed && this.idle.length < IDLE) this.idle.push(new SandboxWorker(this.url, this.limits.memoryBytes));
+	}
+
+	/** Runs one script in a worker; never rejects. */
+	async run(run: PooledRun): Promise<ScriptOutcome> {
+		if (this.running >= MAX_RUNNING) await new Promise<void>((resolve) => this.queued.push(resolve));
+		this.running++;
+		try {
+			if (run.signal.aborted) return { ok: false, error: 'the call was cancelled', logs: [] };
+			const worker = this.take();
+			try {
+				await worker.ready;
+			} catch (error) {
+				worker.end();
+				return { ok: false, error: `the sandbox could not start: ${(error as Error).message}`, logs: [] };
+			}
+			const outcome = await this.runOn(worker, run);
+			this.giveBack(worker);
+			return outcome;
+		} finally {
+			this.running--;
+			this.queued.shift()?.();
+		}
+	}
+
+	close(): void {
+		this.closed = true;
+		for (const worker of this.idle.splice(0)) worker.end();
+	}
+
+	/** A warm worker, or a new one; when none is left warm, one starts for the next script (it goes back after). */
+	private take(): SandboxWorker {
+		let worker = this.idle.pop();
+		while (worker?.gone) worker = this.idle.pop();
+		if (!this.idle.length && !this.closed) this.idle.push(new SandboxWorker(this.url, this.limits.memoryBytes));
+		return worker ?? new SandboxWorker(this.url, this.limits.memoryBytes);
+	}
+
+	private giveBack(worker: SandboxWorker): void {
+		if (worker.gone) return;
+		if (this.closed || this.idle.length >= IDLE) return worker.end();
+		// Last in, first out: the worker used last has its engine's memory and code warm.
+		Atomics.store(worker.cancel, 0, 0);
+		this.idle.push(worker);
+	}
+
+	private runOn(sandbox: SandboxWorker, run: PooledRun): Promise<ScriptOutcome> {
+		const { worker } = sandbox;
+		return new Promise<ScriptOutcome>((resolve) => {
+			const finish = (outcome: ScriptOutcome) => {
+				clearTimeout(backstop);
+				run.signal.removeEventListener('abort', cancel);
+				worker.off('message', onMessage);
+				worker.off('exit', onExit);
+				resolve(outcome);
+			};
+			const cancel = () => Atomics.store(sandbox.cancel, 0, 1);
+			const backstop = setTimeout(() => {
+				sandbox.end();
+				finish({ ok: false, error: `time limit: the script ran past ${this.limits.timeoutMs} ms (its sandbox was stopped)`, logs: [] });
+			}, this.limits.timeoutMs + GRACE_MS);
+			const onExit = () => finish({ ok: false, error: 'the sandbox failed: its worker ended', logs: [] });
+			const onMessage = (message: FromWorker) => {
+				if (message.type === 'done') {
+					if (message.retire) sandbox.end();
+					return finish(message.outcome);
+				}
+				if (message.type !== 'host') return;
+				const answer = (reply: Omit<Extract<ToWorker, { type: 'answer' }>, 'type' | 'call'>) => {
+					if (!sandbox.gone) worker.postMessage({ type: 'answer', call: message.call, ...reply } satisfies ToWorker);
+				};
+				run.host(message.name, message.args).then(
+					(value) => answer({ value }),
+					(error: Error) => answer(error instanceof ScriptLimitError ? { limit: error.message } : { error: error.message }),
+				);
+			};
+			worker.on('message', onMessage);
+			worker.once('exit', onExit);
+			if (run.signal.aborted) cancel();
+			run.signal.addEventListener('abort', cancel);
+			worker.postMessage({ type: 'run', code: run.code, prelude: run.prelude, limits: this.limits } satisfies ToWorker);
+		});
+	}
+}

@@ -1,0 +1,143 @@
+/**
+ * The sandbox of run_code (server/proxy/backends/aggregate/code/sandbox/), its pool in process and
+ * its workers as built (`npm run build`): each attack a script may try ends with an error
+ * naming what held it, and the scripts around it run on unharmed.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { limitsOf, ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from '../server/proxy/backends/aggregate/code/sandbox/limits.js';
+import { SandboxPool } from '../server/proxy/backends/aggregate/code/sandbox/pool.js';
+
+const WORKER = new URL('../dist/server/proxy/backends/aggregate/code/sandbox/worker.js', import.meta.url);
+/** A pool per set of limits, as each aggregate has. */
+const pools = new Map<string, SandboxPool>();
+afterAll(() => pools.forEach((pool) => pool.close()));
+
+function poolOf(limits: ScriptLimits): SandboxPool {
+	const key = JSON.stringify(limits);
+	let pool = pools.get(key);
+	if (!pool) pools.set(key, (pool = new SandboxPool(limits, WORKER)));
+	return pool;
+}
+
+const PRELUDE = `globalThis.host = async (name, args) => JSON.parse(await __host(name, JSON.stringify(args)));
+globalThis.console = { log: (...parts) => __log(parts.map((part) => typeof part === 'string' ? part : JSON.stringify(part)).join(' ')) };`;
+
+const echo: HostFunction = async (name, args) => ({ name, args });
+
+function run(code: string, options: { host?: HostFunction; limits?: Parameters<typeof limitsOf>[0]; signal?: AbortSignal } = {}): Promise<ScriptOutcome> {
+	return poolOf(limitsOf({ timeout_ms: 2_000, ...options.limits })).run({ code, prelude: PRELUDE, host: options.host ?? echo, signal: options.signal ?? new AbortController().signal });
+}
+
+function errorOf(outcome: ScriptOutcome): string {
+	expect(outcome.ok, JSON.stringify(outcome)).toBe(false);
+	return (outcome as { error: string }).error;
+}
+
+describe('a script', { timeout: 30_000 }, () => {
+	it('returns what it returns and logs what it logs, calling the host with JSON only', async () => {
+		const outcome = await run(`console.log('hi', {a: 1}); const answer = await host('echo', {n: 2}); return { answer, sum: 1 + 2 };`);
+		expect(outcome).toEqual({ ok: true, value: { answer: { name: 'echo', args: { n: 2 } }, sum: 3 }, logs: ['hi {"a":1}'] });
+	});
+
+	it("fails with its error and the script's own line and column", async () => {
+		expect(errorOf(await run('const a = 1;\n  null.x;'))).toBe("TypeError: cannot read property 'x' of null (line 2, column 7)");
+		expect(errorOf(await run('let x = ;'))).toMatch(/^SyntaxError: .*line 1/);
+	});
+
+	it('sees a host error as an exception it may catch', async () => {
+		const outcome = await run(`try { await host('x', {}); } catch (error) { return 'caught ' + error.message; }`, { host: async () => { throw new Error('denied'); } });
+		expect(outcome).toMatchObject({ ok: true, value: 'caught denied' });
+	});
+
+	it('cannot catch a limit the host says it went over', async () => {
+		const outcome = await run(`try { await host('x', {}); } catch (error) { return 'caught'; }`, { host: async () => { throw new ScriptLimitError('tool call limit: 100'); } });
+		expect(errorOf(outcome)).toBe('tool call limit: 100');
+	});
+
+	it('sees no host: no process, require, fetch, timers, or a host object behind its functions', async () => {
+		const outcome = await run(`return [typeof process, typeof require, typeof fetch, typeof setTimeout, typeof globalThis.__host.constructor.constructor('return this')().process, typeof std, typeof os, Object.getOwnPropertyNames(globalThis).filter((name) => !/^[A-Z]/.test(name)).sort().join()];`);
+		expect(outcome).toMatchObject({ ok: true, value: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', expect.any(String)] });
+		const globals = ((outcome as { value: string[] }).value[7] ?? '').split(',');
+		for (const name of ['process', 'require', 'fetch', 'setTimeout', 'module', 'Buffer']) expect(globals).not.toContain(name);
+	});
+
+	it('has a clock coarse to the second', async () => {
+		const outcome = await run('return [Date.now() % 1000, new Date().getMilliseconds()];');
+		expect(outcome).toMatchObject({ ok: true, value: [0, 0] });
+	});
+
+	it('cannot pollute what the host passes in nor reach it: results cross as JSON', async () => {
+		const shared = { ok: true };
+		const outcome = await run(`const value = await host('x', {}); value.__proto__.polluted = 1; Object.prototype.polluted = 2; value.constructor.constructor('return 1')(); return value;`, { host: async () => shared });
+		expect(outcome.ok).toBe(true);
+		expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+		expect(shared).toEqual({ ok: true });
+	});
+});
+
+describe('each limit ends the script with an error naming it', { timeout: 60_000 }, () => {
+	it('an infinite loop: the time limit', async () => {
+		expect(errorOf(await run('for (;;) {}', { limits: { timeout_ms: 300 } }))).toMatch(/^time limit/);
+	});
+
+	it('an infinite loop after an await: the time limit', async () => {
+		expect(errorOf(await run(`await host('x', {}); while (true) {}`, { limits: { timeout_ms: 300 } }))).toMatch(/^time limit/);
+	});
+
+	it('a wait on a host call that never answers: the time limit', async () => {
+		expect(errorOf(await run(`await host('x', {});`, { host: () => new Promise(() => undefined), limits: { timeout_ms: 300 } }))).toMatch(/^time limit/);
+	});
+
+	it('catastrophic regex backtracking: the time limit', async () => {
+		expect(errorOf(await run(`return /^(a+)+$/.test('a'.repeat(40) + 'b');`, { limits: { timeout_ms: 300 } }))).toMatch(/^time limit/);
+	});
+
+	it('an array bomb and a string bomb: the memory limit', async () => {
+		expect(errorOf(await run('const all = []; for (;;) all.push(new Array(100000).fill(7));', { limits: { memory_mib: 8 } }))).toMatch(/^memory limit/);
+		expect(errorOf(await run('let text = "x"; for (;;) text += text;', { limits: { memory_mib: 8 } }))).toMatch(/^memory limit/);
+	});
+
+	it('a bomb the script tries to catch still ends it', async () => {
+		expect(errorOf(await run('try { const all = []; for (;;) all.push(new Array(100000).fill(7)); } catch (e) { return "survived"; }', { limits: { memory_mib: 8 } }))).toMatch(/^memory limit/);
+	});
+
+	it('deep recursion: the stack limit', async () => {
+		expect(errorOf(await run('function down(n) { return down(n + 1) + 1; } return down(0);'))).toMatch(/^stack limit/);
+		expect(errorOf(await run('const deep = (n) => JSON.stringify({ n: [deep] }) + deep(n + 1); return deep(0);'))).toMatch(/^stack limit/);
+	});
+
+	it('a promise flood: the time or memory limit', async () => {
+		expect(errorOf(await run('const flood = () => Promise.resolve().then(flood); flood(); await new Promise(() => {});', { limits: { timeout_ms: 300, memory_mib: 8 } }))).toMatch(/^(time|memory) limit/);
+	});
+
+	it('huge logs and a huge result: the output limit', async () => {
+		expect(errorOf(await run('for (let i = 0; i < 1000; i++) console.log("x".repeat(1000));', { limits: { max_output_bytes: 4096 } }))).toMatch(/^output limit/);
+		expect(errorOf(await run('return "x".repeat(10000);', { limits: { max_output_bytes: 4096 } }))).toMatch(/^output limit/);
+	});
+
+	it('a cancellation ends a running script', async () => {
+		const controller = new AbortController();
+		const busy = run('for (;;) {}', { signal: controller.signal, limits: { timeout_ms: 10_000 } });
+		const waiting = run('await host("x", {});', { host: () => new Promise(() => undefined), signal: controller.signal, limits: { timeout_ms: 10_000 } });
+		// The proxy's event loop is free while a script spins: this timer fires.
+		setTimeout(() => controller.abort(), 100);
+		expect(errorOf(await busy)).toBe('the call was cancelled');
+		expect(errorOf(await waiting)).toBe('the call was cancelled');
+	});
+});
+
+describe('scripts side by side', { timeout: 60_000 }, () => {
+	it('never see each other, while bombs go off around them', async () => {
+		const outcomes = await Promise.all([
+			run('globalThis.secret = 42; Object.prototype.leak = 1; await host("x", {}); return "set";'),
+			run('for (;;) {}', { limits: { timeout_ms: 300 } }),
+			run('let text = "x"; for (;;) text += text;', { limits: { memory_mib: 8 } }),
+			run('await host("x", {}); return [typeof globalThis.secret, ({}).leak];'),
+		]);
+		expect(outcomes[0]).toMatchObject({ ok: true, value: 'set' });
+		expect(outcomes[1]!.ok).toBe(false);
+		expect(outcomes[2]!.ok).toBe(false);
+		expect(outcomes[3]).toMatchObject({ ok: true, value: ['undefined', null] });
+		expect(await run('return typeof globalThis.secret')).toMatchObject({ ok: true, value: 'undefined' });
+	});
+});
