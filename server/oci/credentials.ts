@@ -108,7 +108,7 @@ function fromEntry(entry: AuthEntry): RegistryCredential | undefined {
 function runHelper(helper: string, server: string): Promise<RegistryCredential | undefined> {
 	if (!/^[\w.-]+$/.test(helper)) return Promise.resolve(undefined);
 	return new Promise((resolve) => {
-		const child = execFile(`docker-credential-${helper}`, ['get'], { timeout: HELPER_TIMEOUT_MS }, (error, stdout) => {
+		const child = execFile(`docker-credential-${helper}`, ['get'], { timeout: HELPER_TIMEOUT_MS, windowsHide: true }, (error, stdout) => {
 			if (error) return resolve(undefined);
 			try {
 				const { Username, Secret } = JSON.parse(stdout) as { Username?: string; Secret?: string };
