@@ -23,6 +23,8 @@ const WINESERVER = '/usr/lib/wine/wineserver64';
 const NODE_VERSION = '20.20.2';
 const NODE_EXE = join(process.env.HANGAR_TEST_CACHE || join(homedir(), '.cache', 'hangar-test'), `windows-node-${NODE_VERSION}`, 'package', 'bin', 'node.exe');
 const DRIVER = fileURLToPath(new URL('./fixtures/windows/driver.mjs', import.meta.url));
+const WRITER = fileURLToPath(new URL('./fixtures/store-writer.mjs', import.meta.url));
+const DIST = fileURLToPath(new URL('../dist', import.meta.url));
 const hasWine = existsSync(WINE);
 
 /** A Linux path as Windows programs under Wine see it: drive Z: is the Linux root. */
@@ -37,7 +39,9 @@ interface Step {
 interface Findings {
 	readonly platform: string;
 	readonly env: Record<string, string | null>;
-	readonly steps: Record<string, Step> & {
+	readonly steps: Record<'version' | 'run' | 'register' | 'ls' | 'stop' | 'rm', Step> & {
+		lockCount: { codes: Array<number | null>; stderr: string; count: number; next: number | null; countAfterNext: number; left: string[] };
+		documents: { codes: Array<number | null>; stderr: string; entries: number; left: string[] };
 		daemon: { code: number | null; initialize?: { result?: { serverInfo?: { name: string } } }; stderr: string };
 		clientConfig: string | null;
 		clientConfigAfterStop: string | null;
@@ -79,7 +83,7 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 		[remote] = await Promise.all([startRemoteServer('streamable'), prefix()]);
 		const prefixMs = Date.now() - started;
 		const file = join(work, 'findings.json');
-		await wine([NODE_EXE, windowsPath(DRIVER), windowsPath(file), windowsPath(HANGAR_BIN), remote.url]);
+		await wine([NODE_EXE, windowsPath(DRIVER), windowsPath(file), windowsPath(HANGAR_BIN), remote.url, windowsPath(WRITER), `file:///Z:${DIST}`]);
 		findings = JSON.parse(await readFile(file, 'utf8')) as Findings;
 		console.log(`Windows lane: prefix ${prefixMs} ms, steps ${JSON.stringify(findings.ms)}`);
 		expect(findings.error).toBeUndefined();
@@ -117,6 +121,23 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 		expect(findings.steps.proxyLog).toContain('stopping (asked over its local channel)');
 		expect(JSON.parse(findings.steps.clientConfigAfterStop!)).toEqual({ servers: {} });
 		expect(findings.steps.rm.code, findings.steps.rm.stderr).toBe(0);
+	});
+
+	it('Windows processes contending for a lock lose no change, and a holder terminated while holding it is taken over', () => {
+		const { codes, stderr, count, next, countAfterNext, left } = findings.steps.lockCount;
+		expect(codes.slice(0, 2), stderr).toEqual([0, 0]);
+		expect(codes[2]).not.toBe(0); // terminated holding the lock at its 4th turn
+		expect(count).toBe(10 + 10 + 4);
+		expect(next).toBe(0);
+		expect(countAfterNext).toBe(25);
+		expect(left).toEqual(['counter']);
+	});
+
+	it('Windows processes updating one document at once through atomic writes lose no entry and leave no temporary file', () => {
+		const { codes, stderr, entries, left } = findings.steps.documents;
+		expect(codes, stderr).toEqual([0, 0, 0]);
+		expect(entries).toBe(30);
+		expect(left).toEqual(['counter', 'document.json']);
 	});
 
 	it('keeps state under %LOCALAPPDATA%\\hangar and configuration under %APPDATA%\\hangar, nothing under the profile folder', async () => {
