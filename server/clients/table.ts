@@ -213,7 +213,8 @@ const ROWS: readonly Row[] = [
 		configPath: {
 			linux: '.config/goose/config.yaml',
 			darwin: '.config/goose/config.yaml',
-			// Goose's own documentation (etcetera's Windows strategy: `%APPDATA%\Block\goose\config`); ToolHive's table has `AppData/Block/goose`.
+			// Goose's documentation (etcetera's Windows strategy): `%APPDATA%\Block\goose\config`;
+			// ToolHive's table says `AppData/Block/goose`.
 			win32: 'AppData/Roaming/Block/goose/config/config.yaml',
 		},
 		config: {

@@ -4,7 +4,8 @@
  * Every entry is checked before anything of it is written: regular files and folders only
  * (no symlinks, hardlinks, devices, pipes or unknown types), relative paths without `..`,
  * names of at most 255 bytes and paths of at most 1024 (what every file system takes, below the
- * client folder), names Windows and a case-insensitive disk can hold (`portableNames.ts`), at most 1000 files and 2000 entries of any kind, 100 MB per file and 500 MB in
+ * client folder), names Windows and a case-insensitive disk can hold (`portableNames.ts`), at
+ * most 1000 files and 2000 entries of any kind, 100 MB per file and 500 MB in
  * all, and decompression stops when the stream outgrows what the headers declared (a gzip
  * bomb). Modes are sanitised: execute bits are kept, never setuid/setgid/sticky, never write
  * for others (at most 0755). Any refusal removes the folder: nothing is left.

@@ -87,7 +87,7 @@ const RENAME_ATTEMPTS = 12;
 const MAX_RENAME_DELAY_MS = 500;
 
 /**
- * `rename`, tried again with a growing pause (about 3.5 s in all) while the platform reports
+ * `rename`, tried again with a growing pause (about 3 s in all) while the platform reports
  * a sharing violation; other failures, and the last one, are thrown with what to do next.
  */
 export async function renameRetrying(from: string, to: string, platform: NodeJS.Platform = process.platform): Promise<void> {
