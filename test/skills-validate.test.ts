@@ -146,8 +146,8 @@ describe('a skill folder', () => {
 		const result = await validate({ path: folder });
 		expect(result.valid).toBe(false);
 		expect(result.errors).toEqual([
-			'docs/con.txt: con.txt is a reserved name on Windows',
-			'notes.md and Notes.md differ only in case: they would be one file on Windows and macOS',
+			'docs/con.txt: con.txt is a reserved name on Windows; rename it',
+			'notes.md and Notes.md differ only in case: they would be one file on Windows and macOS; rename one',
 		]);
 	});
 

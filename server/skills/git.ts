@@ -283,7 +283,7 @@ async function moveSkill(folder: string, into: string, reference: GitReference):
 	if (tree.unsupported.length) throw new HangarError(422, `${where}: symlinks and special files are not allowed: ${tree.unsupported.join(', ')}`, 'invalid_skill');
 	if (!tree.files.some((file) => file.path === SKILL_FILE)) throw new HangarError(422, `${where} has no SKILL.md`, 'invalid_skill');
 	const unportable = unportablePaths(tree.files.map((file) => file.path));
-	if (unportable.length) throw new HangarError(422, `${where}: ${unportable.join('; ')}; rename these in the repository`, 'invalid_skill');
+	if (unportable.length) throw new HangarError(422, `${where}: ${unportable.join('; ')} (in the repository)`, 'invalid_skill');
 	if (tree.truncated) throw new HangarError(422, `${where} holds more than ${DEFAULT_LIMITS.maxFiles} files`, 'invalid_skill');
 	const total = tree.files.reduce((sum, file) => sum + file.size, 0);
 	const large = tree.files.find((file) => file.size > DEFAULT_LIMITS.maxFileBytes);

@@ -14,9 +14,9 @@ const FORBIDDEN = /[<>:"|?*\u0000-\u001F]/;
 export function unportableNameProblem(path: string): string | undefined {
 	for (const part of path.split('/')) {
 		// Windows reads the name before the first dot, spaces trimmed, as the device.
-		if (RESERVED.test(part.split('.')[0]!.trimEnd())) return `${path}: ${part} is a reserved name on Windows`;
-		if (/[. ]$/.test(part) && part !== '.' && part !== '..') return `${path}: ${JSON.stringify(part)} ends with a dot or a space, which Windows drops`;
-		if (FORBIDDEN.test(part)) return `${path}: ${JSON.stringify(part)} has a character a name cannot hold on Windows (< > : " | ? * or a control character)`;
+		if (RESERVED.test(part.split('.')[0]!.trimEnd())) return `${path}: ${part} is a reserved name on Windows; rename it`;
+		if (/[. ]$/.test(part) && part !== '.' && part !== '..') return `${path}: ${JSON.stringify(part)} ends with a dot or a space, which Windows drops; rename it`;
+		if (FORBIDDEN.test(part)) return `${path}: ${JSON.stringify(part)} has a character a name cannot hold on Windows (< > : " | ? * or a control character); rename it`;
 	}
 	return undefined;
 }
@@ -36,7 +36,7 @@ export class CaseCollisions {
 			const folded = prefix.normalize('NFC').toLowerCase();
 			const earlier = this.seen.get(folded);
 			if (earlier === undefined) this.seen.set(folded, prefix);
-			else if (earlier !== prefix) return `${prefix} and ${earlier} differ only in case: they would be one file on Windows and macOS`;
+			else if (earlier !== prefix) return `${prefix} and ${earlier} differ only in case: they would be one file on Windows and macOS; rename one`;
 		}
 		return undefined;
 	}
