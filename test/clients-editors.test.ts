@@ -167,3 +167,20 @@ describe('TOML', () => {
 		);
 	});
 });
+
+describe('a UTF-8 byte order mark (Notepad, PowerShell 5 `Set-Content -Encoding UTF8`)', () => {
+	const files: Array<[client: string, original: string]> = [
+		['cursor', '\uFEFF{\r\n  "theme": "dark",\r\n  "mcpServers": {\r\n    "mine": { "command": "x" }\r\n  }\r\n}\r\n'],
+		['vscode', '\uFEFF{\r\n  // mine\r\n  "servers": {}\r\n}\r\n'],
+		['goose', '\uFEFFextensions:\r\n  mine:\r\n    uri: x\r\n'],
+		['codex', '\uFEFFmodel = "o3"\r\n'],
+	];
+	it.each(files)('%s: kept in front, with CRLF, and the round trip is byte-for-byte', async (client, original) => {
+		const { added, removed } = await addThenRemove(client, original);
+		expect(added.startsWith('\uFEFF')).toBe(true);
+		expect(added.slice(1)).not.toContain('\uFEFF');
+		expect(added.replaceAll('\r\n', '')).not.toContain('\n');
+		expect(added).toContain('127.0.0.1:40001');
+		expect(removed).toBe(original);
+	});
+});

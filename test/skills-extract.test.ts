@@ -70,6 +70,46 @@ describe('hostile archives are refused with nothing written', () => {
 		await expect(stat(join(work, 'evil.txt'))).rejects.toThrow(/ENOENT/);
 	}, 60_000);
 
+	// A skill installed here may be synced to a Windows machine (or a case-insensitive macOS disk):
+	// names that cannot exist there, or that would become one file there, are refused everywhere.
+	const unportable: [string, string, RegExp][] = [
+		['a reserved device name', 'CON', /CON.*reserved name on Windows/],
+		['a reserved name with an extension', 'docs/con.txt', /docs\/con\.txt.*reserved name on Windows/],
+		['a reserved name in a folder name', 'nul/readme.md', /nul\/readme\.md.*reserved name on Windows/],
+		['a reserved port name', 'Com1.md', /Com1\.md.*reserved name on Windows/],
+		['a printer port name', 'lpt9', /lpt9.*reserved name on Windows/],
+		['a trailing dot', 'notes.', /notes\..*ends with a dot or a space/],
+		['a trailing space', 'docs /a.md', /docs \/a\.md.*ends with a dot or a space/],
+		['an alternate data stream', 'SKILL.md:hidden', /SKILL\.md:hidden.*cannot hold on Windows/],
+		['a character Windows forbids', 'what?.md', /what\?\.md.*cannot hold on Windows/],
+		['a drive-relative path', 'C:evil.txt', /C:evil\.txt.*(absolute|cannot hold on Windows)/],
+		['a UNC path', '//server/share/evil.txt', /absolute path/],
+		['a backslash', 'docs\\..\\..\\evil.txt', /backslash/],
+	];
+	it.each(unportable)('%s (%s)', async (_label, path, message) => {
+		const { outcome, left } = await attempt(targz([skill, { path, content: 'x' }]));
+		expect('error' in outcome && outcome.error).toMatchObject({ status: 422, code: 'unsafe_archive', message: expect.stringMatching(message) });
+		expect(left).toEqual([]);
+	});
+
+	it('two entries differing only in case', async () => {
+		const { outcome, left } = await attempt(targz([skill, { path: 'docs/Guide.md', content: '1' }, { path: 'docs/guide.md', content: '2' }]));
+		expect('error' in outcome && outcome.error).toMatchObject({ status: 422, message: expect.stringMatching(/docs\/guide\.md and docs\/Guide\.md differ only in case/) });
+		expect(left).toEqual([]);
+	});
+
+	it('folders differing only in case', async () => {
+		const { outcome } = await attempt(targz([skill, { path: 'Docs/a.md', content: '1' }, { path: 'docs/b.md', content: '2' }]));
+		expect('error' in outcome && outcome.error).toMatchObject({ status: 422, message: expect.stringMatching(/docs and Docs differ only in case/) });
+	});
+
+	it('a skill whose names are portable: a folder listed before its files, names that only contain reserved words', async () => {
+		const { outcome } = await attempt(
+			targz([skill, { path: 'docs/', type: 'Directory' }, { path: 'docs/console.md', content: '1' }, { path: 'docs/com10.md', content: '2' }, { path: 'docs/a.b.c', content: '3' }]),
+		);
+		expect('files' in outcome && outcome.files.map((file) => file.path)).toEqual(['SKILL.md', 'docs/console.md', 'docs/com10.md', 'docs/a.b.c']);
+	});
+
 	it('more bytes in all than the limit', async () => {
 		const files = Array.from({ length: 3 }, (_, index) => ({ path: `part${index}.bin`, content: Buffer.alloc(400_000) }));
 		const { outcome, left } = await attempt(targz([skill, ...files]), { limits: { maxFiles: 1000, maxFileBytes: 1_000_000, maxTotalBytes: 1_000_000 } });

@@ -141,6 +141,16 @@ describe('a skill folder', () => {
 		expect(result.warnings).toEqual(['hidden files are not part of the skill: .env']);
 	});
 
+	it('names Windows cannot hold, and names differing only in case, are errors (the skill may be synced there)', async () => {
+		const folder = await writeSkill(work, 'unportable', { files: { 'docs/con.txt': 'c', 'Notes.md': '1', 'notes.md': '2' } });
+		const result = await validate({ path: folder });
+		expect(result.valid).toBe(false);
+		expect(result.errors).toEqual([
+			'docs/con.txt: con.txt is a reserved name on Windows; rename it',
+			'notes.md and Notes.md differ only in case: they would be one file on Windows and macOS; rename one',
+		]);
+	});
+
 	it('a symlinked skill folder is refused', async () => {
 		const target = await writeSkill(work, 'real-skill');
 		const link = join(work, 'link-skill');

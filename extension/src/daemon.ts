@@ -195,7 +195,7 @@ export class DaemonSupervisor {
 		this.setState('starting');
 		const { command, args, env } = this.options.command();
 		this.options.log(`starting ${[command, ...args].join(' ')}`);
-		const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+		const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
 		this.active = child;
 		forwardLines(child, this.options.log);
 		const exited = new Promise<void>((resolve) => {

@@ -58,7 +58,7 @@ export const OPTION_KINDS: Readonly<Record<string, ValueKind>> = {
 	'--registry': 'registries',
 };
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 
 /**
  * What completion reads of a command: its names, options, arguments and subcommands. The

@@ -113,12 +113,13 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 
 	program
 		.command('completion')
-		.description('Print a shell completion script (bash, zsh or fish)')
-		.argument('<shell>', 'bash, zsh or fish')
+		.description('Print a shell completion script (bash, zsh, fish or powershell)')
+		.argument('<shell>', 'bash, zsh, fish or powershell')
 		.addHelpText(
 			'after',
 			'\nLoad it with: source <(hangar completion bash)   (or zsh; add the line to your shell\'s rc file)\n' +
-				'         or: hangar completion fish > ~/.config/fish/completions/hangar.fish',
+				'         or: hangar completion fish > ~/.config/fish/completions/hangar.fish\n' +
+				'         or: hangar completion powershell | Out-String | Invoke-Expression   (add it to $PROFILE)',
 		)
 		.action(async (shell: string) => {
 			if (!(SHELLS as readonly string[]).includes(shell)) {

@@ -4,7 +4,7 @@
  * (§3.4). Facts only; reading and writing the files is `configFile.ts`'s job.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join, posix, relative, sep } from 'node:path';
+import { basename, join, posix, relative, sep, win32 } from 'node:path';
 import type { ClientApp } from '../../protocol/common.js';
 import { PROJECT_CONFIG_FILES } from '../../protocol/protocol.clients.js';
 
@@ -213,7 +213,9 @@ const ROWS: readonly Row[] = [
 		configPath: {
 			linux: '.config/goose/config.yaml',
 			darwin: '.config/goose/config.yaml',
-			win32: 'AppData/Block/goose/config.yaml',
+			// Goose's documentation (etcetera's Windows strategy): `%APPDATA%\Block\goose\config`;
+			// ToolHive's table says `AppData/Block/goose`.
+			win32: 'AppData/Roaming/Block/goose/config/config.yaml',
 		},
 		config: {
 			format: 'yaml',
@@ -280,7 +282,7 @@ const ROWS: readonly Row[] = [
 		configPath: {
 			linux: '.config/zed/settings.json',
 			darwin: '.config/zed/settings.json',
-			win32: 'AppData/Roaming/zed/settings.json',
+			win32: 'AppData/Roaming/Zed/settings.json', // Zed's documentation: `%APPDATA%\Zed\settings.json`
 		},
 		config: jsonMap('context_servers', { jsonc: true }),
 	},
@@ -382,9 +384,14 @@ export function forPlatform(paths: PlatformPaths, platform: NodeJS.Platform = pr
 	return platform === 'darwin' ? paths.darwin : platform === 'win32' ? paths.win32 : paths.linux;
 }
 
+/** `home` joined with a table path, in the platform's own separators. */
+function underHome(home: string, paths: PlatformPaths, platform: NodeJS.Platform = process.platform): string {
+	return (platform === 'win32' ? win32 : posix).join(home, ...forPlatform(paths, platform).split('/'));
+}
+
 /** The absolute path of the client's user-wide MCP configuration. */
 export function userConfigPath(client: ClientDefinition, home: string, platform?: NodeJS.Platform): string {
-	return join(home, ...forPlatform(client.configPath, platform).split('/'));
+	return underHome(home, client.configPath, platform);
 }
 
 /**
@@ -436,5 +443,5 @@ async function holdsOnlyServers(client: ClientDefinition, path: string): Promise
 
 /** What `installed` detection looks for: the configuration's folder, or the file when it is directly in home. */
 export function detectionTarget(client: ClientDefinition, home: string, platform?: NodeJS.Platform): string {
-	return join(home, ...forPlatform(client.detectPath, platform).split('/'));
+	return underHome(home, client.detectPath, platform);
 }

@@ -6,8 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { homeOf } from '../store/paths.js';
 import { DOCKER_HUB } from './reference.js';
 
 export interface RegistryCredential {
@@ -58,7 +58,7 @@ export class CredentialStore {
 	}
 
 	private configFiles(): string[] {
-		const home = this.env.HOME || homedir();
+		const home = homeOf(this.env);
 		const docker = join(this.env.DOCKER_CONFIG || join(home, '.docker'), 'config.json');
 		return this.env.REGISTRY_AUTH_FILE ? [docker, this.env.REGISTRY_AUTH_FILE] : [docker];
 	}
@@ -108,7 +108,7 @@ function fromEntry(entry: AuthEntry): RegistryCredential | undefined {
 function runHelper(helper: string, server: string): Promise<RegistryCredential | undefined> {
 	if (!/^[\w.-]+$/.test(helper)) return Promise.resolve(undefined);
 	return new Promise((resolve) => {
-		const child = execFile(`docker-credential-${helper}`, ['get'], { timeout: HELPER_TIMEOUT_MS }, (error, stdout) => {
+		const child = execFile(`docker-credential-${helper}`, ['get'], { timeout: HELPER_TIMEOUT_MS, windowsHide: true }, (error, stdout) => {
 			if (error) return resolve(undefined);
 			try {
 				const { Username, Secret } = JSON.parse(stdout) as { Username?: string; Secret?: string };

@@ -9,7 +9,6 @@
  * `ready` (or why it failed) there, and is then left alone.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { createEnvironment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -33,6 +32,7 @@ import { PinningDefault } from '../runspec/pins/policy.js';
 import { PublicAddress } from './net/publicAddress.js';
 import { buildSecurity } from './chain/security.js';
 import { ProxyServer } from './fronts/server.js';
+import { localLinkPath, STOP_PATH } from '../runspec/localLink.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 import { CallStats } from './chain/telemetry/callStats.js';
@@ -314,6 +314,12 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		[...entries].map(([path, handler]) => [path, composeHttp(middlewares, handler)] as const);
 	const ownRoutes = [...security.routes, [STATS_PATH, stats.route(statsToken, backend.serverProcesses?.bind(backend))] as const, ...(await signInRoutesOf(auth, statsToken))];
 	const routes = new Map([...behind(ownRoutes, [guard]), ...behind(telemetry?.routes ?? [], metricsGuards)]);
+	// Windows has no SIGTERM: the workloads service asks over the local channel, which only the user reaches.
+	let stopAsked = () => undefined as void;
+	const stopRoute: HttpHandler = async ({ response }) => {
+		response.writeHead(202).end();
+		stopAsked();
+	};
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,
 		port: replica?.port ?? workload.port,
@@ -327,7 +333,8 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		routes,
 		address: publicAddress,
 		// A replica is reached through its load balancer alone.
-		socketPath: replica ? undefined : join(environment.paths.data, 'sockets', `${process.pid}.sock`),
+		socketPath: replica ? undefined : localLinkPath(environment.paths.data, process.pid),
+		localRoutes: new Map([[STOP_PATH, stopRoute]]),
 		log,
 	});
 	try {
@@ -371,10 +378,10 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	log.info(`proxy for ${name} listening on http://${address} (${workload.transport}${workload.remote_url ? ` → ${workload.remote_url}` : ''}${group ? ` → the workloads of group ${group}` : ''})`);
 
 	let stopping = false;
-	const stop = async () => {
+	const stop = async (why: string) => {
 		if (stopping) return;
 		stopping = true;
-		log.info('stopping');
+		log.info(`stopping (${why})`);
 		await Promise.allSettled([server.close(), backend.close(), egress?.close()]);
 		pins?.close();
 		guardrails?.close();
@@ -386,10 +393,11 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	};
 	// A failure in one exchange must not take every client's server down with it.
 	process.on('unhandledRejection', (reason) => log.error(`unhandled: ${(reason as Error)?.stack ?? reason}`));
-	process.on('SIGTERM', () => void stop());
-	process.on('SIGINT', () => void stop());
+	process.on('SIGTERM', () => void stop('SIGTERM'));
+	process.on('SIGINT', () => void stop('SIGINT'));
+	stopAsked = () => void stop('asked over its local channel');
 	// A replica ends with its supervisor; a proxy the service spawned is let go once ready.
-	process.on('disconnect', () => (replica ? void stop() : undefined));
+	process.on('disconnect', () => (replica ? void stop('its supervisor is gone') : undefined));
 
 	void backend.start().then(async () => {
 		await auth?.start(challenge).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));

@@ -12,7 +12,7 @@ import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
 import type { Progress } from '../context.js';
 import { httpEngine, modemEngine, type EngineApi } from './engineApi.js';
-import { findEngine, type EngineAddress } from './engines.js';
+import { findEngine, pipePathOf, type EngineAddress } from './engines.js';
 import type { Attachment, ContainerInfo, ContainerSpec, ContainerState, Endpoint, ImageBuild, LogOptions, Runtime, RuntimeInfo } from './runtime.js';
 
 /** Lines of a failed build's output its error carries. */
@@ -432,7 +432,7 @@ export function demultiplexer(onFrame: (stream: number, payload: Buffer) => void
 /** Connection options for an engine address as the Docker CLI reads `DOCKER_HOST`. */
 export function engineOptions(host: string, env: NodeJS.ProcessEnv): Dockerode.DockerOptions {
 	if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) || '/var/run/docker.sock' };
-	if (host.startsWith('npipe://')) return { socketPath: host.slice('npipe://'.length) || '//./pipe/docker_engine' };
+	if (host.startsWith('npipe://')) return { socketPath: pipePathOf(host) };
 	const url = new URL(host.includes('://') ? host : `tcp://${host}`);
 	if (url.protocol === 'ssh:') {
 		return { protocol: 'ssh', host: url.hostname, port: url.port || 22, username: url.username || undefined, sshOptions: { agent: env.SSH_AUTH_SOCK } };

@@ -47,7 +47,7 @@ export class OnePasswordCli {
 
 	private run(args: readonly string[]): Promise<Outcome> {
 		return new Promise((resolve, reject) => {
-			execFile('op', args, { env: this.env, timeout: TIMEOUT_MS, maxBuffer: 1024 ** 2 }, (error, stdout, stderr) => {
+			execFile('op', args, { env: this.env, timeout: TIMEOUT_MS, maxBuffer: 1024 ** 2, windowsHide: true }, (error, stdout, stderr) => {
 				if (!error) return resolve({ stdout, stderr });
 				if ((error as NodeJS.ErrnoException).code === 'ENOENT') return reject(notInstalled());
 				reject(new OpFailure(stderr));

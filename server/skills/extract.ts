@@ -4,7 +4,8 @@
  * Every entry is checked before anything of it is written: regular files and folders only
  * (no symlinks, hardlinks, devices, pipes or unknown types), relative paths without `..`,
  * names of at most 255 bytes and paths of at most 1024 (what every file system takes, below the
- * client folder), at most 1000 files and 2000 entries of any kind, 100 MB per file and 500 MB in
+ * client folder), names Windows and a case-insensitive disk can hold (`portableNames.ts`), at
+ * most 1000 files and 2000 entries of any kind, 100 MB per file and 500 MB in
  * all, and decompression stops when the stream outgrows what the headers declared (a gzip
  * bomb). Modes are sanitised: execute bits are kept, never setuid/setgid/sticky, never write
  * for others (at most 0755). Any refusal removes the folder: nothing is left.
@@ -16,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { HangarError } from '../../protocol/errors.js';
+import { CaseCollisions, unportableNameProblem } from './portableNames.js';
 
 export interface ExtractionLimits {
 	readonly maxFiles: number;
@@ -83,6 +85,7 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 	const limits = options.limits ?? DEFAULT_LIMITS;
 	const files: ExtractedFile[] = [];
 	const folders = new Set<string>(['']);
+	const collisions = new CaseCollisions();
 	let declared = 0;
 	let entries = 0;
 	let failure: Error | undefined;
@@ -103,8 +106,9 @@ async function unpack(source: AsyncIterable<Buffer>, into: string, options: Extr
 		}
 		const problem = checkEntry(entry.type, entry.path, entry.size ?? 0, limits);
 		const path = problem ? undefined : normalise(entry.path);
-		if (problem || path === undefined) {
-			fail(unsafeArchive(problem ?? `invalid path ${JSON.stringify(entry.path)}`));
+		const unportable = path ? (unportableNameProblem(path) ?? collisions.add(path)) : undefined;
+		if (problem || unportable || path === undefined) {
+			fail(unsafeArchive(problem ?? unportable ?? `invalid path ${JSON.stringify(entry.path)}`));
 			entry.resume();
 			return;
 		}

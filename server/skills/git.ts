@@ -23,6 +23,7 @@ import { isPrivateAddress, refusalOf } from '../net/addresses.js';
 import type { HangarPaths } from '../store/paths.js';
 import { DEFAULT_LIMITS, type ExtractedFile } from './extract.js';
 import { readSkillTree, SKILL_FILE } from './files.js';
+import { unportablePaths } from './portableNames.js';
 
 export interface GitReference {
 	/** `host[:port]`; empty for a local repository. */
@@ -281,6 +282,8 @@ async function moveSkill(folder: string, into: string, reference: GitReference):
 	const where = formatGitReference(reference);
 	if (tree.unsupported.length) throw new HangarError(422, `${where}: symlinks and special files are not allowed: ${tree.unsupported.join(', ')}`, 'invalid_skill');
 	if (!tree.files.some((file) => file.path === SKILL_FILE)) throw new HangarError(422, `${where} has no SKILL.md`, 'invalid_skill');
+	const unportable = unportablePaths(tree.files.map((file) => file.path));
+	if (unportable.length) throw new HangarError(422, `${where}: ${unportable.join('; ')} (in the repository)`, 'invalid_skill');
 	if (tree.truncated) throw new HangarError(422, `${where} holds more than ${DEFAULT_LIMITS.maxFiles} files`, 'invalid_skill');
 	const total = tree.files.reduce((sum, file) => sum + file.size, 0);
 	const large = tree.files.find((file) => file.size > DEFAULT_LIMITS.maxFileBytes);

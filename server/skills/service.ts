@@ -3,7 +3,6 @@
  * skills per client, user or project; build, list, delete and push local builds; and keep a
  * project's lock file (sync, upgrade).
  */
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Scope } from '../../protocol/common.js';
 import { HangarError } from '../../protocol/errors.js';
@@ -37,6 +36,7 @@ import { SkillInstaller, type InstallOutcome } from './installer.js';
 import { SkillProjects, type ProjectSkillService } from './projects.js';
 import { SkillSources, type SkillCatalog } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
+import { homeOf } from '../store/paths.js';
 import { cleanPath } from '../store/project.js';
 import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
 import { validateInlineSkill, validateSkillFolder } from './validate.js';
@@ -64,7 +64,7 @@ export class SkillService implements ProjectSkillService {
 	) {
 		const env = options.env ?? process.env;
 		const { paths } = environment;
-		this.home = env.HOME || homedir();
+		this.home = homeOf(env);
 		this.client = new RegistryClient({ env });
 		this.builds = new SkillBuilds(paths, env);
 		this.sources = new SkillSources(paths, this.client, this.builds, catalog, env);

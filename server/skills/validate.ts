@@ -13,6 +13,7 @@ import { lstat, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { SkillValidationResult } from '../../protocol/protocol.skills.js';
 import { MAX_PACKAGED_BYTES, MAX_SKILL_FILES, readSkillTree, SKILL_FILE } from './files.js';
+import { unportablePaths } from './portableNames.js';
 import { MAX_DEPENDENCIES, parseSkillDocument, skillFields, type SkillFields } from './frontmatter.js';
 
 const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}[a-z0-9]$/;
@@ -140,6 +141,7 @@ export async function validateSkillFolder(path: string): Promise<SkillCheck> {
 	const errors = [...check.errors];
 	const warnings = [...check.warnings];
 	for (const entry of tree.unsupported) errors.push(`${entry}: symlinks and special files are not allowed`);
+	errors.push(...unportablePaths(tree.files.map((file) => file.path)));
 	if (tree.truncated) errors.push(`a skill may hold at most ${MAX_SKILL_FILES} files`);
 	const total = tree.files.reduce((sum, file) => sum + file.size, 0);
 	if (total > MAX_PACKAGED_BYTES) errors.push(`files total ${total} bytes; at most ${MAX_PACKAGED_BYTES} allowed`);

@@ -2,6 +2,10 @@
  * Atomic file replacement: write a temporary file in the same folder, fsync it, rename it
  * over the target and fsync the folder. A reader sees the old file or the new one, never a
  * torn write, and a crash leaves at most a stray temporary file.
+ *
+ * On Windows a rename over a file that another program has open (an editor, a virus scanner,
+ * the search indexer, a client reading its configuration) fails for a moment with EPERM,
+ * EACCES or EBUSY; the rename is tried again for a few seconds before the write fails.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
@@ -66,7 +70,7 @@ export async function openFileAtomic(path: string, options: AtomicWriteOptions =
 				await handle.chmod(mode);
 				if (durable) await handle.sync();
 				await close();
-				await rename(temporary, path);
+				await renameRetrying(temporary, path);
 			} catch (error) {
 				await abort();
 				throw error;
@@ -75,6 +79,31 @@ export async function openFileAtomic(path: string, options: AtomicWriteOptions =
 		},
 		abort,
 	};
+}
+
+/** What a sharing violation looks like on Windows: another process has the target open. */
+const SHARING_VIOLATIONS: Readonly<Partial<Record<NodeJS.Platform, readonly string[]>>> = { win32: ['EPERM', 'EACCES', 'EBUSY'] };
+const RENAME_ATTEMPTS = 12;
+const MAX_RENAME_DELAY_MS = 500;
+
+/**
+ * `rename`, tried again with a growing pause (about 3 s in all) while the platform reports
+ * a sharing violation; other failures, and the last one, are thrown with what to do next.
+ */
+export async function renameRetrying(from: string, to: string, platform: NodeJS.Platform = process.platform): Promise<void> {
+	const retried = SHARING_VIOLATIONS[platform] ?? [];
+	for (let attempt = 1, delay = 10; ; attempt++, delay = Math.min(delay * 2, MAX_RENAME_DELAY_MS)) {
+		try {
+			return await rename(from, to);
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code ?? '';
+			if (!retried.includes(code)) throw error;
+			if (attempt === RENAME_ATTEMPTS) {
+				throw Object.assign(new Error(`${to} stayed in use by another program (${code}); close what holds it open and try again`), { code });
+			}
+			await new Promise((resolve) => setTimeout(resolve, delay));
+		}
+	}
 }
 
 async function existingMode(path: string): Promise<number | undefined> {

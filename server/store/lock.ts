@@ -219,6 +219,8 @@ export function isAlive(pid: number): boolean {
 
 /** The fields of `/proc/<pid>/stat` after the command name (which may hold spaces), from field 3 (Linux). */
 function statOf(pid: number | 'self'): string[] | undefined {
+	// Only Linux's: under Wine a Windows process would read the Linux process of the same number.
+	if (process.platform !== 'linux') return undefined;
 	try {
 		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
 		return stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -1,14 +1,18 @@
 /**
  * Starting and stopping workload proxies (`hangar proxy NAME`). A proxy is spawned detached
- * (its own session, output appended to its log file) so it survives whoever started it; the
- * spawner hands it secret header values over IPC, waits for `ready`, then lets it go.
+ * (its own session on POSIX, its own process group and no console window on Windows; output
+ * appended to its log file) so it survives whoever started it; the spawner hands it secret
+ * header values over IPC, waits for `ready`, then lets it go. It is stopped with SIGTERM, or
+ * on Windows, which has no such signal, by asking over its local channel; then forced.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../protocol/errors.js';
 import { balancerFilesOf, stopLeftoverBalancer } from '../runspec/balancer.js';
+import { STOP_PATH } from '../runspec/localLink.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { ProxyRecord, WorkloadStore } from '../runspec/store.js';
 import { isAlive } from '../store/lock.js';
@@ -17,6 +21,7 @@ import { isAlive } from '../store/lock.js';
 export const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 const LOG_ROTATE_BYTES = 5 * 1024 * 1024;
 const STOP_GRACE_MS = 5_000;
+const ASK_TIMEOUT_MS = 2_000;
 
 export interface LaunchResult {
 	readonly pid: number;
@@ -41,6 +46,28 @@ export async function isProxyProcess(pid: number, name: string): Promise<boolean
 export async function liveProxy(store: WorkloadStore, name: string): Promise<ProxyRecord | undefined> {
 	const record = await store.proxies.get(name).catch(() => undefined);
 	return record && (await isProxyProcess(record.pid, name)) ? record : undefined;
+}
+
+async function askToStop(record: ProxyRecord, platform: NodeJS.Platform): Promise<void> {
+	if (platform !== 'win32') {
+		try {
+			process.kill(record.pid, 'SIGTERM');
+		} catch {
+			// gone already
+		}
+		return;
+	}
+	// A proxy without a channel (an older one, or one that could not open it) is forced after the grace period.
+	if (!record.socket) return;
+	await new Promise<void>((resolve) => {
+		const request = httpRequest({ socketPath: record.socket, path: STOP_PATH, method: 'POST', timeout: ASK_TIMEOUT_MS }, (response) => {
+			response.resume();
+			resolve();
+		});
+		request.on('timeout', () => request.destroy());
+		request.on('error', () => resolve());
+		request.end();
+	});
 }
 
 async function openLog(path: string): Promise<FileHandle> {
@@ -71,6 +98,7 @@ export async function launchProxy(
 	const log = await openLog(logFile);
 	const child = spawn(process.execPath, [entry, 'proxy', name], {
 		detached: true,
+		windowsHide: true,
 		stdio: ['ignore', log.fd, log.fd, 'ipc'],
 		env,
 	});
@@ -112,17 +140,14 @@ export async function launchProxy(
 }
 
 /**
- * Stops the workload's proxy if it runs: SIGTERM, then SIGKILL after a grace period; and the
- * load balancer of its replicas, should a killed proxy have left it holding the port.
+ * Stops the workload's proxy if it runs: SIGTERM (on Windows a request over its local channel),
+ * then SIGKILL (TerminateProcess) after a grace period; and the load balancer of its replicas,
+ * should a killed proxy have left it holding the port.
  */
-export async function stopProxy(store: WorkloadStore, name: string): Promise<void> {
+export async function stopProxy(store: WorkloadStore, name: string, platform: NodeJS.Platform = process.platform): Promise<void> {
 	const record = await liveProxy(store, name);
 	if (record) {
-		try {
-			process.kill(record.pid, 'SIGTERM');
-		} catch {
-			// gone already
-		}
+		await askToStop(record, platform);
 		const deadline = Date.now() + STOP_GRACE_MS;
 		while (Date.now() < deadline && (await isProxyProcess(record.pid, name))) await new Promise((resolve) => setTimeout(resolve, 50));
 		if (await isProxyProcess(record.pid, name)) {

@@ -48,7 +48,7 @@ function openBrowser(raw: string): Promise<boolean> {
 	if (!url) return Promise.resolve(false);
 	const [command, args] = openerOf(url);
 	return new Promise((resolve) => {
-		const child = spawn(command, args, { stdio: 'ignore', detached: true, shell: false });
+		const child = spawn(command, args, { stdio: 'ignore', detached: true, shell: false, windowsHide: true });
 		child.once('error', () => resolve(false));
 		child.once('spawn', () => {
 			child.unref();

@@ -27,6 +27,7 @@ import {
 	type NoticeMiddleware,
 } from '../chain/chain.js';
 import type { JsonRpcMessage, JsonRpcNotification } from '../core/jsonrpc.js';
+import { isPipe } from '../../runspec/localLink.js';
 import { LINK_PATH } from '../core/link.js';
 import { LegacySseFront } from './legacySse.js';
 import { LinkFront } from './link.js';
@@ -60,6 +61,8 @@ export interface ProxyServerOptions {
 	 * skipped.
 	 */
 	readonly socketPath?: string;
+	/** Routes served on the local channel only (`STOP_PATH`), outside the middleware chain. */
+	readonly localRoutes?: ReadonlyMap<string, HttpHandler>;
 	readonly log: Logger;
 }
 
@@ -105,7 +108,7 @@ export class ProxyServer {
 		this.routes.set('/health', async ({ response }) => this.health(response));
 		for (const [path, handler] of options.routes ?? []) this.routes.set(path, handler);
 		const link = new LinkFront(this.sessions, handle, notify, options.log);
-		this.localRoutes = new Map(this.routes).set(LINK_PATH, composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange)));
+		this.localRoutes = new Map([...this.routes, ...(options.localRoutes ?? [])]).set(LINK_PATH, composeHttp(options.httpMiddlewares, (exchange) => link.serve(exchange)));
 		this.server = this.createServer(this.routes);
 	}
 
@@ -127,12 +130,15 @@ export class ProxyServer {
 		try {
 			// Linux binds at most 107 bytes of a socket's path and cuts a longer one without a word.
 			if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new Error(`the path is over ${MAX_SOCKET_PATH_BYTES} bytes`);
-			await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-			await rm(path, { force: true }); // left by a proxy that was killed
+			const socketFile = !isPipe(path); // a Windows pipe is no file: nothing to make, remove or chmod
+			if (socketFile) {
+				await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+				await rm(path, { force: true }); // left by a proxy that was killed
+			}
 			const local = this.createServer(this.localRoutes);
 			local.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket as Socket, head));
 			await listening(local, { path, exclusive: true });
-			await chmod(path, 0o600);
+			if (socketFile) await chmod(path, 0o600);
 			this.local = local;
 		} catch (error) {
 			this.options.log.warn(`not serving on ${path} (aggregates reach this proxy over TCP): ${(error as Error).message}`);
@@ -147,7 +153,7 @@ export class ProxyServer {
 	async close(): Promise<void> {
 		this.sessions.closeAll();
 		await Promise.all([this.server, this.local].map((server) => server && closing(server)));
-		if (this.local) await rm(this.options.socketPath!, { force: true });
+		if (this.local && !isPipe(this.options.socketPath!)) await rm(this.options.socketPath!, { force: true });
 	}
 
 	private createServer(routes: ReadonlyMap<string, HttpHandler>): Server {

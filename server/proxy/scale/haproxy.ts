@@ -125,7 +125,7 @@ export class Balancer {
 	async configure(config: BalancerConfig): Promise<void> {
 		await mkdir(dirname(this.files.config), { recursive: true, mode: 0o700 });
 		await writeFile(this.files.config, renderConfig(config), { mode: 0o600 });
-		const check = spawn(this.binary, ['-c', '-q', '-f', this.files.config], { stdio: ['ignore', 'ignore', 'pipe'] });
+		const check = spawn(this.binary, ['-c', '-q', '-f', this.files.config], { stdio: ['ignore', 'ignore', 'pipe'], windowsHide: true });
 		let errors = '';
 		check.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
 		const code = await new Promise<number | null>((resolve) => check.once('close', resolve).once('error', () => resolve(-1)));
@@ -135,7 +135,7 @@ export class Balancer {
 	/** Starts HAProxy; `exited` is called when it stops without being asked to. */
 	async start(exited: (code: number | null) => void): Promise<void> {
 		await stopLeftoverBalancer(this.files);
-		const child = spawn(this.binary, ['-W', '-db', '-f', this.files.config, '-p', this.files.pid], { stdio: ['ignore', 'inherit', 'inherit'] });
+		const child = spawn(this.binary, ['-W', '-db', '-f', this.files.config, '-p', this.files.pid], { stdio: ['ignore', 'inherit', 'inherit'], windowsHide: true });
 		this.child = child;
 		child.once('exit', (code) => {
 			if (this.child === child) {

@@ -8,7 +8,7 @@
  * A replica or HAProxy that exits unasked is started again, on the same port, after a pause
  * that grows while it keeps failing. A replica whose supervisor is gone ends itself.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { Environment } from '../../environment.js';
@@ -80,7 +80,11 @@ class Replica {
 
 	/** Starts the replica; resolves once it serves (its server may still be connecting). */
 	start(): Promise<void> {
-		const child = fork(process.argv[1]!, ['proxy', this.name, '--replica', String(this.index), '--replica-port', String(this.port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+		// `fork` with a hidden window: its options have no `windowsHide`, and on Windows a child of a windowless proxy opens a console.
+		const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'proxy', this.name, '--replica', String(this.index), '--replica-port', String(this.port)], {
+			stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+			windowsHide: true,
+		});
 		this.child = child;
 		const started = Date.now();
 		child.send(this.configuration);
