@@ -14,8 +14,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
-import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
-import { connect, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { CreateWorkload } from '../protocol/protocol.workloads.js';
+import { connect, createRunning, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { auditFileOf, readAudit } from './fixtures/security/support.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -31,15 +31,7 @@ let tracker: string;
 let notes: string;
 const clients: Client[] = [];
 
-async function create(params: Record<string, unknown>): Promise<{ name: string; url: string }> {
-	const created = await callRest(serve.url, CreateWorkload, params);
-	expect(created.status, JSON.stringify(created.body)).toBe(201);
-	const listed = await waitFor(async () => {
-		const { workloads } = (await callRest(serve.url, ListWorkloads, { group: params.group })).body as { workloads: Array<{ name: string; url: string; status: string }> };
-		return workloads.find((workload) => workload.name === params.name && workload.status === 'running');
-	}, `workload ${String(params.name)} running`);
-	return { name: listed.name, url: listed.url.split('#')[0]! };
-}
+const create = (params: Record<string, unknown>) => createRunning(serve.url, params);
 
 async function client(url: string): Promise<Client> {
 	const connected = await connect(url, 'streamable-http');

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../bench/searchQuality.js';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { ApproveWorkloadTools, CreateWorkload, GetWorkloadTools, ListWorkloads, type WorkloadPinsResult } from '../protocol/protocol.workloads.js';
-import { connect, MEMORY, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, createRunning, MEMORY, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { connectModern } from './support/mcpClients.js';
 import { runHangar, startServe, type ServeProcess } from './support/processes.js';
@@ -46,15 +46,7 @@ let scratch: string;
 const fixtures: RemoteServer[] = [];
 const clients: Array<{ close(): Promise<unknown> }> = [];
 
-async function create(params: Record<string, unknown>): Promise<{ name: string; url: string }> {
-	const created = await callRest(serve.url, CreateWorkload, params);
-	expect(created.status, JSON.stringify(created.body)).toBe(201);
-	const listed = await waitFor(async () => {
-		const { workloads } = (await callRest(serve.url, ListWorkloads, { group: params.group })).body as { workloads: Array<{ name: string; url: string; status: string }> };
-		return workloads.find((workload) => workload.name === params.name && workload.status === 'running');
-	}, `workload ${String(params.name)} running`);
-	return { name: listed.name, url: listed.url.split('#')[0]! };
-}
+const create = (params: Record<string, unknown>) => createRunning(serve.url, params);
 
 async function group(): Promise<string> {
 	const name = uniqueName('gw');

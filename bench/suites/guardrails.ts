@@ -21,6 +21,7 @@ import { OwnSecrets } from '../../server/proxy/chain/guardrails/ownSecrets.js';
 import { SecretScanner } from '../../server/proxy/chain/guardrails/scanner.js';
 import { collectTexts } from '../../server/proxy/chain/guardrails/texts.js';
 import { DEFAULT_MAX_SCAN_BYTES } from '../../server/runspec/guardrails.js';
+import { retry } from './proxyBound.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // The largest stays under the 1 MiB scan cap with the rest of its message, so that all of it is scanned.
@@ -39,17 +40,6 @@ interface Side {
 	stop(): Promise<void>;
 }
 
-async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		try {
-			return await work();
-		} catch (error) {
-			if (Date.now() > deadline) throw error;
-			await new Promise((resolve) => setTimeout(resolve, 250));
-		}
-	}
-}
 
 async function remoteWorkload(name: string, url: string, flags: string[]): Promise<Side> {
 	const env = benchEnv();

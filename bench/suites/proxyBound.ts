@@ -37,7 +37,8 @@ const CYCLES = 20;
  */
 export const SIDE_PROCESSES = 4;
 
-async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+/** Calls `work` until it succeeds, for up to `timeoutMs` (a server that is still starting). */
+export async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		try {
