@@ -112,10 +112,13 @@ export function createDispatcher(environment: Environment, options: DispatcherOp
 	if (options.door) {
 		const door = options.door;
 		// A door repairs workloads and reports others' changes from the start, not on a first call.
-		void services.workloads().then((workloads) => {
-			workloads.startReconcile();
-			workloads.watchStatuses();
-		});
+		void services
+			.workloads()
+			.then((workloads) => {
+				workloads.startReconcile();
+				workloads.watchStatuses();
+			})
+			.catch((error: Error) => environment.log.error(`the ${door} cannot repair or watch workloads: ${error.message}`));
 		dispatcher.intercept(
 			import('./workloads/telemetryDefault.js')
 				.then(({ TelemetryDefault }) => new TelemetryDefault(environment.paths).get())
