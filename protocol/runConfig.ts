@@ -487,7 +487,7 @@ export const WebhookTlsConfig = z.object({
 	client_cert_path: z.string().optional(),
 	client_key_path: z.string().optional(),
 	insecure_skip_verify: z.boolean().optional(),
-});
+}).strict();
 
 /**
  * One entry of `mutating_webhooks` / `validating_webhooks` (`webhook.Config`). Hangar: `url` is

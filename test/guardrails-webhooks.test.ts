@@ -129,6 +129,7 @@ describe('webhook settings at the door', () => {
 		[{ validating_webhooks: [{ name: 'a', url: 'https://hooks.example.com/a', timeout: 600 }] }, /validating_webhooks\[0\]\.timeout/],
 		[{ validating_webhooks: [{ name: 'a', url: 'https://hooks.example.com/a', failure_policy: 'maybe' }] }, /validating_webhooks\.0\.failure_policy/],
 		[{ validating_webhooks: [{ name: 'a', url: 'https://hooks.example.com/a', secret: 'x' }] }, /validating_webhooks\.0\.secret/],
+		[{ validating_webhooks: [{ name: 'a', url: 'https://hooks.example.com/a', tls_config: { ca_bundle: '/etc/ca.pem' } }] }, /validating_webhooks\.0\.tls_config\.ca_bundle/],
 	])('refuses %j with a 400 naming the field', async (webhooks, field) => {
 		const answer = await callRest(serve.url, CreateWorkload, { name: uniqueName('bad'), url: leaky.url, ...webhooks });
 		expect(answer.status).toBe(400);

@@ -918,7 +918,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 								"insecure_skip_verify": {
 									"type": "boolean"
 								}
-							}
+							},
+							"additionalProperties": false
 						}
 					}
 				}
@@ -964,7 +965,8 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 								"insecure_skip_verify": {
 									"type": "boolean"
 								}
-							}
+							},
+							"additionalProperties": false
 						}
 					}
 				}
