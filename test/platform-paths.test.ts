@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CLIENT_TABLE, clientDefinition, detectionTarget, userConfigPath } from '../server/clients/table.js';
 import { resolvePaths } from '../server/store/paths.js';
+import { cleanPath } from '../server/store/project.js';
 
 const WINDOWS_USER = {
 	USERPROFILE: 'C:\\Users\\ada',
@@ -118,5 +119,24 @@ describe("the clients' configuration files", () => {
 	it("are detected by their folder on Windows, or by the file when it sits in the profile folder", () => {
 		expect(detectionTarget(clientDefinition('goose')!, HOMES.win32, 'win32')).toBe('C:\\Users\\ada\\AppData\\Roaming\\Block\\goose\\config');
 		expect(detectionTarget(clientDefinition('claude-code')!, HOMES.win32, 'win32')).toBe('C:\\Users\\ada\\.claude.json');
+	});
+});
+
+describe('project roots', () => {
+	it("are keyed on Windows with the drive letter in capitals, as Windows reports it (VS Code sends 'c:\\\\…')", () => {
+		expect(cleanPath('c:\\Work\\app\\', 'win32')).toBe('C:\\Work\\app');
+		expect(cleanPath('c:/Work/app', 'win32')).toBe('C:\\Work\\app');
+		expect(cleanPath('C:\\Work\\.\\app\\..\\site', 'win32')).toBe('C:\\Work\\site');
+		expect(cleanPath('\\\\server\\share\\app\\', 'win32')).toBe('\\\\server\\share\\app');
+	});
+
+	it("keep a drive's root whole: C: alone would be that drive's current folder", () => {
+		expect(cleanPath('d:\\', 'win32')).toBe('D:\\');
+		expect(cleanPath('/', 'linux')).toBe('/');
+	});
+
+	it('are left in their case elsewhere, where a backslash is part of a name', () => {
+		expect(cleanPath('/home/ada/App//', 'linux')).toBe('/home/ada/App');
+		expect(cleanPath('/Users/ada/c:\\x', 'darwin')).toBe('/Users/ada/c:\\x');
 	});
 });

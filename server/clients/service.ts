@@ -35,7 +35,7 @@ import { DEFAULT_GROUP } from '../groups/store.js';
 import type { JsonDocument } from '../store/document.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
-import { cleanPath, projectRoot } from '../store/project.js';
+import { projectRoot, recordedProjectRoot } from '../store/project.js';
 import { configProblem, readConfig } from './configFile.js';
 import { editConfigFile, editWorkloadFiles } from './configEdit.js';
 import { openEditor } from './editor.js';
@@ -185,7 +185,7 @@ export class ClientsService {
 	async unregister(name: string, projectRoot?: string): Promise<void> {
 		const client = this.client(name);
 		if (projectRoot !== undefined) {
-			const root = await this.registeredRoot(projectRoot);
+			const root = await recordedProjectRoot(projectRoot);
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => [
@@ -217,7 +217,7 @@ export class ClientsService {
 		const client = this.client(name);
 		await this.requireGroups([group]);
 		if (projectRoot !== undefined) {
-			const root = await this.registeredRoot(projectRoot);
+			const root = await recordedProjectRoot(projectRoot);
 			const target = this.projectTarget(client, root);
 			await this.checkManaged(target);
 			await this.state.update((state) => {
@@ -389,10 +389,6 @@ export class ClientsService {
 		return projectRoot(path);
 	}
 
-	/** The key a registration was stored under: the real root, or the path as given once the folder is gone. */
-	private async registeredRoot(path: string): Promise<string> {
-		return projectRoot(path).catch(() => cleanPath(path));
-	}
 
 	private userTarget(client: ClientDefinition): Target {
 		return { path: userConfigPath(client, this.home, this.platform), shape: client.config, client: client.id };

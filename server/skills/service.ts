@@ -37,7 +37,7 @@ import { SkillProjects, type ProjectSkillService } from './projects.js';
 import { SkillSources, type SkillCatalog } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
 import { homeOf } from '../store/paths.js';
-import { cleanPath } from '../store/project.js';
+import { recordedProjectRoot } from '../store/project.js';
 import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
 import { validateInlineSkill, validateSkillFolder } from './validate.js';
 
@@ -121,11 +121,12 @@ export class SkillService implements ProjectSkillService {
 	async list(params: ValidParamsOf<typeof ListSkills>): Promise<{ skills: InstalledSkill[] }> {
 		await this.installer.recover();
 		const scope = params.scope ?? (params.project_root ? 'project' : undefined);
+		const projectRoot = params.project_root && (await recordedProjectRoot(params.project_root));
 		const members = params.group ? new Set((await this.groups.get(params.group)).skills) : undefined;
 		const records = (await this.records.list()).filter(
 			(record) =>
 				(!scope || record.scope === scope) &&
-				(!params.project_root || record.project_root === cleanPath(params.project_root)) &&
+				(!projectRoot || record.project_root === projectRoot) &&
 				(!params.client || record.folders.some((folder) => folder.clients.includes(params.client!))) &&
 				(!members || members.has(record.name)),
 		);
@@ -135,7 +136,7 @@ export class SkillService implements ProjectSkillService {
 
 	async get(params: ValidParamsOf<typeof GetSkill>): Promise<SkillInfo> {
 		await this.installer.recover();
-		const placement = lookupPlacement(params.scope, params.project_root);
+		const placement = await lookupPlacement(params.scope, params.project_root);
 		const record = await this.records.get(placement, params.name);
 		if (!record) throw HangarError.notFound(`skill ${params.name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
 		const skill = toInstalledSkill(record);
@@ -144,7 +145,7 @@ export class SkillService implements ProjectSkillService {
 
 	async uninstall(params: ValidParamsOf<typeof UninstallSkill>, context: OperationContext): Promise<null> {
 		await this.installer.recover();
-		const placement = lookupPlacement(params.scope, params.project_root);
+		const placement = await lookupPlacement(params.scope, params.project_root);
 		await this.remove(placement, params.name, context.signal, params.client);
 		return null;
 	}

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Scope } from '../../protocol/common.js';
 import { HangarError } from '../../protocol/errors.js';
 import { CLIENT_TABLE, clientDefinition, isInstalled, type ClientDefinition } from '../clients/table.js';
-import { cleanPath, projectRoot } from '../store/project.js';
+import { projectRoot, recordedProjectRoot } from '../store/project.js';
 
 /** One folder a skill is written to, and the clients that read it there. */
 export interface SkillTarget {
@@ -24,19 +24,24 @@ export interface Placement {
 
 /** scope defaults to user; a project_root alone means project; project_root with user is a 400. */
 export async function placementOf(scope: Scope | undefined, projectRoot: string | undefined): Promise<Placement> {
-	const placement = lookupPlacement(scope, projectRoot);
-	return placement.scope === 'project' ? { scope: 'project', projectRoot: await checkProjectRoot(placement.projectRoot) } : placement;
+	const given = givenPlacement(scope, projectRoot);
+	return given.scope === 'project' ? { scope: 'project', projectRoot: await checkProjectRoot(given.projectRoot) } : given;
 }
 
 /** Where to look a skill up: like `placementOf`, without requiring the project folder to exist. */
-export function lookupPlacement(scope: Scope | undefined, projectRoot: string | undefined): Placement {
+export async function lookupPlacement(scope: Scope | undefined, projectRoot: string | undefined): Promise<Placement> {
+	const given = givenPlacement(scope, projectRoot);
+	return given.scope === 'project' ? { scope: 'project', projectRoot: await recordedProjectRoot(given.projectRoot) } : given;
+}
+
+function givenPlacement(scope: Scope | undefined, projectRoot: string | undefined): Placement {
 	const effective = scope ?? (projectRoot ? 'project' : 'user');
 	if (effective === 'user') {
 		if (projectRoot) throw HangarError.badRequest('project_root may only be given with scope "project"', 'invalid_scope');
 		return { scope: 'user', projectRoot: '' };
 	}
 	if (!projectRoot) throw HangarError.badRequest('project_root is required for scope "project"', 'invalid_project_root');
-	return { scope: 'project', projectRoot: cleanPath(projectRoot) };
+	return { scope: 'project', projectRoot };
 }
 
 /** A skills project root: absolute, an existing folder reached without symlinks, a git work tree; returned cleaned. */

@@ -5,7 +5,7 @@
  * so every create, rename and delete Hangar does under a project first checks its path here.
  */
 import { lstat, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, posix, relative, sep, win32 } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 
 export interface ProjectRootRules {
@@ -27,7 +27,7 @@ export async function projectRoot(given: string, rules: ProjectRootRules = {}): 
 	const stats = await stat(cleaned).catch(() => undefined);
 	if (!stats?.isDirectory()) throw invalid('is not an existing folder');
 	const real = await realpath(cleaned);
-	if (real !== cleaned && rules.refuseSymlinks) throw invalid(`may not contain symlinks; use ${real}`);
+	if (!samePath(real, cleaned) && rules.refuseSymlinks) throw invalid(`may not contain symlinks; use ${real}`);
 	if (rules.git && !(await stat(join(real, '.git')).catch(() => undefined))) throw invalid('is not a git repository (no .git)');
 	return real;
 }
@@ -43,10 +43,28 @@ export async function enclosingProject(start: string): Promise<string | undefine
 	return undefined;
 }
 
-/** A path normalised, without trailing slashes. */
-export function cleanPath(path: string): string {
-	const normalised = normalize(path);
-	return normalised.length > 1 ? normalised.replace(/[\\/]+$/, '') : normalised;
+/**
+ * The key a project was recorded under: its real root while the folder exists, else the path as
+ * given, cleaned. Lookups go through it, so `c:\work\app` finds what `C:\Work\App` recorded.
+ */
+export function recordedProjectRoot(given: string): Promise<string> {
+	return projectRoot(given).catch(() => cleanPath(given));
+}
+
+/**
+ * A path normalised, without trailing slashes; on Windows with the drive letter in capitals, as
+ * Windows reports it (VS Code hands folders over as `c:\…`).
+ */
+export function cleanPath(given: string, platform: NodeJS.Platform = process.platform): string {
+	const { normalize } = platform === 'win32' ? win32 : posix;
+	const normalised = normalize(given);
+	const cleaned = normalised.length > 1 && !/^[a-z]:\\$/i.test(normalised) ? normalised.replace(/[\\/]+$/, '') : normalised;
+	return platform === 'win32' ? cleaned.replace(/^[a-z](?=:)/, (drive) => drive.toUpperCase()) : cleaned;
+}
+
+/** Whether two cleaned paths name one file: on Windows, whose file names ignore case, whatever their case. */
+function samePath(a: string, b: string): boolean {
+	return process.platform === 'win32' ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /**
