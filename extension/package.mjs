@@ -5,12 +5,13 @@
 //   node package.mjs --target win32-x64   extension/hangar-win32-x64.vsix (repeatable)
 //   node package.mjs --all                every platform below
 //
-// The bundles are built once; each package swaps only the binary beside them. A binary npm did
+// The bundles are built once, in a folder of their own; each package swaps only the binary beside them. A binary npm did
 // not install here (another platform's) is downloaded from the npm registry at the version and
 // integrity package-lock.json records, verified, and cached under node_modules/.cache.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -102,23 +103,30 @@ async function keyringBinary(name) {
 	return cached;
 }
 
-/** Leaves beside the daemon bundle the keyring loader and `target`'s binary, nothing else. */
-async function placeKeyring(target) {
-	const scope = here('dist/node_modules/@napi-rs');
+/** Leaves beside the daemon bundle in `dist` the keyring loader and `target`'s binary, nothing else. */
+async function placeKeyring(dist, target) {
+	const scope = join(dist, 'node_modules', '@napi-rs');
 	for (const entry of readdirSync(scope)) if (entry !== 'keyring') rmSync(join(scope, entry), { recursive: true, force: true });
 	const name = KEYRING_BINARY[target];
 	cpSync(await keyringBinary(name), join(scope, name), { recursive: true });
 }
 
 const { targets, named } = requestedTargets(process.argv.slice(2));
-await run(process.execPath, [here('esbuild.mjs'), '--production'], { cwd: here('.') });
-const vsce = root('node_modules/@vscode/vsce/vsce');
-for (const target of targets) {
-	await placeKeyring(target);
-	const out = named ? `hangar-${target}.vsix` : 'hangar.vsix';
-	await run(process.execPath, [vsce, 'package', '--target', target, '--no-dependencies', '--skip-license', '--allow-missing-repository', '--out', out], {
-		cwd: here('.'),
-		maxBuffer: 16 * 1024 * 1024,
-	});
-	process.stdout.write(`package: extension/${out} (${target})\n`);
+// Packages are made in a folder of their own, so that extension/dist (the development build)
+// is left alone and two packaging runs never share a file.
+const staging = mkdtempSync(join(tmpdir(), 'hangar-vsix-'));
+try {
+	for (const file of ['package.json', 'README.md', '.vscodeignore', 'media']) cpSync(here(file), join(staging, file), { recursive: true });
+	const dist = join(staging, 'dist');
+	await run(process.execPath, [here('esbuild.mjs'), '--production', '--outdir', dist]);
+	const vsce = root('node_modules/@vscode/vsce/vsce');
+	for (const target of targets) {
+		await placeKeyring(dist, target);
+		const out = named ? `hangar-${target}.vsix` : 'hangar.vsix';
+		const options = ['--target', target, '--no-dependencies', '--skip-license', '--allow-missing-repository', '--out', here(out)];
+		await run(process.execPath, [vsce, 'package', ...options], { cwd: staging, maxBuffer: 16 * 1024 * 1024 });
+		process.stdout.write(`package: extension/${out} (${target})\n`);
+	}
+} finally {
+	rmSync(staging, { recursive: true, force: true });
 }
