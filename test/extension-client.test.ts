@@ -5,9 +5,9 @@
  * of a skill install from a real OCI registry.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, win32 } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -93,6 +93,33 @@ describe('daemonCommand', () => {
 		expect(daemonCommand(' /src/hangar/dist/server/cli/main.js ', '/b.mjs', '/node', {}).args).toEqual(['/src/hangar/dist/server/cli/main.js', 'daemon']);
 		expect(daemonCommand('/usr/local/bin/hangar', '/b.mjs', '/node', { A: '1' })).toEqual({ command: '/usr/local/bin/hangar', args: ['daemon'], env: { A: '1' } });
 		expect(daemonCommand('~/bin/hangar', '/b.mjs', '/node', {}).command).not.toContain('~');
+	});
+
+	it('on Windows, runs the script behind npm\'s hangar.cmd on that runtime (a .cmd cannot be spawned without a shell)', async () => {
+		const folder = await mkdtemp(join(tmpdir(), 'hangar-shim-'));
+		// What `npm install -g` writes (npm's cmd-shim), for a package whose bin is dist/server/cli/main.js.
+		const shim = [
+			'@ECHO off', 'GOTO start', ':find_dp0', 'SET dp0=%~dp0', 'EXIT /b', ':start', 'SETLOCAL', 'CALL :find_dp0', '',
+			'IF EXIST "%dp0%\\node.exe" (', '  SET "_prog=%dp0%\\node.exe"', ') ELSE (', '  SET "_prog=node"', '  SET PATHEXT=%PATHEXT:;.JS;=;%', ')', '',
+			'endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\node_modules\\hangar\\dist\\server\\cli\\main.js" %*',
+		].join('\r\n');
+		await writeFile(join(folder, 'hangar.cmd'), shim);
+		await writeFile(join(folder, 'other.bat'), '@echo off\r\nhangar %*\r\n');
+		try {
+			expect(daemonCommand(join(folder, 'hangar.cmd'), '/b.mjs', 'C:\\Code\\Code.exe', {}, 'win32')).toEqual({
+				command: 'C:\\Code\\Code.exe',
+				args: [win32.join(folder, 'node_modules\\hangar\\dist\\server\\cli\\main.js'), 'daemon'],
+				env: { ELECTRON_RUN_AS_NODE: '1' },
+			});
+			expect(daemonCommand(join(folder, 'other.bat'), '/b.mjs', 'Code.exe', { ComSpec: 'C:\\Windows\\system32\\cmd.exe' }, 'win32')).toMatchObject({
+				command: 'C:\\Windows\\system32\\cmd.exe',
+				args: ['/d', '/c', join(folder, 'other.bat'), 'daemon'],
+			});
+			// Elsewhere a .cmd is just a file name.
+			expect(daemonCommand(join(folder, 'hangar.cmd'), '/b.mjs', '/node', {}, 'linux').command).toBe(join(folder, 'hangar.cmd'));
+		} finally {
+			await rm(folder, { recursive: true, force: true });
+		}
 	});
 
 	it('doubles the restart delay up to its cap', () => {

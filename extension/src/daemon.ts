@@ -5,7 +5,9 @@
  * Knows nothing of VS Code (logs go to a callback), so it is tested against a real daemon.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { win32 } from 'node:path';
 import {
 	ConnectionError,
 	createMessageConnection,
@@ -37,13 +39,34 @@ export interface DaemonCommand {
  * The daemon to run: the one bundled with the extension, or `daemonPath` (a `hangar`
  * executable, or a `.js`/`.mjs` entry run on the editor's own Node). Inside Electron,
  * `process.execPath` is the editor binary, which `ELECTRON_RUN_AS_NODE` turns into Node.
+ * On Windows, `hangar.cmd` (what `npm install -g` puts on the PATH) cannot be spawned without a
+ * shell: the script an npm shim runs is run instead, and any other batch file through `cmd.exe`.
  */
-export function daemonCommand(daemonPath: string, bundledEntry: string, execPath: string, env: NodeJS.ProcessEnv): DaemonCommand {
+export function daemonCommand(daemonPath: string, bundledEntry: string, execPath: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): DaemonCommand {
 	const path = daemonPath.trim().replace(/^~(?=$|[\\/])/, homedir());
 	const asNode = { ...env, ELECTRON_RUN_AS_NODE: '1' };
 	if (path === '') return { command: execPath, args: [bundledEntry, 'daemon'], env: asNode };
 	if (/\.[cm]?js$/.test(path)) return { command: execPath, args: [path, 'daemon'], env: asNode };
+	if (platform === 'win32' && /\.(cmd|bat)$/i.test(path)) {
+		const script = npmShimScript(path);
+		return script ? { command: execPath, args: [script, 'daemon'], env: asNode } : { command: env.ComSpec ?? 'cmd.exe', args: ['/d', '/c', path, 'daemon'], env };
+	}
 	return { command: path, args: ['daemon'], env };
+}
+
+/**
+ * The script an npm command shim runs: npm's `.cmd` shims end with
+ * `"%_prog%" "%dp0%\node_modules\hangar\…\main.js" %*`, `%dp0%` being the shim's own folder.
+ */
+function npmShimScript(shim: string): string | undefined {
+	let text: string;
+	try {
+		text = readFileSync(shim, 'utf8');
+	} catch {
+		return undefined;
+	}
+	const script = /"%~?dp0%?\\([^"]+\.[cm]?js)"/i.exec(text)?.[1];
+	return script && win32.join(win32.dirname(shim), script);
 }
 
 export interface BackOffOptions {
