@@ -21,9 +21,10 @@ import { secrets } from './suites/secrets.js';
 import { security } from './suites/security.js';
 import { skills } from './suites/skills.js';
 import { telemetryCost } from './suites/telemetryCost.js';
+import { windows } from './suites/windows.js';
 import { workloads } from './suites/workloads.js';
 
-const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, flags: pinningFlags, search, aggregate, guardrails, code };
+const suites: Record<string, () => Promise<Table[]>> = { foundation, clients, registry, secrets, skills, workloads, bound: proxyBound, memory, security, telemetry: telemetryCost, scale: scaleOut, packages, pinning: pinningCost, flags: pinningFlags, search, aggregate, guardrails, code, windows };
 
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in suites));
