@@ -74,7 +74,7 @@ interface Setup {
 	readonly distRoot: string;
 }
 
-type StepName = 'version' | 'serve' | 'group' | 'run' | 'remoteTools' | 'pins' | 'stdio' | 'stdioTools' | 'aggregate' | 'aggregateTools' | 'aggregateCall' | 'register' | 'ls' | 'stop' | 'rm';
+type StepName = 'version' | 'serve' | 'group' | 'run' | 'remoteTools' | 'pins' | 'stdio' | 'stdioTools' | 'aggregate' | 'aggregateTools' | 'aggregateCall' | 'register' | 'registerCursor' | 'ls' | 'stop' | 'rm';
 
 interface Findings {
 	readonly platform: string;
@@ -86,6 +86,7 @@ interface Findings {
 		daemon: DaemonSession;
 		skills: DaemonSession;
 		clientConfig: string | null;
+		cursorConfig: string | null;
 		clientConfigAfterStop: string | null;
 		proxyLog: string | null;
 		projectFiles: string[];
@@ -251,9 +252,11 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 		expect(JSON.stringify(aggregateCall.json)).toContain('through the aggregate');
 	});
 
-	it("the group's servers land in VS Code's %APPDATA% file, and a stopped one leaves it", () => {
+	it("the group's servers land in VS Code's %APPDATA% file and Cursor's %USERPROFILE% one, and a stopped one leaves them", () => {
 		expect(findings.steps.register.code, findings.steps.register.stderr).toBe(0);
+		expect(findings.steps.registerCursor.code, findings.steps.registerCursor.stderr).toBe(0);
 		const servers = JSON.parse(findings.steps.clientConfig!).servers as Record<string, { url: string; type: string }>;
+		expect(Object.keys(JSON.parse(findings.steps.cursorConfig!).mcpServers).sort()).toEqual(Object.keys(servers).sort());
 		expect(Object.values(servers)).toContainEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/.*mcp$/), type: 'http' });
 		expect(findings.steps.ls.json).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'win-remote', status: 'running' })]));
 		expect(JSON.stringify(JSON.parse(findings.steps.clientConfigAfterStop!))).not.toContain(JSON.stringify(servers['win-remote']?.url ?? 'none'));
