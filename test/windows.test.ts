@@ -67,6 +67,8 @@ interface Setup {
 	/** The loopback port relayed to the Docker Engine. */
 	readonly dockerPort: number;
 	readonly skillRef: string;
+	/** A registry file listing hangar-test/memory as `memory`. */
+	readonly registryFile: string;
 	/** A git work tree, as Windows names it. */
 	readonly project: string;
 	/** The store's concurrency writer (../store-writer.mjs) and the build as a file: URL. */
@@ -74,7 +76,7 @@ interface Setup {
 	readonly distRoot: string;
 }
 
-type StepName = 'version' | 'serve' | 'group' | 'run' | 'remoteTools' | 'pins' | 'stdio' | 'stdioTools' | 'aggregate' | 'aggregateTools' | 'aggregateCall' | 'register' | 'registerCursor' | 'ls' | 'stop' | 'rm';
+type StepName = 'version' | 'serve' | 'group' | 'run' | 'remoteTools' | 'pins' | 'registry' | 'stdio' | 'stdioTools' | 'aggregate' | 'aggregateTools' | 'aggregateCall' | 'register' | 'registerCursor' | 'ls' | 'stop' | 'rm';
 
 interface Findings {
 	readonly platform: string;
@@ -95,6 +97,22 @@ interface Findings {
 	readonly ms: Record<string, number>;
 	readonly error?: string;
 }
+
+/** A registry (upstream format) whose one server is the memory reference server's local image. */
+const MEMORY_REGISTRY = {
+	version: '1.0.0',
+	meta: { last_updated: '2026-12-01T00:00:00Z' },
+	data: {
+		servers: [
+			{
+				name: 'io.github.hangar-test/memory',
+				description: 'The MCP memory reference server',
+				version: '1.0.0',
+				packages: [{ registryType: 'oci', identifier: 'hangar-test/memory:1', transport: { type: 'stdio' } }],
+			},
+		],
+	},
+};
 
 /**
  * The Docker Engine on a loopback port, for the driver's relay from Docker Desktop's pipe: a
@@ -172,10 +190,12 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 			aggregateTool: 'win-remote_echo',
 			dockerPort: docker.port,
 			skillRef,
+			registryFile: windowsPath(join(work, 'registry.json')),
 			project: windowsPath(join(work, 'project')),
 			writer: windowsPath(WRITER),
 			distRoot: `file:///Z:${DIST}`,
 		};
+		await writeFile(join(work, 'registry.json'), JSON.stringify(MEMORY_REGISTRY));
 		await writeFile(join(work, 'setup.json'), JSON.stringify(setup));
 		await wine([NODE_EXE, windowsPath(DRIVER), windowsPath(join(work, 'setup.json'))]);
 		findings = JSON.parse(await readFile(join(work, 'findings.json'), 'utf8')) as Findings;
@@ -235,8 +255,9 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 		expect(rm.code, rm.stderr).toBe(0);
 	});
 
-	it("a stdio workload runs in the Linux Docker Engine, reached over Docker Desktop's pipe, and its proxy attaches to it", () => {
-		const { stdio, stdioTools } = findings.steps;
+	it("a registry's server runs by its short name in the Linux Docker Engine, reached over Docker Desktop's pipe, its proxy attached over stdio", () => {
+		const { registry, stdio, stdioTools } = findings.steps;
+		expect(registry.code, registry.stderr).toBe(0);
 		expect(stdio.code, stdio.stderr).toBe(0);
 		expect(stdioTools.code, stdioTools.stderr).toBe(0);
 		expect(JSON.stringify(stdioTools.json)).toContain('create_entities');
