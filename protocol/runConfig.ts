@@ -488,8 +488,8 @@ export const PersonalDataConfig = z.object({
 	requests: PersonalDataAction.optional(),
 	/** In what the server sends (answers, its requests and notifications): `redact` by default. */
 	responses: PersonalDataAction.optional(),
-	/** The kinds looked for (default all). */
-	kinds: z.array(PersonalDataKind).min(1).optional(),
+	/** The kinds looked for (default all; one at least). */
+	kinds: z.array(PersonalDataKind).optional(),
 	/** Known false positives, as for secrets (rules `pii.<kind>`). */
 	allow: z.array(SecretAllowRule).optional(),
 }).strict();

@@ -104,6 +104,7 @@ export function secretScanSettingsOf(config: SecretScanConfig): SecretScanSettin
 
 /** What is wrong with a guardrails configuration the schema let through: the field at fault (under `guardrails.`), and why. */
 export function guardrailsProblem(config: GuardrailsConfig): { field: string; message: string } | undefined {
+	if (config.personal_data?.kinds?.length === 0) return { field: 'personal_data.kinds', message: `names one kind or more of ${Object.keys(PERSONAL_DATA_KINDS).join(', ')} (leave it out for all)` };
 	const lists = [
 		['secrets', config.secrets?.allow, Object.keys(SECRET_RULES)],
 		['personal_data', config.personal_data?.allow, (Object.keys(PERSONAL_DATA_KINDS) as PersonalDataKind[]).map(personalDataRule)],
