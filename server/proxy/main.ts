@@ -221,7 +221,7 @@ async function startWebhooks(workload: StoredWorkload, environment: Environment,
 	const clients = (configs: StoredWorkload['validating_webhooks']) => Promise.all((configs ?? []).map((config) => WebhookClient.create(config, resolveSecret)));
 	const [mutating, validating] = await Promise.all([clients(workload.mutating_webhooks), clients(workload.validating_webhooks)]);
 	environment.log.info(`webhooks: ${[...mutating, ...validating].map((webhook) => webhook.name).join(', ')}`);
-	return webhookMiddleware({ workload: workload.name, mutating, validating, log: environment.log, auditor });
+	return webhookMiddleware({ workload: workload.name, transport: workload.transport ?? 'streamable-http', mutating, validating, log: environment.log, auditor });
 }
 
 /**
