@@ -29,7 +29,8 @@ export interface Finding {
 }
 
 /** Runs of the base64 alphabets long enough to hold a secret. */
-const BASE64_RUN = /[A-Za-z0-9+/_-]{20,}={0,2}/g;
+// Only from the start of a run: tried at every position inside one, the pattern costs the run's length each time.
+const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}/g;
 /** Runs holding percent escapes (or form-encoded spaces). */
 const PERCENT_RUN = /[^\s"'<>]*%[0-9A-Fa-f]{2}[^\s"'<>]*/g;
 const PRINTABLE = /^[\t\n\r\x20-\x7e]*$/;
