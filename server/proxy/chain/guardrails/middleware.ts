@@ -177,6 +177,8 @@ export class TrafficGuard {
 		for (const guardrail of this.active[direction]) {
 			for (const finding of guardrail.scan(slots)) if (!allowed(guardrail, finding, slots, tool)) findings.push({ ...finding, guardrail });
 		}
+		// The common case, nothing found, costs no more than the scan.
+		if (!findings.length && !truncated) return { value, clean: undefined, binary };
 		const where = whereOf(subject, direction);
 		if (truncated) this.oversized(subject, direction, where);
 		const blocked = new Set<string>();
