@@ -317,6 +317,21 @@ describe("the server's own requests and notifications toward the client", { time
 		expect(logged).toEqual([]);
 	});
 
+	it("an aggregate guards its members' requests and log messages on their way to its client", async () => {
+		const group = uniqueName('asking-group');
+		expect((await callRest(serve.url, CreateGroup, { name: group })).status).toBe(201);
+		await create({ name: 'asking-member', group });
+		const aggregate = await createWorkload(serve.url, { name: 'asking-agg', image: `group://${group}`, group, guardrails: { secrets: {} } });
+		const { client, asked, logged } = await askedClient(aggregate);
+		await waitFor(async () => (await client.listTools()).tools.some((tool) => tool.name.endsWith('ask')), 'the member tools through the aggregate');
+		const tools = (await client.listTools()).tools.map((tool) => tool.name);
+		expect(textOf(await client.callTool({ name: tools.find((name) => name.endsWith('ask'))!, arguments: {} }))).toBe('sampled: a summary');
+		expect(textOf(await client.callTool({ name: tools.find((name) => name.endsWith('chatty'))!, arguments: {} }))).toBe('done');
+		expect(JSON.stringify(asked)).toContain('summarise the repo cloned with [REDACTED:github-token]');
+		await waitFor(async () => logged.length > 0, 'the log message');
+		expect(JSON.stringify([asked, logged])).not.toContain(GITHUB);
+	});
+
 	it('without guardrails they reach the client as sent', async () => {
 		const { client, asked } = await askedClient(await create({ name: 'asking-open' }));
 		expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe('sampled: a summary');
