@@ -58,7 +58,7 @@ export function personalDataRule(kind: PersonalDataKind): string {
 /** Every kind of personal data, with what it finds (proxy/chain/guardrails/personalData.ts). */
 export const PERSONAL_DATA_KINDS: Readonly<Record<PersonalDataKind, string>> = {
 	email: 'e-mail address (not a placeholder such as user@example.com)',
-	phone: 'phone number, international or written with separators, valid by libphonenumber',
+	phone: 'phone number valid by libphonenumber-js, international or North American written 3-3-4',
 	card: 'payment card number: a known network prefix and length, Luhn-checked',
 	iban: "IBAN: its country's length, mod-97 checked",
 	national_id: 'US SSN, UK NINO, NL BSN (11-test), ES DNI/NIE (check letter), FR NIR (key), IN Aadhaar (Verhoeff)',
