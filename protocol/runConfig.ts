@@ -475,9 +475,30 @@ export const SecretScanConfig = z.object({
 }).strict();
 export type SecretScanConfig = z.infer<typeof SecretScanConfig>;
 
+/** Hangar: the kinds of personal data the guardrails look for. */
+export const PersonalDataKind = z.enum(['email', 'phone', 'card', 'iban', 'national_id']);
+export type PersonalDataKind = z.infer<typeof PersonalDataKind>;
+
+/** Hangar: what the guardrails do with personal data in one direction; never `block` (it is the user's own data as often as not). */
+export const PersonalDataAction = z.enum(['redact', 'audit', 'off']);
+
+/** Hangar: personal data in tool traffic (server/proxy/chain/guardrails/README.md); off when absent. */
+export const PersonalDataConfig = z.object({
+	/** In what the client sends: `redact` by default. */
+	requests: PersonalDataAction.optional(),
+	/** In what the server sends (answers, its requests and notifications): `redact` by default. */
+	responses: PersonalDataAction.optional(),
+	/** The kinds looked for (default all; one at least). */
+	kinds: z.array(PersonalDataKind).optional(),
+	/** Known false positives, as for secrets (rules `pii.<kind>`). */
+	allow: z.array(SecretAllowRule).optional(),
+}).strict();
+export type PersonalDataConfig = z.infer<typeof PersonalDataConfig>;
+
 /** Hangar: the guardrails on a workload's tool traffic. */
 export const GuardrailsConfig = z.object({
 	secrets: SecretScanConfig.optional(),
+	personal_data: PersonalDataConfig.optional(),
 }).strict();
 export type GuardrailsConfig = z.infer<typeof GuardrailsConfig>;
 

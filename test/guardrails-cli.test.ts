@@ -68,6 +68,24 @@ describe('hangar run with guardrails flags', { timeout: 120_000 }, () => {
 		expect((await hangar('info', none)).stdout).toMatch(/^guardrails: off$/m);
 	});
 
+	it('--guardrails-personal-data turns personal data scanning on for the kinds named, alone or beside secrets', async () => {
+		const name = uniqueName('private');
+		const run = await hangar('run', remote.url, '--name', name, '--json', '--tool-pinning', 'off', '--guardrails-personal-data', 'email,card');
+		expect(run.code, run.stderr).toBe(0);
+		const client = await connect((JSON.parse(run.stdout) as { url: string }).url, 'streamable-http');
+		try {
+			expect(textOf(await client.callTool({ name: 'echo', arguments: { message: `mail ana.silva@uni-hamburg.de, ${GITHUB}` } }))).toBe(`remote echo: mail [REDACTED:pii.email], ${GITHUB}`);
+		} finally {
+			await client.close();
+		}
+		expect((await hangar('info', name)).stdout).toMatch(/^guardrails: personal data \(email, card\): requests redact, answers redact$/m);
+		expect((await hangar('edit', name, '--guardrails-personal-data-action', 'audit', '--guardrails')).code).toBe(0);
+		expect((await hangar('info', name)).stdout).toMatch(/^guardrails: secrets: requests block, answers redact; personal data \(email, card\): requests audit, answers audit$/m);
+		const bad = await hangar('run', remote.url, '--name', uniqueName('bad'), '--guardrails-personal-data', 'email,passport');
+		expect(bad.code).not.toBe(0);
+		expect(bad.stderr).toMatch(/guardrails\.personal_data\.kinds/);
+	});
+
 	it('refuses a bad action with the field named, and runs nothing', async () => {
 		const name = uniqueName('bad');
 		const run = await hangar('run', remote.url, '--name', name, '--guardrails-responses', 'shred');

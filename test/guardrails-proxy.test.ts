@@ -5,7 +5,10 @@
  * server sees them, secrets in results, errors, prompts and resources are redacted, the user's
  * own Hangar secret is caught base64'd and split across lines, binary parts are skipped and
  * said so, the audit log, the proxy log and `/metrics` name the rule and never the value, and
- * a workload without guardrails passes the same leaks untouched. The settings are validated
+ * a workload without guardrails passes the same leaks untouched. Personal data is redacted (or
+ * audited) by kind; the server's own sampling and elicitation requests, log messages and progress
+ * are guarded on their way to the client, and a blocked request is answered to the server with the
+ * error naming the rule. The settings are validated
  * at the door (400 naming the field) and shown by `workloads/get`; an aggregate guards its
  * members' answers too.
  */
@@ -13,6 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateSecret, SetupSecrets } from '../protocol/protocol.secrets.js';
@@ -231,6 +235,110 @@ describe('other actions and allow rules', { timeout: 120_000 }, () => {
 	});
 });
 
+describe('personal data', { timeout: 120_000 }, () => {
+	it('redacts each kind in an answer and in arguments, audits it by rule, and leaves order numbers and dates be', async () => {
+		const workload = await create({ name: 'private', guardrails: { personal_data: { kinds: ['email', 'phone', 'card', 'iban', 'national_id'] } }, audit_config: { enabled: true } });
+		const client = await clientOf(workload);
+		expect(textOf(await client.callTool({ name: 'leak', arguments: { where: 'personal' } }))).toBe(
+			'Customer: [REDACTED:pii.email], [REDACTED:pii.phone], card [REDACTED:pii.card], IBAN [REDACTED:pii.iban], SSN [REDACTED:pii.national_id]; order ORD-2026-004512 of 2026-11-03',
+		);
+		expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'mail jordan.lee@contoso.io' } }))).toBe('echo: mail [REDACTED:pii.email]');
+		// Secrets are not looked for: that is the other guardrail.
+		expect(textOf(await client.callTool({ name: 'echo', arguments: { text: GITHUB } }))).toBe(`echo: ${GITHUB}`);
+		const { events, text } = await readAudit(auditFileOf(home.path, workload.name), (all) => all.filter((event) => event.type === 'guardrail_personal_data').length >= 2);
+		expect(events.find((event) => event.type === 'guardrail_personal_data' && event.metadata.extra.direction === 'response')!.metadata.extra).toMatchObject({
+			guardrail: 'personal_data',
+			action: 'redact',
+			rules: ['pii.card', 'pii.iban', 'pii.national_id', 'pii.email', 'pii.phone'],
+		});
+		expect(text).not.toContain('jordan.lee@contoso.io');
+		expect(await proxyLog(workload)).toMatch(/personal data in the answer to tools\/call leak of .*, redacted: rule pii\.card/);
+	});
+
+	it('audit only lets the answer through; only the kinds named are looked for; beside secret scanning, each keeps its action', async () => {
+		const watching = await create({ name: 'pii-audit', guardrails: { personal_data: { responses: 'audit', kinds: ['card'] } } });
+		const client = await clientOf(watching);
+		expect(textOf(await client.callTool({ name: 'leak', arguments: { where: 'personal' } }))).toContain('card 4111 1111 1111 1111');
+		expect(await proxyLog(watching)).toMatch(/personal data in the answer to tools\/call leak of .*, let through \(audit\): rule pii\.card$/m);
+		const both = await create({ name: 'pii-and-secrets', guardrails: { secrets: {}, personal_data: { kinds: ['email'] } } });
+		const guarded = await clientOf(both);
+		await expect(guarded.callTool({ name: 'echo', arguments: { text: `${GITHUB} for jordan.lee@contoso.io` } })).rejects.toThrow(/rule github-token/);
+		expect(textOf(await guarded.callTool({ name: 'echo', arguments: { text: 'jordan.lee@contoso.io, +44 7400 123456' } }))).toBe('echo: [REDACTED:pii.email], +44 7400 123456');
+	});
+});
+
+describe("the server's own requests and notifications toward the client", { timeout: 120_000 }, () => {
+	/** A client that samples and elicits, and keeps what the server sent it. */
+	async function askedClient(workload: Workload): Promise<{ client: Client; asked: unknown[]; logged: unknown[] }> {
+		const client = await connect(workload.url, 'streamable-http', { sampling: {}, elicitation: {} });
+		clients.push(client);
+		const asked: unknown[] = [];
+		const logged: unknown[] = [];
+		client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+			asked.push(request.params);
+			return { role: 'assistant', model: 'test', content: { type: 'text', text: 'a summary' } };
+		});
+		client.setRequestHandler(ElicitRequestSchema, async (request) => {
+			asked.push(request.params);
+			return { action: 'decline' };
+		});
+		client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => {
+			logged.push(notification.params);
+		});
+		return { client, asked, logged };
+	}
+
+	it('redacts sampling and elicitation requests, log messages and progress, secrets and personal data alike', async () => {
+		const workload = await create({ name: 'asking', guardrails: { secrets: {}, personal_data: { kinds: ['email'] } } });
+		const { client, asked, logged } = await askedClient(workload);
+		expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe('sampled: a summary');
+		expect(textOf(await client.callTool({ name: 'elicit', arguments: {} }))).toBe('elicited: decline');
+		const progress: unknown[] = [];
+		expect(textOf(await client.callTool({ name: 'chatty', arguments: {} }, undefined, { onprogress: (update) => progress.push(update) }))).toBe('done');
+		expect(asked).toEqual([
+			expect.objectContaining({ messages: [{ role: 'user', content: { type: 'text', text: 'summarise the repo cloned with [REDACTED:github-token]' } }], systemPrompt: 'reply to [REDACTED:pii.email]' }),
+			expect.objectContaining({ message: 'Push with [REDACTED:github-token] for [REDACTED:pii.email]?' }),
+		]);
+		await waitFor(async () => logged.length > 0, 'the log message');
+		expect(logged).toEqual([{ level: 'info', logger: 'git', data: { note: 'token [REDACTED:github-token] used by [REDACTED:pii.email]' } }]);
+		expect(progress).toEqual([{ progress: 1, total: 2, message: 'pushing with [REDACTED:github-token]' }]);
+		expect(await proxyLog(workload)).toMatch(/a secret in the server's sampling\/createMessage of .*, redacted: rule github-token/);
+	});
+
+	it('blocks them when answers are blocked: the server hears the error naming the rule, the client nothing', async () => {
+		const workload = await create({ name: 'refusing', guardrails: { secrets: { responses: 'block' } } });
+		const { client, asked, logged } = await askedClient(workload);
+		const sampled = textOf(await client.callTool({ name: 'ask', arguments: {} }));
+		expect(sampled).toMatch(new RegExp(`^sampling failed: ${GUARD_BLOCKED} .*blocked the server's sampling/createMessage: it holds a secret \\(rule github-token\\)`));
+		expect(sampled).not.toContain(GITHUB);
+		expect(textOf(await client.callTool({ name: 'elicit', arguments: {} }))).toMatch(/^elicitation failed: -32060 .*rule github-token/);
+		expect(textOf(await client.callTool({ name: 'chatty', arguments: {} }))).toBe('done');
+		expect(asked).toEqual([]);
+		expect(logged).toEqual([]);
+	});
+
+	it("an aggregate guards its members' requests and log messages on their way to its client", async () => {
+		const group = uniqueName('asking-group');
+		expect((await callRest(serve.url, CreateGroup, { name: group })).status).toBe(201);
+		await create({ name: 'asking-member', group });
+		const aggregate = await createWorkload(serve.url, { name: 'asking-agg', image: `group://${group}`, group, guardrails: { secrets: {} } });
+		const { client, asked, logged } = await askedClient(aggregate);
+		await waitFor(async () => (await client.listTools()).tools.some((tool) => tool.name.endsWith('ask')), 'the member tools through the aggregate');
+		const tools = (await client.listTools()).tools.map((tool) => tool.name);
+		expect(textOf(await client.callTool({ name: tools.find((name) => name.endsWith('ask'))!, arguments: {} }))).toBe('sampled: a summary');
+		expect(textOf(await client.callTool({ name: tools.find((name) => name.endsWith('chatty'))!, arguments: {} }))).toBe('done');
+		expect(JSON.stringify(asked)).toContain('summarise the repo cloned with [REDACTED:github-token]');
+		await waitFor(async () => logged.length > 0, 'the log message');
+		expect(JSON.stringify([asked, logged])).not.toContain(GITHUB);
+	});
+
+	it('without guardrails they reach the client as sent', async () => {
+		const { client, asked } = await askedClient(await create({ name: 'asking-open' }));
+		expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe('sampled: a summary');
+		expect(JSON.stringify(asked)).toContain(GITHUB);
+	});
+});
+
 describe('an aggregate', { timeout: 180_000 }, () => {
 	it("guards what its members answer, as its own guardrails say", async () => {
 		const group = uniqueName('guarded-group');
@@ -256,6 +364,10 @@ describe('the settings at the door', () => {
 		[{ secrets: { allow: [{ rule: 'constructor' }] } }, /guardrails\.secrets\.allow\[0\]\.rule.*no secret rule is named "constructor"/],
 		[{ secrets: { max_scan_bytes: 10 } }, /guardrails\.secrets\.max_scan_bytes/],
 		[{ secrets: {}, webhooks: [] }, /guardrails.*webhooks/],
+		[{ personal_data: { requests: 'block' } }, /guardrails\.personal_data\.requests/],
+		[{ personal_data: { kinds: ['passport'] } }, /guardrails\.personal_data\.kinds/],
+		[{ personal_data: { kinds: [] } }, /guardrails\.personal_data\.kinds/],
+		[{ personal_data: { allow: [{ rule: 'github-token' }] } }, /guardrails\.personal_data\.allow\[0\]\.rule.*no personal data rule is named "github-token"; the rules are pii\.email/],
 	])('refuses %j with a 400 naming the field', async (guardrails, field) => {
 		const answer = await callRest(serve.url, CreateWorkload, { name: uniqueName('bad'), url: leaky.url, guardrails });
 		expect(answer.status).toBe(400);

@@ -1,5 +1,5 @@
 /**
- * What secret scanning costs and how well it finds (#50).
+ * What secret scanning costs and how well it and personal data scanning find (#50).
  *
  * - Cost: the lean client's `tools/call` through a remote workload's proxy to an instant server
  *   whose results are 1 KiB, 64 KiB and 1 MiB of ordinary text, guardrails off against on (the
@@ -7,7 +7,8 @@
  *   message of each size.
  * - Precision: every case of the labelled set (test/fixtures/guardrails/secrets.json) found,
  *   and the findings in benign text: the 1,483 tool definitions of 68 published servers and
- *   Hangar's own documentation.
+ *   Hangar's own documentation; the same for personal data (test/fixtures/guardrails/
+ *   personal-data.json, its tuned and held-out parts apart).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -20,7 +21,9 @@ import { SecretRules } from '../../server/proxy/chain/guardrails/rules.js';
 import { OwnSecrets } from '../../server/proxy/chain/guardrails/ownSecrets.js';
 import { SecretScanner } from '../../server/proxy/chain/guardrails/scanner.js';
 import { collectTexts } from '../../server/proxy/chain/guardrails/texts.js';
-import { DEFAULT_MAX_SCAN_BYTES } from '../../server/runspec/guardrails.js';
+import { PersonalDataScanner } from '../../server/proxy/chain/guardrails/personalData.js';
+import { DEFAULT_MAX_SCAN_BYTES, PERSONAL_DATA_KINDS, personalDataRule } from '../../server/runspec/guardrails.js';
+import type { PersonalDataKind } from '../../protocol/runConfig.js';
 import { retry } from './proxyBound.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -179,6 +182,50 @@ async function precision(): Promise<Table> {
 	};
 }
 
+interface LabelledPersonal {
+	readonly id: string;
+	readonly kind: PersonalDataKind | 'none';
+	readonly values: readonly string[];
+	readonly message: unknown;
+}
+
+async function personalDataPrecision(): Promise<Table> {
+	const labelled = JSON.parse(await readFile(join(ROOT, 'test/fixtures/guardrails/personal-data.json'), 'utf8')) as Record<'tune' | 'held_out', LabelledPersonal[]>;
+	const kinds = Object.keys(PERSONAL_DATA_KINDS) as PersonalDataKind[];
+	const scanner = await PersonalDataScanner.create(kinds);
+	const found = (message: unknown) => {
+		const { slots } = collectTexts(message, DEFAULT_MAX_SCAN_BYTES);
+		return scanner.scan(slots).map(({ rule, ranges: [range] }) => ({ rule, text: slots[range!.slot]!.text.slice(range!.start, range!.end) }));
+	};
+	const rows: string[][] = [];
+	for (const part of ['tune', 'held_out'] as const) {
+		const falseFlags: string[] = [];
+		const recall = kinds.map((kind) => {
+			const cases = labelled[part].filter((entry) => entry.kind === kind);
+			const hits = cases.filter((entry) => found(entry.message).some((finding) => finding.rule === personalDataRule(kind) && entry.values.includes(finding.text))).length;
+			return `${kind} ${hits}/${cases.length}`;
+		});
+		for (const entry of labelled[part]) for (const finding of found(entry.message)) if (!entry.values.includes(finding.text)) falseFlags.push(finding.rule);
+		rows.push([`labelled set, ${part === 'tune' ? 'part tuned on' : 'held-out part'} (test/fixtures/guardrails/personal-data.json)`, String(labelled[part].length), `${recall.join(', ')}; false flags: ${falseFlags.length}`]);
+	}
+	const corpus = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/search-eval/corpus.json'), 'utf8')) as { servers: Record<string, { tools: unknown[] }> };
+	const tools = Object.values(corpus.servers).flatMap((server) => server.tools);
+	const started = performance.now();
+	const toolFindings = tools.flatMap((tool) => found(tool).map((finding) => finding.rule));
+	const perTool = (performance.now() - started) / tools.length;
+	const docs = readdirSync(join(ROOT, 'docs')).filter((file) => file.endsWith('.md'));
+	const docFindings = docs.flatMap((file) => found({ content: [{ type: 'text', text: readFileSync(join(ROOT, 'docs', file), 'utf8') }] }).map((finding) => `${file}: ${finding.rule}`));
+	const count = (list: string[]) => (list.length ? `${list.length} (${[...new Set(list)].join(', ')})` : '0');
+	rows.push(['tool definitions of 68 published servers (test/fixtures/search-eval/corpus.json)', String(tools.length), `findings: ${count(toolFindings)}; ${ms(perTool)} a tool`]);
+	rows.push(["Hangar's docs/*.md", String(docs.length), `findings: ${count(docFindings)}`]);
+	return {
+		title: "Personal data scanning's precision (every kind): values found per kind, and findings no label names (each a false flag)",
+		columns: ['text', 'messages', 'found / findings'],
+		rows,
+		verdicts: [toolFindings.length ? `${toolFindings.length} findings in the tool definitions` : 'no personal data found in the tool definitions'],
+	};
+}
+
 export async function guardrails(): Promise<Table[]> {
-	return [await precision(), scanCost(), await proxiedCost()];
+	return [await precision(), await personalDataPrecision(), scanCost(), await proxiedCost()];
 }

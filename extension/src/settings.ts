@@ -12,6 +12,8 @@ export interface Settings {
 	readonly defaultClients: readonly ClientAppId[];
 	/** Whether Run MCP Server… turns secret scanning on. */
 	readonly guardrails: boolean;
+	/** Whether Run MCP Server… turns personal data scanning on (every kind, redacted). */
+	readonly guardrailsPersonalData: boolean;
 }
 
 export function readSettings(): Settings {
@@ -21,6 +23,7 @@ export function readSettings(): Settings {
 		daemonPath: configuration.get<string>('daemonPath', '') ?? '',
 		defaultScope: scope === 'project' || scope === 'user' ? scope : 'ask',
 		guardrails: configuration.get<boolean>('guardrails', false) === true,
+		guardrailsPersonalData: configuration.get<boolean>('guardrailsPersonalData', false) === true,
 		// Unknown ids (a typo in settings.json) are dropped rather than sent to the daemon.
 		defaultClients: (configuration.get<unknown[]>('defaultClients', []) ?? []).flatMap((client) => {
 			const parsed = ClientApp.safeParse(client);

@@ -45,7 +45,7 @@ export async function requestProviderJson(url: URL, sent: ProviderRequest, acces
 	}
 	if (response.statusCode !== 200) {
 		response.resume();
-		throw new ProviderError(`${where} answered ${response.statusCode}`);
+		throw new ProviderError(`${where} answered ${response.statusCode}`, response.statusCode);
 	}
 	let body: Buffer;
 	try {

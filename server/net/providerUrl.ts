@@ -24,6 +24,14 @@ const OIDC_SETTINGS = { insecureAllowHTTP: 'insecureAllowHTTP (--oidc-insecure-a
 
 export class ProviderError extends Error {
 	override readonly name = 'ProviderError';
+
+	constructor(
+		message: string,
+		/** The HTTP status the provider answered, when it answered one other than 200. */
+		readonly status?: number,
+	) {
+		super(message);
+	}
 }
 
 /** Checks a provider URL before any connection; throws a ProviderError that says what to change. */

@@ -221,7 +221,7 @@ async function startWebhooks(workload: StoredWorkload, environment: Environment,
 	const clients = (configs: StoredWorkload['validating_webhooks']) => Promise.all((configs ?? []).map((config) => WebhookClient.create(config, resolveSecret)));
 	const [mutating, validating] = await Promise.all([clients(workload.mutating_webhooks), clients(workload.validating_webhooks)]);
 	environment.log.info(`webhooks: ${[...mutating, ...validating].map((webhook) => webhook.name).join(', ')}`);
-	return webhookMiddleware({ workload: workload.name, mutating, validating, log: environment.log, auditor });
+	return webhookMiddleware({ workload: workload.name, transport: workload.transport ?? 'streamable-http', mutating, validating, log: environment.log, auditor });
 }
 
 /**
@@ -284,7 +284,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// pinning them again here would block every tool of a member that joins the group.
 	const pinning = group !== undefined ? 'off' : await new PinningDefault(environment.paths).of(workload.tool_pinning);
 	const pins = pinning === 'off' ? undefined : await PinGuard.start({ workload: name, policy: pinning, store: store.pins, log, auditor: security.auditor });
-	// Guardrails (secret scanning) are loaded only for a workload that asks for them.
+	// Guardrails (secret and personal data scanning) are loaded only for a workload that asks for them.
 	const guardrails = workload.guardrails
 		? await import('./chain/guardrails/guardrails.js')
 				.then(({ startGuardrails }) => startGuardrails(workload.guardrails!, { workload: name, environment, auditor: security.auditor, onFinding: telemetry?.guardrailFinding }))
@@ -323,7 +323,10 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	const server: ProxyServer = new ProxyServer({
 		host: replica ? '127.0.0.1' : host,
 		port: replica?.port ?? workload.port,
-		sessions: replica && { idPrefix: (await import('./scale/haproxy.js')).replicaPrefix(replica.index), store: sessionStore },
+		sessions: {
+			...(replica && { idPrefix: (await import('./scale/haproxy.js')).replicaPrefix(replica.index), store: sessionStore }),
+			outbound: guardrails?.outbound,
+		},
 		backend,
 		httpMiddlewares: [guard, ...security.httpMiddlewares],
 		mcpMiddlewares,

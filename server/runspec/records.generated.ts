@@ -751,6 +751,59 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 							}
 						},
 						"additionalProperties": false
+					},
+					"personal_data": {
+						"type": "object",
+						"properties": {
+							"requests": {
+								"type": "string",
+								"enum": [
+									"redact",
+									"audit",
+									"off"
+								]
+							},
+							"responses": {
+								"type": "string",
+								"enum": [
+									"redact",
+									"audit",
+									"off"
+								]
+							},
+							"kinds": {
+								"type": "array",
+								"items": {
+									"type": "string",
+									"enum": [
+										"email",
+										"phone",
+										"card",
+										"iban",
+										"national_id"
+									]
+								}
+							},
+							"allow": {
+								"type": "array",
+								"items": {
+									"type": "object",
+									"properties": {
+										"rule": {
+											"type": "string"
+										},
+										"match": {
+											"type": "string"
+										},
+										"tool": {
+											"type": "string"
+										}
+									},
+									"additionalProperties": false
+								}
+							}
+						},
+						"additionalProperties": false
 					}
 				},
 				"additionalProperties": false

@@ -33,6 +33,8 @@ export function webhooksProblem(lists: Readonly<Record<'mutating_webhooks' | 'va
 			for (const [key, path] of Object.entries(webhook.tls_config ?? {})) {
 				if (typeof path === 'string' && !isAbsolute(path)) return { field: `${field}.tls_config.${key}`, message: 'must be an absolute path' };
 			}
+			const { client_cert_path: cert, client_key_path: key } = webhook.tls_config ?? {};
+			if (!cert !== !key) return { field: `${field}.tls_config.${cert ? 'client_key_path' : 'client_cert_path'}`, message: 'a client certificate needs both client_cert_path and client_key_path (mTLS)' };
 		}
 	}
 	return undefined;

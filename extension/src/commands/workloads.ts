@@ -17,7 +17,7 @@ import {
 	StopWorkload,
 } from '../../../protocol/protocol.workloads.js';
 import type { Hangar } from '../hangar.js';
-import { readSettings } from '../settings.js';
+import { readSettings, type Settings } from '../settings.js';
 import { showFailure } from '../ui/errors.js';
 import { withDaemonProgress } from '../ui/progress.js';
 import { searchPick } from '../ui/search.js';
@@ -143,7 +143,7 @@ export async function runServer(hangar: Hangar, from?: ServerRecord): Promise<vo
 					server: server.name,
 					...(Object.keys(environment.env_vars).length ? { env_vars: environment.env_vars } : {}),
 					...(environment.secrets.length ? { secrets: environment.secrets } : {}),
-					...(readSettings().guardrails ? { guardrails: { secrets: {} } } : {}),
+					...guardrailsOf(readSettings()),
 				},
 				options,
 			),
@@ -263,4 +263,10 @@ export async function showWorkloadLogs(hangar: Hangar, item?: WorkloadItem): Pro
 	} catch (error) {
 		await showFailure(error, `read the logs of ${name}`);
 	}
+}
+
+/** The guardrails the settings turn on for a new server, when any. */
+function guardrailsOf(settings: Settings): { guardrails?: Record<string, object> } {
+	const guardrails = { ...(settings.guardrails && { secrets: {} }), ...(settings.guardrailsPersonalData && { personal_data: {} }) };
+	return Object.keys(guardrails).length ? { guardrails } : {};
 }

@@ -32,7 +32,7 @@ import { listTools, mcp, withMcpClient } from './mcp.js';
 import { top } from './top.js';
 import { addRuntimeOptions, packageSource, runtimeConfigOf, type RuntimeOptions } from './build.js';
 import { addRemoteAuthOptions, remoteAuthOf, signin, signInFlow, type RemoteAuthOptions } from './signin.js';
-import { secretScanSettingsOf } from '../../runspec/guardrails.js';
+import { personalDataSettingsOf, secretScanSettingsOf } from '../../runspec/guardrails.js';
 
 const WAIT_MS = 120_000;
 /** Lines a logs call returns (the service's window). */
@@ -87,6 +87,8 @@ interface SpecOptions extends TelemetryOptions {
 	guardrailsRequests?: string;
 	guardrailsResponses?: string;
 	guardrailsAllow: string[];
+	guardrailsPersonalData?: string | boolean;
+	guardrailsPersonalDataAction?: string;
 	webhooksConfig?: string;
 	sessionRedis?: string;
 	replicas?: number;
@@ -196,6 +198,8 @@ function addSpecOptions(command: Command, { builds }: { builds: boolean }): Comm
 			.option('--guardrails-requests <action>', 'secrets in what clients send: block (default), redact, audit or off; turns guardrails on')
 			.option('--guardrails-responses <action>', 'secrets in what servers answer: redact (default), block, audit or off; turns guardrails on')
 			.option('--guardrails-allow <rule[=text]>', 'let a known false positive through: a rule name, or a rule name and the exact text it matched (repeatable)', collect, [])
+			.option('--guardrails-personal-data [kinds]', 'scan tool traffic for personal data too, redacted both ways: all kinds, or some of email,phone,card,iban,national_id')
+			.option('--guardrails-personal-data-action <action>', 'personal data in what clients send and servers answer: redact (default), audit or off; turns it on')
 			.option('--webhooks-config <file>', "ToolHive's webhooks (JSON or YAML: {\"mutating_webhooks\": […], \"validating_webhooks\": […]})"),
 	);
 	underHeading(command, 'Scaling:', (group) =>
@@ -273,9 +277,18 @@ export function telemetryOf(options: TelemetryOptions): TelemetryConfig | undefi
 
 /** `guardrails` from the `--guardrails*` flags (a file's settings, the flags over them), or undefined when none is given. */
 async function guardrailsOf(options: SpecOptions): Promise<Record<string, unknown> | undefined> {
-	const given = options.guardrails || options.guardrailsConfig || options.guardrailsRequests || options.guardrailsResponses || options.guardrailsAllow.length;
-	if (!given) return undefined;
-	const file = options.guardrailsConfig ? ((await readConfigFile(options.guardrailsConfig, 'guardrails configuration')) as { secrets?: Record<string, unknown> }) : {};
+	const secretsGiven = options.guardrails || options.guardrailsRequests || options.guardrailsResponses || options.guardrailsAllow.length;
+	const personalGiven = options.guardrailsPersonalData !== undefined || options.guardrailsPersonalDataAction !== undefined;
+	if (!secretsGiven && !personalGiven && !options.guardrailsConfig) return undefined;
+	const file = options.guardrailsConfig ? ((await readConfigFile(options.guardrailsConfig, 'guardrails configuration')) as { secrets?: Record<string, unknown>; personal_data?: Record<string, unknown> }) : {};
+	const guardrails: Record<string, unknown> = { ...file };
+	if (personalGiven) {
+		const personal: Record<string, unknown> = { ...file.personal_data };
+		if (typeof options.guardrailsPersonalData === 'string') personal.kinds = options.guardrailsPersonalData.split(',').map((kind) => kind.trim()).filter(Boolean);
+		if (options.guardrailsPersonalDataAction) personal.requests = personal.responses = options.guardrailsPersonalDataAction;
+		guardrails.personal_data = personal;
+	}
+	if (!secretsGiven) return guardrails;
 	const secrets: Record<string, unknown> = { ...file.secrets };
 	if (options.guardrailsRequests) secrets.requests = options.guardrailsRequests;
 	if (options.guardrailsResponses) secrets.responses = options.guardrailsResponses;
@@ -286,7 +299,7 @@ async function guardrailsOf(options: SpecOptions): Promise<Record<string, unknow
 		});
 		secrets.allow = [...((secrets.allow as unknown[] | undefined) ?? []), ...allowed];
 	}
-	return { ...file, secrets };
+	return { ...guardrails, secrets };
 }
 
 /** The request fields the flags set; fields whose flags were not given are left out. */
@@ -580,13 +593,21 @@ function showWorkload(program: Command, cli: Cli): Command {
 		});
 }
 
-/** `secrets: requests block, answers redact, 2 allowed` (the defaults filled in), or off. */
+/** `secrets: requests block, answers redact, 2 allowed; personal data (email, card): requests redact, answers audit` (the defaults filled in), or off. */
 function guardrailsSummary(guardrails: WorkloadDetail['guardrails']): string {
-	if (!guardrails?.secrets) return 'off';
-	const settings = secretScanSettingsOf(guardrails.secrets);
-	const allowed = settings.allow.length ? `, ${settings.allow.length} allowed` : '';
-	const own = settings.hangarSecrets ? '' : ", not the user's secrets";
-	return `secrets: requests ${settings.requests}, answers ${settings.responses}${allowed}${own}`;
+	const parts: string[] = [];
+	if (guardrails?.secrets) {
+		const settings = secretScanSettingsOf(guardrails.secrets);
+		const allowed = settings.allow.length ? `, ${settings.allow.length} allowed` : '';
+		const own = settings.hangarSecrets ? '' : ", not the user's secrets";
+		parts.push(`secrets: requests ${settings.requests}, answers ${settings.responses}${allowed}${own}`);
+	}
+	if (guardrails?.personal_data) {
+		const settings = personalDataSettingsOf(guardrails.personal_data);
+		const allowed = settings.allow.length ? `, ${settings.allow.length} allowed` : '';
+		parts.push(`personal data (${settings.kinds.join(', ')}): requests ${settings.requests}, answers ${settings.responses}${allowed}`);
+	}
+	return parts.join('; ') || 'off';
 }
 
 function exportWorkload(program: Command, cli: Cli): Command {
@@ -637,7 +658,14 @@ function editWorkload(program: Command, cli: Cli): Command {
 		if (changes.oidc) changes.oidc = { ...(current.oidc ?? {}), ...(changes.oidc as object) };
 		if (changes.telemetry_config) changes.telemetry_config = { ...(current.telemetry_config ?? {}), ...(changes.telemetry_config as object) };
 		// The guardrails flags given change those settings; the others are kept.
-		if (changes.guardrails) changes.guardrails = { ...current.guardrails, secrets: { ...current.guardrails?.secrets, ...(changes.guardrails as { secrets: object }).secrets } };
+		if (changes.guardrails) {
+			const given = changes.guardrails as Record<'secrets' | 'personal_data', object | undefined>;
+			changes.guardrails = {
+				...current.guardrails,
+				...(given.secrets && { secrets: { ...current.guardrails?.secrets, ...given.secrets } }),
+				...(given.personal_data && { personal_data: { ...current.guardrails?.personal_data, ...given.personal_data } }),
+			};
+		}
 		const oauth = remoteAuthOf(options);
 		if (oauth && !(options.url ?? current.url)) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
 		if (oauth) changes.oauth_config = { ...(current.oauth_config ?? {}), ...oauth };

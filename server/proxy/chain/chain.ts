@@ -145,6 +145,13 @@ class Reentry implements CallOrigin {
 	}
 }
 
+/**
+ * Sees each message a server sends toward the client (its requests, notifications, and the
+ * answers it sends on a stream), before the client session routes it: the message to route,
+ * changed or not, or undefined to stop it (having told the server itself, when it asked).
+ */
+export type OutboundFilter = (message: JsonRpcMessage, session: McpCall['session']) => JsonRpcMessage | undefined;
+
 /** A client notification, or the client's response to a server request, on its way to the server. */
 export interface McpNotice {
 	readonly message: JsonRpcNotification | JsonRpcResponse;

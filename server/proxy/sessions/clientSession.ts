@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Backend, UpstreamSession, OpenOptions, ClientSessionSink } from '../core/backend.js';
 import { CallTable } from '../core/callTable.js';
-import type { CallWatcher } from '../chain/chain.js';
+import type { CallWatcher, OutboundFilter } from '../chain/chain.js';
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse, type RequestId } from '../core/jsonrpc.js';
 import { SESSION_TTL_MS, type ClientSessionStore } from './store.js';
 import type { EventFormat, EventStream, ReplyStream, SessionStream } from './streams.js';
@@ -76,6 +76,7 @@ export class ClientSession implements ClientSessionSink {
 		readonly owner: string | undefined,
 		private readonly onClose: (session: ClientSession, scope: CloseScope) => void,
 		open?: OpenOptions,
+		private readonly outbound?: OutboundFilter,
 	) {
 		this.headers = { 'Mcp-Session-Id': id };
 		this.backend = backend.open(this, { ...open, caller: owner });
@@ -187,7 +188,9 @@ export class ClientSession implements ClientSessionSink {
 		this.claimants.set(name, take);
 	}
 
-	deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
+	deliver(received: JsonRpcMessage, relatedTo?: RequestId): void {
+		const message = this.outbound ? this.outbound(received, this) : received;
+		if (!message) return;
 		if (this.claimants.size > 0) for (const take of this.claimants.values()) if (take(message)) return;
 		if (relatedTo !== undefined) {
 			const watcher = this.watchers.get(relatedTo);
@@ -271,6 +274,8 @@ export interface ClientSessionRegistryOptions {
 	readonly idPrefix?: string;
 	/** Where Streamable HTTP sessions are kept for the other replicas (sessions/store.ts). */
 	readonly store?: ClientSessionStore;
+	/** Sees every server message toward a client before it is routed (the guardrails'). */
+	readonly outbound?: OutboundFilter;
 }
 
 export class ClientSessionRegistry {
@@ -280,6 +285,7 @@ export class ClientSessionRegistry {
 	private readonly sweeper: NodeJS.Timeout;
 	private readonly idPrefix: string;
 	private readonly store: ClientSessionStore | undefined;
+	private readonly outbound: OutboundFilter | undefined;
 
 	constructor(
 		readonly backend: Backend,
@@ -287,6 +293,7 @@ export class ClientSessionRegistry {
 	) {
 		this.idPrefix = options.idPrefix ?? '';
 		this.store = options.store;
+		this.outbound = options.outbound;
 		if (this.store) this.store.onRemoved = (id) => this.sessions.get(id)?.close('here');
 		this.sweeper = setInterval(() => this.sweep(), 60_000);
 		this.sweeper.unref();
@@ -300,7 +307,7 @@ export class ClientSessionRegistry {
 
 	/** A session with its backend session open, not yet found by its id. */
 	private open(id: string, kind: ClientSessionKind, owner: string | undefined, options: OpenOptions): ClientSession {
-		return new ClientSession(this.backend, id, kind, owner, (closed, scope) => this.closed(closed, scope), options);
+		return new ClientSession(this.backend, id, kind, owner, (closed, scope) => this.closed(closed, scope), options, this.outbound);
 	}
 
 	private closed(session: ClientSession, scope: CloseScope): void {

@@ -101,6 +101,26 @@ export class Auditor {
 		this.sessionEvent(exchange, session, { type, target: targetOf(message.method, message.params, exchange.path), outcome, durationMs: 0, extra });
 	}
 
+	/** The same about a message the server sent toward the client (a guardrail's finding in its request or notification): no HTTP request of the client's. */
+	serverEvent(session: McpCall['session'], message: { readonly method: string; readonly params?: Record<string, unknown> }, type: string, outcome: AuditOutcome, extra: Readonly<Record<string, unknown>>): void {
+		if (!this.log.wants(type)) return;
+		this.log.write(
+			auditEvent({
+				type,
+				component: this.component,
+				request: undefined,
+				identity: undefined,
+				client: this.clients.get(session) ?? (session.handshake ? clientInfoOf(session.handshake) : undefined),
+				sessionId: session.id,
+				transport: 'streamable-http',
+				target: targetOf(message.method, message.params, ''),
+				outcome,
+				durationMs: 0,
+				extra,
+			}),
+		);
+	}
+
 	/**
 	 * What to write instead of `message`'s params or `response`'s body when the audit keeps
 	 * request or response data: a guardrail's redacted copy of one that holds a secret, even

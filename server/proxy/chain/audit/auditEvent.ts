@@ -70,7 +70,8 @@ export function capture(value: unknown, maxBytes: number): { value: unknown; byt
 export interface EventFields {
 	readonly type: string;
 	readonly component: string;
-	readonly request: IncomingMessage;
+	/** The client's HTTP request the event is about; none for a message the server sent on its own. */
+	readonly request: IncomingMessage | undefined;
 	readonly identity: Identity | undefined;
 	readonly client: ClientInfo | undefined;
 	readonly sessionId: string | undefined;
@@ -98,9 +99,9 @@ function sourceOf({ socket }: IncomingMessage): string | undefined {
 
 export function auditEvent(fields: EventFields): Record<string, unknown> {
 	const { request, identity, client } = fields;
-	const address = sourceOf(request);
-	const version = request.headers['mcp-protocol-version'];
-	const requestId = request.headers['x-request-id'];
+	const address = request ? sourceOf(request) : undefined;
+	const version = request?.headers['mcp-protocol-version'];
+	const requestId = request?.headers['x-request-id'];
 	return {
 		metadata: {
 			auditId: randomUUID(),
@@ -114,10 +115,11 @@ export function auditEvent(fields: EventFields): Record<string, unknown> {
 		type: fields.type,
 		loggedAt: new Date().toISOString(),
 		source: {
-			type: isLocal(address) ? 'local' : 'network',
+			// A message the server sent on its own is the proxy's to relay.
+			type: !request || isLocal(address) ? 'local' : 'network',
 			value: address ?? '',
 			extra: {
-				...(request.headers['user-agent'] ? { user_agent: request.headers['user-agent'] } : {}),
+				...(request?.headers['user-agent'] ? { user_agent: request.headers['user-agent'] } : {}),
 				...(typeof requestId === 'string' ? { request_id: requestId } : {}),
 				...(fields.sessionId ? { session_id: fields.sessionId } : {}),
 			},

@@ -9,6 +9,7 @@
  */
 import { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintRuleContext, SecretLintRuleCreator, SecretLintRuleReportHandler, SecretLintSourceCode } from '@secretlint/types';
+import { Cues } from './cues.js';
 
 /** A match of a rule in one text: its rule name and the range of the text it covers. */
 export interface Detection {
@@ -49,7 +50,7 @@ const UNUSED_PRESET_RULES = new Set(['@secretlint/secretlint-rule-gcp', '@secret
  * first: ordinary text holds none of most, and a test costs well under a microsecond where a
  * rule's patterns cost several (AWS's, which may start at any position, 56 µs over 1 KiB). Each
  * is taken from the rule's own patterns in secretlint 10.2; the labelled set's test keeps them
- * honest.
+ * honest. All are looked for in one pass (cues.ts).
  */
 const PRESET_CUES: Readonly<Record<string, RegExp>> = {
 	'@secretlint/secretlint-rule-aws': /A3T|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA|secret|account/i,
@@ -113,7 +114,11 @@ function sourceOf(content: string): SecretLintSourceCode {
 
 /** Finds secrets in texts. One instance per proxy: the preset's rules are created once. */
 export class SecretRules {
-	readonly #handlers: Array<{ readonly cue: RegExp | undefined; readonly handler: SecretLintRuleReportHandler }> = [];
+	/** Each preset rule's handler, with the bit of its cue (0: none, always run). */
+	readonly #handlers: Array<{ readonly cue: number; readonly handler: SecretLintRuleReportHandler }> = [];
+	/** The bit of each pattern's cue. */
+	readonly #patternCues: readonly number[];
+	readonly #cues: Cues;
 	/** Where the rules' reports go during one `detect`. */
 	#found: Detection[] = [];
 
@@ -127,10 +132,20 @@ export class SecretRules {
 			},
 			ignore: () => undefined,
 		};
+		// The cues, each once (`://` cues two rules), by their bit in `Cues.in`.
+		const cues: RegExp[] = [];
+		const bitOf = (cue: RegExp | undefined) => {
+			if (!cue) return 0;
+			let index = cues.findIndex((known) => known.source === cue.source && known.flags === cue.flags);
+			if (index < 0) index = cues.push(cue) - 1;
+			return 1 << index;
+		};
 		for (const rule of (recommendedPreset as unknown as { rules: SecretLintRuleCreator<object>[] }).rules) {
 			if (UNUSED_PRESET_RULES.has(rule.meta.id)) continue;
-			this.#handlers.push({ cue: PRESET_CUES[rule.meta.id], handler: rule.create(context, PRESET_OPTIONS[rule.meta.id] ?? {}) });
+			this.#handlers.push({ cue: bitOf(PRESET_CUES[rule.meta.id]), handler: rule.create(context, PRESET_OPTIONS[rule.meta.id] ?? {}) });
 		}
+		this.#patternCues = PATTERNS.map(([, , cue]) => bitOf(cue));
+		this.#cues = new Cues(cues);
 	}
 
 	/** Each message id of the preset's rules in use, with its rule name: for the test that keeps every one named. */
@@ -146,17 +161,20 @@ export class SecretRules {
 		this.#found = found;
 		const source = sourceOf(text);
 		// The rules used report as they run: none returns a promise without a file path.
-		for (const { cue, handler } of this.#handlers) if (!cue || cue.test(text)) void handler.file?.(source);
-		for (const [rule, pattern, cue] of PATTERNS) {
-			if (!cue.test(text)) continue;
+		const cued = this.#cues.in(text);
+		for (const { cue, handler } of this.#handlers) if (!cue || cued & cue) void handler.file?.(source);
+		PATTERNS.forEach(([rule, pattern], index) => {
+			if (!(cued & this.#patternCues[index]!)) return;
 			pattern.lastIndex = 0;
-			for (const match of text.matchAll(pattern)) {
+			for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
 				const group = match.findIndex((value, index) => index > 0 && value !== undefined);
 				const secret = group > 0 ? match[group]! : match[0];
 				const start = match.index + (group > 0 ? match[0].indexOf(secret) : 0);
 				found.push({ rule, start, end: start + secret.length });
+				// An empty match would not move on.
+				if (!match[0]) pattern.lastIndex++;
 			}
-		}
+		});
 		this.#found = [];
 		return found;
 	}

@@ -28,11 +28,15 @@ export interface Finding {
 	readonly ranges: readonly SlotRange[];
 }
 
-/** Runs of the base64 alphabets long enough to hold a secret. */
-const BASE64_RUN = /[A-Za-z0-9+/_-]{20,}={0,2}/g;
+/** A run of the base64 alphabets this long or longer may hold a secret. */
+const MIN_BASE64_RUN = 20;
+/** Each character's value in the base64 alphabets (both: `+/` and `-_`), -1 for the others. */
+const BASE64_VALUES = new Int8Array(128).fill(-1);
+for (const [index, char] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64_VALUES[char.charCodeAt(0)] = index;
+BASE64_VALUES['-'.charCodeAt(0)] = 62;
+BASE64_VALUES['_'.charCodeAt(0)] = 63;
 /** Runs holding percent escapes (or form-encoded spaces). */
 const PERCENT_RUN = /[^\s"'<>]*%[0-9A-Fa-f]{2}[^\s"'<>]*/g;
-const PRINTABLE = /^[\t\n\r\x20-\x7e]*$/;
 /** How a redaction marker starts (middleware.ts): a rule matching one matches no secret. */
 const MARKER_START = '[REDACTED:';
 
@@ -86,12 +90,45 @@ interface DecodedRun extends SlotRange {
 	readonly text: string;
 }
 
+function isBase64(code: number): boolean {
+	return code < 128 && BASE64_VALUES[code]! >= 0;
+}
+
+/**
+ * What `text[start, end)`, base64, decodes to, or undefined at its first byte that is not
+ * printable ASCII: most runs are hashes, ids and paths, given up after a byte or two, with no
+ * buffer made for them.
+ */
+function printableBase64(text: string, start: number, end: number): string | undefined {
+	let decoded = '';
+	let bits = 0;
+	let buffer = 0;
+	for (let index = start; index < end; index++) {
+		buffer = ((buffer << 6) | BASE64_VALUES[text.charCodeAt(index)]!) & 0xffff;
+		bits += 6;
+		if (bits < 8) continue;
+		bits -= 8;
+		const byte = (buffer >> bits) & 0xff;
+		if (byte < 0x20 ? byte !== 9 && byte !== 10 && byte !== 13 : byte > 0x7e) return undefined;
+		decoded += String.fromCharCode(byte);
+	}
+	return decoded;
+}
+
 function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
 	const runs: DecodedRun[] = [];
 	slots.forEach((slot, index) => {
-		for (const match of slot.text.matchAll(BASE64_RUN)) {
-			const text = Buffer.from(match[0], match[0].includes('-') || match[0].includes('_') ? 'base64url' : 'base64').toString('latin1');
-			if (text.length >= 8 && PRINTABLE.test(text)) runs.push({ slot: index, start: match.index, end: match.index + match[0].length, text });
+		const { text } = slot;
+		// Runs of the base64 alphabets, with up to two `=` after them; read by hand, each character once.
+		for (let at = 0; at < text.length; at++) {
+			if (!isBase64(text.charCodeAt(at))) continue;
+			const start = at;
+			while (at < text.length && isBase64(text.charCodeAt(at))) at++;
+			if (at - start < MIN_BASE64_RUN) continue;
+			let end = at;
+			while (end < text.length && end - at < 2 && text.charCodeAt(end) === 61) end++;
+			const decoded = printableBase64(text, start, at);
+			if (decoded !== undefined && decoded.length >= 8) runs.push({ slot: index, start, end, text: decoded });
 		}
 		if (!slot.text.includes('%')) return;
 		for (const match of slot.text.matchAll(PERCENT_RUN)) {

@@ -1,6 +1,7 @@
 /**
- * Calls one webhook: the body signed with HMAC-SHA256 when the webhook names a secret
- * (`X-Toolhive-Signature: sha256=<hex>`, ToolHive's header), sent under the outbound-address
+ * Calls one webhook: the body signed as ToolHive signs it when the webhook names a secret
+ * (`X-ToolHive-Timestamp: <unix seconds>` and `X-ToolHive-Signature: sha256=<hex HMAC-SHA256 of
+ * "<timestamp>.<body>">`, pkg/webhook/signing.go), sent under the outbound-address
  * policy (net/providerFetch.ts: https, or http to loopback; no redirect followed; at most 1 MiB
  * back, within the webhook's timeout). Nothing of the caller's goes with it: no token, no header.
  */
@@ -10,7 +11,8 @@ import type { WebhookConfig } from '../../../../protocol/runConfig.js';
 import { requestProviderJson, type ProviderRequest } from '../../../net/providerFetch.js';
 import { DEFAULT_WEBHOOK_TIMEOUT_S, WEBHOOK_ACCESS } from '../../../runspec/webhooks.js';
 
-const SIGNATURE_HEADER = 'X-Toolhive-Signature';
+const SIGNATURE_HEADER = 'X-ToolHive-Signature';
+const TIMESTAMP_HEADER = 'X-ToolHive-Timestamp';
 
 export class WebhookClient {
 	private constructor(
@@ -42,7 +44,12 @@ export class WebhookClient {
 	call(payload: unknown): Promise<unknown> {
 		const body = JSON.stringify(payload);
 		const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-		if (this.key) headers[SIGNATURE_HEADER] = `sha256=${createHmac('sha256', this.key).update(body).digest('hex')}`;
+		if (this.key) {
+			// The timestamp is signed with the body, so that a webhook can refuse a replayed one.
+			const timestamp = String(Math.floor(Date.now() / 1000));
+			headers[TIMESTAMP_HEADER] = timestamp;
+			headers[SIGNATURE_HEADER] = `sha256=${createHmac('sha256', this.key).update(`${timestamp}.${body}`).digest('hex')}`;
+		}
 		return requestProviderJson(this.url, { method: 'POST', headers, body, tls: this.tls }, WEBHOOK_ACCESS, this.timeoutMs);
 	}
 }

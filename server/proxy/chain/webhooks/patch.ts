@@ -1,6 +1,7 @@
 /**
  * A mutating webhook's JSON Patch (RFC 6902), applied to a call's `arguments` only: `add`,
- * `remove`, `replace` and `test`, with paths under `/arguments`. A patch that reaches anything
+ * `remove`, `replace` and `test`, with paths under `/mcp_request/params/arguments` (ToolHive's
+ * patches address the body's `mcp_request`). A patch that reaches anything
  * else (the tool's name, the method, a resource's URI) or uses another operation is refused
  * whole, so a webhook can neither rename the call to a tool the client cannot see nor turn it
  * into another request. Small enough not to need a library.
@@ -16,9 +17,15 @@ interface Operation {
 	readonly value?: unknown;
 }
 
+/** Where the call's params are in the body a webhook patches. */
+const PARAMS = '/mcp_request/params';
+
+/** The tokens of a path from the params on (`arguments`, …). */
 function tokensOf(path: unknown): string[] {
-	if (typeof path !== 'string' || !path.startsWith('/arguments')) throw new PatchRefused(`the patch may change only /arguments, not ${JSON.stringify(path)}`);
-	return path.split('/').slice(1).map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+	if (typeof path !== 'string' || !(path === `${PARAMS}/arguments` || path.startsWith(`${PARAMS}/arguments/`))) {
+		throw new PatchRefused(`the patch may change only ${PARAMS}/arguments, not ${JSON.stringify(path)}`);
+	}
+	return path.slice(PARAMS.length).split('/').slice(1).map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** `params` with `patch` applied to its arguments; throws PatchRefused for a patch it will not apply. */
