@@ -3,11 +3,14 @@
 // - dist/hangar.mjs: the whole `hangar` CLI, which the extension runs as `hangar daemon`, so the
 //   extension works without a separate install. One file: esbuild's code splitting would lose
 //   the named exports of CommonJS packages imported lazily (`await import('yaml')`).
+// - dist/worker.js, dist/otlpSenderWorker.js: the worker threads of code mode's sandbox and of
+//   telemetry's sender, which the daemon's proxies start.
 // Beside them, dist/embedded/registry.json: the built-in catalog, which the daemon reads next to
-// its module (`./embedded/registry.json`), as it does from source.
+// its module (`./embedded/registry.json`), as it does from source; and the files bundled packages
+// read beside themselves (copyPackageFiles).
 // `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
 // writes elsewhere than dist/.
-import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -45,6 +48,11 @@ async function inlinedDaemonFiles() {
 				loader: 'ts',
 				contents: `export function readManifest() { return ${JSON.stringify(manifest)}; }`,
 			}));
+			// Proxies are spawned with the CLI's entry point: here, the bundle itself.
+			bundle.onLoad({ filter: /[\\/]server[\\/]workloads[\\/]cliEntry\.ts$/ }, () => ({
+				loader: 'ts',
+				contents: `import { fileURLToPath } from 'node:url';\nexport const CLI_ENTRY = fileURLToPath(import.meta.url);`,
+			}));
 			bundle.onLoad({ filter: /[\\/]server[\\/]version\.ts$/ }, () => ({
 				loader: 'ts',
 				contents: `export const VERSION = ${JSON.stringify(version)};\nexport const VERSION_LINE = ${JSON.stringify(`hangar v${version}`)};`,
@@ -74,6 +82,41 @@ function copyKeyringAddon() {
 	}
 }
 
+/**
+ * The files bundled packages read beside themselves at run time, put beside the bundle where
+ * they look: Cedar's WebAssembly (`${__dirname}/…`), QuickJS's (`new URL(…, import.meta.url)`),
+ * and the protocol files of dockerode's BuildKit progress (`__dirname/proto/…`).
+ */
+function copyPackageFiles() {
+	cpSync(root('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm'), join(outdir, 'cedar_wasm_bg.wasm'));
+	cpSync(root('node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm'), join(outdir, 'emscripten-module.wasm'));
+	cpSync(root('node_modules/dockerode/lib/proto'), join(outdir, 'proto'), { recursive: true });
+	// The workers are `.js` files of ES modules.
+	writeFileSync(join(outdir, 'package.json'), '{ "type": "module" }\n');
+}
+
+/** The CLI and its workers: ESM, every package inside but the native addons. */
+const daemon = {
+	...common,
+	format: 'esm',
+	// Native addons cannot be bundled: the keyring's is copied beside the bundle (below), and
+	// ssh2 (under dockerode) runs without cpu-features.
+	external: ['@napi-rs/keyring', 'cpu-features'],
+	plugins: [nativeAddonsExternal, await inlinedDaemonFiles()],
+	// Bundled CommonJS dependencies call require() for Node's built-ins, and find files of their
+	// own through __dirname: the bundle's folder, where copyPackageFiles puts those files.
+	banner: {
+		js: [
+			"import { createRequire as __hangarRequire } from 'node:module';",
+			"import { dirname as __hangarDirname } from 'node:path';",
+			"import { fileURLToPath as __hangarFileURLToPath } from 'node:url';",
+			'const require = __hangarRequire(import.meta.url);',
+			'const __filename = __hangarFileURLToPath(import.meta.url);',
+			'const __dirname = __hangarDirname(__filename);',
+		].join(' '),
+	},
+};
+
 rmSync(outdir, { recursive: true, force: true });
 cpSync(root('server/registry/embedded/registry.json'), join(outdir, 'embedded', 'registry.json'));
 await Promise.all([
@@ -84,17 +127,17 @@ await Promise.all([
 		format: 'cjs',
 		external: ['vscode'],
 	}),
+	build({ ...daemon, entryPoints: [root('server/cli/main.ts')], outfile: join(outdir, 'hangar.mjs') }),
+	// The worker threads the daemon's proxies start, each found beside the module that starts it
+	// (`new URL('./worker.js', import.meta.url)`): here, beside the bundle.
 	build({
-		...common,
-		entryPoints: [root('server/cli/main.ts')],
-		outfile: join(outdir, 'hangar.mjs'),
-		format: 'esm',
-		// Native addons cannot be bundled: the keyring's is copied beside the bundle (below), and
-		// ssh2 (under dockerode) runs without cpu-features.
-		external: ['@napi-rs/keyring', 'cpu-features'],
-		plugins: [nativeAddonsExternal, await inlinedDaemonFiles()],
-		// Bundled CommonJS dependencies call require() for Node's built-ins.
-		banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
+		...daemon,
+		entryPoints: {
+			worker: root('server/proxy/backends/aggregate/code/sandbox/worker.ts'),
+			otlpSenderWorker: root('server/proxy/chain/telemetry/otlpSenderWorker.ts'),
+		},
+		outdir,
 	}),
 ]);
 copyKeyringAddon();
+copyPackageFiles();

@@ -6,10 +6,13 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, win32 } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
 	daemonCommand,
@@ -32,7 +35,9 @@ import {
 	UninstallSkill,
 } from '../protocol/index.js';
 import { embeddedRegistry } from './fixtures/registry/upstream.js';
+import { startRemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
+import { connectLegacy } from './support/mcpClients.js';
 import { HANGAR_BIN } from './support/processes.js';
 import { publishSkill } from './support/publish.js';
 import { startRegistry, type Registry } from './support/registry.js';
@@ -319,6 +324,45 @@ describe('the daemon bundled into the extension', () => {
 		const { skills } = await supervisor.request(ListCatalogSkills, { registryName: 'default', limit: 200 });
 		expect(skills.map((skill) => skill.name).sort()).toEqual(shipped.skills.map((skill) => skill.name).sort());
 	});
+
+	it("starts workloads' proxies from the bundle: Cedar authorization, telemetry's sender and a code-mode aggregate's sandbox (both worker threads)", async () => {
+		const bundled = (...args: string[]) => promisify(execFile)(process.execPath, [join(bundleDir, 'hangar.mjs'), ...args], { env: home.env });
+		const remote = await startRemoteServer('streamable');
+		// A collector that takes every export: telemetry's sender runs in a worker thread too.
+		const exports: string[] = [];
+		const collector = createServer((request, response) => {
+			exports.push(request.url ?? '');
+			request.resume().on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+		});
+		await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+		const clients: Client[] = [];
+		try {
+			const policies = join(bundleDir, 'authz.json');
+			await writeFile(policies, JSON.stringify({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action == Action::"call_tool", resource == Tool::"echo");'], entities_json: '[]' } }));
+			await bundled('group', 'create', 'bundled-team');
+			const guarded = JSON.parse((await bundled('run', remote.url, '--name', 'bundled-remote', '--group', 'bundled-team', '--authz-config', policies, '--otel-endpoint', `http://127.0.0.1:${(collector.address() as AddressInfo).port}`, '--otel-sampling-rate', '1', '--json')).stdout) as { url: string };
+			const aggregation = join(bundleDir, 'aggregation.json');
+			await writeFile(aggregation, JSON.stringify({ mode: 'code' }));
+			const aggregate = JSON.parse((await bundled('run', 'group://bundled-team', '--name', 'bundled-agg', '--aggregation', aggregation, '--json')).stdout) as { url: string };
+
+			const direct = (await connectLegacy(guarded.url, { revision: '2025-06-18', transport: 'streamable-http' })).client;
+			clients.push(direct);
+			expect(JSON.stringify(await direct.callTool({ name: 'echo', arguments: { message: 'through Cedar' } }))).toContain('through Cedar');
+			await expect(direct.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow(/Unauthorized/);
+
+			const model = (await connectLegacy(aggregate.url, { revision: '2025-06-18', transport: 'streamable-http' })).client;
+			clients.push(model);
+			const script = await model.callTool({ name: 'run_code', arguments: { code: 'return 6 * 7;' } });
+			expect(script.isError, JSON.stringify(script)).toBeFalsy();
+			expect(JSON.stringify(script)).toContain('42');
+			await until(() => exports.includes('/v1/traces'), 'the traces of the calls, exported');
+		} finally {
+			collector.close();
+			for (const client of clients) await client.close();
+			await bundled('rm', 'bundled-agg', 'bundled-remote').catch(() => undefined);
+			remote.stop();
+		}
+	}, 120_000);
 
 	it('installs a skill from a registry into a project, lazily loaded modules included', async () => {
 		supervise(daemonCommand('', join(bundleDir, 'hangar.mjs'), process.execPath, home.env));

@@ -77,8 +77,13 @@ describe('the extension packaged for each platform', () => {
 		expect(native).toEqual([expect.stringMatching(new RegExp(`^extension/dist/node_modules/@napi-rs/${expected.binary}/[^/]+\\.node$`))]);
 		expect(identify(Buffer.from(binaries[native[0]!]!, 'base64'))).toEqual({ format: expected.format, machine: expected.machine });
 		expect(names.filter((name) => name.includes('/@napi-rs/') && !name.includes(`/${expected.binary}/`) && !name.includes('/@napi-rs/keyring/'))).toEqual([]);
-		// The rest is what every platform shares: the two bundles and the built-in catalog.
-		expect(names).toEqual(expect.arrayContaining(['extension/dist/extension.cjs', 'extension/dist/hangar.mjs', 'extension/dist/embedded/registry.json', 'extension/package.json']));
+		// The rest is what every platform shares: the bundles, the files bundled packages read beside
+		// them, and the built-in catalog.
+		expect(names).toEqual(
+			expect.arrayContaining(
+				['extension.cjs', 'hangar.mjs', 'worker.js', 'otlpSenderWorker.js', 'package.json', 'cedar_wasm_bg.wasm', 'emscripten-module.wasm', 'proto/buildkit_status.proto', 'embedded/registry.json'].map((file) => `extension/dist/${file}`),
+			),
+		);
 	});
 
 	it('packages the same bundles for every platform, so only the binary differs', async () => {

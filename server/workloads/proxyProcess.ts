@@ -9,16 +9,14 @@ import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../protocol/errors.js';
 import { balancerFilesOf, stopLeftoverBalancer } from '../runspec/balancer.js';
 import { STOP_PATH } from '../runspec/localLink.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { ProxyRecord, WorkloadStore } from '../runspec/store.js';
 import { isAlive } from '../store/lock.js';
+import { CLI_ENTRY } from './cliEntry.js';
 
-/** The `hangar` entry point of this build, which runs `hangar proxy NAME`. */
-export const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 const LOG_ROTATE_BYTES = 5 * 1024 * 1024;
 const STOP_GRACE_MS = 5_000;
 const ASK_TIMEOUT_MS = 2_000;
