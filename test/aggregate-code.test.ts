@@ -139,6 +139,28 @@ describe('run_code on a code-mode aggregate', { timeout: 120_000 }, () => {
 		expect(declaration).toContain('tags?: string[];');
 	});
 
+	it('runs TypeScript with its type annotations stripped; its errors keep their line and column', async () => {
+		const typed = `interface Issue { id: number; title: string }
+const issue: Issue = await tools[${JSON.stringify(tracker)}].get_issue({ id: 5 } as const);
+const pick = <T, K extends keyof T>(value: T, key: K): T[K] => value[key];
+return { id: pick<Issue, 'id'>(issue, 'id')!, title: issue.title satisfies string };`;
+		const result = await run(model, typed);
+		expect(result.isError, result.text).toBe(false);
+		expect(result.structured).toEqual({ id: 5, title: 'Issue 5: broken link' });
+		// A type before the error on its line: the column is the script's own, not the stripped script's shifted one.
+		const failing = 'const count: number = 1;\nconst none: { field: string } | null = null; return (none as any).field;';
+		const column = failing.split('\n')[1]!.indexOf('.field') + 1;
+		expect((await run(model, failing)).text).toBe(`TypeError: cannot read property 'field' of null (line 2, column ${column})`);
+		expect((await run(model, 'const ok: number = 1;\n\tconst bad: string = ;')).text).toBe('SyntaxError: Expression expected (line 2, column 22)');
+	});
+
+	it('refuses TypeScript that stripping cannot erase, saying to write plain JavaScript', async () => {
+		const result = await run(model, 'const a = 1;\n  enum Color { Red, Green }\nreturn Color.Red;');
+		expect(result.isError).toBe(true);
+		expect(result.text).toBe('SyntaxError: TypeScript enum is not supported: run_code strips type annotations only, so write this in plain JavaScript (line 2, column 3)');
+		expect((await run(model, 'namespace N { export const x = 1; }\nreturn N.x;')).text).toMatch(/^SyntaxError: TypeScript namespace declaration is not supported: .*plain JavaScript \(line 1, column 1\)$/);
+	});
+
 	it('refuses a script calling run_code', async () => {
 		const result = await run(model, `return await call_tool('run_code', { code: 'return 1' });`);
 		expect(result.isError).toBe(true);

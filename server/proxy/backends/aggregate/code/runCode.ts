@@ -1,6 +1,6 @@
 /**
  * `run_code`: the tool of an aggregate's code mode. The model writes a script (an async
- * function body, plain JavaScript) that calls the aggregate's tools as async functions,
+ * function body, JavaScript; TypeScript's type annotations are stripped) that calls the aggregate's tools as async functions,
  * `await tools.<member>.<tool>({...})` or `await call_tool(name, {...})`, finds them with
  * `find_tools(query)` and reads their TypeScript declaration with `describe(name)`; what it
  * logs and returns is the tool's result, so the members' raw results never reach the model
@@ -48,7 +48,7 @@ export function runCodeTool(view: ToolView): Record<string, unknown> {
 	return {
 		name: RUN_CODE,
 		description: [
-			'Runs JavaScript (an async function body, no TypeScript) in a sandbox that can call this server\'s tools; returns what it logs (console.log) and returns.',
+			'Runs JavaScript (an async function body; TypeScript type annotations are stripped) in a sandbox that can call this server\'s tools; returns what it logs (console.log) and returns.',
 			'Call a tool: `const result = await tools["<member>"].<tool>({ ...args })` (or `await call_tool("<exposed name>", args)`); a result is the tool\'s structured content, else its text. A failed call throws.',
 			'`await find_tools("what to do")` lists matching tools; `await describe("<member>.<tool>")` gives its TypeScript declaration. Filter and combine results in the script and return only what is needed.',
 			`Tools by member: ${members.join('; ') || 'none'}.`,

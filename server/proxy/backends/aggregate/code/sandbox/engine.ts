@@ -5,6 +5,9 @@
  * coarse to the second) and what the caller's prelude builds on two functions, `__host(name, json)` and `__log(text)`; only
  * strings cross the boundary, JSON in both directions, so no host object is ever reachable.
  *
+ * A script is JavaScript; one the engine cannot parse is tried again with its TypeScript types
+ * stripped (typeStrip.ts), which leaves its lines and columns where they were.
+ *
  * The WebAssembly module is loaded once per worker; each script gets a runtime and context of
  * its own, taken from a few kept warm and disposed after it, so a script never sees another's
  * state. The limits: wall time (an interrupt while the script runs, a timer while it waits),
@@ -14,6 +17,7 @@
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
+import { stripTypes } from './typeStrip.js';
 
 export interface ScriptRun {
 	/** The script: an async function body. */
@@ -176,7 +180,17 @@ class Script {
 				}
 				prepared.value.dispose();
 			}
-			const evaluated = context.evalCode(`(async () => {\n${this.options.code}\n})()`, SCRIPT_FILE);
+			const source = `(async () => {\n${this.options.code}\n})()`;
+			let evaluated = context.evalCode(source, SCRIPT_FILE);
+			if (evaluated.error && this.isSyntaxError(evaluated.error)) {
+				// Not JavaScript: TypeScript, perhaps, whose stripped types leave every position where it was.
+				evaluated.error.dispose();
+				const stripped = await stripTypes(source);
+				if ('error' in stripped) return this.failed(`${stripped.error} (line ${stripped.line - WRAPPER_LINES}, column ${stripped.column})`);
+				const stopped = this.stopped();
+				if (stopped) return this.failed(stopped.message);
+				evaluated = context.evalCode(stripped.code, SCRIPT_FILE);
+			}
 			if (evaluated.error) return this.failed(this.describe(evaluated.error));
 			const settled = context.resolvePromise(evaluated.value);
 			evaluated.value.dispose();
@@ -304,6 +318,10 @@ class Script {
 		return result.value.consume((text) => (this.context.typeof(text) === 'string' ? this.context.getString(text) : undefined));
 	}
 
+	private isSyntaxError(handle: QuickJSHandle): boolean {
+		return this.context.getProp(handle, 'name').consume((name) => this.context.typeof(name) === 'string' && this.context.getString(name) === 'SyntaxError');
+	}
+
 	/** An error of the script as one line: its name, message and where in the script, or the limit it names. */
 	private describe(handle: QuickJSHandle): string {
 		const dumped = handle.consume((error) => this.context.dump(error)) as { name?: unknown; message?: unknown; stack?: unknown } | unknown;
@@ -332,8 +350,10 @@ class Script {
 	}
 
 	private engineFailure(error: unknown): string {
-		if (error instanceof RangeError) broken = true;
+		if (error instanceof RangeError) {
+			broken = true;
 			return 'stack limit: the script recursed too deep';
+		}
 		return `the sandbox failed: ${(error as Error).message}`;
 	}
 }
