@@ -108,6 +108,8 @@ export interface SessionBackend {
 	cachedList<T>(member: Member, kind: ListKind, capabilities: string, fetch: () => Promise<T[]>): Promise<T[]>;
 	/** Announces `list` to every session when it arrives after the session that asked stopped waiting. */
 	announceWhenDone(list: Promise<unknown[]>, kind: ListKind): void;
+	/** Changes whenever a member's list may have. */
+	readonly listsVersion: number;
 	listChanged(member: string, kind: ListKind): void;
 	memberSaid(member: string, context: MemberContext): void;
 	toolView(capabilities: string, lists: readonly MemberList<Tool>[]): ToolView;
@@ -122,8 +124,9 @@ export class AggregateSession implements UpstreamSession {
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
 	private readonly calls = new CallTable<CallInFlight>();
-	/** The tools this client was shown last. */
+	/** The tools this client was shown last, and the backend's `listsVersion` they were listed at. */
 	private tools: ToolView | undefined;
+	private toolsVersion = -1;
 	private prompts = new Map<string, Exposed<Named>>();
 	private resources = new Map<string, string>();
 	private closed = false;
@@ -301,7 +304,7 @@ export class AggregateSession implements UpstreamSession {
 		const composite = fromScript ? undefined : this.config.composite_tools?.find((tool) => tool.name === name);
 		if (composite) {
 			if (!origin) return invalidParams(`${name} is not available here`);
-			const view = await this.listTools(signal);
+			const view = await this.currentTools(signal);
 			const abort = new AbortController();
 			call.abort = abort;
 			const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
@@ -330,7 +333,7 @@ export class AggregateSession implements UpstreamSession {
 	 * progress hears of each call finished.
 	 */
 	private async runScript(params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin): Promise<Record<string, unknown>> {
-		const view = await this.listTools(signal);
+		const view = await this.currentTools(signal);
 		const abort = new AbortController();
 		call.abort = abort;
 		const progressToken = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
@@ -388,8 +391,15 @@ export class AggregateSession implements UpstreamSession {
 	}
 
 	private async listTools(signal: AbortSignal, wait?: number): Promise<ToolView> {
+		const version = this.backend.listsVersion;
 		this.tools = this.backend.toolView(this.capabilitiesKey, await this.lists<Tool>('tools', signal, wait));
+		this.toolsVersion = version;
 		return this.tools;
+	}
+
+	/** The tools as listed last while no member's list changed since (what a script sees, without listing on every call); else listed again. */
+	private currentTools(signal: AbortSignal): Promise<ToolView> {
+		return this.tools && this.toolsVersion === this.backend.listsVersion ? Promise.resolve(this.tools) : this.listTools(signal);
 	}
 
 	private async listPrompts(signal: AbortSignal, wait?: number): Promise<readonly Exposed<Named>[]> {
