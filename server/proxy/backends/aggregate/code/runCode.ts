@@ -13,7 +13,7 @@
  */
 import type { Exposed } from '../../../../runspec/aggregationNames.js';
 import type { JsonRpcResponse } from '../../../core/jsonrpc.js';
-import type { Tool, ToolView } from '../toolView.js';
+import type { Tool, ToolsSeen } from '../toolView.js';
 import { argumentProblem } from './argumentCheck.js';
 import { declarationOf } from './declarations.js';
 import { ScriptLimitError, type ScriptOutcome } from './sandbox/limits.js';
@@ -24,9 +24,9 @@ export const RUN_CODE = 'run_code';
 /** How many tool names the description lists before it says how many more there are. */
 const LISTED_NAMES = 60;
 
-/** What a script's calls reach: the tools the client sees, their search, and the chain. */
+/** What a script's calls reach: the tools the client may call, their search, and the chain. */
 export interface ScriptCalls {
-	readonly view: ToolView;
+	readonly view: ToolsSeen;
 	find(query: string, limit: number | undefined): Promise<Exposed<Tool>[]>;
 	/** Calls the tool of exposed name `name` as its own `tools/call` through the proxy's chain. */
 	call(name: string, args: Record<string, unknown>): Promise<JsonRpcResponse>;
@@ -35,7 +35,7 @@ export interface ScriptCalls {
 }
 
 /** The definition of `run_code`, naming the members and their tools so the model knows what to call. */
-export function runCodeTool(view: ToolView): Record<string, unknown> {
+export function runCodeTool(view: ToolsSeen): Record<string, unknown> {
 	const byMember = new Map<string, string[]>();
 	for (const tool of view.exposed) byMember.set(tool.member, [...(byMember.get(tool.member) ?? []), tool.original]);
 	let listed = 0;
@@ -62,16 +62,16 @@ export function runCodeTool(view: ToolView): Record<string, unknown> {
 }
 
 /** Each view's prelude, made once: a view is the same while its lists are. */
-const preludes = new WeakMap<ToolView, string>();
+const preludes = new WeakMap<ToolsSeen, string>();
 
 /** The globals a script sees, built on the sandbox's two functions; `catalog` maps member → tool → exposed name. */
-function preludeOf(view: ToolView): string {
+function preludeOf(view: ToolsSeen): string {
 	let prelude = preludes.get(view);
 	if (!prelude) preludes.set(view, (prelude = writePrelude(view)));
 	return prelude;
 }
 
-function writePrelude(view: ToolView): string {
+function writePrelude(view: ToolsSeen): string {
 	const catalog: Record<string, Record<string, string>> = {};
 	for (const tool of view.exposed) (catalog[tool.member] ??= {})[tool.original] = tool.name;
 	return `(() => {
@@ -166,7 +166,7 @@ function hostOf(calls: ScriptCalls, limits: SandboxPool['limits']): (name: strin
 	};
 }
 
-function unknownTool(view: ToolView, name: string): string {
+function unknownTool(view: ToolsSeen, name: string): string {
 	const closest = name ? view.closest(name) : [];
 	return `unknown tool ${JSON.stringify(name)}${closest.length ? `; the closest: ${closest.join(', ')}` : ''} (find_tools finds tools by what they do)`;
 }
