@@ -13,9 +13,11 @@
  * state. A context is made ahead with the base and the last script's prelude evaluated (about a
  * millisecond of the engine's time, and the same for each script of an aggregate's tools), its
  * host functions serving whichever script takes it; it is freed, and the next one made, once the
- * script's answer is on its way. The limits: wall time (an interrupt while the script runs, a timer while it waits),
- * memory (the WebAssembly memory's maximum), stack (the engine's own check), output bytes;
- * going over one ends the script with an error naming it. A host function may end the script
+ * script's answer is on its way.
+ *
+ * The limits: wall time (an interrupt while the script runs, a timer while it waits), memory
+ * (the WebAssembly memory's maximum), stack (the engine's own check), output bytes; going over
+ * one ends the script with an error naming it. A host function may end the script
  * the same way by throwing a ScriptLimitError.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
