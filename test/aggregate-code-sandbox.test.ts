@@ -44,6 +44,12 @@ describe('a script', { timeout: 30_000 }, () => {
 		expect(errorOf(await run('let x = ;'))).toMatch(/^SyntaxError: .*line 1/);
 	});
 
+	it("runs TypeScript with its types stripped, its errors at the script's own line and column", async () => {
+		expect(await run('const n: number = 2;\nreturn n satisfies number;')).toMatchObject({ ok: true, value: 2 });
+		expect(errorOf(await run('const a: number = 1;\n  const b: null = null; b!.x;'))).toBe("TypeError: cannot read property 'x' of null (line 2, column 27)");
+		expect(errorOf(await run('enum E { A }'))).toMatch(/^SyntaxError: TypeScript enum is not supported: .* plain JavaScript \(line 1, column 1\)$/);
+	});
+
 	it('sees a host error as an exception it may catch', async () => {
 		const outcome = await run(`try { await host('x', {}); } catch (error) { return 'caught ' + error.message; }`, { host: async () => { throw new Error('denied'); } });
 		expect(outcome).toMatchObject({ ok: true, value: 'caught denied' });

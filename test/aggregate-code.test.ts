@@ -17,6 +17,7 @@ import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateWorkload } from '../protocol/protocol.workloads.js';
 import { connect, createRunning, removeAllWorkloads, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { auditFileOf, readAudit } from './fixtures/security/support.js';
+import { OtlpReceiver, type OtlpSpan } from './fixtures/telemetry/receivers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';
@@ -77,7 +78,11 @@ describe('run_code on a code-mode aggregate', { timeout: 120_000 }, () => {
 	let model: Client;
 
 	beforeAll(async () => {
-		const authz = await policyFile('code-authz.json', ['permit(principal, action, resource);', `forbid(principal, action == Action::"call_tool", resource == Tool::"${notes}_clear_notes");`]);
+		const authz = await policyFile('code-authz.json', [
+			'permit(principal, action, resource);',
+			`forbid(principal, action == Action::"call_tool", resource == Tool::"${notes}_clear_notes");`,
+			`forbid(principal, action == Action::"call_tool", resource == Tool::"${notes}_add_note") when { resource has arg_text && resource.arg_text == "forbidden" };`,
+		]);
 		aggregate = await create({
 			name: uniqueName('agg'),
 			image: `group://${group}`,
@@ -117,8 +122,11 @@ describe('run_code on a code-mode aggregate', { timeout: 120_000 }, () => {
 		expect(events.some((event) => event.target.name === 'run_code')).toBe(true);
 	});
 
-	it('a policy that forbids one tool refuses it inside a script, which may catch it', async () => {
-		const result = await run(model, `try { await tools[${JSON.stringify(notes)}].clear_notes({}); return 'cleared'; } catch (error) { return 'refused: ' + error.message; }`);
+	it('a policy that forbids one tool hides it from scripts; one that forbids a call refuses it inside a script, which may catch it', async () => {
+		expect((await run(model, `return typeof tools[${JSON.stringify(notes)}].clear_notes;`)).text).toBe('undefined');
+		const hidden = await run(model, `try { await call_tool(${JSON.stringify(`${notes}_clear_notes`)}, {}); return 'cleared'; } catch (error) { return 'refused: ' + error.message; }`);
+		expect(hidden.text).toMatch(/^refused: unknown tool/);
+		const result = await run(model, `try { await tools[${JSON.stringify(notes)}].add_note({ text: 'forbidden' }); return 'added'; } catch (error) { return 'refused: ' + error.message; }`);
 		expect(result.text).toMatch(/^refused: .*Unauthorized/);
 		expect((await run(model, `return (await tools[${JSON.stringify(notes)}].list_notes({})).notes.length > 0;`)).text).toBe('true');
 	});
@@ -137,6 +145,28 @@ describe('run_code on a code-mode aggregate', { timeout: 120_000 }, () => {
 		expect(declaration).toContain('add_note(args: {');
 		expect(declaration).toContain('text: string;');
 		expect(declaration).toContain('tags?: string[];');
+	});
+
+	it('runs TypeScript with its type annotations stripped; its errors keep their line and column', async () => {
+		const typed = `interface Issue { id: number; title: string }
+const issue: Issue = await tools[${JSON.stringify(tracker)}].get_issue({ id: 5 } as const);
+const pick = <T, K extends keyof T>(value: T, key: K): T[K] => value[key];
+return { id: pick<Issue, 'id'>(issue, 'id')!, title: issue.title satisfies string };`;
+		const result = await run(model, typed);
+		expect(result.isError, result.text).toBe(false);
+		expect(result.structured).toEqual({ id: 5, title: 'Issue 5: broken link' });
+		// A type before the error on its line: the column is the script's own, not the stripped script's shifted one.
+		const failing = 'const count: number = 1;\nconst none: { field: string } | null = null; return (none as any).field;';
+		const column = failing.split('\n')[1]!.indexOf('.field') + 1;
+		expect((await run(model, failing)).text).toBe(`TypeError: cannot read property 'field' of null (line 2, column ${column})`);
+		expect((await run(model, 'const ok: number = 1;\n\tconst bad: string = ;')).text).toBe('SyntaxError: Expression expected (line 2, column 22)');
+	});
+
+	it('refuses TypeScript that stripping cannot erase, saying to write plain JavaScript', async () => {
+		const result = await run(model, 'const a = 1;\n  enum Color { Red, Green }\nreturn Color.Red;');
+		expect(result.isError).toBe(true);
+		expect(result.text).toBe('SyntaxError: TypeScript enum is not supported: run_code strips type annotations only, so write this in plain JavaScript (line 2, column 3)');
+		expect((await run(model, 'namespace N { export const x = 1; }\nreturn N.x;')).text).toMatch(/^SyntaxError: TypeScript namespace declaration is not supported: .*plain JavaScript \(line 1, column 1\)$/);
 	});
 
 	it('refuses a script calling run_code', async () => {
@@ -190,6 +220,74 @@ describe('run_code beside other modes, and refused by policy', { timeout: 120_00
 		expect(textOf(await besideClient.callTool({ name: `${tracker}_get_issue`, arguments: { id: 4 } }))).toContain('"id":4');
 		expect((await run(besideClient, `return (await tools[${JSON.stringify(tracker)}].get_issue({ id: 4 })).id;`)).text).toBe('4');
 		await expect(run(await client(refused.url), 'return 1;')).rejects.toThrow(/Unauthorized/);
+	});
+});
+
+describe('Cedar on tool annotations inside scripts, as on direct calls', { timeout: 120_000 }, () => {
+	it('a policy forbidding destructive tools forbids them inside a script, which does not see them', async () => {
+		const authz = await policyFile('no-destructive.json', ['permit(principal, action, resource);', 'forbid(principal, action == Action::"call_tool", resource) when { resource has destructiveHint && resource.destructiveHint };']);
+		const aggregate = await create({ name: uniqueName('careful'), image: `group://${group}`, group, authz_config: authz, aggregation: { mode: 'code' } });
+		const careful = await client(aggregate.url);
+		const { tools } = await careful.listTools();
+		expect(tools[0]!.description).toContain(`"${notes}": add_note, list_notes`);
+		expect(tools[0]!.description).not.toContain('clear_notes');
+		const count = `(await tools[${JSON.stringify(notes)}].list_notes({})).notes.length`;
+		const before = (await run(careful, `await tools[${JSON.stringify(notes)}].add_note({ text: 'keep' }); return ${count};`)).text;
+		expect(Number(before)).toBeGreaterThan(0);
+		expect((await run(careful, `return await tools[${JSON.stringify(notes)}].clear_notes({});`)).isError).toBe(true);
+		expect((await run(careful, `return await call_tool(${JSON.stringify(`${notes}_clear_notes`)}, {});`)).text).toContain(`unknown tool "${notes}_clear_notes"`);
+		expect((await run(careful, `return ${count};`)).text).toBe(before);
+	});
+
+	it('a policy permitting only read-only tools permits them inside a script; the script finds and describes only those', async () => {
+		const authz = await policyFile('read-only.json', [
+			'permit(principal, action == Action::"call_tool", resource == Tool::"run_code");',
+			'permit(principal, action == Action::"call_tool", resource) when { resource has readOnlyHint && resource.readOnlyHint };',
+		]);
+		const aggregate = await create({ name: uniqueName('reader'), image: `group://${group}`, group, authz_config: authz, aggregation: { mode: 'code' } });
+		const reader = await client(aggregate.url);
+		const { tools } = await reader.listTools();
+		expect(tools.map((tool) => tool.name)).toEqual(['run_code']);
+		expect(tools[0]!.description).toMatch(new RegExp(`"${tracker}": get_issue, list_issues, odd_result(;|\\.|$)`, 'm'));
+		expect(tools[0]!.description).toMatch(new RegExp(`"${notes}": list_notes(;|\\.|$)`, 'm'));
+		expect((await run(reader, `return (await tools[${JSON.stringify(tracker)}].get_issue({ id: 2 })).id;`)).text).toBe('2');
+		const found = await run(reader, `return (await find_tools('add a note', 10)).map((tool) => tool.name);`);
+		expect(found.isError, found.text).toBe(false);
+		expect(found.text).not.toContain('add_note');
+		expect((await run(reader, `return await describe(${JSON.stringify(`${notes}.add_note`)});`)).text).toMatch(/unknown tool/);
+		expect((await run(reader, `return await tools[${JSON.stringify(notes)}].add_note({ text: 'no' });`)).isError).toBe(true);
+	});
+});
+
+describe("a script's calls are traced under the script's span", { timeout: 120_000 }, () => {
+	let receiver: OtlpReceiver;
+	beforeAll(async () => {
+		receiver = await OtlpReceiver.start();
+	});
+	afterAll(async () => receiver?.stop());
+
+	it('each inner tools/call span is a child of the run_code call', async () => {
+		const aggregate = await create({
+			name: uniqueName('traced'),
+			image: `group://${group}`,
+			group,
+			telemetry_config: { endpoint: receiver.url, tracingEnabled: true, samplingRate: '1' },
+			aggregation: { mode: 'code' },
+		});
+		const traced = await client(aggregate.url);
+		expect((await run(traced, `await tools[${JSON.stringify(tracker)}].get_issue({ id: 1 }); return (await tools[${JSON.stringify(tracker)}].get_issue({ id: 2 })).id;`)).text).toBe('2');
+		const inner = `tools/call ${tracker}_get_issue`;
+		const { script, calls } = await waitFor(async () => {
+			const script = receiver.spans.find((span) => span.name === 'tools/call run_code');
+			const calls = script ? receiver.spans.filter((span) => span.name === inner && span.traceId === script.traceId) : [];
+			return script && calls.length === 2 ? { script, calls } : undefined;
+		}, 'the spans of the script and its calls', 60_000);
+		// Each inner call's span hangs under the script's, directly or through the script's upstream span.
+		const ancestors = (span: OtlpSpan): string[] => {
+			const parent = receiver.spans.find((each) => each.spanId === span.parentSpanId);
+			return parent ? [parent.spanId, ...ancestors(parent)] : [];
+		};
+		for (const call of calls) expect(ancestors(call)).toContain(script.spanId);
 	});
 });
 
@@ -281,8 +379,10 @@ describe('composite tools', { timeout: 120_000 }, () => {
 		});
 	});
 
-	it('runs a forEach step over a collection', async () => {
-		const result = await (await client(aggregate.url)).callTool({ name: 'read_issues', arguments: {} });
+	it('runs a forEach step over a collection, telling a client that asked of each step done', async () => {
+		const progress: Array<{ progress: number; total?: number }> = [];
+		const result = await (await client(aggregate.url)).callTool({ name: 'read_issues', arguments: {} }, undefined, { onprogress: ({ progress: done, total }) => void progress.push({ progress: done, total }) });
+		expect(progress).toEqual([{ progress: 1, total: 2 }, { progress: 2, total: 2 }]);
 		const titles = (result.structuredContent as { titles: Array<{ id: number }> }).titles;
 		expect(titles.map((issue) => issue.id)).toEqual([1, 4, 7]);
 	});

@@ -72,6 +72,19 @@ export interface McpCall {
 	readonly accepted?: () => void;
 	/** The call's span, when telemetry traces the workload: what the upstream span hangs under. */
 	readonly span?: CallSpan;
+	/**
+	 * A call a backend made back through the chain for its client's (core/backend.ts `CallOrigin`):
+	 * the tool it calls as the backend lists it, whose annotations authorization reads as it would
+	 * have read them in a list the client saw.
+	 */
+	readonly tool?: InnerTool;
+	/** Whether the caller may call a tool, as authorization decides: what a backend that calls back shows of its tools. */
+	readonly mayCall?: (name: string, annotations: unknown) => boolean;
+}
+
+/** What a backend knows of a tool it calls for its client's call. */
+export interface InnerTool {
+	readonly annotations?: unknown;
 }
 
 /**
@@ -81,7 +94,10 @@ export interface McpCall {
  * collections per million calls, 2.7 µs a call), where the same object written as a literal
  * dies young.
  */
-export function callWith(call: McpCall, changes: { readonly request?: JsonRpcRequest; readonly signal?: AbortSignal; readonly span?: CallSpan }): McpCall {
+export function callWith(
+	call: McpCall,
+	changes: { readonly request?: JsonRpcRequest; readonly signal?: AbortSignal; readonly span?: CallSpan; readonly mayCall?: McpCall['mayCall'] },
+): McpCall {
 	return {
 		request: changes.request ?? call.request,
 		session: call.session,
@@ -89,6 +105,8 @@ export function callWith(call: McpCall, changes: { readonly request?: JsonRpcReq
 		exchange: call.exchange,
 		accepted: call.accepted,
 		span: changes.span ?? call.span,
+		tool: call.tool,
+		mayCall: changes.mayCall ?? call.mayCall,
 	};
 }
 
@@ -132,16 +150,20 @@ export function forwardToBackend(chain: () => McpHandler): McpHandler {
 	};
 }
 
-/** A call's way back into the chain: its caller's session and exchange, another request. */
+/** A call's way back into the chain: its caller's session, exchange and span, another request. */
 class Reentry implements CallOrigin {
 	constructor(
 		private readonly chain: () => McpHandler,
 		private readonly call: McpCall,
 	) {}
 
-	reenter(request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse> {
+	reenter(request: JsonRpcRequest, signal: AbortSignal, tool?: InnerTool): Promise<JsonRpcResponse> {
 		const { session, exchange, span } = this.call;
-		return this.chain()({ request, session, signal, exchange, span });
+		return this.chain()({ request, session, signal, exchange, span, tool });
+	}
+
+	mayCall(name: string, annotations: unknown): boolean {
+		return this.call.mayCall?.(name, annotations) ?? true;
 	}
 }
 

@@ -22,7 +22,10 @@ export interface ClientSessionSink {
  * authorization, rate limits and telemetry see each as a call of its own.
  */
 export interface CallOrigin {
-	reenter(request: JsonRpcRequest, signal: AbortSignal): Promise<JsonRpcResponse>;
+	/** `tool`: the tool a `tools/call` calls, as the backend lists it (its annotations, for authorization). */
+	reenter(request: JsonRpcRequest, signal: AbortSignal, tool?: { readonly annotations?: unknown }): Promise<JsonRpcResponse>;
+	/** Whether the caller may call tool `name` (authorization): a backend shows its caller only those. */
+	mayCall(name: string, annotations: unknown): boolean;
 }
 
 export interface UpstreamSession {

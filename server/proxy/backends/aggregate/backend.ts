@@ -46,6 +46,8 @@ export class AggregateBackend implements Backend, SessionBackend {
 	private readonly sessions = new Set<AggregateSession>();
 	/** Each member's lists, by `member generation kind capabilities`. */
 	private readonly lists = new Map<string, Promise<unknown[]>>();
+	/** Counts the changes of `lists` (and late lists' arrivals): a session's tools listed at the same count are current. */
+	listsVersion = 0;
 	/** How each member's proxy is reached, by `member generation`. */
 	private readonly transports = new Map<string, MemberTransport>();
 	/** Late lists whose arrival is announced already (announceWhenDone). */
@@ -130,7 +132,8 @@ export class AggregateBackend implements Backend, SessionBackend {
 		if (!list) {
 			list = fetch();
 			this.lists.set(key, list);
-			list.catch(() => this.lists.get(key) === list && this.lists.delete(key));
+			this.listsVersion++;
+			list.catch(() => this.lists.get(key) === list && this.lists.delete(key) && this.listsVersion++);
 		}
 		return list as Promise<T[]>;
 	}
@@ -202,6 +205,7 @@ export class AggregateBackend implements Backend, SessionBackend {
 		this.announced.add(list);
 		list.then(
 			() => {
+				this.listsVersion++;
 				const method = LIST_CHANGED[kind];
 				if (method && [...this.lists.values()].includes(list)) for (const session of this.sessions) session.notify(method);
 			},
@@ -215,6 +219,7 @@ export class AggregateBackend implements Backend, SessionBackend {
 			const [name, , listed] = key.split(' ');
 			if (name === member && listed === kind) this.lists.delete(key);
 		}
+		this.listsVersion++;
 		const method = LIST_CHANGED[kind];
 		if (method) for (const session of this.sessions) session.notify(method);
 	}
@@ -246,6 +251,7 @@ export class AggregateBackend implements Backend, SessionBackend {
 			const [name, generation] = key.split(' ');
 			if (members.get(name!)?.generation !== generation) this.lists.delete(key);
 		}
+		this.listsVersion++;
 		for (const [key, transport] of this.transports) {
 			const [name, generation] = key.split(' ');
 			if (members.get(name!)?.generation === generation) continue;

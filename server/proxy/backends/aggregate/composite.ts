@@ -19,6 +19,8 @@ export interface CompositeCalls {
 	call(name: string, args: Record<string, unknown>): Promise<JsonRpcResponse>;
 	/** Asks the client (MCP elicitation); rejects when the client cannot be asked. */
 	elicit(message: string, schema: Record<string, unknown>): Promise<{ action: string; content?: Record<string, unknown> }>;
+	/** One more of the `total` steps is done, or skipped (for the client's progress). */
+	progressed?(finished: number, total: number): void;
 }
 
 const DEFAULT_RETRIES = 3;
@@ -87,6 +89,11 @@ export async function runComposite(tool: CompositeTool, args: Record<string, unk
 	const steps: Record<string, StepState> = {};
 	const scope = { params: args, steps };
 	let skipRemaining = false;
+	let finished = 0;
+	const done = (id: string, state: StepState) => {
+		steps[id] = state;
+		calls.progressed?.(++finished, tool.steps.length);
+	};
 	const started = new Map<string, Promise<void>>();
 	const byId = new Map(tool.steps.map((step) => [step.id, step]));
 	const start = (step: CompositeStep): Promise<void> => {
@@ -95,15 +102,12 @@ export async function runComposite(tool: CompositeTool, args: Record<string, unk
 			running = (async () => {
 				await Promise.all((step.dependsOn ?? []).map((id) => start(byId.get(id)!)));
 				if (signal.aborted) throw new StepFailure('the call was cancelled');
-				if (skipRemaining || (step.condition !== undefined && !isTrue(expand(step.condition, scope)))) {
-					steps[step.id] = { status: 'skipped', output: step.defaultResults ?? {} };
-					return;
-				}
+				if (skipRemaining || (step.condition !== undefined && !isTrue(expand(step.condition, scope)))) return done(step.id, { status: 'skipped', output: step.defaultResults ?? {} });
 				const outcome = await runStep(step, scope, calls);
 				if (outcome === 'skip_remaining') {
 					skipRemaining = true;
-					steps[step.id] = { status: 'skipped', output: step.defaultResults ?? {} };
-				} else steps[step.id] = outcome;
+					done(step.id, { status: 'skipped', output: step.defaultResults ?? {} });
+				} else done(step.id, outcome);
 			})();
 			started.set(step.id, running);
 		}

@@ -14,7 +14,7 @@ import { CALL_TOOL, FIND_TOOL, type SearchableTool } from '../../core/toolSearch
 
 export { CALL_TOOL, FIND_TOOL, foundResult, type SearchableTool } from '../../core/toolSearch.js';
 
-const DEFAULT_LIMIT = 5;
+export const DEFAULT_LIMIT = 5;
 export const MAX_LIMIT = 50;
 
 /** The two tools a search-mode aggregate lists. */

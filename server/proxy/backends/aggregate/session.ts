@@ -33,11 +33,11 @@ import { MemberSession, type ClientCall, type MemberTransport } from './member.j
 import type { Member, Membership } from './members.js';
 import { resolveNames, type Exposed, type MemberList } from '../../../runspec/aggregationNames.js';
 import { within } from '../../../within.js';
-import { CALL_TOOL, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
+import { CALL_TOOL, DEFAULT_LIMIT, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
 import { RUN_CODE, runCode, runCodeTool } from './code/runCode.js';
 import { compositeDefinition, runComposite } from './composite.js';
 import type { SandboxPool } from './code/sandbox/pool.js';
-import type { Tool, ToolView } from './toolView.js';
+import type { Tool, ToolsSeen, ToolView } from './toolView.js';
 
 /** How long a list waits for each member: one slow member costs only its own items. */
 const MEMBER_WAIT_MS = Number(process.env.HANGAR_AGGREGATE_MEMBER_WAIT_MS) || 5_000;
@@ -108,6 +108,8 @@ export interface SessionBackend {
 	cachedList<T>(member: Member, kind: ListKind, capabilities: string, fetch: () => Promise<T[]>): Promise<T[]>;
 	/** Announces `list` to every session when it arrives after the session that asked stopped waiting. */
 	announceWhenDone(list: Promise<unknown[]>, kind: ListKind): void;
+	/** Changes whenever a member's list may have. */
+	readonly listsVersion: number;
 	listChanged(member: string, kind: ListKind): void;
 	memberSaid(member: string, context: MemberContext): void;
 	toolView(capabilities: string, lists: readonly MemberList<Tool>[]): ToolView;
@@ -122,8 +124,9 @@ export class AggregateSession implements UpstreamSession {
 	private readonly connections = new Map<string, MemberConnection>();
 	/** Client requests in flight, so the client's cancellation reaches the member. */
 	private readonly calls = new CallTable<CallInFlight>();
-	/** The tools this client was shown last. */
+	/** The tools this client was shown last, and the backend's `listsVersion` they were listed at. */
 	private tools: ToolView | undefined;
+	private toolsVersion = -1;
 	private prompts = new Map<string, Exposed<Named>>();
 	private resources = new Map<string, string>();
 	private closed = false;
@@ -238,7 +241,7 @@ export class AggregateSession implements UpstreamSession {
 			case 'ping':
 				return {};
 			case 'tools/list':
-				return { tools: await this.toolsListed(signal) };
+				return { tools: await this.toolsListed(signal, origin) };
 			case 'tools/call':
 				return this.callTool(message.id, params, signal, call, origin);
 			case 'prompts/list':
@@ -278,14 +281,14 @@ export class AggregateSession implements UpstreamSession {
 		};
 	}
 
-	/** What `tools/list` shows: the tools of the mode, and run_code when code mode is on. */
-	private async toolsListed(signal: AbortSignal): Promise<unknown[]> {
+	/** What `tools/list` shows: the tools of the mode, and run_code (naming the tools the caller may call) when code mode is on. */
+	private async toolsListed(signal: AbortSignal, origin: CallOrigin | undefined): Promise<unknown[]> {
 		const { mode } = this.config;
 		const view = mode === 'search' && !this.backend.sandbox ? undefined : await this.listTools(signal);
 		const own = mode === 'search' ? SEARCH_TOOLS : mode === 'code' ? [] : view!.exposed.map((exposed) => exposed.item);
 		const composites = this.config.composite_tools ?? [];
 		const compositeView = composites.length ? (view ?? (await this.listTools(signal))) : undefined;
-		return [...own, ...(view && this.backend.sandbox ? [runCodeTool(view)] : []), ...composites.map((tool) => compositeDefinition(tool, compositeView!))];
+		return [...own, ...(view && this.backend.sandbox ? [runCodeTool(seenBy(view, origin))] : []), ...composites.map((tool) => compositeDefinition(tool, compositeView!))];
 	}
 
 	private async callTool(id: RequestId, params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin | undefined): Promise<Record<string, unknown> | Refusal> {
@@ -301,11 +304,22 @@ export class AggregateSession implements UpstreamSession {
 		const composite = fromScript ? undefined : this.config.composite_tools?.find((tool) => tool.name === name);
 		if (composite) {
 			if (!origin) return invalidParams(`${name} is not available here`);
-			const view = await this.listTools(signal);
+			const view = await this.currentTools(signal);
 			const abort = new AbortController();
 			call.abort = abort;
 			const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-			return runComposite(composite, given, { view, call: this.innerCaller(origin, signal, abort.signal), elicit: (text, schema) => this.elicit(call, text, schema) }, abort.signal);
+			const report = this.progress(params, call);
+			return runComposite(
+				composite,
+				given,
+				{
+					view,
+					call: this.innerCaller(origin, view, signal, abort.signal),
+					elicit: (text, schema) => this.elicit(call, text, schema),
+					progressed: report && ((finished, total) => report(finished, total, `${finished} of ${total} steps done`)),
+				},
+				abort.signal,
+			);
 		}
 		if (!fromScript && this.config.mode === 'code') return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${RUN_CODE})`);
 		if (!fromScript && this.config.mode === 'search') {
@@ -325,33 +339,46 @@ export class AggregateSession implements UpstreamSession {
 
 	/**
 	 * Runs a `run_code` call: each of the script's tool calls goes back through the proxy's chain
-	 * as a call of its own (authorization, rate limits, audit, telemetry); the client's
-	 * cancellation ends the script and gives up its calls in flight; a client that asked for
-	 * progress hears of each call finished.
+	 * as a call of its own (authorization, rate limits, audit, telemetry); the script sees, finds
+	 * and describes only the tools the caller may call; the client's cancellation ends the script
+	 * and gives up its calls in flight; a client that asked for progress hears of each call finished.
 	 */
 	private async runScript(params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin): Promise<Record<string, unknown>> {
-		const view = await this.listTools(signal);
+		const view = await this.currentTools(signal);
+		const seen = seenBy(view, origin);
 		const abort = new AbortController();
 		call.abort = abort;
+		const report = this.progress(params, call);
+		// A search over the whole view, then only what the caller may call: as many as asked for, if there are.
+		const find = async (query: string, limit: number | undefined) =>
+			seen === view ? this.backend.find(view, query, limit) : (await this.backend.find(view, query, MAX_LIMIT)).filter((tool) => seen.get(tool.name)).slice(0, limit ?? DEFAULT_LIMIT);
+		return runCode(
+			this.backend.sandbox!,
+			(params?.arguments as Params)?.code,
+			{
+				view: seen,
+				find,
+				progressed: report && ((finished) => report(finished, undefined, `${finished} tool call${finished === 1 ? '' : 's'} done`)),
+				call: this.innerCaller(origin, view, signal, abort.signal),
+			},
+			abort.signal,
+		);
+	}
+
+	/** Tells the client of `call`'s progress, when it asked with a progressToken. */
+	private progress(params: Params, call: CallInFlight): ((progress: number, total: number | undefined, message: string) => void) | undefined {
 		const progressToken = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
-		const progressed =
-			typeof progressToken === 'string' || typeof progressToken === 'number'
-				? (finished: number) => this.sink.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: finished, message: `${finished} tool call${finished === 1 ? '' : 's'} done` } }, call.id)
-				: undefined;
-		return runCode(this.backend.sandbox!, (params?.arguments as Params)?.code, {
-			view,
-			find: (query, limit) => this.backend.find(view, query, limit),
-			progressed,
-			call: this.innerCaller(origin, signal, abort.signal),
-		}, abort.signal);
+		if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return undefined;
+		return (progress, total, message) =>
+			this.sink.deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress, ...(total === undefined ? {} : { total }), message } }, call.id);
 	}
 
 	/**
 	 * How a script or composite tool calls a tool: a `tools/call` of its own back through the
-	 * chain (`origin`), under an id this session knows as a script's; `cancelled` gives up those
-	 * in flight.
+	 * chain (`origin`), under an id this session knows as a script's, naming the tool's
+	 * annotations in `view` for authorization; `cancelled` gives up those in flight.
 	 */
-	private innerCaller(origin: CallOrigin, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
+	private innerCaller(origin: CallOrigin, view: ToolView, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
 		const inFlight = new Set<RequestId>();
 		cancelled.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the call that made it was cancelled')));
 		return async (name, args) => {
@@ -359,7 +386,7 @@ export class AggregateSession implements UpstreamSession {
 			this.inner.add(id);
 			inFlight.add(id);
 			try {
-				return await origin.reenter({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, signal);
+				return await origin.reenter({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, signal, { annotations: view.get(name)?.item.annotations });
 			} finally {
 				this.inner.delete(id);
 				inFlight.delete(id);
@@ -388,8 +415,15 @@ export class AggregateSession implements UpstreamSession {
 	}
 
 	private async listTools(signal: AbortSignal, wait?: number): Promise<ToolView> {
+		const version = this.backend.listsVersion;
 		this.tools = this.backend.toolView(this.capabilitiesKey, await this.lists<Tool>('tools', signal, wait));
+		this.toolsVersion = version;
 		return this.tools;
+	}
+
+	/** The tools as listed last while no member's list changed since (what a script sees, without listing on every call); else listed again. */
+	private currentTools(signal: AbortSignal): Promise<ToolView> {
+		return this.tools && this.toolsVersion === this.backend.listsVersion ? Promise.resolve(this.tools) : this.listTools(signal);
 	}
 
 	private async listPrompts(signal: AbortSignal, wait?: number): Promise<readonly Exposed<Named>[]> {
@@ -559,6 +593,11 @@ export class AggregateSession implements UpstreamSession {
 interface CallInFlight extends ClientCall {
 	readonly answer: (response: JsonRpcResponse) => void;
 	abort?: AbortController;
+}
+
+/** The part of `view` the caller of `origin`'s call may call (authorization decides); all of it without an origin. */
+function seenBy(view: ToolView, origin: CallOrigin | undefined): ToolsSeen {
+	return origin ? view.seenBy((tool) => origin.mayCall(tool.name, tool.item.annotations)) : view;
 }
 
 /** An error the aggregate itself answers with. */

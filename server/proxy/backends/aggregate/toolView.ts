@@ -13,7 +13,15 @@ import { embeddingTextOf, ToolIndex, type IndexedTool, type MemberContext, type 
 
 export type Tool = SearchableTool;
 
-export class ToolView {
+/** The tools one caller sees: a view, or the part of one it may call (ToolView.seenBy). */
+export interface ToolsSeen {
+	readonly exposed: readonly Exposed<Tool>[];
+	get(name: string): Exposed<Tool> | undefined;
+	/** Up to `count` of its names closest to `name`, an unknown one. */
+	closest(name: string, count?: number): string[];
+}
+
+export class ToolView implements ToolsSeen {
 	readonly exposed: readonly Exposed<Tool>[];
 	readonly clashes: readonly Clash[];
 	/** Member tools repaired or left out, and why. */
@@ -78,6 +86,26 @@ export class ToolView {
 			this.keys = { fingerprints, texts };
 		}
 		return this.keys;
+	}
+
+	/** The tools of this view `allowed` keeps, under the same names: what one caller may call. */
+	seenBy(allowed: (tool: Exposed<Tool>) => boolean): ToolsSeen {
+		const exposed = this.exposed.filter(allowed);
+		if (exposed.length === this.exposed.length) return this;
+		const kept = new Set(exposed);
+		return {
+			exposed,
+			get: (name) => {
+				const tool = this.byName.get(name);
+				return tool && kept.has(tool) ? tool : undefined;
+			},
+			closest: (name, count = 3) =>
+				this.index
+					.similar(name, this.exposed.length)
+					.filter((tool) => kept.has(tool))
+					.slice(0, count)
+					.map((tool) => tool.name),
+		};
 	}
 
 	/** Up to `count` visible names closest to `name`, an unknown one: what the caller likely meant. */

@@ -12,10 +12,12 @@
  *
  * Tool annotations (`readOnlyHint`…) are resource attributes: they come from the server's
  * `tools/list`, remembered from every list that passes and fetched when a call names a tool
- * not seen yet.
+ * not seen yet; an aggregate's own call for a script or composite tool names them itself
+ * (`McpCall.tool`: code mode lists only `run_code`), and the aggregate asks `McpCall.mayCall`
+ * which tools to show the script.
  */
 import type { Logger } from '../../../log.js';
-import { type HttpExchange, type McpCall, type McpHandler, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
+import { callWith, type HttpExchange, type McpCall, type McpHandler, type McpMiddleware, type NoticeMiddleware } from '../chain.js';
 import { errorResponse, type JsonRpcResponse, type RequestId } from '../../core/jsonrpc.js';
 import type { CedarAuthorizer } from './cedarAuthorizer.js';
 import { CALL_TOOL, FIND_TOOL, foundResult, foundTools } from '../../core/toolSearch.js';
@@ -75,14 +77,18 @@ export function authorizationMiddleware(authorizer: CedarAuthorizer, log: Logger
 	const mcp: McpMiddleware = async (call, next) => {
 		const { request, exchange } = call;
 		const params = request.params ?? {};
+		// A backend that calls back (an aggregate's scripts) shows only the tools its caller may call.
+		if (call.session.backend.reenters && !call.mayCall) call = callWith(call, { mayCall: (name, hints) => authorizer.check(exchange.identity, toolCheck(name, hintAttributes(hints))).allowed });
 		if (options.search && request.method === 'tools/call' && params.name === FIND_TOOL) return filterFound(exchange, await next(call));
 		if (options.search && request.method === 'tools/call' && params.name === CALL_TOOL) {
 			const inner = (params.arguments ?? {}) as Record<string, unknown>;
 			const name = String(inner.name ?? '');
 			return decide(exchange, request.id, `tools/call ${name} (through ${CALL_TOOL})`, toolCheck(name, known(name), argumentAttributes(inner.arguments))) ?? next(call);
 		}
-		if (request.method === 'tools/call') await annotations.fetchUnknown(String(params.name ?? ''), call, next);
-		const authorization = authorizationOf(request.method, params, known);
+		// A backend's own call (CallOrigin) names the tool's annotations as its list has them; a client's call, as a list the client could see had them.
+		const { tool } = call;
+		if (request.method === 'tools/call' && !tool) await annotations.fetchUnknown(String(params.name ?? ''), call, next);
+		const authorization = authorizationOf(request.method, params, tool ? () => hintAttributes(tool.annotations) : known);
 		if (authorization.kind === 'filter') {
 			const response = await next(call);
 			if (request.method === 'tools/list') annotations.learn(response);

@@ -233,7 +233,9 @@ export async function startTelemetry(settings: TelemetrySettings, options: Proxy
 
 	// Neither middleware is async: a promise of its own per call is measurable here.
 	const request: McpMiddleware = (call, next) => {
-		const span = spans?.start(SpanKind.SERVER, describeRequest, call, clientParentOf(call));
+		// A call a backend made for its client's (core/backend.ts CallOrigin) comes with that call's span: its own hangs under it, or, unsampled, it is not traced either.
+		if (call.span && !(call.span instanceof RecordedSpan)) return next(call);
+		const span = spans?.start(SpanKind.SERVER, describeRequest, call, call.span instanceof RecordedSpan ? call.span.context : clientParentOf(call));
 		// A call without a span is in no trace: most calls go on as they came.
 		if (!(span instanceof RecordedSpan)) return next(span && span !== UNSAMPLED_ROOT ? callWith(call, { span }) : call);
 		return next(callWith(call, { span })).then(

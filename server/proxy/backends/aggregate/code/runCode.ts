@@ -1,6 +1,6 @@
 /**
  * `run_code`: the tool of an aggregate's code mode. The model writes a script (an async
- * function body, plain JavaScript) that calls the aggregate's tools as async functions,
+ * function body, JavaScript; TypeScript's type annotations are stripped) that calls the aggregate's tools as async functions,
  * `await tools.<member>.<tool>({...})` or `await call_tool(name, {...})`, finds them with
  * `find_tools(query)` and reads their TypeScript declaration with `describe(name)`; what it
  * logs and returns is the tool's result, so the members' raw results never reach the model
@@ -13,7 +13,7 @@
  */
 import type { Exposed } from '../../../../runspec/aggregationNames.js';
 import type { JsonRpcResponse } from '../../../core/jsonrpc.js';
-import type { Tool, ToolView } from '../toolView.js';
+import type { Tool, ToolsSeen } from '../toolView.js';
 import { argumentProblem } from './argumentCheck.js';
 import { declarationOf } from './declarations.js';
 import { ScriptLimitError, type ScriptOutcome } from './sandbox/limits.js';
@@ -24,9 +24,9 @@ export const RUN_CODE = 'run_code';
 /** How many tool names the description lists before it says how many more there are. */
 const LISTED_NAMES = 60;
 
-/** What a script's calls reach: the tools the client sees, their search, and the chain. */
+/** What a script's calls reach: the tools the client may call, their search, and the chain. */
 export interface ScriptCalls {
-	readonly view: ToolView;
+	readonly view: ToolsSeen;
 	find(query: string, limit: number | undefined): Promise<Exposed<Tool>[]>;
 	/** Calls the tool of exposed name `name` as its own `tools/call` through the proxy's chain. */
 	call(name: string, args: Record<string, unknown>): Promise<JsonRpcResponse>;
@@ -35,7 +35,7 @@ export interface ScriptCalls {
 }
 
 /** The definition of `run_code`, naming the members and their tools so the model knows what to call. */
-export function runCodeTool(view: ToolView): Record<string, unknown> {
+export function runCodeTool(view: ToolsSeen): Record<string, unknown> {
 	const byMember = new Map<string, string[]>();
 	for (const tool of view.exposed) byMember.set(tool.member, [...(byMember.get(tool.member) ?? []), tool.original]);
 	let listed = 0;
@@ -48,7 +48,7 @@ export function runCodeTool(view: ToolView): Record<string, unknown> {
 	return {
 		name: RUN_CODE,
 		description: [
-			'Runs JavaScript (an async function body, no TypeScript) in a sandbox that can call this server\'s tools; returns what it logs (console.log) and returns.',
+			'Runs JavaScript (an async function body; TypeScript type annotations are stripped) in a sandbox that can call this server\'s tools; returns what it logs (console.log) and returns.',
 			'Call a tool: `const result = await tools["<member>"].<tool>({ ...args })` (or `await call_tool("<exposed name>", args)`); a result is the tool\'s structured content, else its text. A failed call throws.',
 			'`await find_tools("what to do")` lists matching tools; `await describe("<member>.<tool>")` gives its TypeScript declaration. Filter and combine results in the script and return only what is needed.',
 			`Tools by member: ${members.join('; ') || 'none'}.`,
@@ -62,16 +62,16 @@ export function runCodeTool(view: ToolView): Record<string, unknown> {
 }
 
 /** Each view's prelude, made once: a view is the same while its lists are. */
-const preludes = new WeakMap<ToolView, string>();
+const preludes = new WeakMap<ToolsSeen, string>();
 
 /** The globals a script sees, built on the sandbox's two functions; `catalog` maps member → tool → exposed name. */
-function preludeOf(view: ToolView): string {
+function preludeOf(view: ToolsSeen): string {
 	let prelude = preludes.get(view);
 	if (!prelude) preludes.set(view, (prelude = writePrelude(view)));
 	return prelude;
 }
 
-function writePrelude(view: ToolView): string {
+function writePrelude(view: ToolsSeen): string {
 	const catalog: Record<string, Record<string, string>> = {};
 	for (const tool of view.exposed) (catalog[tool.member] ??= {})[tool.original] = tool.name;
 	return `(() => {
@@ -166,7 +166,7 @@ function hostOf(calls: ScriptCalls, limits: SandboxPool['limits']): (name: strin
 	};
 }
 
-function unknownTool(view: ToolView, name: string): string {
+function unknownTool(view: ToolsSeen, name: string): string {
 	const closest = name ? view.closest(name) : [];
 	return `unknown tool ${JSON.stringify(name)}${closest.length ? `; the closest: ${closest.join(', ')}` : ''} (find_tools finds tools by what they do)`;
 }

@@ -5,22 +5,32 @@
  * coarse to the second) and what the caller's prelude builds on two functions, `__host(name, json)` and `__log(text)`; only
  * strings cross the boundary, JSON in both directions, so no host object is ever reachable.
  *
+ * A script is JavaScript; one the engine cannot parse is tried again with its TypeScript types
+ * stripped (typeStrip.ts), which leaves its lines and columns where they were.
+ *
  * The WebAssembly module is loaded once per worker; each script gets a runtime and context of
- * its own, taken from a few kept warm and disposed after it, so a script never sees another's
- * state. The limits: wall time (an interrupt while the script runs, a timer while it waits),
- * memory (the WebAssembly memory's maximum), stack (the engine's own check), output bytes;
- * going over one ends the script with an error naming it. A host function may end the script
+ * its own, taken from a few made ahead and disposed after it, so a script never sees another's
+ * state. A context is made ahead with the base and the last script's prelude evaluated (about a
+ * millisecond of the engine's time, and the same for each script of an aggregate's tools), its
+ * host functions serving whichever script takes it; it is freed, and the next one made, once the
+ * script's answer is on its way.
+ *
+ * The limits: wall time (an interrupt while the script runs, a timer while it waits), memory
+ * (the WebAssembly memory's maximum), stack (the engine's own check), output bytes; going over
+ * one ends the script with an error naming it. A host function may end the script
  * the same way by throwing a ScriptLimitError.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
-import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
+import { ScriptLimitError, type ScriptLimits, type ScriptOutcome } from './limits.js';
+import { stripTypes } from './typeStrip.js';
 
 export interface ScriptRun {
 	/** The script: an async function body. */
 	readonly code: string;
 	/** Script run before it in the same context, to build the globals it uses on `__host` and `__log`. */
 	readonly prelude: string;
-	readonly host: HostFunction;
+	/** A host function's answer to its arguments, JSON text both ways (what crosses the worker's port as it is). */
+	readonly host: (name: string, args: string) => Promise<string>;
 	readonly limits: ScriptLimits;
 	/** Whether the call was cancelled: read while the script runs, so a busy script ends too. */
 	readonly cancelled: () => boolean;
@@ -61,7 +71,20 @@ let engine: Promise<QuickJSWASMModule> | undefined;
 let memoryRefused = false;
 /** The engine failed inside (a WebAssembly trap, a runtime it could not free): the worker is to be replaced. */
 let broken = false;
-const warm: Array<{ runtime: QuickJSRuntime; context: QuickJSContext }> = [];
+
+/** A context made ahead of its script: the base and `prelude` evaluated, its host functions calling `slot.script`. */
+interface Prepared {
+	readonly runtime: QuickJSRuntime;
+	readonly context: QuickJSContext;
+	readonly prelude: string;
+	readonly slot: { script?: Script };
+	readonly functions: readonly QuickJSHandle[];
+}
+const warm: Prepared[] = [];
+/** The prelude of the last script: the one the contexts made ahead get. */
+let lastPrelude = '';
+/** Frees the last script's context and makes the next; run before the next script if it has not run yet. */
+let afterLast: (() => void) | undefined;
 
 /**
  * Loads the engine with `scriptMemoryBytes` of memory beyond its own, and warms its contexts.
@@ -90,6 +113,48 @@ export async function warmUp(scriptMemoryBytes: number): Promise<void> {
 	refill(await engine);
 }
 
+/** A runtime and context with the base and `prelude` evaluated; throws when the engine fails. */
+function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
+	const runtime = module.newRuntime();
+	const context = runtime.newContext();
+	const slot: { script?: Script } = {};
+	const functions = [
+		context.newFunction('__host', (name, args) => slot.script!.hostCall(name, args)),
+		context.newFunction('__log', (text) => slot.script!.log(text)),
+	];
+	context.setProp(context.global, '__host', functions[0]!);
+	context.setProp(context.global, '__log', functions[1]!);
+	const prepared = { runtime, context, prelude: '', slot, functions };
+	try {
+		evaluate(context, BASE, 'base.js');
+		return withPrelude(prepared, prelude);
+	} catch (error) {
+		release(prepared);
+		throw error;
+	}
+}
+
+/** `prepared` with `prelude` evaluated too (it has only the base). */
+function withPrelude(prepared: Prepared, prelude: string): Prepared {
+	if (prelude) evaluate(prepared.context, prelude, 'prelude.js');
+	return { ...prepared, prelude };
+}
+
+function evaluate(context: QuickJSContext, source: string, file: string): void {
+	const result = context.evalCode(source, file);
+	if (result.error) {
+		const error = result.error.consume((handle) => context.dump(handle)) as { message?: unknown };
+		throw new Error(`the sandbox could not start: ${typeof error?.message === 'string' ? error.message : JSON.stringify(error)}`);
+	}
+	result.value.dispose();
+}
+
+function release({ runtime, context, functions }: Prepared): void {
+	for (const handle of functions) if (handle.alive) handle.dispose();
+	context.dispose();
+	runtime.dispose();
+}
+
 /**
  * Whether the engine's memory was refused growth: the script went over its memory limit, even
  * if it caught the error the failed allocation threw.
@@ -103,22 +168,29 @@ export function isBroken(): boolean {
 	return broken;
 }
 
-async function freshContext(): Promise<{ runtime: QuickJSRuntime; context: QuickJSContext }> {
-	if (!engine) throw new Error('the engine is not loaded');
-	const module = await engine;
-	const ready = warm.pop();
-	setImmediate(() => refill(module));
-	if (ready) return ready;
-	const runtime = module.newRuntime();
-	return { runtime, context: runtime.newContext() };
+/** A context for a script of `prelude`: one made ahead for it, else one with only the base, else a new one. */
+function contextFor(module: QuickJSWASMModule, prelude: string): Prepared {
+	const at = warm.findIndex((each) => each.prelude === prelude);
+	if (at >= 0) return warm.splice(at, 1)[0]!;
+	const bare = warm.findIndex((each) => each.prelude === '');
+	if (bare < 0) return prepare(module, prelude);
+	const taken = warm.splice(bare, 1)[0]!;
+	try {
+		return withPrelude(taken, prelude);
+	} catch (error) {
+		release(taken);
+		throw error;
+	}
 }
 
+/** Makes contexts ahead for scripts of the last prelude; those of another are freed. */
 function refill(module: QuickJSWASMModule): void {
 	try {
-		while (!broken && warm.length < WARM) {
-			const runtime = module.newRuntime();
-			warm.push({ runtime, context: runtime.newContext() });
+		for (const stale of warm.filter((each) => each.prelude !== lastPrelude && each.prelude !== '')) {
+			warm.splice(warm.indexOf(stale), 1);
+			release(stale);
 		}
+		while (!broken && warm.length < WARM) warm.push(prepare(module, lastPrelude));
 	} catch {
 		broken = true;
 	}
@@ -126,13 +198,33 @@ function refill(module: QuickJSWASMModule): void {
 
 /** Runs one script; never rejects: a failure, a limit or a cancellation is an outcome with an error. */
 export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
-	const { runtime, context } = await freshContext();
-	const script = new Script(run, runtime, context);
+	afterLast?.();
+	if (!engine) return { ok: false, error: 'the sandbox failed: the engine is not loaded', logs: [] };
+	const module = await engine;
+	let prepared: Prepared;
 	try {
-		return await script.run();
-	} finally {
-		script.dispose();
+		prepared = contextFor(module, run.prelude);
+	} catch (error) {
+		broken = true;
+		return { ok: false, error: (error as Error).message, logs: [] };
 	}
+	lastPrelude = run.prelude;
+	const script = new Script(run, prepared);
+	const outcome = await script.run();
+	const after = () => {
+		afterLast = undefined;
+		script.dispose();
+		refill(module);
+	};
+	// A script that ended well leaves a sound engine: its context is freed after its answer is on its way.
+	if (outcome.ok && !memoryFull()) {
+		afterLast = after;
+		setImmediate(() => afterLast === after && after());
+	} else {
+		script.dispose();
+		setImmediate(() => refill(module));
+	}
+	return outcome;
 }
 
 class Script {
@@ -143,14 +235,16 @@ class Script {
 	private ended: Error | undefined;
 	private endNow: (() => void) | undefined;
 	private readonly pending = new Set<QuickJSDeferredPromise>();
-	private readonly handles: QuickJSHandle[] = [];
+	private readonly runtime: QuickJSRuntime;
+	private readonly context: QuickJSContext;
 
 	constructor(
 		private readonly options: ScriptRun,
-		private readonly runtime: QuickJSRuntime,
-		private readonly context: QuickJSContext,
+		private readonly prepared: Prepared,
 	) {
 		this.deadline = Date.now() + options.limits.timeoutMs;
+		({ runtime: this.runtime, context: this.context } = prepared);
+		prepared.slot.script = this;
 	}
 
 	async run(): Promise<ScriptOutcome> {
@@ -166,17 +260,17 @@ class Script {
 		const timer = setTimeout(() => this.end(this.timeLimit()), Math.max(0, this.deadline - Date.now()));
 		const poll = setInterval(() => cancelled() && this.end(new Error(CANCELLED)), CANCEL_POLL_MS);
 		try {
-			this.define('__host', context.newFunction('__host', (name, args) => this.hostCall(name, args)));
-			this.define('__log', context.newFunction('__log', (text) => this.log(text)));
-			for (const [source, file] of [[BASE, 'base.js'], [this.options.prelude, 'prelude.js']] as const) {
-				const prepared = context.evalCode(source, file);
-				if (prepared.error) {
-					const error = this.describe(prepared.error);
-					return this.failed(this.stopped()?.message ?? `the sandbox could not start: ${error}`);
-				}
-				prepared.value.dispose();
+			const source = `(async () => {\n${this.options.code}\n})()`;
+			let evaluated = context.evalCode(source, SCRIPT_FILE);
+			if (evaluated.error && this.isSyntaxError(evaluated.error)) {
+				// Not JavaScript: TypeScript, perhaps, whose stripped types leave every position where it was.
+				evaluated.error.dispose();
+				const stripped = await stripTypes(source);
+				if ('error' in stripped) return this.failed(`${stripped.error} (line ${stripped.line - WRAPPER_LINES}, column ${stripped.column})`);
+				const stopped = this.stopped();
+				if (stopped) return this.failed(stopped.message);
+				evaluated = context.evalCode(stripped.code, SCRIPT_FILE);
 			}
-			const evaluated = context.evalCode(`(async () => {\n${this.options.code}\n})()`, SCRIPT_FILE);
 			if (evaluated.error) return this.failed(this.describe(evaluated.error));
 			const settled = context.resolvePromise(evaluated.value);
 			evaluated.value.dispose();
@@ -204,19 +298,12 @@ class Script {
 	dispose(): void {
 		try {
 			for (const deferred of this.pending) if (deferred.alive) deferred.dispose();
-			for (const handle of this.handles) if (handle.alive) handle.dispose();
-			this.context.dispose();
-			this.runtime.dispose();
+			release(this.prepared);
 		} catch {
 			broken = true;
 		}
 		// A memory filled to its limit may be too fragmented for the next script.
 		if (memoryFull()) broken = true;
-	}
-
-	private define(name: string, handle: QuickJSHandle): void {
-		this.handles.push(handle);
-		this.context.setProp(this.context.global, name, handle);
 	}
 
 	/** Why the script was ended, if it was (read again after each step that may end it). */
@@ -252,7 +339,7 @@ class Script {
 		}
 	}
 
-	private hostCall(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
+	hostCall(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
 		const { context } = this;
 		const deferred = context.newPromise();
 		this.pending.add(deferred);
@@ -270,11 +357,11 @@ class Script {
 			this.pump();
 		};
 		Promise.resolve()
-			.then(() => this.options.host(name, JSON.parse(args)))
+			.then(() => this.options.host(name, args))
 			.then(
-				(value) =>
+				(json) =>
 					settle(() => {
-						context.newString(JSON.stringify(value ?? null)).consume((handle) => deferred.resolve(handle));
+						context.newString(json).consume((handle) => deferred.resolve(handle));
 					}),
 				(error: Error) => {
 					if (error instanceof ScriptLimitError) return this.end(error);
@@ -284,7 +371,7 @@ class Script {
 		return deferred.handle;
 	}
 
-	private log(textHandle: QuickJSHandle): void {
+	log(textHandle: QuickJSHandle): void {
 		const text = this.context.typeof(textHandle) === 'string' ? this.context.getString(textHandle) : String(this.context.dump(textHandle));
 		this.count(text);
 		if (!this.ended) this.logs.push(text);
@@ -302,6 +389,10 @@ class Script {
 		const result = stringify.consume((fn) => this.context.callFunction(fn, this.context.undefined, handle));
 		if (result.error) throw new Error(`the result cannot be made JSON: ${this.describe(result.error)}`);
 		return result.value.consume((text) => (this.context.typeof(text) === 'string' ? this.context.getString(text) : undefined));
+	}
+
+	private isSyntaxError(handle: QuickJSHandle): boolean {
+		return this.context.getProp(handle, 'name').consume((name) => this.context.typeof(name) === 'string' && this.context.getString(name) === 'SyntaxError');
 	}
 
 	/** An error of the script as one line: its name, message and where in the script, or the limit it names. */
@@ -332,8 +423,10 @@ class Script {
 	}
 
 	private engineFailure(error: unknown): string {
-		if (error instanceof RangeError) broken = true;
+		if (error instanceof RangeError) {
+			broken = true;
 			return 'stack limit: the script recursed too deep';
+		}
 		return `the sandbox failed: ${(error as Error).message}`;
 	}
 }

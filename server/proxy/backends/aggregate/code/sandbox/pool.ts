@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
-import type { FromWorker, ToWorker } from './worker.js';
+import type { FromWorker, SandboxData, ToWorker } from './worker.js';
 
 const WORKER = new URL('./worker.js', import.meta.url);
 /** Workers kept waiting for the next script. */
@@ -32,9 +32,11 @@ class SandboxWorker {
 	readonly ready: Promise<void>;
 	/** Whether the worker ended (it died, or was ended): it is never used again. */
 	gone = false;
+	/** The prelude of its last script, which it keeps. */
+	prelude: string | undefined;
 
-	constructor(url: URL, memoryBytes: number) {
-		this.worker = new Worker(url, { workerData: { cancel: this.cancel.buffer, memoryBytes }, resourceLimits: { stackSizeMb: WORKER_STACK_MB } });
+	constructor(url: URL, limits: ScriptLimits) {
+		this.worker = new Worker(url, { workerData: { cancel: this.cancel.buffer as SharedArrayBuffer, limits } satisfies SandboxData, resourceLimits: { stackSizeMb: WORKER_STACK_MB } });
 		// The proxy lives as long as its server: a sandbox never keeps it up.
 		this.worker.unref();
 		this.ready = new Promise((resolve, reject) => {
@@ -43,6 +45,7 @@ class SandboxWorker {
 		});
 		this.ready.catch(() => undefined);
 		this.worker.once('exit', () => (this.gone = true));
+		this.worker.on('message', (message: FromWorker) => message.type === 'broken' && this.end());
 	}
 
 	end(): void {
@@ -65,7 +68,7 @@ export class SandboxPool {
 
 	/** Starts the workers kept warm, ahead of the first script. */
 	warm(): void {
-		while (!this.closed && this.idle.length < IDLE) this.idle.push(new SandboxWorker(this.url, this.limits.memoryBytes));
+		while (!this.closed && this.idle.length < IDLE) this.idle.push(new SandboxWorker(this.url, this.limits));
 	}
 
 	/** Runs one script in a worker; never rejects. */
@@ -99,8 +102,8 @@ export class SandboxPool {
 	private take(): SandboxWorker {
 		let worker = this.idle.pop();
 		while (worker?.gone) worker = this.idle.pop();
-		if (!this.idle.length && !this.closed) this.idle.push(new SandboxWorker(this.url, this.limits.memoryBytes));
-		return worker ?? new SandboxWorker(this.url, this.limits.memoryBytes);
+		if (!this.idle.length && !this.closed) this.idle.push(new SandboxWorker(this.url, this.limits));
+		return worker ?? new SandboxWorker(this.url, this.limits);
 	}
 
 	private giveBack(worker: SandboxWorker): void {
@@ -136,16 +139,20 @@ export class SandboxPool {
 				const answer = (reply: Omit<Extract<ToWorker, { type: 'answer' }>, 'type' | 'call'>) => {
 					if (!sandbox.gone) worker.postMessage({ type: 'answer', call: message.call, ...reply } satisfies ToWorker);
 				};
-				run.host(message.name, message.args).then(
-					(value) => answer({ value }),
-					(error: Error) => answer(error instanceof ScriptLimitError ? { limit: error.message } : { error: error.message }),
-				);
+				Promise.resolve()
+					.then(() => run.host(message.name, JSON.parse(message.args) as unknown))
+					.then(
+						(value) => answer({ json: JSON.stringify(value ?? null) }),
+						(error: Error) => answer(error instanceof ScriptLimitError ? { limit: error.message } : { error: error.message }),
+					);
 			};
 			worker.on('message', onMessage);
 			worker.once('exit', onExit);
 			if (run.signal.aborted) cancel();
 			run.signal.addEventListener('abort', cancel);
-			worker.postMessage({ type: 'run', code: run.code, prelude: run.prelude, limits: this.limits } satisfies ToWorker);
+			const prelude = run.prelude === sandbox.prelude ? undefined : run.prelude;
+			sandbox.prelude = run.prelude;
+			worker.postMessage({ type: 'run', code: run.code, prelude } satisfies ToWorker);
 		});
 	}
 }
