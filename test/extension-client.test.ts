@@ -325,7 +325,7 @@ describe('the daemon bundled into the extension', () => {
 		expect(skills.map((skill) => skill.name).sort()).toEqual(shipped.skills.map((skill) => skill.name).sort());
 	});
 
-	it("starts workloads' proxies from the bundle: Cedar authorization, telemetry's sender and a code-mode aggregate's sandbox (both worker threads)", async () => {
+	it("starts workloads' proxies from the bundle: Cedar authorization, telemetry's sender and a code-mode aggregate's sandbox stripping TypeScript (both worker threads)", async () => {
 		const bundled = (...args: string[]) => promisify(execFile)(process.execPath, [join(bundleDir, 'hangar.mjs'), ...args], { env: home.env });
 		const remote = await startRemoteServer('streamable');
 		// A collector that takes every export: telemetry's sender runs in a worker thread too.
@@ -352,7 +352,7 @@ describe('the daemon bundled into the extension', () => {
 
 			const model = (await connectLegacy(aggregate.url, { revision: '2025-06-18', transport: 'streamable-http' })).client;
 			clients.push(model);
-			const script = await model.callTool({ name: 'run_code', arguments: { code: 'return 6 * 7;' } });
+			const script = await model.callTool({ name: 'run_code', arguments: { code: 'const six: number = 6;\nreturn six * 7;' } });
 			expect(script.isError, JSON.stringify(script)).toBeFalsy();
 			expect(JSON.stringify(script)).toContain('42');
 			await until(() => exports.includes('/v1/traces'), 'the traces of the calls, exported');
