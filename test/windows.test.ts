@@ -61,6 +61,8 @@ interface Setup {
 	readonly hangar: string;
 	/** The daemon bundled in the extension's win32-x64 package. */
 	readonly extensionHangar: string;
+	/** hangar's main.js as `npm install -g` of the packed package puts it, for win32. */
+	readonly installedHangar: string;
 	readonly remoteUrl: string;
 	/** A tool of the remote server as the aggregate over it exposes it. */
 	readonly aggregateTool: string;
@@ -76,7 +78,7 @@ interface Setup {
 	readonly distRoot: string;
 }
 
-type StepName = 'version' | 'serve' | 'group' | 'run' | 'remoteTools' | 'pins' | 'registry' | 'stdio' | 'stdioTools' | 'aggregate' | 'aggregateTools' | 'aggregateCall' | 'register' | 'registerCursor' | 'ls' | 'stop' | 'rm';
+type StepName = 'installedVersion' | 'installedKeyring' | 'version' | 'serve' | 'group' | 'run' | 'remoteTools' | 'pins' | 'registry' | 'stdio' | 'stdioTools' | 'aggregate' | 'aggregateTools' | 'aggregateCall' | 'register' | 'registerCursor' | 'ls' | 'stop' | 'rm';
 
 interface Findings {
 	readonly platform: string;
@@ -173,12 +175,20 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 			await promisify(execFile)(process.execPath, [join(REPO, 'extension', 'package.mjs'), '--target', 'win32-x64'], { cwd: REPO, timeout: 240_000 });
 			await promisify(execFile)('python3', ['-m', 'zipfile', '-e', join(REPO, 'extension', 'hangar-win32-x64.vsix'), join(work, 'vsix')]);
 		};
+		// The packed package, installed for Windows as `npm install -g` there would (its Windows
+		// binaries, nothing of this checkout's node_modules). npm's `hangar.cmd` itself cannot run
+		// under Wine (its cmd stops at the shim's `goto` trick), so node.exe runs what it would.
+		const npmInstall = async () => {
+			const script = 'source scripts/setup-lib.sh && nested_npm pack --ignore-scripts --pack-destination "$1" >/dev/null && ' +
+				'retry "npm install -g (win32)" nested_npm install -g --prefix "$2" --os=win32 --cpu=x64 --prefer-offline --ignore-scripts "$1"/hangar-*.tgz';
+			await promisify(execFile)('bash', ['-c', script, 'npm-install', work, join(work, 'npm-global')], { cwd: REPO, timeout: 300_000 });
+		};
 		const skill = async () => {
 			registry = await startRegistry();
 			return publishSkill(registry, work, 'win-skill');
 		};
 		const started = Date.now();
-		const [, skillRef] = await Promise.all([prefix(), skill(), extensionPackage(), mkdir(join(work, 'project', '.git'), { recursive: true })]);
+		const [, skillRef] = await Promise.all([prefix(), skill(), extensionPackage(), npmInstall(), mkdir(join(work, 'project', '.git'), { recursive: true })]);
 		remote = await startRemoteServer('streamable');
 		docker = await relayDockerEngine();
 		const prefixMs = Date.now() - started;
@@ -186,6 +196,7 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 			findings: windowsPath(join(work, 'findings.json')),
 			hangar: windowsPath(HANGAR_BIN),
 			extensionHangar: windowsPath(join(work, 'vsix', 'extension', 'dist', 'hangar.mjs')),
+			installedHangar: windowsPath(join(work, 'npm-global', 'lib', 'node_modules', 'hangar', 'dist', 'server', 'cli', 'main.js')),
 			remoteUrl: remote.url,
 			aggregateTool: 'win-remote_echo',
 			dockerPort: docker.port,
@@ -225,6 +236,14 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 		const version = findings.steps.version;
 		expect(version.code, version.stderr).toBe(0);
 		expect(JSON.parse(version.stdout).runtime).toMatchObject({ name: 'docker', address: 'npipe:////./pipe/docker_engine', version: expect.any(String) });
+	});
+
+	it('the packed package installed by npm for win32 runs, and its Windows keyring binary stores and reads an entry', () => {
+		const { installedVersion, installedKeyring } = findings.steps;
+		expect(installedVersion.code, installedVersion.stderr).toBe(0);
+		expect(JSON.parse(installedVersion.stdout)).toMatchObject({ version: expect.stringMatching(/^v\d+\.\d+\.\d+/) });
+		expect(installedKeyring.code, installedKeyring.stderr).toBe(0);
+		expect(installedKeyring.stdout).toBe('stored\n');
 	});
 
 	it('hangar daemon answers initialize over stdio and exits on exit', () => {
