@@ -189,10 +189,12 @@ function valueOf(name: string, response: JsonRpcResponse): unknown {
 
 function resultOf(outcome: ScriptOutcome): Record<string, unknown> {
 	if (!outcome.ok) return errorResult(outcome.error, outcome.logs);
-	const { value, logs } = outcome;
-	const returned = value === undefined ? [] : [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value) }];
+	const { json, logs } = outcome;
+	// The engine's JSON is the text answer as it is: only a string (its own text) and an object (the structured content) are parsed.
+	const value = json !== undefined && (json[0] === '"' || json[0] === '{') ? (JSON.parse(json) as unknown) : undefined;
+	const returned = json === undefined ? [] : [{ type: 'text', text: typeof value === 'string' ? value : json }];
 	const logged = logs.length ? [{ type: 'text', text: `logs:\n${logs.join('\n')}` }] : [];
-	const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? { structuredContent: value } : {};
+	const structured = json?.[0] === '{' ? { structuredContent: value } : {};
 	return { content: [...returned, ...logged], ...structured };
 }
 
