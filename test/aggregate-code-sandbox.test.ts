@@ -24,11 +24,15 @@ globalThis.console = { log: (...parts) => __log(parts.map((part) => typeof part 
 
 const echo: HostFunction = async (name, args) => ({ name, args });
 
-function run(code: string, options: { host?: HostFunction; limits?: Parameters<typeof limitsOf>[0]; signal?: AbortSignal } = {}): Promise<ScriptOutcome> {
-	return poolOf(limitsOf({ timeout_ms: 2_000, ...options.limits })).run({ code, prelude: PRELUDE, host: options.host ?? echo, signal: options.signal ?? new AbortController().signal });
+/** A script's outcome, its returned JSON parsed. */
+type Outcome = { readonly ok: true; readonly value: unknown; readonly logs: readonly string[] } | Extract<ScriptOutcome, { ok: false }>;
+
+async function run(code: string, options: { host?: HostFunction; limits?: Parameters<typeof limitsOf>[0]; signal?: AbortSignal } = {}): Promise<Outcome> {
+	const outcome = await poolOf(limitsOf({ timeout_ms: 2_000, ...options.limits })).run({ code, prelude: PRELUDE, host: options.host ?? echo, signal: options.signal ?? new AbortController().signal });
+	return outcome.ok ? { ok: true, value: outcome.json === undefined ? undefined : (JSON.parse(outcome.json) as unknown), logs: outcome.logs } : outcome;
 }
 
-function errorOf(outcome: ScriptOutcome): string {
+function errorOf(outcome: Outcome): string {
 	expect(outcome.ok, JSON.stringify(outcome)).toBe(false);
 	return (outcome as { error: string }).error;
 }

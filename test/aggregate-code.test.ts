@@ -123,7 +123,8 @@ describe('run_code on a code-mode aggregate', { timeout: 120_000 }, () => {
 	});
 
 	it('a policy that forbids one tool hides it from scripts; one that forbids a call refuses it inside a script, which may catch it', async () => {
-		expect((await run(model, `return typeof tools[${JSON.stringify(notes)}].clear_notes;`)).text).toBe('undefined');
+		expect((await run(model, `const notes = tools[${JSON.stringify(notes)}]; return ['clear_notes' in notes, Object.keys(notes).includes('clear_notes')];`)).text).toBe('[false,false]');
+		expect((await run(model, `return await tools[${JSON.stringify(notes)}].clear_notes({});`)).text).toContain(`unknown tool "${notes}.clear_notes" (hidden by policy or filter, or not served`);
 		const hidden = await run(model, `try { await call_tool(${JSON.stringify(`${notes}_clear_notes`)}, {}); return 'cleared'; } catch (error) { return 'refused: ' + error.message; }`);
 		expect(hidden.text).toMatch(/^refused: unknown tool/);
 		const result = await run(model, `try { await tools[${JSON.stringify(notes)}].add_note({ text: 'forbidden' }); return 'added'; } catch (error) { return 'refused: ' + error.message; }`);
@@ -256,6 +257,32 @@ describe('Cedar on tool annotations inside scripts, as on direct calls', { timeo
 		expect(found.text).not.toContain('add_note');
 		expect((await run(reader, `return await describe(${JSON.stringify(`${notes}.add_note`)});`)).text).toMatch(/unknown tool/);
 		expect((await run(reader, `return await tools[${JSON.stringify(notes)}].add_note({ text: 'no' });`)).isError).toBe(true);
+	});
+});
+
+describe("a script sees the aggregate's tools as its tools/list would show them", { timeout: 120_000 }, () => {
+	it("the aggregate's tool filter and overrides hide, rename and describe tools inside scripts as in a list of the same aggregate without code mode", async () => {
+		const tools_override = { [`${tracker}_get_issue`]: { name: 'fetch_issue', description: 'Fetches one issue by its number.' } };
+		const settings = { group, image: `group://${group}`, tools: ['run_code', 'fetch_issue', `${tracker}_list_issues`, `${notes}_list_notes`], tools_override };
+		const listed = await create({ ...settings, name: uniqueName('listed'), aggregation: { mode: 'all' } });
+		const coded = await create({ ...settings, name: uniqueName('filtered'), aggregation: { mode: 'code' } });
+		const shown = (await (await client(listed.url)).listTools()).tools;
+		expect(shown.map((tool) => tool.name).sort()).toEqual([`${notes}_list_notes`, `${tracker}_list_issues`, 'fetch_issue'].sort());
+		const script = await client(coded.url);
+		const [runCodeTool] = (await script.listTools()).tools;
+		expect(runCodeTool!.description).toMatch(new RegExp(`"${notes}": list_notes(;|\\.|$)`, 'm'));
+		expect(runCodeTool!.description).not.toContain('add_note');
+		expect((await run(script, `return (await call_tool('fetch_issue', { id: 2 })).id;`)).text).toBe('2');
+		expect((await run(script, `return (await tools[${JSON.stringify(tracker)}].get_issue({ id: 3 })).id;`)).text).toBe('3');
+		expect((await run(script, `return await call_tool(${JSON.stringify(`${tracker}_get_issue`)}, { id: 2 });`)).text).toContain(`unknown tool "${tracker}_get_issue" (hidden by policy or filter, or not served)`);
+		const described = (await run(script, `return await describe('fetch_issue');`)).text;
+		expect(described).toContain(shown.find((tool) => tool.name === 'fetch_issue')!.description);
+		const names = JSON.parse((await run(script, `return (await find_tools('issue note', 50)).map((tool) => tool.name);`)).text) as string[];
+		expect(names).toContain('fetch_issue');
+		for (const name of names) expect(shown.map((tool) => tool.name)).toContain(name);
+		const hidden = await run(script, `return await tools[${JSON.stringify(notes)}].add_note({ text: 'hidden' });`);
+		expect(hidden.isError).toBe(true);
+		expect(hidden.text).toContain(`unknown tool "${notes}.add_note" (hidden by policy or filter, or not served`);
 	});
 });
 

@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId } from '../core/jsonrpc.js';
-import type { CallOrigin, UpstreamSession } from '../core/backend.js';
+import type { CallOrigin, ShownTool, UpstreamSession } from '../core/backend.js';
 
 /** Who is calling: the claims of a verified token (never the token itself). */
 export interface Identity {
@@ -80,6 +80,8 @@ export interface McpCall {
 	readonly tool?: InnerTool;
 	/** Whether the caller may call a tool, as authorization decides: what a backend that calls back shows of its tools. */
 	readonly mayCall?: (name: string, annotations: unknown) => boolean;
+	/** How the caller is shown a tool (the tool filter's names and descriptions), undefined when hidden: what a backend that calls back shows of its tools. */
+	readonly showTool?: (tool: ShownTool) => ShownTool | undefined;
 }
 
 /** What a backend knows of a tool it calls for its client's call. */
@@ -96,7 +98,7 @@ export interface InnerTool {
  */
 export function callWith(
 	call: McpCall,
-	changes: { readonly request?: JsonRpcRequest; readonly signal?: AbortSignal; readonly span?: CallSpan; readonly mayCall?: McpCall['mayCall'] },
+	changes: { readonly request?: JsonRpcRequest; readonly signal?: AbortSignal; readonly span?: CallSpan; readonly mayCall?: McpCall['mayCall']; readonly showTool?: McpCall['showTool'] },
 ): McpCall {
 	return {
 		request: changes.request ?? call.request,
@@ -107,6 +109,7 @@ export function callWith(
 		span: changes.span ?? call.span,
 		tool: call.tool,
 		mayCall: changes.mayCall ?? call.mayCall,
+		showTool: changes.showTool ?? call.showTool,
 	};
 }
 
@@ -164,6 +167,10 @@ class Reentry implements CallOrigin {
 
 	mayCall(name: string, annotations: unknown): boolean {
 		return this.call.mayCall?.(name, annotations) ?? true;
+	}
+
+	showTool(tool: ShownTool): ShownTool | undefined {
+		return this.call.showTool ? this.call.showTool(tool) : tool;
 	}
 }
 

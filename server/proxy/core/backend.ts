@@ -26,6 +26,14 @@ export interface CallOrigin {
 	reenter(request: JsonRpcRequest, signal: AbortSignal, tool?: { readonly annotations?: unknown }): Promise<JsonRpcResponse>;
 	/** Whether the caller may call tool `name` (authorization): a backend shows its caller only those. */
 	mayCall(name: string, annotations: unknown): boolean;
+	/** How the chain shows the caller a tool the backend lists (renamed, described anew), or undefined when it hides it. */
+	showTool(tool: ShownTool): ShownTool | undefined;
+}
+
+/** A tool as a list shows it: its name and description. */
+export interface ShownTool {
+	readonly name: string;
+	readonly description?: string;
 }
 
 export interface UpstreamSession {

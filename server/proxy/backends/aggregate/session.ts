@@ -351,7 +351,7 @@ export class AggregateSession implements UpstreamSession {
 		const report = this.progress(params, call);
 		// A search over the whole view, then only what the caller may call: as many as asked for, if there are.
 		const find = async (query: string, limit: number | undefined) =>
-			seen === view ? this.backend.find(view, query, limit) : (await this.backend.find(view, query, MAX_LIMIT)).filter((tool) => seen.get(tool.name)).slice(0, limit ?? DEFAULT_LIMIT);
+			seen === view ? this.backend.find(view, query, limit) : (await this.backend.find(view, query, MAX_LIMIT)).flatMap((tool) => seen.seen(tool) ?? []).slice(0, limit ?? DEFAULT_LIMIT);
 		return runCode(
 			this.backend.sandbox!,
 			(params?.arguments as Params)?.code,
@@ -359,7 +359,7 @@ export class AggregateSession implements UpstreamSession {
 				view: seen,
 				find,
 				progressed: report && ((finished) => report(finished, undefined, `${finished} tool call${finished === 1 ? '' : 's'} done`)),
-				call: this.innerCaller(origin, view, signal, abort.signal),
+				call: this.innerCaller(origin, seen, signal, abort.signal),
 			},
 			abort.signal,
 		);
@@ -378,7 +378,7 @@ export class AggregateSession implements UpstreamSession {
 	 * chain (`origin`), under an id this session knows as a script's, naming the tool's
 	 * annotations in `view` for authorization; `cancelled` gives up those in flight.
 	 */
-	private innerCaller(origin: CallOrigin, view: ToolView, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
+	private innerCaller(origin: CallOrigin, view: ToolsSeen, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
 		const inFlight = new Set<RequestId>();
 		cancelled.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the call that made it was cancelled')));
 		return async (name, args) => {
@@ -595,9 +595,19 @@ interface CallInFlight extends ClientCall {
 	abort?: AbortController;
 }
 
-/** The part of `view` the caller of `origin`'s call may call (authorization decides); all of it without an origin. */
+/**
+ * The part of `view` the caller of `origin`'s call sees as a `tools/list` of the chain would show
+ * it (the tool filter's names and descriptions) and may call (authorization decides); all of it
+ * without an origin.
+ */
 function seenBy(view: ToolView, origin: CallOrigin | undefined): ToolsSeen {
-	return origin ? view.seenBy((tool) => origin.mayCall(tool.name, tool.item.annotations)) : view;
+	if (!origin) return view;
+	return view.seenBy((tool) => {
+		const shown = origin.showTool(tool.item);
+		if (!shown || !origin.mayCall(shown.name, tool.item.annotations)) return undefined;
+		if (shown.name === tool.name && shown.description === tool.item.description) return tool;
+		return { ...tool, name: shown.name, item: { ...tool.item, name: shown.name, description: shown.description } };
+	});
 }
 
 /** An error the aggregate itself answers with. */

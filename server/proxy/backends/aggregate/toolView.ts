@@ -13,10 +13,12 @@ import { embeddingTextOf, ToolIndex, type IndexedTool, type MemberContext, type 
 
 export type Tool = SearchableTool;
 
-/** The tools one caller sees: a view, or the part of one it may call (ToolView.seenBy). */
+/** The tools one caller sees: a view, or the part of one shown to it and that it may call (ToolView.seenBy). */
 export interface ToolsSeen {
 	readonly exposed: readonly Exposed<Tool>[];
 	get(name: string): Exposed<Tool> | undefined;
+	/** A tool of the view it was made from as this caller sees it, or undefined when hidden. */
+	seen(tool: Exposed<Tool>): Exposed<Tool> | undefined;
 	/** Up to `count` of its names closest to `name`, an unknown one. */
 	closest(name: string, count?: number): string[];
 }
@@ -88,24 +90,34 @@ export class ToolView implements ToolsSeen {
 		return this.keys;
 	}
 
-	/** The tools of this view `allowed` keeps, under the same names: what one caller may call. */
-	seenBy(allowed: (tool: Exposed<Tool>) => boolean): ToolsSeen {
-		const exposed = this.exposed.filter(allowed);
-		if (exposed.length === this.exposed.length) return this;
-		const kept = new Set(exposed);
+	/**
+	 * The tools of this view as one caller sees them: `shown` gives each tool as shown to that
+	 * caller (renamed, described anew), or undefined when it is hidden from them.
+	 */
+	seenBy(shown: (tool: Exposed<Tool>) => Exposed<Tool> | undefined): ToolsSeen {
+		const seen = new Map<Exposed<Tool>, Exposed<Tool>>();
+		for (const tool of this.exposed) {
+			const each = shown(tool);
+			if (each) seen.set(tool, each);
+		}
+		if (seen.size === this.exposed.length && [...seen].every(([tool, each]) => tool === each)) return this;
+		const exposed = [...seen.values()];
+		const byName = new Map(exposed.map((tool) => [tool.name, tool]));
 		return {
 			exposed,
-			get: (name) => {
-				const tool = this.byName.get(name);
-				return tool && kept.has(tool) ? tool : undefined;
-			},
+			get: (name) => byName.get(name),
+			seen: (tool) => seen.get(tool),
 			closest: (name, count = 3) =>
 				this.index
 					.similar(name, this.exposed.length)
-					.filter((tool) => kept.has(tool))
+					.flatMap((tool) => seen.get(tool) ?? [])
 					.slice(0, count)
 					.map((tool) => tool.name),
 		};
+	}
+
+	seen(tool: Exposed<Tool>): Exposed<Tool> | undefined {
+		return this.byName.get(tool.name) === tool ? tool : undefined;
 	}
 
 	/** Up to `count` visible names closest to `name`, an unknown one: what the caller likely meant. */

@@ -93,12 +93,17 @@ function writePrelude(view: ToolsSeen): string {
 	const tools = {};
 	// Parsed, and defined rather than assigned: a name such as __proto__ stays a name.
 	const define = (target, key, value) => Object.defineProperty(target, key, { value, enumerable: true });
+	// A tool the script does not see is a function that says so, not undefined ("not a function");
+	// the names an object has of its own, \`then\` (awaiting it) and \`toJSON\` stay what they are.
+	const unknown = (member) => (tool) => () => Promise.reject(new Error(\`unknown tool \${JSON.stringify(member + '.' + tool)} (hidden by policy or filter, or not served; find_tools finds tools by what they do)\`));
+	const named = (target, missing) =>
+		new Proxy(target, { get: (object, key) => (typeof key !== 'string' || key in object || key === 'then' || key === 'toJSON' ? object[key] : missing(key)) });
 	for (const [member, names] of Object.entries(JSON.parse(${JSON.stringify(JSON.stringify(catalog))}))) {
 		const namespace = {};
 		for (const [tool, exposed] of Object.entries(names)) define(namespace, tool, (args) => call(exposed, args));
-		define(tools, member, Object.freeze(namespace));
+		define(tools, member, named(Object.freeze(namespace), unknown(member)));
 	}
-	globalThis.tools = Object.freeze(tools);
+	globalThis.tools = named(Object.freeze(tools), (member) => named(Object.freeze({}), unknown(member)));
 	globalThis.call_tool = call;
 	globalThis.find_tools = (query, limit) => ask('find', { query, limit });
 	globalThis.describe = (name) => ask('describe', { name });
@@ -168,7 +173,7 @@ function hostOf(calls: ScriptCalls, limits: SandboxPool['limits']): (name: strin
 
 function unknownTool(view: ToolsSeen, name: string): string {
 	const closest = name ? view.closest(name) : [];
-	return `unknown tool ${JSON.stringify(name)}${closest.length ? `; the closest: ${closest.join(', ')}` : ''} (find_tools finds tools by what they do)`;
+	return `unknown tool ${JSON.stringify(name)} (hidden by policy or filter, or not served)${closest.length ? `; the closest: ${closest.join(', ')}` : ''} (find_tools finds tools by what they do)`;
 }
 
 /** What a script gets of a call's answer: the structured content, else the text; a failure throws. */
@@ -184,10 +189,12 @@ function valueOf(name: string, response: JsonRpcResponse): unknown {
 
 function resultOf(outcome: ScriptOutcome): Record<string, unknown> {
 	if (!outcome.ok) return errorResult(outcome.error, outcome.logs);
-	const { value, logs } = outcome;
-	const returned = value === undefined ? [] : [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value) }];
+	const { json, logs } = outcome;
+	// The engine's JSON is the text answer as it is: only a string (its own text) and an object (the structured content) are parsed.
+	const value = json !== undefined && (json[0] === '"' || json[0] === '{') ? (JSON.parse(json) as unknown) : undefined;
+	const returned = json === undefined ? [] : [{ type: 'text', text: typeof value === 'string' ? value : json }];
 	const logged = logs.length ? [{ type: 'text', text: `logs:\n${logs.join('\n')}` }] : [];
-	const structured = typeof value === 'object' && value !== null && !Array.isArray(value) ? { structuredContent: value } : {};
+	const structured = json?.[0] === '{' ? { structuredContent: value } : {};
 	return { content: [...returned, ...logged], ...structured };
 }
 

@@ -284,7 +284,7 @@ class Script {
 			if (memoryFull()) this.end(this.memoryLimit());
 			const stopped = this.stopped();
 			if (stopped) return this.failed(stopped.message);
-			return { ok: true, value: json === undefined ? undefined : (JSON.parse(json) as unknown), logs: this.logs };
+			return { ok: true, json, logs: this.logs };
 		} catch (error) {
 			// A limit hit inside the engine's own calls (a trap), or an error of the host's.
 			return this.failed(this.ended?.message ?? this.engineFailure(error));

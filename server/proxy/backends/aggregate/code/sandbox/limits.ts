@@ -29,6 +29,10 @@ export class ScriptLimitError extends Error {}
 /** What the host answers a script's `__host(name, json)` with: a JSON value, or an Error whose message the script sees. */
 export type HostFunction = (name: string, args: unknown) => Promise<unknown>;
 
+/**
+ * How a script ended. `json`: what it returned, as the engine wrote it as JSON (undefined for
+ * `undefined`), passed on as text so that it is parsed once, by whoever needs the value.
+ */
 export type ScriptOutcome =
-	| { readonly ok: true; readonly value: unknown; readonly logs: readonly string[] }
+	| { readonly ok: true; readonly json: string | undefined; readonly logs: readonly string[] }
 	| { readonly ok: false; readonly error: string; readonly logs: readonly string[] };
