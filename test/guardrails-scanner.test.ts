@@ -111,6 +111,20 @@ describe('benign text', () => {
 	});
 });
 
+describe('encoded runs', () => {
+	it('finds a base64 run wherever it starts and however long the words before it are (runs are probed every 20th character)', () => {
+		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
+		for (let before = 0; before <= 45; before++) {
+			const words = 'ab cd efghij klmnopqrstuvwxy z0 1234567 89abcdefghijklmnopq rs '.slice(0, before);
+			for (const text of [`${words} ${encoded}`, `${words} ${encoded} and the rest`, `${words}.${encoded}.`]) {
+				const { findings } = scan({ content: [{ type: 'text', text }] });
+				const start = text.indexOf(encoded);
+				expect(findings, `${before}: ${text}`).toEqual([{ rule: 'github-token', ranges: [{ slot: 4, start, end: start + encoded.length }] }]);
+			}
+		}
+	});
+});
+
 describe('the rule names', () => {
 	it('name every message of the secretlint rules in use, so that no finding goes unnamed', () => {
 		const names = SecretRules.presetNames();

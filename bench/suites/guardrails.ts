@@ -3,8 +3,8 @@
  *
  * - Cost: the lean client's `tools/call` through a remote workload's proxy to an instant server
  *   whose results are 1 KiB, 64 KiB and 1 MiB of ordinary text, guardrails off against on (the
- *   defaults), in alternating rounds of sequential calls; and the scan alone, in process, per
- *   message of each size.
+ *   defaults), in alternating rounds, sequential and over 16 connections: throughput and the
+ *   proxy's CPU per call; and the scan alone, in process, per message of each size.
  * - Precision: every case of the labelled set (test/fixtures/guardrails/secrets.json) found,
  *   and the findings in benign text: the 1,483 tool definitions of 68 published servers and
  *   Hangar's own documentation; the same for personal data (test/fixtures/guardrails/
@@ -15,8 +15,9 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
+import { calls, cpuPerCallOf, emptyTally, pooled, rateOf, type Tally } from '../rounds.js';
 import { benchEnv, peer, runHangar, spawnHttp } from '../processes.js';
-import { median, ms, percentile, verdict, type Table } from '../stats.js';
+import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 import { SecretRules } from '../../server/proxy/chain/guardrails/rules.js';
 import { OwnSecrets } from '../../server/proxy/chain/guardrails/ownSecrets.js';
 import { SecretScanner } from '../../server/proxy/chain/guardrails/scanner.js';
@@ -31,7 +32,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SIZES = [
 	{ label: '1 KiB', bytes: 1024, calls: 400 },
 	{ label: '64 KiB', bytes: 64 * 1024, calls: 150 },
-	{ label: '1 MiB', bytes: 1024 * 1024 - 256, calls: 20 },
+	{ label: '1 MiB', bytes: 1024 * 1024 - 256, calls: 32 },
 ];
 /** Rounds per size (`BENCH_GUARDRAILS_ROUNDS`), alternating off and on. */
 const ROUNDS = Number(process.env.BENCH_GUARDRAILS_ROUNDS ?? 8);
@@ -42,7 +43,6 @@ interface Side {
 	readonly pid: number;
 	stop(): Promise<void>;
 }
-
 
 async function remoteWorkload(name: string, url: string, flags: string[]): Promise<Side> {
 	const env = benchEnv();
@@ -66,13 +66,11 @@ function residentMiB(pid: number): number {
 	return Number(kib ?? 0) / 1024;
 }
 
-async function sequential(session: LeanSession, count: number, latencies: number[]): Promise<void> {
-	for (let index = 0; index < count; index++) {
-		const sent = performance.now();
-		await session.call();
-		latencies.push(performance.now() - sent);
-	}
-}
+/** How each size's calls of a round are made: one after another, and over 16 connections (the issue's measure). */
+const PHASES = [
+	{ label: 'sequential', connections: 1 },
+	{ label: '16 connections', connections: 16 },
+] as const;
 
 async function proxiedCost(): Promise<Table> {
 	const rows: string[][] = [];
@@ -84,40 +82,45 @@ async function proxiedCost(): Promise<Table> {
 			sides.push(await remoteWorkload(`bench-guard-off-${size.bytes}`, server.url, []));
 			sides.push(await remoteWorkload(`bench-guard-on-${size.bytes}`, server.url, ['--guardrails']));
 			const [off, on] = sides as [Side, Side];
-			for (const side of sides) await sequential(side.session, Math.ceil(size.calls / 4), []);
-			const latencies: [number[], number[]] = [[], []];
-			const cpu: [number, number] = [0, 0];
-			const ratios: number[] = [];
-			for (let round = 0; round < ROUNDS; round++) {
-				const order = round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
-				const cpuThisRound: number[] = [0, 0];
-				for (const index of order) {
-					const side = index === 0 ? off : on;
-					const before = cpuSecondsOf(side.pid);
-					await sequential(side.session, size.calls, latencies[index]);
-					cpuThisRound[index] = cpuSecondsOf(side.pid) - before;
-					cpu[index] += cpuThisRound[index]!;
+			for (const side of sides) for (const phase of PHASES) await calls(side.session, phase.connections, Math.ceil(size.calls / 4));
+			for (const phase of PHASES) {
+				const tallies: [Tally, Tally] = [emptyTally(), emptyTally()];
+				const cpuRatios: number[] = [];
+				const rateRatios: number[] = [];
+				for (let round = 0; round < ROUNDS; round++) {
+					const order = round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
+					const thisRound: [Tally, Tally] = [emptyTally(), emptyTally()];
+					for (const index of order) {
+						const side = index === 0 ? off : on;
+						const before = cpuSecondsOf(side.pid);
+						const started = performance.now();
+						await calls(side.session, phase.connections, size.calls, thisRound[index]);
+						thisRound[index].milliseconds = performance.now() - started;
+						thisRound[index].cpuSeconds = cpuSecondsOf(side.pid) - before;
+						tallies[index] = pooled(tallies[index], thisRound[index]);
+					}
+					cpuRatios.push(cpuPerCallOf(thisRound[1]) / cpuPerCallOf(thisRound[0]));
+					rateRatios.push(rateOf(thisRound[1]) / rateOf(thisRound[0]));
 				}
-				ratios.push(cpuThisRound[1]! / cpuThisRound[0]!);
+				for (const [index, label] of [[0, 'off'], [1, 'on (defaults)']] as const) {
+					const tally = tallies[index];
+					const side = index === 0 ? off : on;
+					rows.push([size.label, phase.label, label, ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rateOf(tally)), `${Math.round(cpuPerCallOf(tally))} µs`, `${residentMiB(side.pid).toFixed(1)} MiB`]);
+				}
+				const range = (ratios: number[]) => `median of ${ROUNDS} rounds, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
+				const label = `${size.label}, ${phase.label}: the proxy's CPU per call with guardrails on vs off`;
+				const cpu = median(cpuRatios);
+				verdicts.push(size.bytes === 1024 ? verdict(label, cpu, 1.05, false, range(cpuRatios)) : `${label}: ${cpu.toFixed(2)}× (${range(cpuRatios)})`);
+				verdicts.push(`${size.label}, ${phase.label}: throughput on vs off: ${median(rateRatios).toFixed(2)}× (${range(rateRatios)})`);
 			}
-			const calls = ROUNDS * size.calls;
-			for (const [index, label] of [[0, 'off'], [1, 'on (defaults)']] as const) {
-				const side = index === 0 ? off : on;
-				rows.push([size.label, label, ms(median(latencies[index])), ms(percentile(latencies[index], 99)), `${Math.round((cpu[index] / calls) * 1e6)} µs`, `${residentMiB(side.pid).toFixed(1)} MiB`]);
-			}
-			const ratio = median(ratios);
-			const sorted = [...ratios].sort((a, b) => a - b);
-			const context = `median of ${ROUNDS} rounds, ${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}×`;
-			const label = `${size.label}: the proxy's CPU per call with guardrails on vs off`;
-			verdicts.push(size.bytes === 1024 ? verdict(label, ratio, 1.05, false, context) : `${label}: ${ratio.toFixed(2)}× (${context})`);
 		} finally {
 			for (const side of sides) await side.stop();
 			server.stop();
 		}
 	}
 	return {
-		title: `Secret scanning's cost: tools/call from a lean client through a remote workload's proxy to an instant server answering ordinary text of each size, guardrails off against on (the defaults), ${ROUNDS} alternating rounds of sequential calls (${SIZES.map((size) => `${size.label}: ${size.calls}`).join(', ')} calls a round); CPU is the proxy process's own, the measure that holds on a loaded machine`,
-		columns: ['result', 'guardrails', 'p50', 'p99', 'proxy CPU/call', 'proxy RSS after'],
+		title: `Secret scanning's cost: tools/call from a lean client through a remote workload's proxy to an instant server answering ordinary text of each size, guardrails off against on (the defaults), ${ROUNDS} alternating rounds of each phase, sequential and over 16 connections (${SIZES.map((size) => `${size.label}: ${size.calls}`).join(', ')} calls a round); CPU is the proxy process's own, the measure that holds on a loaded machine; throughput is over all rounds`,
+		columns: ['result', 'phase', 'guardrails', 'p50', 'p99', 'throughput', 'proxy CPU/call', 'proxy RSS after'],
 		rows,
 		verdicts,
 	};

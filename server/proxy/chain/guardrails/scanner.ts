@@ -119,11 +119,19 @@ function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
 	const runs: DecodedRun[] = [];
 	slots.forEach((slot, index) => {
 		const { text } = slot;
-		// Runs of the base64 alphabets, with up to two `=` after them; read by hand, each character once.
-		for (let at = 0; at < text.length; at++) {
-			if (!isBase64(text.charCodeAt(at))) continue;
-			const start = at;
+		// Runs of the base64 alphabets, with up to two `=` after them, read by hand. A run long
+		// enough holds every MIN_BASE64_RUN-th character, so only those are probed, and a run is
+		// read out from a probe that hits one: words and paths cost a few reads each, not all.
+		let after = 0;
+		for (let probe = MIN_BASE64_RUN - 1; probe < text.length; probe += MIN_BASE64_RUN) {
+			if (!isBase64(text.charCodeAt(probe))) continue;
+			let start = probe;
+			while (start > after && isBase64(text.charCodeAt(start - 1))) start--;
+			let at = probe + 1;
 			while (at < text.length && isBase64(text.charCodeAt(at))) at++;
+			// The next run starts past `at`, which is not of the alphabets.
+			after = at;
+			probe = at;
 			if (at - start < MIN_BASE64_RUN) continue;
 			let end = at;
 			while (end < text.length && end - at < 2 && text.charCodeAt(end) === 61) end++;
