@@ -15,7 +15,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
-import { calls, cpuPerCallOf, emptyTally, pooled, rateOf, type Tally } from '../rounds.js';
+import { calls, cpuPerCallOf, emptyTally, pairedBursts, pairedRatio, pooled, rateOf, type Front, type Tally } from '../rounds.js';
 import { benchEnv, peer, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 import { SecretRules } from '../../server/proxy/chain/guardrails/rules.js';
@@ -229,6 +229,57 @@ async function personalDataPrecision(): Promise<Table> {
 	};
 }
 
+/** Cycles of the 1 KiB A/B in paired bursts (`BENCH_GUARDRAILS_CYCLES`). */
+const CYCLES = Number(process.env.BENCH_GUARDRAILS_CYCLES ?? 30);
+
+/**
+ * The 1 KiB verdict, settled as the pinning bench settles its own: two proxy processes a side in
+ * paired bursts (bench/rounds.ts), because two processes of one build differ here by more than
+ * the 5 % being judged (proxyBound's spread lines show up to 15 %), which rounds of one process
+ * a side cannot tell from the scan's cost. An A/A of the off side's two processes against each
+ * other, in the same cycles' manner, shows the floor that noise leaves.
+ */
+async function pairedCost(): Promise<Table> {
+	const server = await spawnHttp([peer('instant-mcp'), '--http', '--result-bytes', '1024']);
+	const sides: Side[] = [];
+	const front = (side: Side, name: string): Front => ({ name, pid: side.pid, session: side.session, stop: side.stop });
+	try {
+		for (let index = 0; index < 2; index++) {
+			sides.push(await remoteWorkload(`bench-guard-pair-off-${index}`, server.url, []));
+			sides.push(await remoteWorkload(`bench-guard-pair-on-${index}`, server.url, ['--guardrails']));
+		}
+		const off = [front(sides[0]!, 'off'), front(sides[2]!, 'off, a second process')];
+		const on = [front(sides[1]!, 'on'), front(sides[3]!, 'on, a second process')];
+		for (const side of sides) await calls(side.session, 16, 200);
+		const rows: string[][] = [];
+		const verdicts: string[] = [];
+		for (const phase of PHASES) {
+			const burst = { label: phase.label, connections: phase.connections, calls: 4_000 };
+			const cycles = await pairedBursts(off, on, burst, CYCLES);
+			const control = await pairedBursts([off[0]!], [off[1]!], burst, Math.ceil(CYCLES / 2));
+			for (const [label, pick] of [['off', 'a'], ['on (defaults)', 'b']] as const) {
+				const tally = cycles.map((cycle) => cycle[pick]).reduce(pooled);
+				rows.push([phase.label, label, ms(median(tally.latencies)), perSecond(rateOf(tally)), `${Math.round(cpuPerCallOf(tally))} µs`]);
+			}
+			const middle = ({ quartiles: [low, high] }: { quartiles: [number, number] }, count: number) => `middle half of ${count} paired cycles ${low.toFixed(2)}–${high.toFixed(2)}×`;
+			const cpu = pairedRatio(cycles, cpuPerCallOf);
+			const floor = pairedRatio(control, cpuPerCallOf);
+			verdicts.push(verdict(`1 KiB, ${phase.label}: the proxy's CPU per call with guardrails on vs off, two processes a side`, cpu.median, 1.05, false, middle(cpu, cycles.length)));
+			verdicts.push(`1 KiB, ${phase.label}: the same A/A, one off process against the other: ${floor.median.toFixed(2)}× (${middle(floor, control.length)})`);
+			verdicts.push(`1 KiB, ${phase.label}: throughput on vs off: ${pairedRatio(cycles, rateOf).median.toFixed(2)}×`);
+		}
+		return {
+			title: `Secret scanning's cost at 1 KiB in paired bursts: the same calls as above, ${CYCLES} cycles a phase of bursts of 400 calls from each of two proxy processes a side, off and on interleaved; CPU is the proxy processes' own`,
+			columns: ['phase', 'guardrails', 'p50', 'throughput', 'proxy CPU/call'],
+			rows,
+			verdicts,
+		};
+	} finally {
+		for (const side of sides) await side.stop();
+		server.stop();
+	}
+}
+
 export async function guardrails(): Promise<Table[]> {
-	return [await precision(), await personalDataPrecision(), scanCost(), await proxiedCost()];
+	return [await precision(), await personalDataPrecision(), scanCost(), await proxiedCost(), await pairedCost()];
 }
