@@ -110,7 +110,8 @@ async function proxiedCost(): Promise<Table> {
 				const range = (ratios: number[]) => `median of ${ROUNDS} rounds, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
 				const label = `${size.label}, ${phase.label}: the proxy's CPU per call with guardrails on vs off`;
 				const cpu = median(cpuRatios);
-				verdicts.push(size.bytes === 1024 ? verdict(label, cpu, 1.05, false, range(cpuRatios)) : `${label}: ${cpu.toFixed(2)}× (${range(cpuRatios)})`);
+				// The 1 KiB verdict is the paired bursts' (pairedCost): one process a side cannot settle 5 %.
+				verdicts.push(`${label}: ${cpu.toFixed(2)}× (${range(cpuRatios)})`);
 				verdicts.push(`${size.label}, ${phase.label}: throughput on vs off: ${median(rateRatios).toFixed(2)}× (${range(rateRatios)})`);
 			}
 		} finally {
