@@ -8,7 +8,7 @@
 // Beside them, dist/embedded/registry.json: the built-in catalog, which the daemon reads next to
 // its module (`./embedded/registry.json`), as it does from source; and the files bundled packages
 // read beside themselves (copyPackageFiles).
-// `--production` minifies and drops source maps (what `vsce package` runs); `--outdir DIR`
+// `--production` minifies and drops source maps (what package.mjs runs); `--outdir DIR`
 // writes elsewhere than dist/.
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
