@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateGroup } from '../protocol/protocol.groups.js';
 import { CreateSecret, SetupSecrets } from '../protocol/protocol.secrets.js';
 import { CreateWorkload, GetWorkload } from '../protocol/protocol.workloads.js';
-import { auditFileOf, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
+import { auditFileOf, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type AuditEvent, type Workload } from './fixtures/security/support.js';
 import { connect, startFixture, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
@@ -213,7 +213,9 @@ describe('other actions and allow rules', { timeout: 120_000 }, () => {
 		const workload = await create({ name: 'watching', guardrails: { secrets: { responses: 'audit', hangar_secrets: false } }, audit_config: { enabled: true, includeResponseData: true } });
 		const client = await clientOf(workload);
 		expect(textOf(await client.callTool({ name: 'leak', arguments: { where: 'github' } }))).toBe(`cloned with ${GITHUB} at main`);
-		const { events, text } = await readAudit(auditFileOf(home.path, workload.name), (all) => all.some((event) => event.type === 'guardrail_secret') && all.some((event) => event.data?.response));
+		// The leak call's own event, with its answer: other calls' events (initialize, tools/list) carry answers too.
+		const leakAnswered = (event: AuditEvent) => event.target.name === 'leak' && event.data?.response !== undefined;
+		const { events, text } = await readAudit(auditFileOf(home.path, workload.name), (all) => all.some((event) => event.type === 'guardrail_secret') && all.some(leakAnswered));
 		expect(events.find((event) => event.type === 'guardrail_secret')!.metadata.extra).toMatchObject({ direction: 'response', action: 'audit', rules: ['github-token'] });
 		// The audit log keeps the answer's data, redacted: the client got it whole.
 		expect(text).toContain('[REDACTED:github-token]');
