@@ -63,6 +63,9 @@ const zodEnglishOnly = {
 	},
 };
 
+/** Bundled CommonJS (commander) calls require() for Node's built-ins. */
+const REQUIRE_BANNER = "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);";
+
 rmSync(outdir, { recursive: true, force: true });
 const { metafile } = await build({
 	absWorkingDir: root,
@@ -79,10 +82,23 @@ const { metafile } = await build({
 	legalComments: 'none',
 	logLevel: 'warning',
 	metafile: true,
-	// Bundled CommonJS (commander) calls require() for Node's built-ins.
-	banner: { js: "import { createRequire as __hangarRequire } from 'node:module'; const require = __hangarRequire(import.meta.url);" },
+	banner: { js: REQUIRE_BANNER },
 	plugins: [packagesOutside, metaUrlOfBuild, zodEnglishOnly],
 });
+
+// The banner is kept only in the files that name `require` (esbuild's helper for bundled
+// CommonJS, and the code calling it): each createRequire() costs a process some path work at
+// start, and a proxy loads dozens of these files.
+for (const output of Object.keys(metafile.outputs).filter((file) => file.endsWith('.js'))) {
+	const file = resolve(root, output);
+	const [, hashbang, rest] = /^(#!.*\n)?([^]*)$/.exec(readFileSync(file, 'utf8'));
+	if (!rest.startsWith(REQUIRE_BANNER)) throw new Error(`${output} does not start with the require banner`);
+	const code = rest.slice(REQUIRE_BANNER.length).replace(/^\n/, '');
+	if (!/(?<![\w$.])require(?![\w$])/.test(code)) writeFileSync(file, `${hashbang ?? ''}${code}`);
+}
+// Node looks for the package.json that scopes each module it loads, folder by folder upwards:
+// one here ends that walk at the first step for every file of the bundle.
+writeFileSync(`${outdir}/package.json`, '{ "type": "module" }\n');
 
 const meta = {};
 for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
