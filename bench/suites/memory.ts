@@ -21,10 +21,24 @@ const SETTLE_MS = 3_000;
 const LOADED_CALLS = 2_000;
 /** Issue #31: fifty plain workloads' proxies fit on a laptop. */
 const PLAIN_IDLE_TARGET_MB = 60;
+/** Issue #47: an idle plain proxy holds at most this much more than bare Node (resident sets). */
+const PLAIN_IDLE_TARGET_RATIO = 1.3;
+const BARE = 'node -e (bare Node.js, idle)';
 
 export async function residentMegabytes(pid: number): Promise<number> {
 	const status = await readFile(`/proc/${pid}/status`, 'utf8');
 	return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/**
+ * The part of a process's resident set no other process shares (private pages, mostly its
+ * heaps): what each more proxy costs, where the Node binary's pages in the resident set are
+ * shared by every Node process on the machine.
+ */
+async function privateMegabytes(pid: number): Promise<number> {
+	const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+	const kilobytes = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)![1]);
+	return (kilobytes('Private_Clean') + kilobytes('Private_Dirty')) / 1024;
 }
 
 export const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -32,7 +46,7 @@ export const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_
 /** A bare Node.js process idling: the floor every Node front stands on. */
 function bareNode(): Front {
 	const child = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1 << 30)'], { stdio: 'ignore' });
-	return { name: 'node -e (bare Node.js, idle)', pid: child.pid, session: { call: async () => undefined, close: () => undefined }, stop: () => stopChild(child) };
+	return { name: BARE, pid: child.pid, session: { call: async () => undefined, close: () => undefined }, stop: () => stopChild(child) };
 }
 
 export async function memory(): Promise<Table[]> {
@@ -50,20 +64,20 @@ export async function memory(): Promise<Table[]> {
 		() => npmPeer('mcp-proxy 6', 'mcp-proxy', (port) => ['--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...DOCKER_RUN]),
 	];
 	const rows: string[][] = [];
-	let plainIdle: number | undefined;
+	const idleOf = new Map<string, number>();
 	try {
 		// One front at a time, so that none is measured while another loads the machine.
 		for (const start of starts) {
 			const front = await start();
 			try {
 				await settle();
-				const idle = await residentMegabytes(front.pid!);
+				const [idle, idlePrivate] = await Promise.all([residentMegabytes(front.pid!), privateMegabytes(front.pid!)]);
 				await calls(front.session, 1, LOADED_CALLS / 2);
 				await calls(front.session, 64, LOADED_CALLS / 2);
 				await settle();
 				const loaded = await residentMegabytes(front.pid!);
-				rows.push([front.name, `${idle.toFixed(1)} MB`, `${loaded.toFixed(1)} MB`]);
-				if (front.name === PLAIN) plainIdle = idle;
+				rows.push([front.name, `${idle.toFixed(1)} MB`, `${idlePrivate.toFixed(1)} MB`, `${loaded.toFixed(1)} MB`]);
+				idleOf.set(front.name, idle);
 			} finally {
 				front.session.close();
 				await front.stop();
@@ -76,10 +90,18 @@ export async function memory(): Promise<Table[]> {
 	return [
 		{
 			title: `Resident memory of each front for one containerised stdio server: idle (${SETTLE_MS / 1000} s after it serves, one session open) and after ${LOADED_CALLS.toLocaleString('en-US')} tools/call (half sequential, half over 64 connections) and ${SETTLE_MS / 1000} s more`,
-			columns: ['front', 'idle RSS', 'RSS after the calls'],
+			columns: ['front', 'idle RSS', 'idle, private to it', 'RSS after the calls'],
 			rows,
-			verdicts:
-				plainIdle === undefined ? [] : [`${PLAIN} idle: ${plainIdle.toFixed(1)} MB (target < ${PLAIN_IDLE_TARGET_MB} MB) — ${plainIdle < PLAIN_IDLE_TARGET_MB ? 'met' : 'MISSED'}`],
+			verdicts: verdicts(idleOf.get(PLAIN), idleOf.get(BARE)),
 		},
+	];
+}
+
+function verdicts(plain: number | undefined, bare: number | undefined): string[] {
+	if (plain === undefined || bare === undefined) return [];
+	const ratio = plain / bare;
+	return [
+		`${PLAIN} idle: ${plain.toFixed(1)} MB (target < ${PLAIN_IDLE_TARGET_MB} MB) — ${plain < PLAIN_IDLE_TARGET_MB ? 'met' : 'MISSED'}`,
+		`${PLAIN} idle vs bare Node: ${ratio.toFixed(2)}× (target ≤ ${PLAIN_IDLE_TARGET_RATIO}×) — ${ratio <= PLAIN_IDLE_TARGET_RATIO ? 'met' : 'MISSED'}`,
 	];
 }
