@@ -22,13 +22,13 @@ beforeAll(async () => {
 afterAll(() => home?.dispose());
 
 /** The modules `hangar ARGS…` loads, by the URL each had without the bundle. */
-async function modulesLoadedBy(args: string[]): Promise<string[]> {
+async function modulesLoadedBy(args: string[], commandTree = true): Promise<string[]> {
 	const out = join(home.path, `${args.join('-')}.txt`);
 	await writeFile(out, '');
 	const result = await runHangar(args, { ...home.env, NODE_OPTIONS: nodeOptions, LOADED_MODULES: out });
 	expect(result.code, result.stderr).toBe(0);
 	const urls = await modulesOf((await readFile(out, 'utf8')).split('\n'));
-	expect(urls.some((url) => url.endsWith('/server/cli/program.js'))).toBe(true);
+	expect(urls.some((url) => url.endsWith('/server/cli/program.js'))).toBe(commandTree);
 	return urls;
 }
 
@@ -57,5 +57,14 @@ describe('the CLI', { timeout: 60_000 }, () => {
 				expect(modules.filter((url) => url.endsWith(`/server/${service}`)), `${command.join(' ')}: ${service}`).toEqual([]);
 			}
 		}
+	});
+
+	it('completes workload names from the file names alone: `hangar __complete info` loads no store, no record schema, no zod', async () => {
+		const modules = await modulesLoadedBy(['__complete', 'info', ''], false);
+		expect(modules.some((url) => url.endsWith('/server/runspec/workloadNames.js'))).toBe(true);
+		for (const heavy of ['/server/runspec/store.js', '/server/runspec/records.generated.js', '/server/store/document.js']) {
+			expect(modules.filter((url) => url.endsWith(heavy)), heavy).toEqual([]);
+		}
+		expect(packagesOf(modules)).not.toContain('zod');
 	});
 });

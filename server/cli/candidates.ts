@@ -145,8 +145,8 @@ export async function valuesOf(kind: ValueKind, environment: Environment, env: N
 				return [...groups.flatMap((group) => group.registered_clients), ...state.global, ...state.projects.map((project) => project.client)];
 			}
 			case 'workloads': {
-				const { WorkloadStore } = await import('../runspec/store.js');
-				return (await new WorkloadStore(paths).configs.list()).map((workload) => workload.name);
+				const { workloadNames } = await import('../runspec/workloadNames.js');
+				return workloadNames(paths);
 			}
 			case 'skills': {
 				const { SkillRecords } = await import('../skills/store.js');

@@ -24,6 +24,7 @@ import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 import { recordSchemas } from './records.generated.js';
 import type { BackendState, ProxyRecord, StoredStatus, StoredWorkload } from './records.js';
+import { runConfigFolder } from './workloadNames.js';
 
 export type { BackendState, ProxyRecord, StoredStatus, StoredWorkload } from './records.js';
 
@@ -91,7 +92,7 @@ export class WorkloadStore {
 
 	constructor(readonly paths: HangarPaths) {
 		this.instance = createHash('sha256').update(paths.state).digest('hex').slice(0, 8);
-		this.configs = new JsonCollection(join(paths.state, 'runconfigs'), { schema: jsonSchemaCheck<StoredWorkload>(recordSchemas.StoredWorkload), version: 1 });
+		this.configs = new JsonCollection(runConfigFolder(paths), { schema: jsonSchemaCheck<StoredWorkload>(recordSchemas.StoredWorkload), version: 1 });
 		this.statuses = new RecordFolder(join(paths.data, 'statuses'), jsonSchemaCheck<StoredStatus>(recordSchemas.StoredStatus));
 		this.proxies = new RecordFolder(join(paths.data, 'proxies'), jsonSchemaCheck<ProxyRecord>(recordSchemas.ProxyRecord));
 		this.pins = new PinStore(paths);

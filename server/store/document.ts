@@ -5,11 +5,12 @@
  * migrations from its version up to the current one; a file from a newer Hangar is refused
  * rather than silently rewritten. Writes are atomic and happen under the document's lock.
  */
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import { readTextIfExists, writeFileAtomic } from './atomic.js';
 import { withLock } from './lock.js';
+import { documentNames } from './names.js';
 import { describeJsonError } from '../json.js';
 
 /** Upgrades a document from version `n` (the key) to `n + 1`. */
@@ -106,18 +107,8 @@ export class JsonCollection<T> {
 		return join(this.folder, `${encodeURIComponent(name)}.json`);
 	}
 
-	async names(): Promise<string[]> {
-		let entries: string[];
-		try {
-			entries = await readdir(this.folder);
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-			throw error;
-		}
-		return entries
-			.filter((entry) => entry.endsWith('.json') && !entry.startsWith('.'))
-			.map((entry) => decodeURIComponent(entry.slice(0, -'.json'.length)))
-			.sort();
+	names(): Promise<string[]> {
+		return documentNames(this.folder);
 	}
 
 	async get(name: string): Promise<T | undefined> {
