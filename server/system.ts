@@ -4,7 +4,7 @@
 import { HangarError } from '../protocol/errors.js';
 import { Health, Version } from '../protocol/protocol.system.js';
 import { implement, type Implementation } from './dispatch.js';
-import type { Runtime } from './runtime/runtime.js';
+import { reportEngine, type Runtime } from './runtime/runtime.js';
 import { VERSION } from './version.js';
 
 /** `runtime`, when given, must answer for the service to be healthy (503 otherwise). */
@@ -20,15 +20,6 @@ export function systemImplementations(runtime?: Runtime): Implementation[] {
 					: new HangarError(503, `the container runtime does not answer: ${(error as Error).message}`, 'runtime_unavailable');
 			}
 		}),
-		implement(Version, async () => ({ version: `v${VERSION}`, ...(runtime ? { runtime: await engineOf(runtime) } : {}) })),
+		implement(Version, async () => ({ version: `v${VERSION}`, ...(runtime ? { runtime: await reportEngine(runtime) } : {}) })),
 	];
-}
-
-/** The engine's report, or where none answered and why (the version must answer regardless). */
-async function engineOf(runtime: Runtime): Promise<{ name: string; version?: string; address?: string; found_by?: string; error?: string }> {
-	try {
-		return await runtime.info();
-	} catch (error) {
-		return { name: 'none', error: (error as Error).message };
-	}
 }

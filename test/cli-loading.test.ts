@@ -67,4 +67,11 @@ describe('the CLI', { timeout: 60_000 }, () => {
 		}
 		expect(packagesOf(modules)).not.toContain('zod');
 	});
+
+	it('runs `hangar version` without the command tree or the operation table: no commander, no zod', async () => {
+		const modules = await modulesLoadedBy(['version', '--json'], false);
+		expect(modules.some((url) => url.endsWith('/server/runtime/docker.js'))).toBe(true);
+		const packages = packagesOf(modules);
+		for (const unused of ['commander', 'zod']) expect(packages, unused).not.toContain(unused);
+	});
 });

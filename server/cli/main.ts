@@ -51,6 +51,11 @@ if (args.length === 1 && args[0] === 'daemon') {
 		guardOutput();
 		const candidates = await complete(tree, args.slice(1), createEnvironment('cli'));
 		process.stdout.write(candidates.map((candidate) => `${candidate}\n`).join(''));
+	} else if (args[0] === 'version' && (args.length === 1 || (args.length === 2 && args[1] === '--json'))) {
+		// `hangar version [--json]` needs neither the command tree nor the operation table.
+		const [{ printVersion }, { guardOutput }] = await Promise.all([import('./version.js'), import('./terminal.js')]);
+		guardOutput();
+		await printVersion(args[1] === '--json');
 	} else if (args.length === 1 && ['--version', '-v'].includes(args[0]!)) {
 		const { VERSION_LINE } = await import('../version.js');
 		process.stdout.write(`${VERSION_LINE}\n`);

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Help } from 'commander';
-import { VERSION, VERSION_LINE } from '../version.js';
+import { VERSION_LINE } from '../version.js';
 import { Cli, describeFailure } from './cli.js';
 import { complete, COMPLETE_COMMAND, shapeOf, SHELLS, type CommandShape } from './candidates.js';
 import { completionScript, type Shell } from './completion.js';
@@ -87,13 +87,7 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 		.command('version')
 		.description('Print the version, and the container engine in use')
 		.option('--json', 'print JSON')
-		.action(async (options: { json?: boolean }) => {
-			const { Version } = await import('../../protocol/protocol.system.js');
-			const { runtime } = await cli.call(Version, {});
-			if (options.json) return void process.stdout.write(`${JSON.stringify({ version: `v${VERSION}`, runtime })}\n`);
-			const engine = !runtime ? '' : runtime.name === 'none' ? `engine: none answers (${runtime.error})\n` : `engine: ${runtime.name} ${runtime.version ?? ''} at ${runtime.address} (${runtime.found_by})\n`;
-			process.stdout.write(`${VERSION_LINE}\n${engine}`);
-		});
+		.action(async (options: { json?: boolean }) => (await import('./version.js')).printVersion(options.json ?? false));
 
 	const manifest = loadAll ? undefined : readCommandManifest();
 	const wanted = commandNameOf(argv);

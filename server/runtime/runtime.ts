@@ -81,6 +81,18 @@ export interface RuntimeInfo {
 }
 
 /** An image build from a context folder holding a `Dockerfile`. */
+/** What `version` says of the engine: its report, or that none answered and why. */
+export type EngineReport = RuntimeInfo | { readonly name: 'none'; readonly error: string };
+
+/** The engine's report; never fails (the version must answer whether an engine does or not). */
+export async function reportEngine(runtime: Runtime): Promise<EngineReport> {
+	try {
+		return await runtime.info();
+	} catch (error) {
+		return { name: 'none', error: (error as Error).message };
+	}
+}
+
 export interface ImageBuild {
 	readonly contextDir: string;
 	readonly tag: string;
