@@ -134,6 +134,35 @@ describe('each limit ends the script with an error naming it', { timeout: 60_000
 		expect(errorOf(await busy)).toBe('the call was cancelled');
 		expect(errorOf(await waiting)).toBe('the call was cancelled');
 	});
+
+	it('a cancellation wakes a script waiting on the host at once, even one cancelled while its worker started', async () => {
+		// Limits of their own: a pool with no worker started yet.
+		const limits = { timeout_ms: 20_000, max_output_bytes: 12_345 };
+		const never: HostFunction = () => new Promise(() => undefined);
+		const early = new AbortController();
+		const cancelledEarly = run('await host("x", {});', { host: never, signal: early.signal, limits });
+		early.abort();
+		const late = new AbortController();
+		const started = performance.now();
+		const cancelledLate = run('await host("x", {});', { host: never, signal: late.signal, limits });
+		setTimeout(() => late.abort(), 1_000);
+		expect(errorOf(await cancelledEarly)).toBe('the call was cancelled');
+		expect(errorOf(await cancelledLate)).toBe('the call was cancelled');
+		// Long before the time limit: the worker sleeping on its host call was woken.
+		expect(performance.now() - started).toBeLessThan(10_000);
+	});
+});
+
+describe('host calls', { timeout: 30_000 }, () => {
+	it('many at once are answered each to its own call, in whatever order the answers come', async () => {
+		const host: HostFunction = async (_, args) => {
+			const { index } = args as { index: number };
+			await new Promise((resolve) => setTimeout(resolve, (index * 7) % 13));
+			return index * 2;
+		};
+		const outcome = await run('return await Promise.all(Array.from({ length: 50 }, (_, index) => host("double", { index })));', { host });
+		expect(outcome).toMatchObject({ ok: true, value: Array.from({ length: 50 }, (_, index) => index * 2) });
+	});
 });
 
 describe('scripts side by side', { timeout: 60_000 }, () => {

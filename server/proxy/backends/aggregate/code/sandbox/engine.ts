@@ -12,28 +12,42 @@
  * its own, taken from a few made ahead and disposed after it, so a script never sees another's
  * state. A context is made ahead with the base and the last script's prelude evaluated (about a
  * millisecond of the engine's time, and the same for each script of an aggregate's tools), its
- * host functions serving whichever script takes it; it is freed, and the next one made, once the
- * script's answer is on its way.
+ * host functions serving whichever script takes it; it is freed, and the next one made, by
+ * `recycle` once the script's answer is on its way.
  *
- * The limits: wall time (an interrupt while the script runs, a timer while it waits), memory
- * (the WebAssembly memory's maximum), stack (the engine's own check), output bytes; going over
- * one ends the script with an error naming it. A host function may end the script
- * the same way by throwing a ScriptLimitError.
+ * A script runs synchronously but for the TypeScript stripper: a host call is sent as the script
+ * makes it, and while the script waits, the engine waits for the answers (`nextAnswer`, which
+ * blocks the worker's thread) and runs the script on as each comes.
+ *
+ * The limits: wall time (an interrupt while the script runs, the wait's timeout while it waits),
+ * memory (the WebAssembly memory's maximum), stack (the engine's own check), output bytes; going
+ * over one ends the script with an error naming it. The host may end the script the same way by
+ * answering a call with a limit.
  */
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import type { JSPromiseState, QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { ScriptLimitError, type ScriptLimits, type ScriptOutcome } from './limits.js';
 import { stripTypes } from './typeStrip.js';
+
+/** The host's answer to the script's call `call`: a JSON value, an error the script sees, or a limit that ends the script. */
+export interface HostAnswer {
+	readonly call: number;
+	readonly json?: string;
+	readonly error?: string;
+	readonly limit?: string;
+}
 
 export interface ScriptRun {
 	/** The script: an async function body. */
 	readonly code: string;
 	/** Script run before it in the same context, to build the globals it uses on `__host` and `__log`. */
 	readonly prelude: string;
-	/** A host function's answer to its arguments, JSON text both ways (what crosses the worker's port as it is). */
-	readonly host: (name: string, args: string) => Promise<string>;
 	readonly limits: ScriptLimits;
-	/** Whether the call was cancelled: read while the script runs, so a busy script ends too. */
+	/** Whether the call was cancelled: read while the script runs, so a busy script ends too, and after each wait. */
 	readonly cancelled: () => boolean;
+	/** Sends a host call, its name and its arguments as JSON text; returns the number its answer carries. */
+	readonly send: (name: string, args: string) => number;
+	/** The next answer to a host call, waiting at most `timeoutMs`: undefined when none came (the script's time may be up, or it was cancelled). */
+	readonly nextAnswer: (timeoutMs: number) => HostAnswer | undefined;
 }
 
 /** The script's first line in the text evaluated: the line after the wrapper's opening. */
@@ -41,8 +55,6 @@ const WRAPPER_LINES = 1;
 const SCRIPT_FILE = 'script.js';
 /** Contexts kept ready, so that a script's start costs no engine set-up. */
 const WARM = 2;
-/** How often a script waiting on the host looks whether its call was cancelled. */
-const CANCEL_POLL_MS = 50;
 const CANCELLED = 'the call was cancelled';
 
 /** Before the prelude: a coarse clock, and nothing else of the engine's changed. */
@@ -67,6 +79,8 @@ interface WasmMemory {
 const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory } }).WebAssembly;
 
 let engine: Promise<QuickJSWASMModule> | undefined;
+/** The engine, once loaded. */
+let loaded: QuickJSWASMModule | undefined;
 /** Whether the engine asked for more memory than its maximum: a script went over its limit. */
 let memoryRefused = false;
 /** The engine failed inside (a WebAssembly trap, a runtime it could not free): the worker is to be replaced. */
@@ -83,8 +97,8 @@ interface Prepared {
 const warm: Prepared[] = [];
 /** The prelude of the last script: the one the contexts made ahead get. */
 let lastPrelude = '';
-/** Frees the last script's context and makes the next; run before the next script if it has not run yet. */
-let afterLast: (() => void) | undefined;
+/** The last script, when it ended well: its context is freed by `recycle`, after its answer is sent. */
+let lastScript: Script | undefined;
 
 /**
  * Loads the engine with `scriptMemoryBytes` of memory beyond its own, and warms its contexts.
@@ -110,7 +124,8 @@ export async function warmUp(scriptMemoryBytes: number): Promise<void> {
 		const base = (variant as unknown as { default: QuickJSSyncVariant }).default;
 		return newQuickJSWASMModuleFromVariant(newVariant(base, { wasmMemory: wasm as never }) as QuickJSSyncVariant);
 	})();
-	refill(await engine);
+	loaded = await engine;
+	refill(loaded);
 }
 
 /** A runtime and context with the base and `prelude` evaluated; throws when the engine fails. */
@@ -196,14 +211,16 @@ function refill(module: QuickJSWASMModule): void {
 	}
 }
 
-/** Runs one script; never rejects: a failure, a limit or a cancellation is an outcome with an error. */
+/**
+ * Runs one script; never rejects: a failure, a limit or a cancellation is an outcome with an
+ * error. Call `recycle` after each, once its answer is on its way.
+ */
 export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
-	afterLast?.();
-	if (!engine) return { ok: false, error: 'the sandbox failed: the engine is not loaded', logs: [] };
-	const module = await engine;
+	if (lastScript) recycle();
+	if (!loaded) return { ok: false, error: 'the sandbox failed: the engine is not loaded', logs: [] };
 	let prepared: Prepared;
 	try {
-		prepared = contextFor(module, run.prelude);
+		prepared = contextFor(loaded, run.prelude);
 	} catch (error) {
 		broken = true;
 		return { ok: false, error: (error as Error).message, logs: [] };
@@ -211,20 +228,17 @@ export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
 	lastPrelude = run.prelude;
 	const script = new Script(run, prepared);
 	const outcome = await script.run();
-	const after = () => {
-		afterLast = undefined;
-		script.dispose();
-		refill(module);
-	};
 	// A script that ended well leaves a sound engine: its context is freed after its answer is on its way.
-	if (outcome.ok && !memoryFull()) {
-		afterLast = after;
-		setImmediate(() => afterLast === after && after());
-	} else {
-		script.dispose();
-		setImmediate(() => refill(module));
-	}
+	if (outcome.ok && !memoryFull()) lastScript = script;
+	else script.dispose();
 	return outcome;
+}
+
+/** Frees the last script's context, if it is not yet, and makes contexts ahead for the next scripts. */
+export function recycle(): void {
+	lastScript?.dispose();
+	lastScript = undefined;
+	if (loaded) refill(loaded);
 }
 
 class Script {
@@ -233,8 +247,8 @@ class Script {
 	private readonly deadline: number;
 	/** Why the script ended before it settled: a limit, the engine's failure or the cancellation. */
 	private ended: Error | undefined;
-	private endNow: (() => void) | undefined;
-	private readonly pending = new Set<QuickJSDeferredPromise>();
+	/** The host calls not yet answered, by number. */
+	private readonly pending = new Map<number, QuickJSDeferredPromise>();
 	private readonly runtime: QuickJSRuntime;
 	private readonly context: QuickJSContext;
 
@@ -256,9 +270,6 @@ class Script {
 			if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());
 			return this.ended !== undefined || Date.now() > this.deadline;
 		});
-		const ended = new Promise<void>((resolve) => (this.endNow = resolve));
-		const timer = setTimeout(() => this.end(this.timeLimit()), Math.max(0, this.deadline - Date.now()));
-		const poll = setInterval(() => cancelled() && this.end(new Error(CANCELLED)), CANCEL_POLL_MS);
 		try {
 			const source = `(async () => {\n${this.options.code}\n})()`;
 			let evaluated = context.evalCode(source, SCRIPT_FILE);
@@ -272,14 +283,13 @@ class Script {
 				evaluated = context.evalCode(stripped.code, SCRIPT_FILE);
 			}
 			if (evaluated.error) return this.failed(this.describe(evaluated.error));
-			const settled = context.resolvePromise(evaluated.value);
-			evaluated.value.dispose();
-			this.pump();
-			const result = await Promise.race([settled, ended.then(() => undefined)]);
-			if (this.ended || !result) return this.failed(this.ended?.message ?? 'the script ended');
-			if (result.error) return this.failed(this.describe(result.error));
-			const json = context.typeof(result.value) === 'undefined' ? undefined : this.json(result.value);
-			result.value.dispose();
+			const settled = evaluated.value.consume((promise) => {
+				this.pump();
+				return this.settled(promise);
+			});
+			if (!settled) return this.failed(this.ended?.message ?? 'the script ended');
+			if (settled.type === 'rejected') return this.failed(this.describe(settled.error));
+			const json = settled.value.consume((value) => (context.typeof(value) === 'undefined' ? undefined : this.json(value)));
 			if (json !== undefined) this.count(json);
 			if (memoryFull()) this.end(this.memoryLimit());
 			const stopped = this.stopped();
@@ -288,16 +298,30 @@ class Script {
 		} catch (error) {
 			// A limit hit inside the engine's own calls (a trap), or an error of the host's.
 			return this.failed(this.ended?.message ?? this.engineFailure(error));
-		} finally {
-			clearTimeout(timer);
-			clearInterval(poll);
+		}
+	}
+
+	/**
+	 * The script's promise once settled, its host calls answered meanwhile as the answers come;
+	 * undefined when the script was ended first (a limit, a cancellation).
+	 */
+	private settled(promise: QuickJSHandle): Exclude<JSPromiseState, { type: 'pending' }> | undefined {
+		for (;;) {
+			// Looked at before each wait: a cancellation may have come before the script started.
+			if (this.options.cancelled()) this.end(new Error(CANCELLED));
+			else if (Date.now() >= this.deadline) this.end(this.timeLimit());
+			if (this.ended) return undefined;
+			const state = this.context.getPromiseState(promise);
+			if (state.type !== 'pending') return state;
+			const answer = this.options.nextAnswer(this.deadline - Date.now());
+			if (answer) this.answer(answer);
 		}
 	}
 
 	/** Frees what the script held; a runtime that cannot be freed marks the engine broken (its worker is then ended). */
 	dispose(): void {
 		try {
-			for (const deferred of this.pending) if (deferred.alive) deferred.dispose();
+			for (const deferred of this.pending.values()) if (deferred.alive) deferred.dispose();
 			release(this.prepared);
 		} catch {
 			broken = true;
@@ -313,7 +337,6 @@ class Script {
 
 	private end(reason: Error): void {
 		this.ended ??= reason;
-		this.endNow?.();
 	}
 
 	private timeLimit(): ScriptLimitError {
@@ -342,33 +365,27 @@ class Script {
 	hostCall(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
 		const { context } = this;
 		const deferred = context.newPromise();
-		this.pending.add(deferred);
 		const name = context.typeof(nameHandle) === 'string' ? context.getString(nameHandle) : '';
 		const args = context.typeof(argsHandle) === 'string' ? context.getString(argsHandle) : 'null';
-		const settle = (fn: () => void) => {
-			this.pending.delete(deferred);
-			if (this.ended || !deferred.alive) return;
-			try {
-				fn();
-			} catch (error) {
-				this.end(new Error(this.engineFailure(error)));
-				return;
-			}
-			this.pump();
-		};
-		Promise.resolve()
-			.then(() => this.options.host(name, args))
-			.then(
-				(json) =>
-					settle(() => {
-						context.newString(json).consume((handle) => deferred.resolve(handle));
-					}),
-				(error: Error) => {
-					if (error instanceof ScriptLimitError) return this.end(error);
-					settle(() => context.newError(error.message).consume((handle) => deferred.reject(handle)));
-				},
-			);
+		this.pending.set(this.options.send(name, args), deferred);
 		return deferred.handle;
+	}
+
+	/** Settles the host call an answer is for (one of an earlier script is not in `pending`), and runs the script on. */
+	private answer({ call, json, error, limit }: HostAnswer): void {
+		const deferred = this.pending.get(call);
+		if (!deferred) return;
+		// The script ends; its calls' promises are freed with it.
+		if (limit !== undefined) return this.end(new ScriptLimitError(limit));
+		try {
+			if (error !== undefined) this.context.newError(error).consume((handle) => deferred.reject(handle));
+			else this.context.newString(json ?? 'null').consume((handle) => deferred.resolve(handle));
+		} catch (thrown) {
+			this.end(new Error(this.engineFailure(thrown)));
+			return;
+		}
+		this.pending.delete(call);
+		this.pump();
 	}
 
 	log(textHandle: QuickJSHandle): void {

@@ -5,9 +5,9 @@
  * script's time by more than the engine's own checks allow, or dies, is ended and replaced; the
  * others go on.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
-import type { FromWorker, SandboxData, ToWorker } from './worker.js';
+import { CANCELLED, DOORBELL, SIGNAL_CELLS, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
 
 const WORKER = new URL('./worker.js', import.meta.url);
 /** Workers kept waiting for the next script. */
@@ -28,29 +28,68 @@ export interface PooledRun {
 
 class SandboxWorker {
 	readonly worker: Worker;
-	readonly cancel = new Int32Array(new SharedArrayBuffer(4));
+	private readonly signals = new Int32Array(new SharedArrayBuffer(SIGNAL_CELLS * Int32Array.BYTES_PER_ELEMENT));
+	/** The pool's side of the worker's port. */
+	private readonly port: MessagePort;
 	readonly ready: Promise<void>;
+	/** Whether the worker said it is ready (then its script need not wait for `ready`). */
+	isReady = false;
 	/** Whether the worker ended (it died, or was ended): it is never used again. */
 	gone = false;
 	/** The prelude of its last script, which it keeps. */
 	prelude: string | undefined;
+	/** Hears the worker's messages about the script it runs. */
+	listener: ((message: FromWorker) => void) | undefined;
 
 	constructor(url: URL, limits: ScriptLimits) {
-		this.worker = new Worker(url, { workerData: { cancel: this.cancel.buffer as SharedArrayBuffer, limits } satisfies SandboxData, resourceLimits: { stackSizeMb: WORKER_STACK_MB } });
+		const { port1, port2 } = new MessageChannel();
+		this.port = port1;
+		this.worker = new Worker(url, {
+			workerData: { signals: this.signals.buffer as SharedArrayBuffer, port: port2, limits } satisfies SandboxData,
+			transferList: [port2],
+			resourceLimits: { stackSizeMb: WORKER_STACK_MB },
+		});
 		// The proxy lives as long as its server: a sandbox never keeps it up.
 		this.worker.unref();
 		this.ready = new Promise((resolve, reject) => {
 			this.worker.once('message', (message: FromWorker) => (message.type === 'ready' ? resolve() : reject(new Error(`unexpected ${message.type}`))));
 			this.worker.once('error', reject);
 		});
-		this.ready.catch(() => undefined);
-		this.worker.once('exit', () => (this.gone = true));
-		this.worker.on('message', (message: FromWorker) => message.type === 'broken' && this.end());
+		this.ready.then(() => (this.isReady = true)).catch(() => undefined);
+		this.worker.once('exit', () => {
+			this.gone = true;
+			// A script whose worker died ends with it.
+			this.listener?.({ type: 'done', outcome: { ok: false, error: 'the sandbox failed: its worker ended', logs: [] }, retire: true });
+		});
+		this.worker.on('message', (message: FromWorker) => (message.type === 'broken' ? this.end() : this.listener?.(message)));
+	}
+
+	/** Sends `message`, and wakes the worker if it sleeps waiting for one. */
+	send(message: ToWorker): void {
+		if (this.gone) return;
+		this.port.postMessage(message);
+		this.ring();
+	}
+
+	/** Cancels the script the worker runs. */
+	cancel(): void {
+		Atomics.store(this.signals, CANCELLED, 1);
+		this.ring();
+	}
+
+	/** Readies the worker for its next script. */
+	reset(): void {
+		Atomics.store(this.signals, CANCELLED, 0);
 	}
 
 	end(): void {
 		this.gone = true;
 		void this.worker.terminate();
+	}
+
+	private ring(): void {
+		Atomics.add(this.signals, DOORBELL, 1);
+		Atomics.notify(this.signals, DOORBELL);
 	}
 }
 
@@ -79,7 +118,7 @@ export class SandboxPool {
 			if (run.signal.aborted) return { ok: false, error: 'the call was cancelled', logs: [] };
 			const worker = this.take();
 			try {
-				await worker.ready;
+				if (!worker.isReady) await worker.ready;
 			} catch (error) {
 				worker.end();
 				return { ok: false, error: `the sandbox could not start: ${(error as Error).message}`, logs: [] };
@@ -110,49 +149,43 @@ export class SandboxPool {
 		if (worker.gone) return;
 		if (this.closed || this.idle.length >= IDLE) return worker.end();
 		// Last in, first out: the worker used last has its engine's memory and code warm.
-		Atomics.store(worker.cancel, 0, 0);
+		worker.reset();
 		this.idle.push(worker);
 	}
 
 	private runOn(sandbox: SandboxWorker, run: PooledRun): Promise<ScriptOutcome> {
-		const { worker } = sandbox;
 		return new Promise<ScriptOutcome>((resolve) => {
 			const finish = (outcome: ScriptOutcome) => {
 				clearTimeout(backstop);
 				run.signal.removeEventListener('abort', cancel);
-				worker.off('message', onMessage);
-				worker.off('exit', onExit);
+				sandbox.listener = undefined;
 				resolve(outcome);
 			};
-			const cancel = () => Atomics.store(sandbox.cancel, 0, 1);
+			const cancel = () => sandbox.cancel();
 			const backstop = setTimeout(() => {
 				sandbox.end();
 				finish({ ok: false, error: `time limit: the script ran past ${this.limits.timeoutMs} ms (its sandbox was stopped)`, logs: [] });
 			}, this.limits.timeoutMs + GRACE_MS);
-			const onExit = () => finish({ ok: false, error: 'the sandbox failed: its worker ended', logs: [] });
-			const onMessage = (message: FromWorker) => {
+			sandbox.listener = (message) => {
 				if (message.type === 'done') {
 					if (message.retire) sandbox.end();
 					return finish(message.outcome);
 				}
 				if (message.type !== 'host') return;
-				const answer = (reply: Omit<Extract<ToWorker, { type: 'answer' }>, 'type' | 'call'>) => {
-					if (!sandbox.gone) worker.postMessage({ type: 'answer', call: message.call, ...reply } satisfies ToWorker);
-				};
-				Promise.resolve()
-					.then(() => run.host(message.name, JSON.parse(message.args) as unknown))
-					.then(
-						(value) => answer({ json: JSON.stringify(value ?? null) }),
-						(error: Error) => answer(error instanceof ScriptLimitError ? { limit: error.message } : { error: error.message }),
-					);
+				const { call } = message;
+				const answered = (value: unknown) => sandbox.send({ type: 'answer', call, json: JSON.stringify(value ?? null) });
+				const failed = (error: Error) => sandbox.send({ type: 'answer', call, ...(error instanceof ScriptLimitError ? { limit: error.message } : { error: error.message }) });
+				try {
+					run.host(message.name, JSON.parse(message.args) as unknown).then(answered, failed);
+				} catch (error) {
+					failed(error as Error);
+				}
 			};
-			worker.on('message', onMessage);
-			worker.once('exit', onExit);
 			if (run.signal.aborted) cancel();
 			run.signal.addEventListener('abort', cancel);
 			const prelude = run.prelude === sandbox.prelude ? undefined : run.prelude;
 			sandbox.prelude = run.prelude;
-			worker.postMessage({ type: 'run', code: run.code, prelude } satisfies ToWorker);
+			sandbox.send({ type: 'run', code: run.code, prelude });
 		});
 	}
 }

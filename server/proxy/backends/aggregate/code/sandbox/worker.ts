@@ -1,67 +1,71 @@
 /**
  * A sandbox worker: a thread of its own that runs one script at a time in QuickJS (engine.ts),
  * so that a busy script never holds up the proxy's event loop. The pool (pool.ts) sends a
- * script (its prelude only when it changed) and answers its host calls, JSON text both ways so
- * that nothing is cloned twice; the script's cancellation is a flag in shared memory, which the
- * engine reads even while the script runs.
+ * script (its prelude only when it changed) and answers its host calls (protocol.ts).
+ *
+ * The thread never goes back to its event loop while it waits for the pool: it sleeps on a
+ * doorbell in shared memory (Atomics.wait) and takes the pool's messages off its port itself
+ * (receiveMessageOnPort). A message wakes it without a turn of its loop, the wait's timeout is
+ * the script's time limit (no timer), and a cancellation rings the same bell, so a script
+ * waiting on the host ends at once. While a script runs, the engine reads the cancellation flag
+ * in its interrupt handler.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { isBroken, runScript, warmUp } from './engine.js';
-import { ScriptLimitError, type ScriptLimits, type ScriptOutcome } from './limits.js';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { isBroken, recycle, runScript, warmUp, type HostAnswer } from './engine.js';
+import { CANCELLED, DOORBELL, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
 
-/** What the pool gives a worker at its start. */
-export interface SandboxData {
-	readonly cancel: SharedArrayBuffer;
-	readonly limits: ScriptLimits;
-}
-
-export type ToWorker =
-	/** `prelude`: absent when it is the one of the worker's last script. */
-	| { readonly type: 'run'; readonly code: string; readonly prelude?: string }
-	| { readonly type: 'answer'; readonly call: number; readonly json?: string; readonly error?: string; readonly limit?: string };
-
-export type FromWorker =
-	| { readonly type: 'ready' }
-	| { readonly type: 'host'; readonly call: number; readonly name: string; readonly args: string }
-	/** `retire`: the engine failed or its memory filled, and the worker is not to run another script. */
-	| { readonly type: 'done'; readonly outcome: ScriptOutcome; readonly retire: boolean }
-	/** The engine failed freeing the last script, after its answer: the worker is not to run another. */
-	| { readonly type: 'broken' };
-
-const port = parentPort!;
-const { cancel, limits } = workerData as SandboxData;
-const cancelled = new Int32Array(cancel);
-const waiting = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
+const parent = parentPort!;
+const { signals, port, limits } = workerData as SandboxData;
+const cells = new Int32Array(signals);
 let nextCall = 1;
 let prelude = '';
+/** The doorbell's count when the worker last looked: a ring since is something to look at. */
+let heard = 0;
 
-port.on('message', (message: ToWorker) => {
-	if (message.type === 'answer') {
-		const call = waiting.get(message.call);
-		waiting.delete(message.call);
-		if (message.limit !== undefined) call?.reject(new ScriptLimitError(message.limit));
-		else if (message.error !== undefined) call?.reject(new Error(message.error));
-		else call?.resolve(message.json ?? 'null');
-		return;
-	}
-	if (message.prelude !== undefined) prelude = message.prelude;
-	void runScript({
-		code: message.code,
-		prelude,
-		limits,
-		cancelled: () => Atomics.load(cancelled, 0) !== 0,
-		host: (name, args) =>
-			new Promise((resolve, reject) => {
+/**
+ * The pool's next message, waiting at most `timeoutMs` (no limit: Infinity) for it; undefined
+ * when none came in that time or the bell rang without one (a cancellation): the caller then
+ * looks at the cancellation flag and the clock.
+ */
+function receive(timeoutMs: number): ToWorker | undefined {
+	const waiting = receiveMessageOnPort(port);
+	if (waiting) return waiting.message as ToWorker;
+	// The pool posts before it rings: a message posted after the look above has rung past `heard`.
+	if (timeoutMs > 0) Atomics.wait(cells, DOORBELL, heard, timeoutMs);
+	heard = Atomics.load(cells, DOORBELL);
+	return receiveMessageOnPort(port)?.message as ToWorker | undefined;
+}
+
+/** The next answer to one of the script's host calls (an answer to an earlier script's is dropped). */
+function nextAnswer(timeoutMs: number): HostAnswer | undefined {
+	const message = receive(timeoutMs);
+	return message?.type === 'answer' ? message : undefined;
+}
+
+async function serve(): Promise<void> {
+	await warmUp(limits.memoryBytes);
+	parent.postMessage({ type: 'ready' } satisfies FromWorker);
+	for (;;) {
+		const message = receive(Infinity);
+		if (message?.type !== 'run') continue;
+		if (message.prelude !== undefined) prelude = message.prelude;
+		const outcome = await runScript({
+			code: message.code,
+			prelude,
+			limits,
+			cancelled: () => Atomics.load(cells, CANCELLED) !== 0,
+			send: (name, args) => {
 				const call = nextCall++;
-				waiting.set(call, { resolve, reject });
-				port.postMessage({ type: 'host', call, name, args } satisfies FromWorker);
-			}),
-	}).then((outcome) => {
-		waiting.clear();
-		port.postMessage({ type: 'done', outcome, retire: isBroken() } satisfies FromWorker);
-		// After the engine's own clean-up, which it makes once the answer is on its way.
-		setImmediate(() => isBroken() && port.postMessage({ type: 'broken' } satisfies FromWorker));
-	});
-});
+				parent.postMessage({ type: 'host', call, name, args } satisfies FromWorker);
+				return call;
+			},
+			nextAnswer,
+		});
+		parent.postMessage({ type: 'done', outcome, retire: isBroken() } satisfies FromWorker);
+		// The engine's clean-up and the next script's context, once the answer is on its way.
+		recycle();
+		if (isBroken()) parent.postMessage({ type: 'broken' } satisfies FromWorker);
+	}
+}
 
-void warmUp(limits.memoryBytes).then(() => port.postMessage({ type: 'ready' } satisfies FromWorker));
+void serve();
