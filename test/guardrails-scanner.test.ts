@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { Cues, gatesOf, neededCharacters } from '../server/proxy/chain/guardrails/cues.js';
 import { SecretRules } from '../server/proxy/chain/guardrails/rules.js';
 import { OwnSecrets } from '../server/proxy/chain/guardrails/ownSecrets.js';
 import { SecretScanner, type Finding } from '../server/proxy/chain/guardrails/scanner.js';
@@ -122,6 +123,44 @@ describe('encoded runs', () => {
 				expect(findings, `${before}: ${text}`).toEqual([{ rule: 'github-token', ranges: [{ slot: 4, start, end: start + encoded.length }] }]);
 			}
 		}
+	});
+});
+
+describe('the cues and their gates', () => {
+	it('gate each alternative on a character every match of it holds, never on one a group, a class or a quantifier may leave out', () => {
+		expect(neededCharacters('sk-ant-', false)).toEqual([...'sk-ant-']);
+		expect(neededCharacters('shp(?:pa|ca|at|ss)_', false)).toEqual(['s', 'h', 'p', '_']);
+		expect(neededCharacters('gh[pousr]_', false)).toEqual(['g', 'h', '_']);
+		expect(neededCharacters(':\\/\\/[^\\s/@]*@', false)).toEqual([':', '/', '/', '@']);
+		expect(neededCharacters(';\\s*(?:password|pwd)\\s*=', true)).toEqual([';', '=']);
+		expect(neededCharacters('secret_?access_?key', true)).toEqual([]);
+		expect(neededCharacters('a_{0,2}b-+c~*d\\dQ', false)).toEqual(['a', 'b', '-', 'c', 'd', 'Q']);
+		expect(gatesOf(/npm_|_authToken|x-oauth/)).toEqual(['_', '-']);
+		expect(gatesOf(/\dQ~/)).toEqual(['~']);
+		expect(gatesOf(/A3T|AKIA/)).toEqual(['T', 'K']);
+		// An alternative of lowercase letters in a caseless cue has no gate: the cue is always tested.
+		expect(gatesOf(/xox|hooks\.slack\.com/i)).toBeUndefined();
+	});
+
+	it('find a cue whatever its gates, and none whose gate the text lacks', () => {
+		const cues = new Cues([/gh[pousr]_/, /AccountKey=|AZURE_STORAGE_/, /secret|account/i, /:\/\/[^\s/@]*@/]);
+		expect(cues.in('a ghp_ token')).toBe(0b0001);
+		expect(cues.in('AZURE_STORAGE_KEY and ghs_')).toBe(0b0011);
+		expect(cues.in('AccountKey=x')).toBe(0b0110);
+		expect(cues.in('see https://example.com/a@b and mail me@example.com')).toBe(0);
+		expect(cues.in('https://ci:pass@example.com')).toBe(0b1000);
+		expect(cues.in('gh-p_ ghpx AZURE-STORAGE')).toBe(0);
+	});
+
+	it.each([
+		['a token split inside its cue, across two content items', { content: [{ type: 'text', text: 'g' }, { type: 'text', text: `hp_${'Zq3xR8mV2nK7pL4sT9wY1bC6dF5gH0jA2eUi'}` }] }, 'github-token'],
+		['an AWS key id split after its first letters', { content: [{ type: 'text', text: 'use AK' }, { type: 'text', text: 'IAZ7QX4MB2R9TK3WPL now' }] }, 'aws-access-key-id'],
+		['a cue made by a key and its value (`AccountKey` `=` …)', { settings: { AccountKey: `${'k'.repeat(86)}==` } }, 'azure-storage-key'],
+		['a password in a URL split across two strings, its cue too', { content: [{ type: 'text', text: 'clone postgres://app:s3cr3t' }, { type: 'text', text: 'Passw0rd@db.internal:5432/app' }] }, 'connection-string-password'],
+		['a cue only in a base64 run', { content: [{ type: 'text', text: `header ${Buffer.from(`token=ghp_${'Zq3xR8mV2nK7pL4sT9wY1bC6dF5gH0jA2eUi'}`).toString('base64')}` }] }, 'github-token'],
+		['a cue only percent-encoded', { content: [{ type: 'text', text: `next=${encodeURIComponent(`https://ci:${'Zq3xR8mV2nK7'}@ci.example.com/x`)}` }] }, 'basic-auth'],
+	])('find %s', (_label, message, rule) => {
+		expect(scan(message).findings.map((finding) => finding.rule)).toContain(rule);
 	});
 });
 

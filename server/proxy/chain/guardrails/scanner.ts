@@ -191,7 +191,7 @@ export class SecretScanner {
 				for (const detection of this.own.detect(compacted.text)) findings.push(this.inCompacted(compacted, slots, detection));
 			}
 		}
-		return unique(findings);
+		return findings.length ? unique(findings) : findings;
 	}
 
 	/** The rules' detections in a joined text, but for the markers of an earlier redaction. */
