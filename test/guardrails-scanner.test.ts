@@ -113,7 +113,7 @@ describe('benign text', () => {
 });
 
 describe('encoded runs', () => {
-	it('finds a base64 run wherever it starts and however long the words before it are (runs are probed every 20th character)', () => {
+	it('finds a base64 run wherever it starts and however long the words before it are (runs are looked for by reading back from 20 characters ahead)', () => {
 		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
 		for (let before = 0; before <= 45; before++) {
 			const words = 'ab cd efghij klmnopqrstuvwxy z0 1234567 89abcdefghijklmnopq rs '.slice(0, before);
@@ -122,6 +122,16 @@ describe('encoded runs', () => {
 				const start = text.indexOf(encoded);
 				expect(findings, `${before}: ${text}`).toEqual([{ rule: 'github-token', ranges: [{ slot: 4, start, end: start + encoded.length }] }]);
 			}
+		}
+	});
+
+	it('finds both of two runs one character apart, and a run right after a 19-character one', () => {
+		const first = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
+		const second = Buffer.from(`key sk_live_${'d'.repeat(24)}`).toString('base64');
+		for (const text of [`${first}.${second}`, `${'q'.repeat(19)}.${second}`, `${'q'.repeat(19)}${'.'.repeat(3)}${first} ${second}`]) {
+			const rules = scan({ content: [{ type: 'text', text }] }).findings.map((finding) => finding.rule);
+			expect(rules, text).toContain('stripe-key');
+			if (text.includes(first)) expect(rules, text).toContain('github-token');
 		}
 	});
 });
@@ -150,6 +160,17 @@ describe('the cues and their gates', () => {
 		expect(cues.in('see https://example.com/a@b and mail me@example.com')).toBe(0);
 		expect(cues.in('https://ci:pass@example.com')).toBe(0b1000);
 		expect(cues.in('gh-p_ ghpx AZURE-STORAGE')).toBe(0);
+	});
+
+	it('find a cue at an anchor past the first few, at the start of the text, and past anchors that are not its', () => {
+		const cues = new Cues([/sig=/, /;\s*(?:password|pwd)\s*=/i, /A(?:3T|KIA|GPA)/, /AccountKey=|AZURE_STORAGE_/]);
+		expect(cues.in(`${'a=1&'.repeat(20)}sig=abc`)).toBe(0b0001);
+		expect(cues.in(`${'x; '.repeat(20)}Server=db; Password=hunter22`)).toBe(0b0010);
+		expect(cues.in('AKIA at the start, AGPA later')).toBe(0b0100);
+		expect(cues.in('Anna Alba ABBA AA A3T')).toBe(0b0100);
+		expect(cues.in('AccountKey=abc')).toBe(0b1000);
+		expect(cues.in('x AZURE_STORAGE_KEY')).toBe(0b1000);
+		expect(cues.in('sig = a; password : x; A3 T; AccountKey =')).toBe(0);
 	});
 
 	it.each([
