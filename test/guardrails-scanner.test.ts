@@ -173,6 +173,20 @@ describe('the cues and their gates', () => {
 		expect(cues.in('sig = a; password : x; A3 T; AccountKey =')).toBe(0);
 	});
 
+	it('find the AWS secret key and account id under every case of their names secretlint accepts', () => {
+		const key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8aW3vX4N';
+		for (const secret of ['SECRET', 'secret', 'Secret']) {
+			for (const access of ['ACCESS', 'access', 'Access']) {
+				const text = `AWS_${secret}_${access}_KEY = ${key}`;
+				expect(scan({ content: [{ type: 'text', text }] }).findings.map((finding) => finding.rule), text).toContain('aws-secret-access-key');
+			}
+		}
+		for (const account of ['ACCOUNT', 'account', 'Account']) {
+			const text = `${account}_ID: 4829-1736-5042`;
+			expect(scan({ content: [{ type: 'text', text }] }).findings.map((finding) => finding.rule), text).toContain('aws-account-id');
+		}
+	});
+
 	it.each([
 		['a token split inside its cue, across two content items', { content: [{ type: 'text', text: 'g' }, { type: 'text', text: `hp_${'Zq3xR8mV2nK7pL4sT9wY1bC6dF5gH0jA2eUi'}` }] }, 'github-token'],
 		['an AWS key id split after its first letters', { content: [{ type: 'text', text: 'use AK' }, { type: 'text', text: 'IAZ7QX4MB2R9TK3WPL now' }] }, 'aws-access-key-id'],
