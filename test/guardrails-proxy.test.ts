@@ -237,6 +237,31 @@ describe('other actions and allow rules', { timeout: 120_000 }, () => {
 	});
 });
 
+describe('answers whose secrets appear only escaped in the JSON the server sent', { timeout: 120_000 }, () => {
+	let escaping: RemoteServer;
+	let client: Client;
+
+	beforeAll(async () => {
+		escaping = await startFixture(fileURLToPath(new URL('./fixtures/guardrails/escaping-server.mjs', import.meta.url)));
+		const workload = await createWorkload(serve.url, { url: escaping.url, name: 'escaped', tool_pinning: 'off', guardrails: { secrets: { hangar_secrets: false } } });
+		client = await clientOf(workload);
+	}, 60_000);
+
+	afterAll(() => escaping?.stop());
+
+	it.each(['json', 'stream'])('redacts them in a result sent as %s', async (name) => {
+		const text = textOf(await client.callTool({ name, arguments: {} }));
+		expect(text).toBe('cloned with [REDACTED:github-token] from [REDACTED:basic-auth]/repo');
+	});
+
+	it('redacts them in a JSON-RPC error', async () => {
+		const error = (await client.callTool({ name: 'error', arguments: {} }).catch((caught: Error) => caught)) as Error;
+		expect(error.message).toContain('[REDACTED:github-token]');
+		expect(error.message).not.toContain(GITHUB);
+		expect(error.message).not.toContain('Zq3xR8mV2nK7@');
+	});
+});
+
 describe('personal data', { timeout: 120_000 }, () => {
 	it('redacts each kind in an answer and in arguments, audits it by rule, and leaves order numbers and dates be', async () => {
 		const workload = await create({ name: 'private', guardrails: { personal_data: { kinds: ['email', 'phone', 'card', 'iban', 'national_id'] } }, audit_config: { enabled: true } });

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { Cues, gatesOf, neededCharacters } from '../server/proxy/chain/guardrails/cues.js';
 import { SecretRules } from '../server/proxy/chain/guardrails/rules.js';
 import { OwnSecrets } from '../server/proxy/chain/guardrails/ownSecrets.js';
 import { SecretScanner, type Finding } from '../server/proxy/chain/guardrails/scanner.js';
@@ -112,7 +113,7 @@ describe('benign text', () => {
 });
 
 describe('encoded runs', () => {
-	it('finds a base64 run wherever it starts and however long the words before it are (runs are probed every 20th character)', () => {
+	it('finds a base64 run wherever it starts and however long the words before it are (runs are looked for by reading back from 20 characters ahead)', () => {
 		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
 		for (let before = 0; before <= 45; before++) {
 			const words = 'ab cd efghij klmnopqrstuvwxy z0 1234567 89abcdefghijklmnopq rs '.slice(0, before);
@@ -122,6 +123,79 @@ describe('encoded runs', () => {
 				expect(findings, `${before}: ${text}`).toEqual([{ rule: 'github-token', ranges: [{ slot: 4, start, end: start + encoded.length }] }]);
 			}
 		}
+	});
+
+	it('finds both of two runs one character apart, and a run right after a 19-character one', () => {
+		const first = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
+		const second = Buffer.from(`key sk_live_${'d'.repeat(24)}`).toString('base64');
+		for (const text of [`${first}.${second}`, `${'q'.repeat(19)}.${second}`, `${'q'.repeat(19)}${'.'.repeat(3)}${first} ${second}`]) {
+			const rules = scan({ content: [{ type: 'text', text }] }).findings.map((finding) => finding.rule);
+			expect(rules, text).toContain('stripe-key');
+			if (text.includes(first)) expect(rules, text).toContain('github-token');
+		}
+	});
+});
+
+describe('the cues and their gates', () => {
+	it('gate each alternative on a character every match of it holds, never on one a group, a class or a quantifier may leave out', () => {
+		expect(neededCharacters('sk-ant-', false)).toEqual([...'sk-ant-']);
+		expect(neededCharacters('shp(?:pa|ca|at|ss)_', false)).toEqual(['s', 'h', 'p', '_']);
+		expect(neededCharacters('gh[pousr]_', false)).toEqual(['g', 'h', '_']);
+		expect(neededCharacters(':\\/\\/[^\\s/@]*@', false)).toEqual([':', '/', '/', '@']);
+		expect(neededCharacters(';\\s*(?:password|pwd)\\s*=', true)).toEqual([';', '=']);
+		expect(neededCharacters('secret_?access_?key', true)).toEqual([]);
+		expect(neededCharacters('a_{0,2}b-+c~*d\\dQ', false)).toEqual(['a', 'b', '-', 'c', 'd', 'Q']);
+		expect(gatesOf(/npm_|_authToken|x-oauth/)).toEqual(['_', '-']);
+		expect(gatesOf(/\dQ~/)).toEqual(['~']);
+		expect(gatesOf(/A3T|AKIA/)).toEqual(['T', 'K']);
+		// An alternative of lowercase letters in a caseless cue has no gate: the cue is always tested.
+		expect(gatesOf(/xox|hooks\.slack\.com/i)).toBeUndefined();
+	});
+
+	it('find a cue whatever its gates, and none whose gate the text lacks', () => {
+		const cues = new Cues([/gh[pousr]_/, /AccountKey=|AZURE_STORAGE_/, /secret|account/i, /:\/\/[^\s/@]*@/]);
+		expect(cues.in('a ghp_ token')).toBe(0b0001);
+		expect(cues.in('AZURE_STORAGE_KEY and ghs_')).toBe(0b0011);
+		expect(cues.in('AccountKey=x')).toBe(0b0110);
+		expect(cues.in('see https://example.com/a@b and mail me@example.com')).toBe(0);
+		expect(cues.in('https://ci:pass@example.com')).toBe(0b1000);
+		expect(cues.in('gh-p_ ghpx AZURE-STORAGE')).toBe(0);
+	});
+
+	it('find a cue at an anchor past the first few, at the start of the text, and past anchors that are not its', () => {
+		const cues = new Cues([/sig=/, /;\s*(?:password|pwd)\s*=/i, /A(?:3T|KIA|GPA)/, /AccountKey=|AZURE_STORAGE_/]);
+		expect(cues.in(`${'a=1&'.repeat(20)}sig=abc`)).toBe(0b0001);
+		expect(cues.in(`${'x; '.repeat(20)}Server=db; Password=hunter22`)).toBe(0b0010);
+		expect(cues.in('AKIA at the start, AGPA later')).toBe(0b0100);
+		expect(cues.in('Anna Alba ABBA AA A3T')).toBe(0b0100);
+		expect(cues.in('AccountKey=abc')).toBe(0b1000);
+		expect(cues.in('x AZURE_STORAGE_KEY')).toBe(0b1000);
+		expect(cues.in('sig = a; password : x; A3 T; AccountKey =')).toBe(0);
+	});
+
+	it('find the AWS secret key and account id under every case of their names secretlint accepts', () => {
+		const key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8aW3vX4N';
+		for (const secret of ['SECRET', 'secret', 'Secret']) {
+			for (const access of ['ACCESS', 'access', 'Access']) {
+				const text = `AWS_${secret}_${access}_KEY = ${key}`;
+				expect(scan({ content: [{ type: 'text', text }] }).findings.map((finding) => finding.rule), text).toContain('aws-secret-access-key');
+			}
+		}
+		for (const account of ['ACCOUNT', 'account', 'Account']) {
+			const text = `${account}_ID: 4829-1736-5042`;
+			expect(scan({ content: [{ type: 'text', text }] }).findings.map((finding) => finding.rule), text).toContain('aws-account-id');
+		}
+	});
+
+	it.each([
+		['a token split inside its cue, across two content items', { content: [{ type: 'text', text: 'g' }, { type: 'text', text: `hp_${'Zq3xR8mV2nK7pL4sT9wY1bC6dF5gH0jA2eUi'}` }] }, 'github-token'],
+		['an AWS key id split after its first letters', { content: [{ type: 'text', text: 'use AK' }, { type: 'text', text: 'IAZ7QX4MB2R9TK3WPL now' }] }, 'aws-access-key-id'],
+		['a cue made by a key and its value (`AccountKey` `=` …)', { settings: { AccountKey: `${'k'.repeat(86)}==` } }, 'azure-storage-key'],
+		['a password in a URL split across two strings, its cue too', { content: [{ type: 'text', text: 'clone postgres://app:s3cr3t' }, { type: 'text', text: 'Passw0rd@db.internal:5432/app' }] }, 'connection-string-password'],
+		['a cue only in a base64 run', { content: [{ type: 'text', text: `header ${Buffer.from(`token=ghp_${'Zq3xR8mV2nK7pL4sT9wY1bC6dF5gH0jA2eUi'}`).toString('base64')}` }] }, 'github-token'],
+		['a cue only percent-encoded', { content: [{ type: 'text', text: `next=${encodeURIComponent(`https://ci:${'Zq3xR8mV2nK7'}@ci.example.com/x`)}` }] }, 'basic-auth'],
+	])('find %s', (_label, message, rule) => {
+		expect(scan(message).findings.map((finding) => finding.rule)).toContain(rule);
 	});
 });
 

@@ -18,6 +18,9 @@ export interface Detection {
 	readonly end: number;
 }
 
+/** A password in a URL (`scheme://user:password@host`): what the basic-auth and connection-string rules need. */
+const URL_CREDENTIALS_CUE = /:\/\/[^\s/@]*@/;
+
 /** secretlint's message ids → Hangar's rule names. */
 const PRESET_NAMES: Readonly<Record<string, string>> = {
 	AWSAccessKeyID: 'aws-access-key-id',
@@ -49,15 +52,21 @@ const UNUSED_PRESET_RULES = new Set(['@secretlint/secretlint-rule-gcp', '@secret
  * The literals without which a rule cannot match (the keyword prefilter gitleaks uses), tried
  * first: ordinary text holds none of most, and a test costs well under a microsecond where a
  * rule's patterns cost several (AWS's, which may start at any position, 56 µs over 1 KiB). Each
- * is taken from the rule's own patterns in secretlint 10.2; the labelled set's test keeps them
- * honest. All are looked for in one pass (cues.ts).
+ * is taken from the rule's own patterns in secretlint 10.2, as tight as they allow (the two URL
+ * rules need an `@` after `://` with no `/` or space between: ordinary URLs do not run them);
+ * the labelled set's test keeps them honest. How they are tested: cues.ts.
  */
-const PRESET_CUES: Readonly<Record<string, RegExp>> = {
-	'@secretlint/secretlint-rule-aws': /A3T|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA|secret|account/i,
+const PRESET_CUES: Readonly<Record<string, RegExp | readonly RegExp[]>> = {
+	// Key IDs are uppercase (one alternative, so that its `A` anchors it). The secret key and the
+	// account id follow their names in three cases (`(?:SECRET|secret|Secret)_?(?:ACCESS|access|Access)`,
+	// `(?:ACCOUNT|account|Account)`): their names without the first letter, case-sensitive, half
+	// the cost of a caseless expression over ordinary text.
+	'@secretlint/secretlint-rule-aws': [/A(?:3T|KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA)/, /(?:ecret|ECRET)_?[Aa](?:ccess|CCESS)|ccount|CCOUNT/],
 	'@secretlint/secretlint-rule-privatekey': /PRIVATE KEY/,
-	'@secretlint/secretlint-rule-npm': /npm_|_authToken|x-oauth/i,
-	'@secretlint/secretlint-rule-basicauth': /:\/\//,
-	'@secretlint/secretlint-rule-slack': /xox|xapp|hooks\.slack\.com/i,
+	'@secretlint/secretlint-rule-npm': /npm_|_authToken|x-oauth/,
+	'@secretlint/secretlint-rule-basicauth': URL_CREDENTIALS_CUE,
+	// Tokens are case-sensitive and need their `-`; the webhook's URL is not.
+	'@secretlint/secretlint-rule-slack': [/xox[abopr]-|xapp-/, /hooks\.slack\.com/i],
 	'@secretlint/secretlint-rule-sendgrid': /SG\./,
 	'@secretlint/secretlint-rule-shopify': /shp(?:pa|ca|at|ss)_/,
 	'@secretlint/secretlint-rule-github': /gh[pousr]_|github_pat_/,
@@ -89,9 +98,9 @@ const PATTERNS: ReadonlyArray<readonly [rule: string, pattern: RegExp, cue: RegE
 	['anthropic-key', /\bsk-ant-(?:api|admin)\d\d-[0-9A-Za-z_-]{80,}/g, /sk-ant-/],
 	['huggingface-token', /\bhf_[A-Za-z]{34}\b/g, /hf_/],
 	['jwt', /\beyJ[0-9A-Za-z_-]{10,}\.eyJ[0-9A-Za-z_-]{10,}\.[0-9A-Za-z_-]{16,}/g, /eyJ/],
-	['connection-string-password', /\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver):\/\/[^\s:/@"'<>]+:([^\s@/"'<>]{3,})@/g, /:\/\//],
+	['connection-string-password', /\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver):\/\/[^\s:/@"'<>]+:([^\s@/"'<>]{3,})@/g, URL_CREDENTIALS_CUE],
 	// An ADO.NET/ODBC string's password: after another `key=value;` of the string.
-	['connection-string-password', /;\s*(?:Password|Pwd)\s*=\s*([^;\s"'<>{}$]{6,})\s*(?:;|$)/gim, /Password|Pwd/i],
+	['connection-string-password', /;\s*(?:Password|Pwd)\s*=\s*([^;\s"'<>{}$]{6,})\s*(?:;|$)/gim, /;\s*(?:password|pwd)\s*=/i],
 ];
 
 /** The source secretlint's rules read: text only, no file. */
@@ -114,7 +123,7 @@ function sourceOf(content: string): SecretLintSourceCode {
 
 /** Finds secrets in texts. One instance per proxy: the preset's rules are created once. */
 export class SecretRules {
-	/** Each preset rule's handler, with the bit of its cue (0: none, always run). */
+	/** Each preset rule's handler, with the bits of its cues. */
 	readonly #handlers: Array<{ readonly cue: number; readonly handler: SecretLintRuleReportHandler }> = [];
 	/** The bit of each pattern's cue. */
 	readonly #patternCues: readonly number[];
@@ -132,19 +141,25 @@ export class SecretRules {
 			},
 			ignore: () => undefined,
 		};
-		// The cues, each once (`://` cues two rules), by their bit in `Cues.in`.
+		// The cues, each once (the URL credentials' cues two rules), by their bit in `Cues.in`.
 		const cues: RegExp[] = [];
-		const bitOf = (cue: RegExp | undefined) => {
-			if (!cue) return 0;
-			let index = cues.findIndex((known) => known.source === cue.source && known.flags === cue.flags);
-			if (index < 0) index = cues.push(cue) - 1;
-			return 1 << index;
+		const bitsOf = (cue: RegExp | readonly RegExp[]): number => {
+			let bits = 0;
+			for (const one of cue instanceof RegExp ? [cue] : cue) {
+				let index = cues.findIndex((known) => known.source === one.source && known.flags === one.flags);
+				if (index < 0) index = cues.push(one) - 1;
+				bits |= 1 << index;
+			}
+			return bits;
 		};
 		for (const rule of (recommendedPreset as unknown as { rules: SecretLintRuleCreator<object>[] }).rules) {
 			if (UNUSED_PRESET_RULES.has(rule.meta.id)) continue;
-			this.#handlers.push({ cue: bitOf(PRESET_CUES[rule.meta.id]), handler: rule.create(context, PRESET_OPTIONS[rule.meta.id] ?? {}) });
+			// A text with no cue is done with at once (`detect`): every rule needs one.
+			const cue = PRESET_CUES[rule.meta.id];
+			if (!cue) throw new Error(`no cue for ${rule.meta.id}`);
+			this.#handlers.push({ cue: bitsOf(cue), handler: rule.create(context, PRESET_OPTIONS[rule.meta.id] ?? {}) });
 		}
-		this.#patternCues = PATTERNS.map(([, , cue]) => bitOf(cue));
+		this.#patternCues = PATTERNS.map(([, , cue]) => bitsOf(cue));
 		this.#cues = new Cues(cues);
 	}
 
@@ -157,12 +172,13 @@ export class SecretRules {
 
 	/** Every rule's matches in `text`, in no particular order. */
 	detect(text: string): Detection[] {
+		const cued = this.#cues.in(text);
+		if (!cued) return [];
 		const found: Detection[] = [];
 		this.#found = found;
 		const source = sourceOf(text);
 		// The rules used report as they run: none returns a promise without a file path.
-		const cued = this.#cues.in(text);
-		for (const { cue, handler } of this.#handlers) if (!cue || cued & cue) void handler.file?.(source);
+		for (const { cue, handler } of this.#handlers) if (cued & cue) void handler.file?.(source);
 		PATTERNS.forEach(([rule, pattern], index) => {
 			if (!(cued & this.#patternCues[index]!)) return;
 			pattern.lastIndex = 0;

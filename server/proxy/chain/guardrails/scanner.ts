@@ -53,11 +53,12 @@ class Joined {
 		separators: (index: number) => string,
 	) {
 		let text = '';
-		pieces.forEach((piece, index) => {
+		for (let index = 0; index < pieces.length; index++) {
+			const piece = pieces[index]!;
 			this.starts.push(text.length);
 			this.lengths.push(piece.length);
-			text += piece + (index < pieces.length - 1 ? separators(index) : '');
-		});
+			text += index < pieces.length - 1 ? piece + separators(index) : piece;
+		}
 		this.text = text;
 	}
 
@@ -120,23 +121,29 @@ function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
 	slots.forEach((slot, index) => {
 		const { text } = slot;
 		// Runs of the base64 alphabets, with up to two `=` after them, read by hand. A run long
-		// enough holds every MIN_BASE64_RUN-th character, so only those are probed, and a run is
-		// read out from a probe that hits one: words and paths cost a few reads each, not all.
-		let after = 0;
-		for (let probe = MIN_BASE64_RUN - 1; probe < text.length; probe += MIN_BASE64_RUN) {
-			if (!isBase64(text.charCodeAt(probe))) continue;
-			let start = probe;
-			while (start > after && isBase64(text.charCodeAt(start - 1))) start--;
+		// enough to count ends at or past `start + MIN_BASE64_RUN - 1` for its first possible
+		// `start`; reading back from there, a character not of the alphabets moves `start` past it
+		// (no run from before it is long enough): ordinary words cost a read or two per
+		// MIN_BASE64_RUN characters, and none is read twice. [start, known) is of the alphabets.
+		let start = 0;
+		let known = 0;
+		while (start + MIN_BASE64_RUN <= text.length) {
+			let back = start + MIN_BASE64_RUN - 1;
+			const probe = back;
+			while (back >= known && isBase64(text.charCodeAt(back))) back--;
+			if (back >= known) {
+				start = back + 1;
+				known = probe + 1;
+				continue;
+			}
 			let at = probe + 1;
 			while (at < text.length && isBase64(text.charCodeAt(at))) at++;
-			// The next run starts past `at`, which is not of the alphabets.
-			after = at;
-			probe = at;
-			if (at - start < MIN_BASE64_RUN) continue;
 			let end = at;
 			while (end < text.length && end - at < 2 && text.charCodeAt(end) === 61) end++;
 			const decoded = printableBase64(text, start, at);
 			if (decoded !== undefined && decoded.length >= 8) runs.push({ slot: index, start, end, text: decoded });
+			// `at` is not of the alphabets.
+			start = known = at + 1;
 		}
 		if (!slot.text.includes('%')) return;
 		for (const match of slot.text.matchAll(PERCENT_RUN)) {
@@ -191,7 +198,7 @@ export class SecretScanner {
 				for (const detection of this.own.detect(compacted.text)) findings.push(this.inCompacted(compacted, slots, detection));
 			}
 		}
-		return unique(findings);
+		return findings.length ? unique(findings) : findings;
 	}
 
 	/** The rules' detections in a joined text, but for the markers of an earlier redaction. */

@@ -54,7 +54,8 @@ export function collectTexts(value: unknown, maxChars: number): CollectedTexts {
 				binary++;
 				continue;
 			}
-			if (!add([...path, key], true, key) || !walk(record[key], [...path, key])) return false;
+			const at = [...path, key];
+			if (!add(at, true, key) || !walk(record[key], at)) return false;
 		}
 		return true;
 	};
