@@ -6,7 +6,7 @@
  *   add_note per urgent one, in parallel) against one script: the bytes of the tool results
  *   the model receives, the bytes of the tool definitions it is shown, and its turns;
  * - one tool call as a one-call script against the same `call_tool` (search mode with
- *   `code.enabled`, the same proxy), in alternating rounds;
+ *   `code.enabled`, the same proxy), in turns, call by call;
  * - the start of a script in a warm sandbox (the pool in process, `return 1`);
  * - 16 scripts at once, each one call.
  */
@@ -22,9 +22,11 @@ import { median, ms, percentile, timed, verdict, type Table } from '../stats.js'
 
 const MEMBERS = fileURLToPath(new URL('../../../test/fixtures/workloads/code-members.mjs', import.meta.url));
 const GROUP = 'bench-code';
-/** Calls per front and round, and rounds, of the overhead comparison. */
-const CALLS = 50;
-const ROUNDS = 2;
+/**
+ * Pairs of the overhead comparison: a call_tool and a one-call script each, in turns (the order
+ * flips every pair), so that both see the same moments of a shared machine.
+ */
+const PAIRS = 400;
 const STARTS = 100;
 const CONCURRENT = 16;
 
@@ -73,18 +75,19 @@ return { noted: urgent.map((issue) => issue.id) };`;
 		const saved = 1 - receivedCode / receivedDirect;
 
 		process.stderr.write('code: the task done both ways\n');
-		// One call: call_tool against a one-call script, alternating rounds on the same proxy.
+		// One call: call_tool against a one-call script, in turns on the same proxy.
 		const viaCallTool: number[] = [];
 		const viaScript: number[] = [];
 		const callTool = () => both.callTool({ name: 'call_tool', arguments: { name: 'tracker_get_issue', arguments: { id: 1 } } });
 		const oneCall = () => both.callTool({ name: 'run_code', arguments: { code: 'return await tools.tracker.get_issue({ id: 1 });' } });
 		await timed(20, callTool);
 		await timed(20, oneCall);
-		for (let round = 0; round < ROUNDS; round++) {
-			const order = round % 2 ? [[oneCall, viaScript], [callTool, viaCallTool]] as const : [[callTool, viaCallTool], [oneCall, viaScript]] as const;
-			for (const [work, samples] of order) samples.push(...(await timed(CALLS, work)));
+		for (let pair = 0; pair < PAIRS; pair++) {
+			const order = pair % 2 ? [[oneCall, viaScript], [callTool, viaCallTool]] as const : [[callTool, viaCallTool], [oneCall, viaScript]] as const;
+			for (const [work, samples] of order) samples.push(...(await timed(1, work)));
 		}
 		const overhead = median(viaScript) / median(viaCallTool);
+		const pairedOverhead = median(viaScript.map((script, pair) => script / viaCallTool[pair]!));
 
 		process.stderr.write('code: the one-call rounds done\n');
 		// Sixteen scripts at once.
@@ -112,7 +115,7 @@ return { noted: urgent.map((issue) => issue.id) };`;
 				verdicts: [verdict('bytes of tool results the model receives, script vs direct calls', receivedCode / receivedDirect, 0.1), `that is ${(saved * 100).toFixed(1)} % fewer (target ≥ 90 %)`],
 			},
 			{
-				title: `Code mode's cost: one tool call (tracker.get_issue) as a one-call run_code script against the same call through call_tool, on one aggregate (mode search, code.enabled), ${ROUNDS} alternating rounds of ${CALLS} sequential calls each; and ${CONCURRENT} scripts at once`,
+				title: `Code mode's cost: one tool call (tracker.get_issue) as a one-call run_code script against the same call through call_tool, on one aggregate (mode search, code.enabled), ${PAIRS} pairs of sequential calls in turns; and ${CONCURRENT} scripts at once`,
 				columns: ['what', 'p50', 'p99'],
 				rows: [
 					['call_tool', ms(median(viaCallTool)), ms(percentile(viaCallTool, 99))],
@@ -122,6 +125,7 @@ return { noted: urgent.map((issue) => issue.id) };`;
 				],
 				verdicts: [
 					verdict('p50 of a one-call script vs call_tool', overhead, 1.3),
+					`median of each pair's ratio, one-call script to call_tool: ${pairedOverhead.toFixed(2)}×`,
 					verdict("p50 of a script's start in a warm sandbox vs 5 ms", median(starts) / 5, 1),
 					`${CONCURRENT} scripts at once each got their own answer: ${allRight ? 'yes' : 'NO'}`,
 				],
