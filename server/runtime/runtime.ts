@@ -80,7 +80,6 @@ export interface RuntimeInfo {
 	readonly found_by?: string;
 }
 
-/** An image build from a context folder holding a `Dockerfile`. */
 /** What `version` says of the engine: its report, or that none answered and why. */
 export type EngineReport = RuntimeInfo | { readonly name: 'none'; readonly error: string };
 
@@ -93,6 +92,7 @@ export async function reportEngine(runtime: Runtime): Promise<EngineReport> {
 	}
 }
 
+/** An image build from a context folder holding a `Dockerfile`. */
 export interface ImageBuild {
 	readonly contextDir: string;
 	readonly tag: string;
