@@ -4,15 +4,21 @@
  * inherits through NODE_OPTIONS), leave out the engine client of the management calls (dockerode, with gRPC,
  * protobuf and ssh2), the MCP SDK of the aggregate backend, jose, Cedar, Redis and
  * OpenTelemetry, the features' own modules, and zod (it reads its records with checks generated
- * from the zod schemas: server/runspec/records.ts).
+ * from the zod schemas: server/runspec/records.ts). And it holds V8's optimising compiler off
+ * while it loads (server/cli/proxyEntry.ts), so an idle proxy does not keep the compiler's code.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
-import { runHangar } from './support/processes.js';
+import { connectLegacy } from './support/mcpClients.js';
+import { HANGAR_BIN, runHangar } from './support/processes.js';
 
 let home: TestHome;
 let loadedFile: string;
@@ -48,3 +54,49 @@ describe('the proxy of a plain stdio workload', { timeout: 180_000 }, () => {
 		for (const feature of features) expect(loaded.filter((url) => url.includes(feature)), feature).toEqual([]);
 	});
 });
+
+describe("the proxy's start", { timeout: 180_000 }, () => {
+	it('optimises nothing while it starts, and optimises the code that serves', async () => {
+		const proxyFile = join(home.path, 'data', 'proxies', `${name}.json`);
+		const started = JSON.parse(await readFile(proxyFile, 'utf8')) as { pid: number; port: number };
+		process.kill(started.pid, 'SIGTERM');
+		await expect.poll(() => alive(started.pid), { timeout: 15_000 }).toBe(false);
+
+		// The same proxy, started by hand with V8 telling what it optimises.
+		const proxy = spawn(process.execPath, ['--trace-opt', HANGAR_BIN, 'proxy', name], { env: { ...home.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'ignore'] });
+		let trace = '';
+		proxy.stdout.on('data', (chunk: Buffer) => (trace += chunk.toString()));
+		try {
+			const optimised = () => [...trace.matchAll(/completed optimizing \S+ <JSFunction (\S*)/g)].map((match) => match[1]);
+			const client = await connectWhenListening(`http://127.0.0.1:${started.port}/mcp`);
+			// Before the fix, loading the proxy's modules made V8 optimise two of Node's path functions.
+			expect(optimised()).toEqual([]);
+			for (let call = 0; call < 800; call++) await client.callTool({ name: 'echo', arguments: { message: 'warm' } });
+			await client.close();
+			expect(optimised().length).toBeGreaterThan(0);
+		} finally {
+			proxy.kill('SIGTERM');
+			await once(proxy, 'exit');
+		}
+	});
+});
+
+async function connectWhenListening(url: string): Promise<Client> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return (await connectLegacy(url, { revision: '2025-06-18', transport: 'streamable-http' })).client;
+		} catch (error) {
+			if (attempt === 150) throw error;
+			await sleep(200);
+		}
+	}
+}
+
+function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}

@@ -226,7 +226,8 @@ async function startWebhooks(workload: StoredWorkload, environment: Environment,
 
 /**
  * Runs the proxy of workload `name`, reaching its container through `runtime`: for a
- * workload with replicas, their supervisor, unless this is one of them (`replica`).
+ * workload with replicas, their supervisor, unless this is one of them (`replica`). Resolves
+ * once the proxy listens and has started its server, or failed to.
  */
 export async function runProxy(name: string, runtime: Runtime, replica?: ReplicaRole): Promise<void> {
 	const environment = createEnvironment(replica ? `proxy ${name}#${replica.index}` : `proxy ${name}`);
@@ -402,9 +403,12 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// A replica ends with its supervisor; a proxy the service spawned is let go once ready.
 	process.on('disconnect', () => (replica ? void stop('its supervisor is gone') : undefined));
 
-	void backend.start().then(async () => {
-		await auth?.start(challenge).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
-		await writes;
-		report({ type: 'ready', port: workload.port! });
-	});
+	await backend.start().then(
+		async () => {
+			await auth?.start(challenge).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
+			await writes;
+			report({ type: 'ready', port: workload.port! });
+		},
+		(error: Error) => log.error(`the server did not start: ${error.message}`),
+	);
 }
