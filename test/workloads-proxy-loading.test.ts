@@ -5,7 +5,7 @@
  * protobuf and ssh2), the MCP SDK of the aggregate backend, jose, Cedar, Redis and
  * OpenTelemetry, the features' own modules, and zod (it reads its records with checks generated
  * from the zod schemas: server/runspec/records.ts). And it holds V8's optimising compiler off
- * while it loads (server/cli/proxyEntry.ts), so an idle proxy does not keep the compiler's code.
+ * until it is busy (server/proxy/compiler.ts), so an idle proxy does not keep the compiler's code.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
+import { REQUESTS_BEFORE_OPTIMISING } from '../server/proxy/compiler.js';
 import { connectLegacy } from './support/mcpClients.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
 
@@ -56,7 +57,7 @@ describe('the proxy of a plain stdio workload', { timeout: 180_000 }, () => {
 });
 
 describe("the proxy's start", { timeout: 180_000 }, () => {
-	it('optimises nothing while it starts, and optimises the code that serves', async () => {
+	it('optimises nothing while it starts and answers a handshake and its tools, and optimises the code of a busy proxy', async () => {
 		const proxyFile = join(home.path, 'data', 'proxies', `${name}.json`);
 		const started = JSON.parse(await readFile(proxyFile, 'utf8')) as { pid: number; port: number };
 		process.kill(started.pid, 'SIGTERM');
@@ -69,9 +70,11 @@ describe("the proxy's start", { timeout: 180_000 }, () => {
 		try {
 			const optimised = () => [...trace.matchAll(/completed optimizing \S+ <JSFunction (\S*)/g)].map((match) => match[1]);
 			const client = await connectWhenListening(`http://127.0.0.1:${started.port}/mcp`);
-			// Before the fix, loading the proxy's modules made V8 optimise two of Node's path functions.
+			expect((await client.listTools()).tools.length).toBeGreaterThan(5);
+			// Before the fix, loading the proxy's modules made V8 optimise two of Node's path
+			// functions, and the tools' list the scan of its depth.
 			expect(optimised()).toEqual([]);
-			for (let call = 0; call < 800; call++) await client.callTool({ name: 'echo', arguments: { message: 'warm' } });
+			for (let call = 0; call < REQUESTS_BEFORE_OPTIMISING + 700; call++) await client.callTool({ name: 'echo', arguments: { message: 'warm' } });
 			await client.close();
 			expect(optimised().length).toBeGreaterThan(0);
 		} finally {

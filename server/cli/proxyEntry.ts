@@ -4,26 +4,15 @@
  * arguments, which `main.ts` recognises before building the command tree: a proxy per
  * workload runs for as long as the workload, so it loads only the proxy and its runtime.
  */
-import { setFlagsFromString } from 'node:v8';
+import { holdOptimisingCompiler } from '../proxy/compiler.js';
 import type { ReplicaRole } from '../proxy/main.js';
 
-/**
- * Runs the proxy of workload `name` (one of its replicas with `replica`).
- *
- * V8's optimising compiler is held off while the proxy starts. Loading its modules and starting
- * its server run a few of Node's path functions often enough for V8 to optimise them, and the
- * first optimisation maps about 3.6 MB of the compiler's own code, which an idle proxy would then
- * hold for its whole life (docs/benchmarks.md, "Memory per proxy"). The code that serves calls is
- * optimised as before: the compiler is back once the proxy has started.
- */
+/** Runs the proxy of workload `name` (one of its replicas with `replica`). */
 export async function runProxyCommand(name: string, replica?: ReplicaRole): Promise<void> {
-	setFlagsFromString('--no-turbofan');
-	try {
-		const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../proxy/main.js'), import('../runtime/docker.js')]);
-		await runProxy(name, new DockerRuntime(), replica);
-	} finally {
-		setFlagsFromString('--turbofan');
-	}
+	// Before the proxy's modules load: see proxy/compiler.ts.
+	holdOptimisingCompiler();
+	const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../proxy/main.js'), import('../runtime/docker.js')]);
+	await runProxy(name, new DockerRuntime(), replica);
 }
 
 /** The arguments as the spawners write them, else undefined (commander then reads them, and reports what is wrong). */

@@ -36,6 +36,7 @@ import { localLinkPath, STOP_PATH } from '../runspec/localLink.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 import { CallStats } from './chain/telemetry/callStats.js';
+import { optimiseWhenBusy } from './compiler.js';
 import type { UpstreamAuthenticator } from './chain/upstreamAuth/authenticator.js';
 import type { Environment } from '../environment.js';
 import type { Auditor } from './chain/audit/audit.js';
@@ -226,8 +227,7 @@ async function startWebhooks(workload: StoredWorkload, environment: Environment,
 
 /**
  * Runs the proxy of workload `name`, reaching its container through `runtime`: for a
- * workload with replicas, their supervisor, unless this is one of them (`replica`). Resolves
- * once the proxy listens and has started its server, or failed to.
+ * workload with replicas, their supervisor, unless this is one of them (`replica`).
  */
 export async function runProxy(name: string, runtime: Runtime, replica?: ReplicaRole): Promise<void> {
 	const environment = createEnvironment(replica ? `proxy ${name}#${replica.index}` : `proxy ${name}`);
@@ -296,6 +296,7 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 		? await startWebhooks(workload, environment, security.auditor).catch((error: Error) => fail(`cannot start the webhooks: ${error.message}`))
 		: undefined;
 	const mcpMiddlewares = [
+		optimiseWhenBusy(),
 		stats.middleware,
 		telemetry?.request,
 		...security.mcpMiddlewares,
@@ -403,12 +404,9 @@ export async function runProxy(name: string, runtime: Runtime, replica?: Replica
 	// A replica ends with its supervisor; a proxy the service spawned is let go once ready.
 	process.on('disconnect', () => (replica ? void stop('its supervisor is gone') : undefined));
 
-	await backend.start().then(
-		async () => {
-			await auth?.start(challenge).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
-			await writes;
-			report({ type: 'ready', port: workload.port! });
-		},
-		(error: Error) => log.error(`the server did not start: ${error.message}`),
-	);
+	void backend.start().then(async () => {
+		await auth?.start(challenge).catch((error: Error) => log.warn(`cannot resume the sign-in: ${error.message}`));
+		await writes;
+		report({ type: 'ready', port: workload.port! });
+	});
 }
