@@ -5,7 +5,7 @@
  * protobuf and ssh2), the MCP SDK of the aggregate backend, jose, Cedar, Redis and
  * OpenTelemetry, the features' own modules, and zod (it reads its records with checks generated
  * from the zod schemas: server/runspec/records.ts). And it holds V8's optimising compiler off
- * until it is busy (server/proxy/compiler.ts), so an idle proxy does not keep the compiler's code.
+ * until it is busy (server/proxy/chain/compiler/compiler.ts), so an idle proxy does not keep the compiler's code.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
-import { REQUESTS_BEFORE_OPTIMISING } from '../server/proxy/compiler.js';
+import { REQUESTS_BEFORE_OPTIMISING } from '../server/proxy/chain/compiler/compiler.js';
 import { connectLegacy } from './support/mcpClients.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
 

@@ -4,12 +4,12 @@
  * arguments, which `main.ts` recognises before building the command tree: a proxy per
  * workload runs for as long as the workload, so it loads only the proxy and its runtime.
  */
-import { holdOptimisingCompiler } from '../proxy/compiler.js';
+import { holdOptimisingCompiler } from '../proxy/chain/compiler/compiler.js';
 import type { ReplicaRole } from '../proxy/main.js';
 
 /** Runs the proxy of workload `name` (one of its replicas with `replica`). */
 export async function runProxyCommand(name: string, replica?: ReplicaRole): Promise<void> {
-	// Before the proxy's modules load: see proxy/compiler.ts.
+	// Before the proxy's modules load: see proxy/chain/compiler/compiler.ts.
 	holdOptimisingCompiler();
 	const [{ runProxy }, { DockerRuntime }] = await Promise.all([import('../proxy/main.js'), import('../runtime/docker.js')]);
 	await runProxy(name, new DockerRuntime(), replica);

@@ -36,7 +36,7 @@ import { localLinkPath, STOP_PATH } from '../runspec/localLink.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import { telemetrySettingsOf } from '../runspec/telemetryConfig.js';
 import { CallStats } from './chain/telemetry/callStats.js';
-import { optimiseWhenBusy } from './compiler.js';
+import { optimiseWhenBusy } from './chain/compiler/compiler.js';
 import type { UpstreamAuthenticator } from './chain/upstreamAuth/authenticator.js';
 import type { Environment } from '../environment.js';
 import type { Auditor } from './chain/audit/audit.js';

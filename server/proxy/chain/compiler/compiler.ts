@@ -8,7 +8,7 @@
  * (docs/benchmarks.md, "Memory per proxy".)
  */
 import { setFlagsFromString } from 'node:v8';
-import type { McpMiddleware } from './chain/chain.js';
+import type { McpMiddleware } from '../chain.js';
 
 /** The requests a proxy answers before V8 may optimise its code. */
 export const REQUESTS_BEFORE_OPTIMISING = 100;
