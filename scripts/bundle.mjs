@@ -4,9 +4,10 @@
 //
 // - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
 //   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
-//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) becomes a small
-//   launcher of the bundle; the rest of tsc's output stays where it is (tests, the proxy's OTLP
-//   worker, scripts/write-manifest.mjs).
+//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) is a small launcher
+//   of the bundle, written here: tsc leaves server/cli/main.ts out (tsconfig.build.json), so a
+//   `tsc` of its own does not put an unbundled CLI in its place. The rest of tsc's output stays
+//   where it is (tests, the proxy's OTLP worker, scripts/write-manifest.mjs).
 // - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
 //   found next to a module (commands.json, manifest.json, package.json, the embedded catalog,
 //   the CLI entry a proxy is spawned with) are found as without the bundle.
