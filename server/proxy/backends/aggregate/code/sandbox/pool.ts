@@ -6,6 +6,7 @@
  * others go on.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { CancelSignal } from '../../cancellation.js';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
 import { CANCELLED, DOORBELL, SIGNAL_CELLS, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
 
@@ -23,7 +24,7 @@ export interface PooledRun {
 	readonly code: string;
 	readonly prelude: string;
 	readonly host: HostFunction;
-	readonly signal: AbortSignal;
+	readonly signal: CancelSignal;
 }
 
 class SandboxWorker {
