@@ -216,7 +216,7 @@ function refill(module: QuickJSWASMModule): void {
  * error. Call `recycle` after each, once its answer is on its way.
  */
 export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
-	// Came before `recycle`: the last script's memory is freed first, the contexts made ahead wait for the next `recycle`.
+	// A script that comes before the last one's `recycle` frees that one's memory first; the contexts made ahead wait for the `recycle`.
 	freeLastScript();
 	if (!loaded) return { ok: false, error: 'the sandbox failed: the engine is not loaded', logs: [] };
 	let prepared: Prepared;

@@ -146,10 +146,10 @@ export class SandboxPool {
 	/**
 	 * A warm worker, or a new one; when none is left warm, one starts for the next script (it goes
 	 * back after). The worker used last, unless it is still making ready after its script and
-	 * another is ready.
+	 * another is ready (started, and not doing so).
 	 */
 	private take(): SandboxWorker {
-		const ready = this.idle.findLastIndex((each) => !each.gone && !each.tidying);
+		const ready = this.idle.findLastIndex((each) => !each.gone && each.isReady && !each.tidying);
 		let worker = ready >= 0 ? this.idle.splice(ready, 1)[0] : this.idle.pop();
 		while (worker?.gone) worker = this.idle.pop();
 		if (!this.idle.length && !this.closed) this.idle.push(new SandboxWorker(this.url, this.limits));
