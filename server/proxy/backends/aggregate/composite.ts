@@ -10,6 +10,7 @@
 import type { CompositeStep, CompositeTool } from '../../../../protocol/runConfig.js';
 import { durationMs, expand, expandAll, isTrue } from '../../../runspec/composite.js';
 import type { JsonRpcResponse } from '../../core/jsonrpc.js';
+import type { CancelSignal } from './cancellation.js';
 import type { ToolView } from './toolView.js';
 
 /** What a composite tool's steps reach: the tools the client sees, the chain, and the client. */
@@ -85,7 +86,7 @@ interface StepState {
 }
 
 /** Runs composite tool `tool` with `args`; answers its result, or an error result naming the step that failed. */
-export async function runComposite(tool: CompositeTool, args: Record<string, unknown>, calls: CompositeCalls, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function runComposite(tool: CompositeTool, args: Record<string, unknown>, calls: CompositeCalls, signal: CancelSignal): Promise<Record<string, unknown>> {
 	const steps: Record<string, StepState> = {};
 	const scope = { params: args, steps };
 	let skipRemaining = false;

@@ -36,6 +36,7 @@ import { within } from '../../../within.js';
 import { CALL_TOOL, DEFAULT_LIMIT, FIND_TOOL, foundResult, MAX_LIMIT, SEARCH_TOOLS, type MemberContext } from './search.js';
 import { RUN_CODE, runCode, runCodeTool } from './code/runCode.js';
 import { compositeDefinition, runComposite } from './composite.js';
+import { Cancellation, type CancelSignal } from './cancellation.js';
 import type { SandboxPool } from './code/sandbox/pool.js';
 import type { Tool, ToolsSeen, ToolView } from './toolView.js';
 
@@ -305,7 +306,7 @@ export class AggregateSession implements UpstreamSession {
 		if (composite) {
 			if (!origin) return invalidParams(`${name} is not available here`);
 			const view = await this.currentTools(signal);
-			const abort = new AbortController();
+			const abort = new Cancellation();
 			call.abort = abort;
 			const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
 			const report = this.progress(params, call);
@@ -314,11 +315,11 @@ export class AggregateSession implements UpstreamSession {
 				given,
 				{
 					view,
-					call: this.innerCaller(origin, view, signal, abort.signal),
+					call: this.innerCaller(origin, view, signal, abort),
 					elicit: (text, schema) => this.elicit(call, text, schema),
 					progressed: report && ((finished, total) => report(finished, total, `${finished} of ${total} steps done`)),
 				},
-				abort.signal,
+				abort,
 			);
 		}
 		if (!fromScript && this.config.mode === 'code') return invalidParams(`Unknown tool: ${name} (this aggregate lists only ${RUN_CODE})`);
@@ -346,7 +347,7 @@ export class AggregateSession implements UpstreamSession {
 	private async runScript(params: Params, signal: AbortSignal, call: CallInFlight, origin: CallOrigin): Promise<Record<string, unknown>> {
 		const view = await this.currentTools(signal);
 		const seen = seenBy(view, origin);
-		const abort = new AbortController();
+		const abort = new Cancellation();
 		call.abort = abort;
 		const report = this.progress(params, call);
 		// A search over the whole view, then only what the caller may call: as many as asked for, if there are.
@@ -359,9 +360,9 @@ export class AggregateSession implements UpstreamSession {
 				view: seen,
 				find,
 				progressed: report && ((finished) => report(finished, undefined, `${finished} tool call${finished === 1 ? '' : 's'} done`)),
-				call: this.innerCaller(origin, seen, signal, abort.signal),
+				call: this.innerCaller(origin, seen, signal, abort),
 			},
-			abort.signal,
+			abort,
 		);
 	}
 
@@ -378,7 +379,7 @@ export class AggregateSession implements UpstreamSession {
 	 * chain (`origin`), under an id this session knows as a script's, naming the tool's
 	 * annotations in `view` for authorization; `cancelled` gives up those in flight.
 	 */
-	private innerCaller(origin: CallOrigin, view: ToolsSeen, signal: AbortSignal, cancelled: AbortSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
+	private innerCaller(origin: CallOrigin, view: ToolsSeen, signal: AbortSignal, cancelled: CancelSignal): (name: string, args: Record<string, unknown>) => Promise<JsonRpcResponse> {
 		const inFlight = new Set<RequestId>();
 		cancelled.addEventListener('abort', () => inFlight.forEach((id) => this.cancel(id, 'the call that made it was cancelled')));
 		return async (name, args) => {
@@ -592,7 +593,7 @@ export class AggregateSession implements UpstreamSession {
 /** A client request in flight: `answer` answers the client (at once, when it is given up); `abort` ends a script it runs. */
 interface CallInFlight extends ClientCall {
 	readonly answer: (response: JsonRpcResponse) => void;
-	abort?: AbortController;
+	abort?: Cancellation;
 }
 
 /**

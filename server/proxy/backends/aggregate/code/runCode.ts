@@ -13,6 +13,7 @@
  */
 import type { Exposed } from '../../../../runspec/aggregationNames.js';
 import type { JsonRpcResponse } from '../../../core/jsonrpc.js';
+import type { CancelSignal } from '../cancellation.js';
 import type { Tool, ToolsSeen } from '../toolView.js';
 import { argumentProblem } from './argumentCheck.js';
 import { declarationOf } from './declarations.js';
@@ -114,7 +115,7 @@ function writePrelude(view: ToolsSeen): string {
 }
 
 /** Runs one `run_code` call; answers its result (an error result when the script failed). */
-export async function runCode(pool: SandboxPool, code: unknown, calls: ScriptCalls, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function runCode(pool: SandboxPool, code: unknown, calls: ScriptCalls, signal: CancelSignal): Promise<Record<string, unknown>> {
 	if (typeof code !== 'string' || !code.trim()) return errorResult(`${RUN_CODE} needs code: the body of an async function`, []);
 	const outcome = await pool.run({ code, prelude: preludeOf(calls.view), host: hostOf(calls, pool.limits), signal });
 	return resultOf(outcome);

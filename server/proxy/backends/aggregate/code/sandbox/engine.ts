@@ -216,7 +216,8 @@ function refill(module: QuickJSWASMModule): void {
  * error. Call `recycle` after each, once its answer is on its way.
  */
 export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
-	if (lastScript) recycle();
+	// A script that comes before the last one's `recycle` frees that one's memory first; the contexts made ahead wait for the `recycle`.
+	freeLastScript();
 	if (!loaded) return { ok: false, error: 'the sandbox failed: the engine is not loaded', logs: [] };
 	let prepared: Prepared;
 	try {
@@ -236,9 +237,13 @@ export async function runScript(run: ScriptRun): Promise<ScriptOutcome> {
 
 /** Frees the last script's context, if it is not yet, and makes contexts ahead for the next scripts. */
 export function recycle(): void {
+	freeLastScript();
+	if (loaded) refill(loaded);
+}
+
+function freeLastScript(): void {
 	lastScript?.dispose();
 	lastScript = undefined;
-	if (loaded) refill(loaded);
 }
 
 class Script {

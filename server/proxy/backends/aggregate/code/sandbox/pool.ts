@@ -6,8 +6,9 @@
  * others go on.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { CancelSignal } from '../../cancellation.js';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
-import { CANCELLED, DOORBELL, SIGNAL_CELLS, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
+import { CANCELLED, DOORBELL, SIGNAL_CELLS, TIDYING, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
 
 const WORKER = new URL('./worker.js', import.meta.url);
 /** Workers kept waiting for the next script. */
@@ -23,7 +24,7 @@ export interface PooledRun {
 	readonly code: string;
 	readonly prelude: string;
 	readonly host: HostFunction;
-	readonly signal: AbortSignal;
+	readonly signal: CancelSignal;
 }
 
 class SandboxWorker {
@@ -69,6 +70,11 @@ class SandboxWorker {
 		if (this.gone) return;
 		this.port.postMessage(message);
 		this.ring();
+	}
+
+	/** Whether the worker is still making ready for its next script, after its last. */
+	get tidying(): boolean {
+		return Atomics.load(this.signals, TIDYING) !== 0;
 	}
 
 	/** Cancels the script the worker runs. */
@@ -137,9 +143,14 @@ export class SandboxPool {
 		for (const worker of this.idle.splice(0)) worker.end();
 	}
 
-	/** A warm worker, or a new one; when none is left warm, one starts for the next script (it goes back after). */
+	/**
+	 * A warm worker, or a new one; when none is left warm, one starts for the next script (it goes
+	 * back after). The worker used last, unless it is still making ready after its script and
+	 * another is ready (started, and not doing so).
+	 */
 	private take(): SandboxWorker {
-		let worker = this.idle.pop();
+		const ready = this.idle.findLastIndex((each) => !each.gone && each.isReady && !each.tidying);
+		let worker = ready >= 0 ? this.idle.splice(ready, 1)[0] : this.idle.pop();
 		while (worker?.gone) worker = this.idle.pop();
 		if (!this.idle.length && !this.closed) this.idle.push(new SandboxWorker(this.url, this.limits));
 		return worker ?? new SandboxWorker(this.url, this.limits);
@@ -169,6 +180,8 @@ export class SandboxPool {
 			sandbox.listener = (message) => {
 				if (message.type === 'done') {
 					if (message.retire) sandbox.end();
+					// After this turn of the proxy's loop, which passes the answer on.
+					else setImmediate(() => sandbox.send({ type: 'tidy' }));
 					return finish(message.outcome);
 				}
 				if (message.type !== 'host') return;

@@ -10,11 +10,16 @@ import type { ScriptLimits, ScriptOutcome } from './limits.js';
 /** The Int32 cells of the shared memory. */
 export const DOORBELL = 0;
 export const CANCELLED = 1;
-export const SIGNAL_CELLS = 2;
+export const TIDYING = 2;
+export const SIGNAL_CELLS = 3;
 
 /** What the pool gives a worker at its start. */
 export interface SandboxData {
-	/** DOORBELL: counted up by the pool after each message and cancellation; CANCELLED: 1 once the script is cancelled. */
+	/**
+	 * DOORBELL: counted up by the pool after each message and cancellation; CANCELLED: 1 once the
+	 * script is cancelled; TIDYING: 1 from a script's end until the worker has made the contexts of
+	 * the next ones (a script sent meanwhile waits for that).
+	 */
 	readonly signals: SharedArrayBuffer;
 	/** Where the pool's messages (ToWorker) come; the worker takes them off it itself. */
 	readonly port: MessagePort;
@@ -24,6 +29,8 @@ export interface SandboxData {
 export type ToWorker =
 	/** `prelude`: absent when it is the one of the worker's last script. */
 	| { readonly type: 'run'; readonly code: string; readonly prelude?: string }
+	/** The proxy has passed on the last script's answer: time to free its context and make the next scripts'. */
+	| { readonly type: 'tidy' }
 	| ({ readonly type: 'answer' } & HostAnswer);
 
 export type FromWorker =
