@@ -173,6 +173,15 @@ describe('the cues and their gates', () => {
 		expect(cues.in('sig = a; password : x; A3 T; AccountKey =')).toBe(0);
 	});
 
+	it('find a cue by the literal it starts with from its gate on, past many gates that start none, and one whose gate comes after its literal start', () => {
+		const cues = new Cues([/ya29\./, /\dQ~/]);
+		expect(cues.in(`${'2026-12-07 20:29 '.repeat(20)}token ya29.a0Af`)).toBe(0b01);
+		expect(cues.in('ya29.')).toBe(0b01);
+		expect(cues.in('ya2 9. a29. ya29 Ya29.')).toBe(0);
+		expect(cues.in(`${'~'.repeat(5)} abc8Q~def`)).toBe(0b10);
+		expect(cues.in('Q~ at the start, aQ~ after a letter')).toBe(0);
+	});
+
 	it('find the AWS secret key and account id under every case of their names secretlint accepts', () => {
 		const key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8aW3vX4N';
 		for (const secret of ['SECRET', 'secret', 'Secret']) {

@@ -281,6 +281,11 @@ async function pairedCost(): Promise<Table> {
 	}
 }
 
+/** `BENCH_GUARDRAILS_PART=paired` runs the 1 KiB verdict alone (a few minutes; the whole suite takes many more). */
+const PART = process.env.BENCH_GUARDRAILS_PART;
+
 export async function guardrails(): Promise<Table[]> {
+	if (PART === 'paired') return [await pairedCost()];
+	if (PART !== undefined) throw new Error(`BENCH_GUARDRAILS_PART: only 'paired' is known, not '${PART}'`);
 	return [await precision(), await personalDataPrecision(), scanCost(), await proxiedCost(), await pairedCost()];
 }
