@@ -18,6 +18,7 @@ import { uniqueName } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
 import { REQUESTS_BEFORE_OPTIMISING } from '../server/proxy/chain/compiler/compiler.js';
+import { isAlive } from '../server/store/lock.js';
 import { connectLegacy } from './support/mcpClients.js';
 import { HANGAR_BIN, runHangar } from './support/processes.js';
 
@@ -61,7 +62,7 @@ describe("the proxy's start", { timeout: 180_000 }, () => {
 		const proxyFile = join(home.path, 'data', 'proxies', `${name}.json`);
 		const started = JSON.parse(await readFile(proxyFile, 'utf8')) as { pid: number; port: number };
 		process.kill(started.pid, 'SIGTERM');
-		await expect.poll(() => alive(started.pid), { timeout: 15_000 }).toBe(false);
+		await expect.poll(() => isAlive(started.pid), { timeout: 15_000 }).toBe(false);
 
 		// The same proxy, started by hand with V8 telling what it optimises.
 		const proxy = spawn(process.execPath, ['--trace-opt', HANGAR_BIN, 'proxy', name], { env: { ...home.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -92,14 +93,5 @@ async function connectWhenListening(url: string): Promise<Client> {
 			if (attempt === 150) throw error;
 			await sleep(200);
 		}
-	}
-}
-
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
 	}
 }
