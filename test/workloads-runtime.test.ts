@@ -2,7 +2,13 @@
  * The Docker runtime against the real Docker Engine (started by scripts/test-services.sh),
  * with the locally built `hangar-test/everything` image, and `/health` reporting the engine.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type RequestListener } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Health } from '../protocol/protocol.system.js';
 import { CreateWorkload, ListWorkloads } from '../protocol/protocol.workloads.js';
@@ -14,6 +20,7 @@ import { createTestHome, type TestHome } from './support/home.js';
 import { spawnDaemon, startServe } from './support/processes.js';
 import { callRest } from './support/rest.js';
 
+const run = promisify(execFile);
 const IMAGE = 'hangar-test/everything:1';
 const runtime = new DockerRuntime();
 const suffix = randomBytes(4).toString('hex');
@@ -23,6 +30,19 @@ const created: string[] = [];
 afterAll(async () => {
 	await Promise.all(created.map((id) => runtime.remove(id)));
 });
+
+/** An engine that is not Docker's or Podman's (a fault neither produces), on a unix socket: the paths it was asked for. */
+async function startEngine(answer: RequestListener): Promise<{ socket: string; paths: string[]; close(): Promise<void> }> {
+	const dir = await mkdtemp(join(tmpdir(), 'hangar-engine-'));
+	const socket = join(dir, 'engine.sock');
+	const paths: string[] = [];
+	const server = createServer((request, response) => {
+		paths.push(request.url!);
+		answer(request, response);
+	});
+	await new Promise<void>((resolve) => server.listen(socket, resolve));
+	return { socket, paths, close: async () => (await new Promise<void>((resolve) => server.close(() => resolve())), await rm(dir, { recursive: true, force: true })) };
+}
 
 async function createStdioServer(name: string): Promise<string> {
 	const id = await runtime.create({
@@ -41,10 +61,24 @@ async function createStdioServer(name: string): Promise<string> {
 }
 
 describe('DockerRuntime', () => {
-	it('reports the engine', async () => {
+	it('reports the engine, with the version its /version answer gives', async () => {
 		const info = await runtime.info();
-		expect(info.name).toBe('docker');
-		expect(info.version).toMatch(/^\d+\.\d+/);
+		const { stdout } = await run('docker', ['version', '--format', '{{.Server.Version}}']);
+		expect(info).toMatchObject({ name: 'docker', version: stdout.trim() });
+	});
+
+	it('asks /version of an engine whose /_ping does not name it', async () => {
+		const engine = await startEngine((request, response) => {
+			if (request.url === '/_ping') return void response.end('OK');
+			if (request.url === '/version') return void response.setHeader('Content-Type', 'application/json').end(JSON.stringify({ Version: '27.1.0', Components: [] }));
+			response.writeHead(404).end();
+		});
+		try {
+			expect(await new DockerRuntime({ DOCKER_HOST: `unix://${engine.socket}` }).info()).toMatchObject({ name: 'docker', version: '27.1.0' });
+			expect(engine.paths).toEqual(['/_ping', '/version']);
+		} finally {
+			await engine.close();
+		}
 	});
 
 	it('creates, starts, attaches, lists, inspects, reads logs, stops and removes a container', async () => {

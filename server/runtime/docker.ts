@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { HangarError } from '../../protocol/errors.js';
@@ -99,10 +100,8 @@ export class DockerRuntime implements Runtime {
 	}
 
 	async info(): Promise<RuntimeInfo> {
-		const version = await this.request('container runtime version', (api) => api.json<Dockerode.DockerVersion>('GET', '/version'));
-		// Podman's Docker-compatible service names itself among the components.
-		const podman = (version.Components ?? []).find((component) => /podman/i.test(component.Name));
-		return { name: podman ? 'podman' : 'docker', version: podman?.Version ?? version.Version, address: this.engine.host, found_by: this.engine.foundBy };
+		const named = await this.request('container runtime version', async (api) => engineNamedBy(await api.pingHeaders()) ?? engineOfVersion(await api.json<Dockerode.DockerVersion>('GET', '/version')));
+		return { ...named, address: this.engine.host, found_by: this.engine.foundBy };
 	}
 
 	async imageExists(image: string): Promise<boolean> {
@@ -454,4 +453,24 @@ function engineMessage(error: EngineError): string {
 function exitCodeOf(status: string | undefined): number | undefined {
 	const match = /Exited \((-?\d+)\)/.exec(status ?? '');
 	return match ? Number(match[1]) : undefined;
+}
+
+type EngineName = Pick<RuntimeInfo, 'name' | 'version'>;
+
+/**
+ * The engine as its `/_ping` answer names it: Podman by `Libpod-Api-Version`, Docker by
+ * `Server: Docker/<version> (<os>)`; undefined for any other answer.
+ */
+function engineNamedBy(headers: IncomingHttpHeaders | undefined): EngineName | undefined {
+	const libpod = headers?.['libpod-api-version'];
+	if (typeof libpod === 'string' && libpod) return { name: 'podman', version: libpod };
+	const server = headers?.server;
+	const docker = typeof server === 'string' ? /^Docker\/(\S+)/.exec(server) : null;
+	return docker ? { name: 'docker', version: docker[1]! } : undefined;
+}
+
+/** The engine as its `/version` answer names it: Podman's Docker-compatible service lists itself among the components. */
+function engineOfVersion(version: Dockerode.DockerVersion): EngineName {
+	const podman = (version.Components ?? []).find((component) => /podman/i.test(component.Name));
+	return { name: podman ? 'podman' : 'docker', version: podman?.Version ?? version.Version };
 }
