@@ -192,9 +192,12 @@ export function isBroken(): boolean {
 	return broken;
 }
 
-/** A context for a script of `prelude`: one made ahead for it, else one with only the base, else a new one. */
+/**
+ * A context for a script of `prelude`: one made ahead for it (the one made last, whose memory is
+ * the likeliest still in the processor's caches), else one with only the base, else a new one.
+ */
 function contextFor(module: QuickJSWASMModule, prelude: string): Prepared {
-	const at = warm.findIndex((each) => each.prelude === prelude);
+	const at = warm.findLastIndex((each) => each.prelude === prelude);
 	if (at >= 0) return warm.splice(at, 1)[0]!;
 	const bare = warm.findIndex((each) => each.prelude === '');
 	if (bare < 0) return prepare(module, prelude);
