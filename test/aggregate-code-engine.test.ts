@@ -10,11 +10,11 @@ import { limitsOf } from '../server/proxy/backends/aggregate/code/sandbox/limits
 describe('the engine between scripts', () => {
 	it('frees the last script before running the next, even when no recycle came between them', async () => {
 		const limits = limitsOf({ memory_mib: 16 });
-		await warmUp(limits.memoryBytes);
+		await warmUp(limits);
 		// About 60 % of the limit, kept by the script's global: two such scripts at once would go over it.
 		const code = "const kept = []; for (let i = 0; i < 2e5; i++) kept.push('x'.repeat(50) + i); globalThis.kept = kept; return kept.length;";
 		for (let round = 0; round < 3; round++) {
-			const outcome = await runScript({ code, prelude: '', limits, cancelled: () => false, send: () => 0, nextAnswer: () => undefined });
+			const outcome = await runScript({ code, prelude: '', cancelled: () => false, send: () => 0, nextAnswer: () => undefined });
 			expect(outcome).toEqual({ ok: true, json: '200000', logs: [] });
 		}
 	});

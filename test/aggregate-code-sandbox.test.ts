@@ -71,6 +71,10 @@ describe('a script', { timeout: 30_000 }, () => {
 		for (const name of ['process', 'require', 'fetch', 'setTimeout', 'module', 'Buffer']) expect(globals).not.toContain(name);
 	});
 
+	it('returns its result as JSON even when it replaced JSON.stringify', async () => {
+		expect(await run(`JSON.stringify = () => '{not json'; return { sum: 1 + 2 };`)).toEqual({ ok: true, value: { sum: 3 }, logs: [] });
+	});
+
 	it('has a clock coarse to the second', async () => {
 		const outcome = await run('return [Date.now() % 1000, new Date().getMilliseconds()];');
 		expect(outcome).toMatchObject({ ok: true, value: [0, 0] });

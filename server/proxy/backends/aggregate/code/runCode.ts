@@ -126,13 +126,19 @@ function hostOf(calls: ScriptCalls, limits: SandboxPool['limits']): (name: strin
 	let finished = 0;
 	let inFlight = 0;
 	const waiting: Array<() => void> = [];
-	const turn = async () => {
-		if (inFlight >= limits.maxCallsInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
-		inFlight++;
+	/** A place among the calls in flight: taken at once when one is free (no turn of the loop), else a wait for one. */
+	const turn = (): Promise<void> | undefined => {
+		if (inFlight < limits.maxCallsInFlight) {
+			inFlight++;
+			return undefined;
+		}
+		return new Promise<void>((resolve) => waiting.push(resolve));
 	};
+	/** A call finished: its place goes to the next call waiting, if any. */
 	const done = () => {
-		inFlight--;
-		waiting.shift()?.();
+		const next = waiting.shift();
+		if (next) next();
+		else inFlight--;
 		calls.progressed?.(++finished);
 	};
 	return async (fn, args) => {
@@ -148,7 +154,8 @@ function hostOf(calls: ScriptCalls, limits: SandboxPool['limits']): (name: strin
 				const problem = argumentProblem(tool.item.inputSchema, toolArgs);
 				if (problem) throw new Error(`${name}: invalid arguments: ${problem.replace(/^the document/, 'the arguments')}`);
 				if (++made > limits.maxToolCalls) throw new ScriptLimitError(`tool call limit: the script made more than ${limits.maxToolCalls} tool calls`);
-				await turn();
+				const waited = turn();
+				if (waited) await waited;
 				try {
 					return valueOf(name, await calls.call(name, toolArgs as Record<string, unknown>));
 				} finally {

@@ -12,8 +12,8 @@
  * its own, taken from a few made ahead and disposed after it, so a script never sees another's
  * state. A context is made ahead with the base and the last script's prelude evaluated (about a
  * millisecond of the engine's time, and the same for each script of an aggregate's tools), its
- * host functions serving whichever script takes it; it is freed, and the next one made, by
- * `recycle` once the script's answer is on its way.
+ * limits set and its host functions serving whichever script takes it; it is freed, and the next
+ * one made, by `recycle` once the script's answer is on its way.
  *
  * A script runs synchronously but for the TypeScript stripper: a host call is sent as the script
  * makes it, and while the script waits, the engine waits for the answers (`nextAnswer`, which
@@ -41,7 +41,6 @@ export interface ScriptRun {
 	readonly code: string;
 	/** Script run before it in the same context, to build the globals it uses on `__host` and `__log`. */
 	readonly prelude: string;
-	readonly limits: ScriptLimits;
 	/** Whether the call was cancelled: read while the script runs, so a busy script ends too, and after each wait. */
 	readonly cancelled: () => boolean;
 	/** Sends a host call, its name and its arguments as JSON text; returns the number its answer carries. */
@@ -81,18 +80,25 @@ const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descr
 let engine: Promise<QuickJSWASMModule> | undefined;
 /** The engine, once loaded. */
 let loaded: QuickJSWASMModule | undefined;
+/** The limits of every script, given when the engine loads. */
+let limits: ScriptLimits;
 /** Whether the engine asked for more memory than its maximum: a script went over its limit. */
 let memoryRefused = false;
 /** The engine failed inside (a WebAssembly trap, a runtime it could not free): the worker is to be replaced. */
 let broken = false;
 
-/** A context made ahead of its script: the base and `prelude` evaluated, its host functions calling `slot.script`. */
+/**
+ * A context made ahead of its script: the base and `prelude` evaluated, its host functions and
+ * interrupt handler calling `slot.script`. `stringify` is the context's own JSON.stringify, taken
+ * before any script could replace it: a script's result is JSON whatever the script changed.
+ */
 interface Prepared {
 	readonly runtime: QuickJSRuntime;
 	readonly context: QuickJSContext;
 	readonly prelude: string;
 	readonly slot: { script?: Script };
-	readonly functions: readonly QuickJSHandle[];
+	readonly handles: readonly QuickJSHandle[];
+	readonly stringify: QuickJSHandle;
 }
 const warm: Prepared[] = [];
 /** The prelude of the last script: the one the contexts made ahead get. */
@@ -101,11 +107,13 @@ let lastPrelude = '';
 let lastScript: Script | undefined;
 
 /**
- * Loads the engine with `scriptMemoryBytes` of memory beyond its own, and warms its contexts.
- * The memory limit is the WebAssembly memory's maximum: QuickJS's own limit counts nothing in
- * these builds (they lack malloc_usable_size), a memory that cannot grow it cannot miss.
+ * Loads the engine for scripts of `scriptLimits`, and warms its contexts. The memory limit is
+ * the WebAssembly memory's maximum: QuickJS's own limit counts nothing in these builds (they lack
+ * malloc_usable_size), a memory that cannot grow it cannot miss.
  */
-export async function warmUp(scriptMemoryBytes: number): Promise<void> {
+export async function warmUp(scriptLimits: ScriptLimits): Promise<void> {
+	limits = scriptLimits;
+	const scriptMemoryBytes = limits.memoryBytes;
 	engine ??= (async () => {
 		const [{ newQuickJSWASMModuleFromVariant, newVariant }, variant] = await Promise.all([import('quickjs-emscripten-core'), import('@jitl/quickjs-wasmfile-release-sync')]);
 		const maximumBytes = BASE_MEMORY_BYTES + Math.ceil(scriptMemoryBytes / PAGE_BYTES) * PAGE_BYTES;
@@ -131,16 +139,17 @@ export async function warmUp(scriptMemoryBytes: number): Promise<void> {
 /** A runtime and context with the base and `prelude` evaluated; throws when the engine fails. */
 function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 	const runtime = module.newRuntime();
+	runtime.setMaxStackSize(limits.stackBytes);
 	const context = runtime.newContext();
 	const slot: { script?: Script } = {};
-	const functions = [
-		context.newFunction('__host', (name, args) => slot.script!.hostCall(name, args)),
-		context.newFunction('__log', (text) => slot.script!.log(text)),
-	];
-	context.setProp(context.global, '__host', functions[0]!);
-	context.setProp(context.global, '__log', functions[1]!);
-	const prepared = { runtime, context, prelude: '', slot, functions };
+	runtime.setInterruptHandler(() => slot.script?.interrupted() ?? false);
+	const host = context.newFunction('__host', (name, args) => slot.script!.hostCall(name, args));
+	const log = context.newFunction('__log', (text) => slot.script!.log(text));
+	const stringify = context.getProp(context.global, 'JSON').consume((json) => context.getProp(json, 'stringify'));
+	const prepared = { runtime, context, prelude: '', slot, handles: [host, log, stringify], stringify };
 	try {
+		context.setProp(context.global, '__host', host);
+		context.setProp(context.global, '__log', log);
 		evaluate(context, BASE, 'base.js');
 		return withPrelude(prepared, prelude);
 	} catch (error) {
@@ -164,8 +173,8 @@ function evaluate(context: QuickJSContext, source: string, file: string): void {
 	result.value.dispose();
 }
 
-function release({ runtime, context, functions }: Prepared): void {
-	for (const handle of functions) if (handle.alive) handle.dispose();
+function release({ runtime, context, handles }: Prepared): void {
+	for (const handle of handles) if (handle.alive) handle.dispose();
 	context.dispose();
 	runtime.dispose();
 }
@@ -183,9 +192,12 @@ export function isBroken(): boolean {
 	return broken;
 }
 
-/** A context for a script of `prelude`: one made ahead for it, else one with only the base, else a new one. */
+/**
+ * A context for a script of `prelude`: one made ahead for it (the one made last, whose memory is
+ * the likeliest still in the processor's caches), else one with only the base, else a new one.
+ */
 function contextFor(module: QuickJSWASMModule, prelude: string): Prepared {
-	const at = warm.findIndex((each) => each.prelude === prelude);
+	const at = warm.findLastIndex((each) => each.prelude === prelude);
 	if (at >= 0) return warm.splice(at, 1)[0]!;
 	const bare = warm.findIndex((each) => each.prelude === '');
 	if (bare < 0) return prepare(module, prelude);
@@ -261,20 +273,20 @@ class Script {
 		private readonly options: ScriptRun,
 		private readonly prepared: Prepared,
 	) {
-		this.deadline = Date.now() + options.limits.timeoutMs;
+		this.deadline = Date.now() + limits.timeoutMs;
 		({ runtime: this.runtime, context: this.context } = prepared);
 		prepared.slot.script = this;
 	}
 
+	/** The engine's interrupt handler while the script runs: whether to stop it. */
+	interrupted(): boolean {
+		if (this.ended === undefined && this.options.cancelled()) this.end(new Error(CANCELLED));
+		if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());
+		return this.ended !== undefined || Date.now() > this.deadline;
+	}
+
 	async run(): Promise<ScriptOutcome> {
-		const { limits, cancelled } = this.options;
-		const { runtime, context } = this;
-		runtime.setMaxStackSize(limits.stackBytes);
-		runtime.setInterruptHandler(() => {
-			if (this.ended === undefined && cancelled()) this.end(new Error(CANCELLED));
-			if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());
-			return this.ended !== undefined || Date.now() > this.deadline;
-		});
+		const { context } = this;
 		try {
 			const source = `(async () => {\n${this.options.code}\n})()`;
 			let evaluated = context.evalCode(source, SCRIPT_FILE);
@@ -294,7 +306,7 @@ class Script {
 			});
 			if (!settled) return this.failed(this.ended?.message ?? 'the script ended');
 			if (settled.type === 'rejected') return this.failed(this.describe(settled.error));
-			const json = settled.value.consume((value) => (context.typeof(value) === 'undefined' ? undefined : this.json(value)));
+			const json = settled.value.consume((value) => this.json(value));
 			if (json !== undefined) this.count(json);
 			if (memoryFull()) this.end(this.memoryLimit());
 			const stopped = this.stopped();
@@ -345,11 +357,11 @@ class Script {
 	}
 
 	private timeLimit(): ScriptLimitError {
-		return new ScriptLimitError(`time limit: the script ran past ${this.options.limits.timeoutMs} ms`);
+		return new ScriptLimitError(`time limit: the script ran past ${limits.timeoutMs} ms`);
 	}
 
 	private memoryLimit(): ScriptLimitError {
-		return new ScriptLimitError(`memory limit: the script used more than ${this.options.limits.memoryBytes / 1024 / 1024} MiB`);
+		return new ScriptLimitError(`memory limit: the script used more than ${limits.memoryBytes / 1024 / 1024} MiB`);
 	}
 
 	private failed(error: string): ScriptOutcome {
@@ -402,13 +414,12 @@ class Script {
 	/** Counts bytes toward the output limit (what was logged and what is returned). */
 	private count(text: string): void {
 		this.outputBytes += Buffer.byteLength(text);
-		if (this.outputBytes > this.options.limits.maxOutputBytes) this.end(new ScriptLimitError(`output limit: the script's logs and result passed ${this.options.limits.maxOutputBytes} bytes`));
+		if (this.outputBytes > limits.maxOutputBytes) this.end(new ScriptLimitError(`output limit: the script's logs and result passed ${limits.maxOutputBytes} bytes`));
 	}
 
-	/** A value of the script as JSON text, made inside the engine (no host object is ever built from it). */
+	/** A value of the script as JSON text (undefined for what JSON leaves out), made inside the engine: no host object is ever built from it. */
 	private json(handle: QuickJSHandle): string | undefined {
-		const stringify = this.context.getProp(this.context.global, 'JSON').consume((json) => this.context.getProp(json, 'stringify'));
-		const result = stringify.consume((fn) => this.context.callFunction(fn, this.context.undefined, handle));
+		const result = this.context.callFunction(this.prepared.stringify, this.context.undefined, handle);
 		if (result.error) throw new Error(`the result cannot be made JSON: ${this.describe(result.error)}`);
 		return result.value.consume((text) => (this.context.typeof(text) === 'string' ? this.context.getString(text) : undefined));
 	}
@@ -436,7 +447,6 @@ class Script {
 
 	/** The limit an engine error means, if it means one. */
 	private limitOf(text: string): string | undefined {
-		const { limits } = this.options;
 		if (this.ended instanceof ScriptLimitError) return this.ended.message;
 		if (/InternalError: (out of memory|string too long)|RangeError: invalid array length/.test(text)) return this.memoryLimit().message;
 		if (/stack overflow/.test(text)) return `stack limit: the script recursed deeper than ${limits.stackBytes / 1024} KiB of stack allows`;

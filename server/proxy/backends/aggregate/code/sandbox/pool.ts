@@ -6,6 +6,7 @@
  * others go on.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { Deadlines } from '../../../../core/deadlines.js';
 import type { CancelSignal } from '../../cancellation.js';
 import { ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from './limits.js';
 import { CANCELLED, DOORBELL, SIGNAL_CELLS, TIDYING, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
@@ -104,12 +105,16 @@ export class SandboxPool {
 	private running = 0;
 	private readonly queued: Array<() => void> = [];
 	private closed = false;
+	/** Each running script's backstop: one Node timer for all, rather than one made and cleared per script. */
+	private readonly backstops: Deadlines<() => void>;
 
 	/** `limits`: each script's; the memory limit is its worker's. */
 	constructor(
 		readonly limits: ScriptLimits,
 		private readonly url: URL = WORKER,
-	) {}
+	) {
+		this.backstops = new Deadlines(limits.timeoutMs + GRACE_MS, (stop) => stop());
+	}
 
 	/** Starts the workers kept warm, ahead of the first script. */
 	warm(): void {
@@ -167,16 +172,16 @@ export class SandboxPool {
 	private runOn(sandbox: SandboxWorker, run: PooledRun): Promise<ScriptOutcome> {
 		return new Promise<ScriptOutcome>((resolve) => {
 			const finish = (outcome: ScriptOutcome) => {
-				clearTimeout(backstop);
+				this.backstops.delete(backstop);
 				run.signal.removeEventListener('abort', cancel);
 				sandbox.listener = undefined;
 				resolve(outcome);
 			};
 			const cancel = () => sandbox.cancel();
-			const backstop = setTimeout(() => {
+			const backstop = this.backstops.add(() => {
 				sandbox.end();
 				finish({ ok: false, error: `time limit: the script ran past ${this.limits.timeoutMs} ms (its sandbox was stopped)`, logs: [] });
-			}, this.limits.timeoutMs + GRACE_MS);
+			});
 			sandbox.listener = (message) => {
 				if (message.type === 'done') {
 					if (message.retire) sandbox.end();

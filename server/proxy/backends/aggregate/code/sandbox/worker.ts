@@ -46,7 +46,7 @@ function nextAnswer(timeoutMs: number): HostAnswer | undefined {
 }
 
 async function serve(): Promise<void> {
-	await warmUp(limits.memoryBytes);
+	await warmUp(limits);
 	parent.postMessage({ type: 'ready' } satisfies FromWorker);
 	for (;;) {
 		const message = receive(Infinity);
@@ -61,7 +61,6 @@ async function serve(): Promise<void> {
 		const outcome = await runScript({
 			code: message.code,
 			prelude,
-			limits,
 			cancelled: () => Atomics.load(cells, CANCELLED) !== 0,
 			send: (name, args) => {
 				const call = nextCall++;
