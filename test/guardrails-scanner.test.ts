@@ -182,6 +182,34 @@ describe('the cues and their gates', () => {
 		expect(cues.in('Q~ at the start, aQ~ after a letter')).toBe(0);
 	});
 
+	it('find two cues anchored on one key in one walk, and a cue at a key past what follows another cue\'s key', () => {
+		const cues = new Cues([/sig=/, /AccountKey=|AZURE_STORAGE_/, /A(?:3T|KIA|GPA)/, /;\s*(?:password|pwd)\s*=/i]);
+		expect(cues.in('x=1 sig=abc AccountKey=def')).toBe(0b0011);
+		expect(cues.in('AccountKey=def then sig=abc')).toBe(0b0011);
+		// What follows the key is checked first: `AD`, `Ab` start no AWS id, `AKIA` does.
+		expect(cues.in('README Abc AKIA')).toBe(0b0100);
+		// Past whitespace, in either case of a caseless cue; a space past ASCII is left to the expression.
+		expect(cues.in('a; b;\tPassword=x')).toBe(0b1000);
+		expect(cues.in('a;\u00a0pwd = x')).toBe(0b1000);
+		expect(cues.in('a; see; x = 1')).toBe(0);
+	});
+
+	it('find the same cues in a short text, whose gates are read in one pass, as in a long one', () => {
+		const cues = new Cues([/gh[pousr]_/, /sig=/, /A(?:3T|KIA|GPA)/, /hooks\.slack\.com/i, /\dQ~/]);
+		const padding = ' plain words'.repeat(10);
+		for (const [text, bits] of [
+			['a ghp_ token', 0b00001],
+			['&sig=x', 0b00010],
+			['AKIA', 0b00100],
+			['HOOKS.Slack.com', 0b01000],
+			['abc8Q~', 0b10000],
+			['g h p _ s i g A K I A 8 Q ~', 0],
+		] as const) {
+			expect(cues.in(text), text).toBe(bits);
+			expect(cues.in(text + padding), `${text} and more`).toBe(bits);
+		}
+	});
+
 	it('find the AWS secret key and account id under every case of their names secretlint accepts', () => {
 		const key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8aW3vX4N';
 		for (const secret of ['SECRET', 'secret', 'Secret']) {
