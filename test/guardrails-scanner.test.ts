@@ -125,6 +125,16 @@ describe('encoded runs', () => {
 		}
 	});
 
+	it('places a base64 run after characters past ASCII (two and four UTF-8 bytes, a lone surrogate) where the text has it', () => {
+		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
+		for (const before of ['héllo wörld', '日本語のテキスト', 'emoji 😀🎉 here', 'lone \ud800 surrogate', 'ü'.repeat(40)]) {
+			const text = `${before} ${encoded} ünd 😀`;
+			const { findings } = scan({ content: [{ type: 'text', text }] });
+			const start = text.indexOf(encoded);
+			expect(findings, before).toEqual([{ rule: 'github-token', ranges: [{ slot: 4, start, end: start + encoded.length }] }]);
+		}
+	});
+
 	it('finds both of two runs one character apart, and a run right after a 19-character one', () => {
 		const first = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
 		const second = Buffer.from(`key sk_live_${'d'.repeat(24)}`).toString('base64');
