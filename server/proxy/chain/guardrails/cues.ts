@@ -18,8 +18,8 @@
 const GATE_CHARACTERS = '~@^|`\\_;=%"-QJZXKVYBWGFHMUPLCDONRTSIEA0123456789';
 
 /**
- * How many of an anchor's occurrences are tried in place before the cue's expression runs over
- * the whole text instead (a text of snake_case names holds many `_`): a try costs a few
+ * How many of a key's occurrences are tried in place before its cues' expressions run over the
+ * whole text instead (a text of snake_case names holds many `_`): a try costs a few
  * nanoseconds, an expression over 1 KiB 30 to 400.
  */
 const MAX_ANCHOR_TRIES = 16;
