@@ -120,6 +120,14 @@ function printableBase64(bytes: Uint8Array, start: number, end: number): string 
 	return decoded;
 }
 
+/** A buffer of at least `size` bytes: the kept one, grown up to KEPT_UTF8_BYTES, or one of its own. */
+function bufferOf(size: number): Uint8Array {
+	if (utf8.length >= size) return utf8;
+	const bytes = new Uint8Array(size);
+	if (size <= KEPT_UTF8_BYTES) utf8 = bytes;
+	return bytes;
+}
+
 /** The UTF-16 offsets of increasing offsets into a text's UTF-8 bytes, counted on from the last one asked for. */
 class Utf16Offsets {
 	#byte = 0;
@@ -165,13 +173,14 @@ function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
  */
 function base64Runs(text: string, slot: number, runs: DecodedRun[]): void {
 	if (text.length < MIN_BASE64_RUN) return;
-	// UTF-8 takes at most three bytes per UTF-16 unit.
-	let bytes = utf8;
-	if (bytes.length < text.length * 3) {
-		bytes = new Uint8Array(text.length * 3);
-		if (bytes.length <= KEPT_UTF8_BYTES) utf8 = bytes;
+	// A byte a character for ASCII; past it, UTF-8 takes at most three bytes per UTF-16 unit.
+	let bytes = bufferOf(text.length);
+	let encoded = encoder.encodeInto(text, bytes);
+	if (encoded.read < text.length) {
+		bytes = bufferOf(text.length * 3);
+		encoded = encoder.encodeInto(text, bytes);
 	}
-	const length = encoder.encodeInto(text, bytes).written;
+	const length = encoded.written;
 	const offsets = length === text.length ? undefined : new Utf16Offsets(bytes);
 	let start = 0;
 	let known = 0;
