@@ -125,6 +125,17 @@ describe('encoded runs', () => {
 		}
 	});
 
+	it('places a base64 run after characters past ASCII (two and four UTF-8 bytes, a lone surrogate) where the text has it', () => {
+		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
+		// The last one takes more bytes than the buffer kept between texts starts with.
+		for (const before of ['héllo wörld', '日本語のテキスト', 'emoji 😀🎉 here', 'lone \ud800 surrogate', 'ü'.repeat(40), 'ü'.repeat(40_000)]) {
+			const text = `${before} ${encoded} ünd 😀`;
+			const { findings } = scan({ content: [{ type: 'text', text }] });
+			const start = text.indexOf(encoded);
+			expect(findings, before).toEqual([{ rule: 'github-token', ranges: [{ slot: 4, start, end: start + encoded.length }] }]);
+		}
+	});
+
 	it('finds both of two runs one character apart, and a run right after a 19-character one', () => {
 		const first = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
 		const second = Buffer.from(`key sk_live_${'d'.repeat(24)}`).toString('base64');
@@ -180,6 +191,34 @@ describe('the cues and their gates', () => {
 		expect(cues.in('ya2 9. a29. ya29 Ya29.')).toBe(0);
 		expect(cues.in(`${'~'.repeat(5)} abc8Q~def`)).toBe(0b10);
 		expect(cues.in('Q~ at the start, aQ~ after a letter')).toBe(0);
+	});
+
+	it('find two cues anchored on one key in one walk, and a cue at a key past what follows another cue\'s key', () => {
+		const cues = new Cues([/sig=/, /AccountKey=|AZURE_STORAGE_/, /A(?:3T|KIA|GPA)/, /;\s*(?:password|pwd)\s*=/i]);
+		expect(cues.in('x=1 sig=abc AccountKey=def')).toBe(0b0011);
+		expect(cues.in('AccountKey=def then sig=abc')).toBe(0b0011);
+		// What follows the key is checked first: `AD`, `Ab` start no AWS id, `AKIA` does.
+		expect(cues.in('README Abc AKIA')).toBe(0b0100);
+		// Past whitespace, in either case of a caseless cue; a space past ASCII is left to the expression.
+		expect(cues.in('a; b;\tPassword=x')).toBe(0b1000);
+		expect(cues.in('a;\u00a0pwd = x')).toBe(0b1000);
+		expect(cues.in('a; see; x = 1')).toBe(0);
+	});
+
+	it('find the same cues in a short text, whose gates are read in one pass, as in a long one', () => {
+		const cues = new Cues([/gh[pousr]_/, /sig=/, /A(?:3T|KIA|GPA)/, /hooks\.slack\.com/i, /\dQ~/]);
+		const padding = ' plain words'.repeat(10);
+		for (const [text, bits] of [
+			['a ghp_ token', 0b00001],
+			['&sig=x', 0b00010],
+			['AKIA', 0b00100],
+			['HOOKS.Slack.com', 0b01000],
+			['abc8Q~', 0b10000],
+			['g h p _ s i g A K I A 8 Q ~', 0],
+		] as const) {
+			expect(cues.in(text), text).toBe(bits);
+			expect(cues.in(text + padding), `${text} and more`).toBe(bits);
+		}
 	});
 
 	it('find the AWS secret key and account id under every case of their names secretlint accepts', () => {

@@ -1,52 +1,28 @@
 /**
  * Which of the rules' cues (the literals a rule cannot match without) a text holds. Each cue is
- * tested on its own, and only when the text holds its gate: for each of the cue's alternatives,
- * a character every match of it needs, the rarest in ordinary text (`_`, `~`, `@`, an uppercase
- * letter), looked up with `indexOf`, which runs at memory speed. When each gate lies at a fixed
- * distance from its match's start (`=` in `sig=`, `A` in `A(?:KIA|…)`), the cue is tried only
- * there: at each occurrence of the gate (or of the literal the match starts with from the gate
- * on, `29.` in `ya29.`), the rest of that literal, then the expression held to that start. An
- * alternative needing only lowercase letters of a caseless cue has no gate and is always
- * tested. One expression of all the cues read every position of the text against every
- * alternative: 4.5 µs over 1 KiB of ordinary text.
+ * tested only when the text holds its gate: for each of the cue's alternatives, a character
+ * every match of it needs, the rarest in ordinary text (`_`, `~`, `@`, an uppercase letter),
+ * looked up with `indexOf`, which runs at memory speed, once a text however many cues share it;
+ * a short text's gates are read in one pass instead. When a gate lies at a fixed distance from
+ * an alternative's match start (`=` in `sig=`, `A` in `A(?:KIA|…)`), the alternative is tried
+ * only there: at each occurrence of its key (the gate, or the literal the match starts with
+ * from the gate on: `29.` in `ya29.`), walked once for every alternative that shares it; the
+ * rest of the literal start is compared, then the character that must follow the key (`A`
+ * then one of `3KGIRNS`), and only then the expression, held to that start. An alternative
+ * needing only lowercase letters of a caseless cue has no gate and its cue is always tested.
+ * One expression of all the cues read every position of the text against every alternative:
+ * 4.5 µs over 1 KiB of ordinary text.
  */
 
 /** Characters a gate may be, rarest in ordinary text first (prose, paths, JSON, URLs). */
 const GATE_CHARACTERS = '~@^|`\\_;=%"-QJZXKVYBWGFHMUPLCDONRTSIEA0123456789';
 
 /**
- * How many of an anchor's occurrences are tried in place before the cue's expression runs over
- * the whole text instead (a text of snake_case names holds many `_`): a try costs a few
+ * How many of a key's occurrences are tried in place before its cues' expressions run over the
+ * whole text instead (a text of snake_case names holds many `_`): a try costs a few
  * nanoseconds, an expression over 1 KiB 30 to 400.
  */
 const MAX_ANCHOR_TRIES = 16;
-
-/**
- * Where an alternative is tried: at each occurrence of its key, `offset` characters past a
- * match's start. The key is the literal every match starts with from the gate on (`29.` of
- * `ya29.`: one search, where the gate alone, a digit, is everywhere), or the gate alone when
- * that literal ends before it.
- */
-interface Anchor {
-	readonly key: string;
-	readonly offset: number;
-	/** The part of the literal start before the key, compared before the expression runs. */
-	readonly head: string;
-}
-
-/** A cue as it is tested. */
-interface GatedCue {
-	readonly pattern: RegExp;
-	/** The same expression, tried where an anchor puts a match's start. */
-	readonly sticky: RegExp;
-	/** The bits of its gates in `Cues`' list of them; 0 when an alternative has none. */
-	readonly gates: number;
-	/**
-	 * Each alternative's anchor, or undefined when a gate lies at no fixed distance from a
-	 * match's start: then the expression runs over the text.
-	 */
-	readonly anchors: readonly Anchor[] | undefined;
-}
 
 /** Where the group or class of `source` that opens at `at` ends, past its closing character. */
 function endOf(source: string, at: number): number {
@@ -178,73 +154,205 @@ export function gatesOf(cue: RegExp): string[] | undefined {
 	return gates && [...new Set(gates.map(({ char }) => char))];
 }
 
+/** A cue tested by its expression over the text, when the text holds one of its gates. */
+interface SearchedCue {
+	readonly bit: number;
+	readonly pattern: RegExp;
+	/** The bits of its gates in `Cues`' list of them; 0 when an alternative has none. */
+	readonly gates: number;
+}
+
+/** An alternative tried where its key lies `offset` characters past a match's start. */
+interface AnchoredAlternative {
+	/** Its cue's bit. */
+	readonly bit: number;
+	readonly offset: number;
+	/** The part of the literal start before the key, compared before the expression runs. */
+	readonly head: string;
+	/**
+	 * The characters that may come right after the key (ASCII, by code), past any whitespace when
+	 * `spaced`; undefined when any may.
+	 */
+	readonly follows: Uint8Array | undefined;
+	readonly spaced: boolean;
+	/** The cue's expression, held to a match's start. */
+	readonly sticky: RegExp;
+}
+
+/**
+ * A key and the alternatives tried at its occurrences: the literal every match of them holds from
+ * the gate on (`29.` of `ya29.`: one search, where the gate alone, a digit, is everywhere).
+ */
+interface Key {
+	readonly key: string;
+	/** The bit of the key's gate. */
+	readonly gate: number;
+	/** The bits of the alternatives' cues. */
+	readonly cues: number;
+	readonly alternatives: readonly AnchoredAlternative[];
+}
+
+/** What follows the first `count` literal characters of an alternative's source. */
+function restAfter(alternative: string, count: number): string {
+	let index = 0;
+	for (let seen = 0; seen < count; seen++) index += alternative[index] === '\\' ? 2 : 1;
+	return alternative.slice(index);
+}
+
+/**
+ * The characters that may come first in `rest` (past whitespace when it starts with `\s*`):
+ * the first letter or digit of each alternative of the group it starts with, in both cases when
+ * `caseless`. Undefined when those are not all plain characters (a class, an escape, a
+ * quantified first character, a group that may be skipped).
+ */
+function followsOf(rest: string, caseless: boolean): { follows: Uint8Array; spaced: boolean } | undefined {
+	const spaced = rest.startsWith('\\s*');
+	const group = spaced ? rest.slice(3) : rest;
+	if (!group.startsWith('(?:')) return undefined;
+	const end = endOf(group, 0);
+	if (/^[?*{]/.test(group.slice(end, end + 1))) return undefined;
+	const follows = new Uint8Array(128);
+	for (const alternative of alternativesOf(group.slice(3, end - 1))) {
+		const char = alternative[0];
+		if (char === undefined || !/[A-Za-z0-9]/.test(char) || /^[?*{]/.test(alternative.slice(1, 2))) return undefined;
+		for (const one of caseless ? [char.toLowerCase(), char.toUpperCase()] : [char]) follows[one.charCodeAt(0)] = 1;
+	}
+	return { follows, spaced };
+}
+
+/** How long a text is for its gates to be read in one pass, cheaper than a search per gate. */
+const SHORT_TEXT = 64;
+
+/** Whether a character is whitespace in ASCII (what `\s` means below 128). */
+function isAsciiSpace(code: number): boolean {
+	return code === 32 || (code >= 9 && code <= 13);
+}
+
 export class Cues {
-	readonly #cues: readonly GatedCue[];
+	/** The cues whose gate lies at no fixed distance from a match's start, or that have none. */
+	readonly #searched: readonly SearchedCue[];
+	/** The other cues' alternatives, by key. */
+	readonly #keys: readonly Key[];
+	/** Each cue's expression, for a key with too many occurrences to try each. */
+	readonly #patterns: readonly RegExp[];
 	/** Every cue's gates, each once (`_` gates a dozen cues): a text is searched for each at most once. */
 	readonly #gates: readonly string[];
+	/** Each ASCII character's gate bits, to read a short text's gates in one pass. */
+	readonly #gateBits = new Int32Array(128);
+	/** During `in`: the gates looked for so far, and those of them the text holds. */
+	#lookedFor = 0;
+	#held = 0;
 
 	constructor(cues: readonly RegExp[]) {
 		if (cues.length > 30) throw new Error('at most 30 cues');
 		const gates: string[] = [];
-		this.#cues = cues.map((cue) => {
-			const alternatives = alternativeGatesOf(cue);
-			let bits = 0;
-			for (const { char } of alternatives ?? []) {
-				let index = gates.indexOf(char);
-				if (index < 0) index = gates.push(char) - 1;
-				bits |= 2 ** index;
-			}
+		const bitOf = (char: string) => {
+			let index = gates.indexOf(char);
+			if (index < 0) index = gates.push(char) - 1;
+			return 2 ** index;
+		};
+		const searched: SearchedCue[] = [];
+		const keys = new Map<string, { gate: number; cues: number; alternatives: AnchoredAlternative[] }>();
+		this.#patterns = cues.map((cue, index) => {
+			const bit = 2 ** index;
 			const flags = cue.flags.replace(/[gy]/g, '');
-			const anchored = alternatives?.every((gate) => gate.offset !== undefined);
-			return {
-				pattern: new RegExp(cue.source, flags),
-				sticky: new RegExp(cue.source, `${flags}y`),
-				gates: bits,
-				anchors: anchored
-					? alternatives!.map(({ char, offset, prefix }) => ({ key: offset! < prefix.length ? prefix.slice(offset) : char, offset: offset!, head: prefix.slice(0, offset) }))
-					: undefined,
-			};
+			const pattern = new RegExp(cue.source, flags);
+			const alternatives = alternativeGatesOf(cue);
+			if (!alternatives?.every((gate) => gate.offset !== undefined)) {
+				let bits = 0;
+				for (const { char } of alternatives ?? []) bits |= bitOf(char);
+				searched.push({ bit, pattern, gates: bits });
+				return pattern;
+			}
+			const sticky = new RegExp(cue.source, `${flags}y`);
+			const sources = alternativesOf(cue.source);
+			alternatives.forEach(({ char, offset, prefix }, at) => {
+				const key = offset! < prefix.length ? prefix.slice(offset) : char;
+				// What follows the key is known only where the key ends the literal start.
+				const follows = offset! < prefix.length ? followsOf(restAfter(sources[at]!, prefix.length), flags.includes('i')) : undefined;
+				const entry = keys.get(key) ?? { gate: bitOf(char), cues: 0, alternatives: [] };
+				entry.cues |= bit;
+				entry.alternatives.push({ bit, offset: offset!, head: prefix.slice(0, offset), follows: follows?.follows, spaced: follows?.spaced ?? false, sticky });
+				keys.set(key, entry);
+			});
+			return pattern;
 		});
 		if (gates.length > 30) throw new Error('at most 30 gates');
+		this.#searched = searched;
+		this.#keys = [...keys].map(([key, entry]) => ({ key, ...entry }));
 		this.#gates = gates;
+		gates.forEach((gate, index) => (this.#gateBits[gate.charCodeAt(0)]! |= 2 ** index));
 	}
 
 	/** The bits of the cues `text` holds. */
 	in(text: string): number {
-		let found = 0;
-		// The gates looked for so far, and those of them the text holds.
-		let searched = 0;
-		let held = 0;
-		for (let index = 0; index < this.#cues.length; index++) {
-			const cue = this.#cues[index]!;
-			const { gates } = cue;
-			if (gates) {
-				for (let gate = 0, bit = 1; bit <= gates && !(gates & held); gate++, bit <<= 1) {
-					if (!(gates & bit) || searched & bit) continue;
-					searched |= bit;
-					if (text.includes(this.#gates[gate]!)) held |= bit;
-				}
-				if (!(gates & held)) continue;
+		this.#lookedFor = 0;
+		this.#held = 0;
+		if (text.length <= SHORT_TEXT) {
+			let held = 0;
+			for (let index = 0; index < text.length; index++) {
+				const code = text.charCodeAt(index);
+				if (code < 128) held |= this.#gateBits[code]!;
 			}
-			if (cue.anchors ? this.#anchoredTest(cue, text) : cue.pattern.test(text)) found |= 1 << index;
+			this.#lookedFor = -1;
+			this.#held = held;
+		}
+		let found = 0;
+		for (const { bit, pattern, gates } of this.#searched) {
+			if ((!gates || this.#holds(text, gates)) && pattern.test(text)) found |= bit;
+		}
+		for (const key of this.#keys) {
+			if (key.cues & ~found && this.#holds(text, key.gate)) found |= this.#tryAt(key, text, found);
 		}
 		return found;
 	}
 
-	/** Whether the cue matches where one of its anchors puts a match's start, up to MAX_ANCHOR_TRIES of them, then anywhere. */
-	#anchoredTest({ pattern, sticky, anchors }: GatedCue, text: string): boolean {
-		let tries = 0;
-		for (const { key, offset, head } of anchors!) {
-			for (let at = text.indexOf(key, offset); at >= 0; at = text.indexOf(key, at + 1)) {
-				if (++tries > MAX_ANCHOR_TRIES) return pattern.test(text);
-				// The literal start is compared first, its last character on its own (cheaper than a
-				// builtin's call): most anchors in ordinary text start no match.
-				const start = at - offset;
-				if (head && (text.charCodeAt(start + head.length - 1) !== head.charCodeAt(head.length - 1) || !text.startsWith(head, start))) continue;
-				sticky.lastIndex = start;
-				if (sticky.test(text)) return true;
+	/** Whether `text` holds one of the gates of `bits`, each searched for at most once a text. */
+	#holds(text: string, bits: number): boolean {
+		if (bits & this.#held) return true;
+		let unsearched = bits & ~this.#lookedFor;
+		while (unsearched) {
+			const bit = unsearched & -unsearched;
+			unsearched ^= bit;
+			this.#lookedFor |= bit;
+			if (text.includes(this.#gates[31 - Math.clz32(bit)]!)) {
+				this.#held |= bit;
+				return true;
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * The bits of the cues, not among `found`, that match where an occurrence of `key` puts a
+	 * match's start; past MAX_ANCHOR_TRIES occurrences, those whose expression matches anywhere.
+	 */
+	#tryAt({ key, alternatives, cues }: Key, text: string, found: number): number {
+		let matched = 0;
+		let tries = 0;
+		for (let at = text.indexOf(key); at >= 0 && cues & ~(found | matched); at = text.indexOf(key, at + 1)) {
+			if (++tries > MAX_ANCHOR_TRIES) {
+				for (const { bit } of alternatives) if (!((found | matched) & bit) && this.#patterns[31 - Math.clz32(bit)]!.test(text)) matched |= bit;
+				return matched;
+			}
+			for (const { bit, offset, head, follows, spaced, sticky } of alternatives) {
+				if ((found | matched) & bit) continue;
+				const start = at - offset;
+				if (start < 0) continue;
+				// The literal start is compared first, its last character on its own (cheaper than a
+				// builtin's call), then what follows the key: most anchors in ordinary text start no match.
+				if (head && (text.charCodeAt(start + head.length - 1) !== head.charCodeAt(head.length - 1) || !text.startsWith(head, start))) continue;
+				if (follows) {
+					let next = at + key.length;
+					if (spaced) while (isAsciiSpace(text.charCodeAt(next))) next++;
+					const code = text.charCodeAt(next);
+					// A character past ASCII may be whitespace `\s` knows: the expression decides.
+					if (code < 128 && !follows[code]) continue;
+				}
+				sticky.lastIndex = start;
+				if (sticky.test(text)) matched |= bit;
+			}
+		}
+		return matched;
 	}
 }
