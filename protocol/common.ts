@@ -3,6 +3,7 @@
  * query-string scalars and empty values.
  */
 import { z } from 'zod';
+import { CLIENT_APPS, unsupportedClientMessage } from './clientApps.js';
 
 /** No params. Unknown keys (such as a `workDoneToken`) are ignored, as ToolHive ignores them. */
 export const NoParams = z.object({});
@@ -44,8 +45,8 @@ export function requiredString(field: string) {
 export const GroupName = requiredString('group name')
 	.max(100, 'group name is at most 100 characters')
 	.regex(/^[a-z0-9_\-\s]+$/, 'group name may only contain lowercase letters, digits, "_", "-" and spaces')
-	.refine((name) => name.trim() === name, 'group name may not start or end with a space')
-	.refine((name) => !/\s{2}/.test(name), 'group name may not contain consecutive spaces');
+	.regex(/^(?:\S(?:[\s\S]*\S)?)?$/, 'group name may not start or end with a space')
+	.regex(/^(?![\s\S]*\s{2})/, 'group name may not contain consecutive spaces');
 
 /**
  * Workload names (ToolHive's rule): a plain file-system-safe token, so it can name a
@@ -54,55 +55,12 @@ export const GroupName = requiredString('group name')
 export const WorkloadName = requiredString('workload name')
 	.max(100, 'workload name is at most 100 characters')
 	.regex(/^[a-zA-Z0-9._-]+$/, 'workload name can only contain alphanumeric characters, dots, hyphens, and underscores')
-	.refine((name) => name !== '.' && name !== '..', 'workload name may not be "." or ".."');
+	.regex(/^(?!\.\.?$)/, 'workload name may not be "." or ".."');
 
 /** A map of string to string, as env vars and labels are. */
 export const StringMap = z.record(z.string(), z.string());
 
-/**
- * MCP client application ids, exactly as ToolHive's `ClientApp` enum spells them, then Hangar's
- * own (`HANGAR_CLIENT_APPS`). Clients and skills both take them; an unknown id is a 400
- * (`unsupported client type`).
- */
-export const TOOLHIVE_CLIENT_APPS = [
-	'roo-code',
-	'cline',
-	'cursor',
-	'vscode-insider',
-	'vscode',
-	'claude-code',
-	'windsurf',
-	'windsurf-jetbrains',
-	'amp-cli',
-	'lm-studio',
-	'goose',
-	'trae',
-	'continue',
-	'opencode',
-	'kiro',
-	'antigravity',
-	'zed',
-	'gemini-cli',
-	'vscode-server',
-	'mistral-vibe',
-	'codex',
-	'kimi-cli',
-	'factory',
-	'copilot-cli',
-	'qoder',
-] as const;
-
-/** Hangar extension: clients ToolHive's enum does not list (Amazon Q Developer CLI). */
-export const HANGAR_CLIENT_APPS = ['amazon-q'] as const;
-
-export const CLIENT_APPS = [...TOOLHIVE_CLIENT_APPS, ...HANGAR_CLIENT_APPS] as const;
-
-/** The refusal of an unknown client id: what was sent, the closest id, and every id. */
-export function unsupportedClientMessage(name: string): string {
-	const close = CLIENT_APPS.find((id) => id === name.toLowerCase().replace(/[\s_]+/g, '-'));
-	const hint = close ? `; did you mean '${close}'?` : '';
-	return `unsupported client type: ${name}${hint} (supported: ${CLIENT_APPS.join(', ')})`;
-}
+export { CLIENT_APPS, HANGAR_CLIENT_APPS, TOOLHIVE_CLIENT_APPS, unsupportedClientMessage } from './clientApps.js';
 
 export const ClientApp = z.enum(CLIENT_APPS, {
 	error: (issue) => (issue.input === undefined ? 'client name is required' : unsupportedClientMessage(String(issue.input))),
@@ -118,7 +76,7 @@ export const SkillName = requiredString('skill name')
 		/^[a-z0-9][a-z0-9-]{0,62}[a-z0-9]$/,
 		'invalid skill name: 2-64 lowercase letters, digits and hyphens, not starting or ending with a hyphen',
 	)
-	.refine((name) => !name.includes('--'), 'invalid skill name: may not contain consecutive hyphens');
+	.regex(/^(?![\s\S]*--)/, 'invalid skill name: may not contain consecutive hyphens');
 
 /** Where a skill is installed: the user's home (`user`, the default) or a project (`project`). */
 export const Scope = z.enum(['user', 'project'], {
@@ -131,6 +89,6 @@ export type Scope = z.infer<typeof Scope>;
  * bytes or `..` segments. Existence and symlinks are checked by the service.
  */
 export const AbsolutePath = requiredString('path')
-	.refine((path) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(path), 'path must be absolute')
-	.refine((path) => !path.includes('\0'), 'path may not contain NUL bytes')
-	.refine((path) => !path.split(/[\\/]/).includes('..'), 'path may not contain ".." segments');
+	.regex(/^(\/|[A-Za-z]:[\\/]|\\\\)/, 'path must be absolute')
+	.regex(/^[^\0]*$/, 'path may not contain NUL bytes')
+	.regex(/^(?![\s\S]*?(?:^|[\\/])\.\.(?:[\\/]|$))/, 'path may not contain ".." segments');

@@ -31,9 +31,9 @@ export interface RestBinding {
 	readonly location?: (params: any, result: any) => string;
 }
 
-export interface OperationDefinition<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
+export interface OperationDefinition<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType, M extends string = string> {
 	/** JSON-RPC method, `area/verb`. */
-	readonly method: string;
+	readonly method: M;
 	/** One line for help texts and the OpenAPI summary. */
 	readonly summary: string;
 	readonly params: P;
@@ -48,20 +48,20 @@ export interface OperationDefinition<P extends z.ZodType = z.ZodType, R extends 
 	readonly example: z.input<P>;
 }
 
-export interface NotificationDefinition<P extends z.ZodType = z.ZodType> {
-	readonly method: string;
+export interface NotificationDefinition<P extends z.ZodType = z.ZodType, M extends string = string> {
+	readonly method: M;
 	readonly summary: string;
 	readonly params: P;
 }
 
 /** Declares a row; the identity function keeps the literal types of schemas and method. */
-export function operation<P extends z.ZodType, R extends z.ZodType>(
-	definition: OperationDefinition<P, R>,
-): OperationDefinition<P, R> {
+export function operation<P extends z.ZodType, R extends z.ZodType, M extends string>(
+	definition: OperationDefinition<P, R, M>,
+): OperationDefinition<P, R, M> {
 	return definition;
 }
 
-export function notification<P extends z.ZodType>(definition: NotificationDefinition<P>): NotificationDefinition<P> {
+export function notification<P extends z.ZodType, M extends string>(definition: NotificationDefinition<P, M>): NotificationDefinition<P, M> {
 	return definition;
 }
 

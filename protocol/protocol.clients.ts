@@ -3,6 +3,7 @@
  * list the running workloads of the groups they are registered into.
  */
 import { z } from 'zod';
+import { noProjectFileMessage, PROJECT_CONFIG_CLIENTS, PROJECT_CONFIG_FILES } from './clientApps.js';
 import { AbsolutePath, ClientApp, GroupName, NoParams, NoResult } from './common.js';
 import { operation } from './operation.js';
 
@@ -27,36 +28,7 @@ export const ClientAppStatus = z.object({
 });
 export type ClientAppStatus = z.infer<typeof ClientAppStatus>;
 
-/**
- * Hangar extension: the clients that read a per-project MCP configuration (each client's own
- * documentation names the file), and that file relative to the project root. `project_root`
- * registers these clients there instead of in the user-wide file. A `*` stands for a workload's
- * name: the client reads every file of a folder, one server each, and Hangar writes one per workload.
- */
-export const PROJECT_CONFIG_FILES: Readonly<Partial<Record<ClientApp, string>>> = {
-	'amazon-q': '.amazonq/mcp.json',
-	'claude-code': '.mcp.json',
-	codex: '.codex/config.toml',
-	continue: '.continue/mcpServers/hangar-*.yaml',
-	cursor: '.cursor/mcp.json',
-	'gemini-cli': '.gemini/settings.json',
-	kiro: '.kiro/settings/mcp.json',
-	'mistral-vibe': '.vibe/config.toml',
-	opencode: 'opencode.json',
-	'roo-code': '.roo/mcp.json',
-	trae: '.trae/mcp.json',
-	vscode: '.vscode/mcp.json',
-	'vscode-insider': '.vscode/mcp.json',
-	zed: '.zed/settings.json',
-};
-
-/** The clients of `PROJECT_CONFIG_FILES`, sorted. */
-export const PROJECT_CONFIG_CLIENTS: readonly ClientApp[] = (Object.keys(PROJECT_CONFIG_FILES) as ClientApp[]).sort();
-
-/** Why `client` cannot take a project: the doors prefix the field or flag the user gave. */
-export function noProjectFileMessage(client: string): string {
-	return `${client} has no per-project configuration file (clients with one: ${PROJECT_CONFIG_CLIENTS.join(', ')})`;
-}
+export { noProjectFileMessage, PROJECT_CONFIG_CLIENTS, PROJECT_CONFIG_FILES };
 
 /** `project_root` (Hangar extension): the per-project registration to change instead of the user-wide one. */
 const ProjectRootParam = AbsolutePath.optional();

@@ -219,18 +219,7 @@ export const AggregationConfig = z.object({
 }).strict();
 export type AggregationConfig = z.infer<typeof AggregationConfig>;
 
-export { groupOfImage } from './aggregateImage.js';
-
-/**
- * What a client is offered of `workloads` (client files, VS Code's MCP servers): a group served
- * by an aggregate among them is reached through it, its other workloads (the members) left out,
- * so each member's tools reach the client once. `aggregated` is the group a workload serves as
- * an aggregate, if it is one.
- */
-export function throughAggregates<T>(workloads: readonly T[], groupOf: (workload: T) => string, aggregated: (workload: T) => string | undefined): T[] {
-	const served = new Set(workloads.map(aggregated).filter((group) => group !== undefined));
-	return workloads.filter((workload) => aggregated(workload) !== undefined || !served.has(groupOf(workload)));
-}
+export { groupOfImage, throughAggregates } from './aggregateImage.js';
 
 /** Headers the proxy adds to every request it forwards to the MCP server. */
 export const HeaderForwardConfig = z.object({

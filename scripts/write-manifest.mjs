@@ -1,7 +1,8 @@
 // Writes the build's manifests, read at start-up instead of loading the code behind them:
 // - dist/protocol/manifest.json: the method and notification names of the operation table.
 //   `hangar daemon` answers `initialize` from it without loading the table itself (zod and
-//   every schema), which is most of its start-up time.
+//   every schema), which is most of its start-up time. And each row's plain params schema
+//   (protocol/plainParams.ts), which checks a call's params without zod.
 // - dist/server/cli/commands.json: each CLI area's top-level commands as `--help` lists them,
 //   so `hangar --help` lists every command while loading none of the areas, and that help
 //   text itself (80 columns), which `hangar --help` prints without building the tree, and the
@@ -9,9 +10,11 @@
 import { writeFileSync } from 'node:fs';
 
 const table = await import('../dist/protocol/index.js');
+const { plainSchemaOf } = await import('../dist/protocol/plainParams.js');
 const manifest = {
 	methods: table.operations.map((row) => row.method),
 	notifications: table.notifications.map((row) => row.method),
+	params: Object.fromEntries(table.operations.map((row) => [row.method, plainSchemaOf(row.params)]).filter(([, schema]) => schema !== false)),
 };
 writeFileSync(new URL('../dist/protocol/manifest.json', import.meta.url), `${JSON.stringify(manifest, null, '\t')}\n`);
 

@@ -1,13 +1,18 @@
 /**
  * Binds service functions to rows of the operation table and calls them with validated
  * params. Every door goes through `Dispatcher.call`, so validation, "not implemented" and
- * error hiding behave the same over RPC, REST and the CLI. An area of the table (its rows, its
- * services) is loaded when one of its methods is first called: a command that lists groups
- * builds neither the workloads' services nor their schemas.
+ * error hiding behave the same over RPC, REST and the CLI. An area's services are loaded when
+ * one of its methods is first called: a command that lists groups builds neither the
+ * workloads' services nor their schemas.
+ *
+ * Params are checked first against the row's plain JSON Schema, which the build writes
+ * (protocol/plainParams.ts): those it accepts, zod would return unchanged, so the call runs
+ * without loading the area's rows and zod. Anything else is checked by the row's zod schema,
+ * which fills defaults, converts query strings, or refuses with a message that names the field.
  */
-import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { HangarError } from '../protocol/errors.js';
+import type { Method, Operations } from '../protocol/methods.js';
 import type { OperationDefinition, ResultOf, ValidParamsOf } from '../protocol/operation.js';
 import type { OperationContext } from './context.js';
 import type { Logger } from './log.js';
@@ -19,22 +24,29 @@ export type Handler<O extends OperationDefinition> = (
 ) => Promise<ResultOf<O>> | ResultOf<O>;
 
 export interface Implementation {
-	readonly operation: OperationDefinition;
+	readonly method: string;
 	readonly handler: Handler<OperationDefinition>;
 }
 
-export function implement<O extends OperationDefinition>(operation: O, handler: Handler<O>): Implementation {
-	return { operation, handler: handler as unknown as Handler<OperationDefinition> };
+/** The service function of the row named by `method`. */
+export function implement<M extends Method>(method: M, handler: Handler<Operations[M]>): Implementation {
+	return { method, handler: handler as unknown as Handler<OperationDefinition> };
 }
 
-/** One area of the operation table (the methods `<area>/…`): its rows and their handlers. */
+/** One area of the operation table (the methods `<area>/…`): how to load its rows, and its handlers. */
 export interface Area {
-	readonly rows: readonly OperationDefinition[];
+	readonly rows: () => Promise<readonly OperationDefinition[]>;
 	readonly implementations: readonly Implementation[];
 }
 
 /** Loads an area and builds its services (once per dispatcher). */
 export type AreaLoader = () => Promise<Area>;
+
+/**
+ * The rows' plain params checks (protocol/plainParams.ts), by method: the params as zod would
+ * return them, or undefined where zod must decide.
+ */
+export type PlainParamsCheck = (method: string, params: unknown) => { readonly data: unknown } | undefined;
 
 /** A 400 whose message names the first offending field (an unknown key by its own path: `aggregation.composite_tools`). */
 export function invalidParams(error: z.ZodError): HangarError {
@@ -83,7 +95,8 @@ export class Dispatcher {
 	private readonly handlers = new Map<string, Handler<OperationDefinition>>();
 	private readonly rows = new Map<string, OperationDefinition>();
 	private readonly rowsOfArea = new Map<string, readonly OperationDefinition[]>();
-	private readonly loading = new Map<string, Promise<void>>();
+	private readonly loading = new Map<string, Promise<Area>>();
+	private readonly loadingRows = new Map<string, Promise<void>>();
 	/** Settled before the first call runs, so that none escapes it. */
 	private interceptor: Promise<OperationInterceptor | undefined> = Promise.resolve(undefined);
 	/** What resolves once the services' background work is done (`waitOnClose`). */
@@ -93,11 +106,12 @@ export class Dispatcher {
 	constructor(
 		private readonly areas: ReadonlyMap<string, AreaLoader>,
 		private readonly log: Logger,
+		private readonly plainParams?: PlainParamsCheck,
 	) {}
 
 	/** Every row of the table, every area loaded (a door that lists them all: REST). */
 	async operations(): Promise<OperationDefinition[]> {
-		await Promise.all([...this.areas.keys()].map((area) => this.load(area)));
+		await Promise.all([...this.areas.keys()].map((area) => this.loadRows(area)));
 		return [...this.areas.keys()].flatMap((area) => this.rowsOfArea.get(area) ?? []);
 	}
 
@@ -128,41 +142,58 @@ export class Dispatcher {
 		await (await this.interceptor)?.close();
 	}
 
-	private load(area: string): Promise<void> {
+	/** The area's services and handlers. */
+	private load(area: string): Promise<Area> {
 		let loading = this.loading.get(area);
 		if (!loading) {
-			loading = this.areas.get(area)!().then(({ rows, implementations }) => {
-				for (const row of rows) this.rows.set(row.method, row);
-				for (const { operation, handler } of implementations) {
-					if (this.rows.get(operation.method) !== operation) throw new Error(`${operation.method} is not a row of the ${area} area`);
-					this.handlers.set(operation.method, handler);
-				}
-				this.rowsOfArea.set(area, rows);
+			loading = this.areas.get(area)!().then((loaded) => {
+				for (const { method, handler } of loaded.implementations) this.handlers.set(method, handler);
+				return loaded;
 			});
 			this.loading.set(area, loading);
 		}
 		return loading;
 	}
 
+	/** The area's rows (zod and its schemas), each handler checked to serve one of them. */
+	private loadRows(area: string): Promise<void> {
+		let loading = this.loadingRows.get(area);
+		if (!loading) {
+			loading = this.load(area).then(async ({ rows: loadRows, implementations }) => {
+				const rows = await loadRows();
+				for (const row of rows) this.rows.set(row.method, row);
+				for (const { method } of implementations) if (!this.rows.has(method)) throw new Error(`${method} is not a row of the ${area} area`);
+				this.rowsOfArea.set(area, rows);
+			});
+			this.loadingRows.set(area, loading);
+		}
+		return loading;
+	}
+
 	private async run(method: string, params: unknown, context: OperationContext): Promise<unknown> {
 		const area = method.slice(0, method.indexOf('/'));
+		const polluted = prototypeKeyIn(params);
+		// The plain check knows only the table's methods, and `__proto__` is refused below.
+		let checked = polluted ? undefined : this.plainParams?.(method, params ?? {});
 		if (this.areas.has(area)) {
 			try {
-				await this.load(area);
+				await (checked ? this.load(area) : this.loadRows(area));
 			} catch (error) {
 				throw this.hide(method, error, context);
 			}
 		}
-		const row = this.rows.get(method);
-		if (!row) throw new HangarError(404, `unknown method ${method}`, 'unknown_method');
-		const polluted = prototypeKeyIn(params);
-		if (polluted) throw new HangarError(400, `invalid ${polluted}: the name "__proto__" is not allowed`, 'invalid_params');
-		const parsed = row.params.safeParse(params ?? {});
-		if (!parsed.success) throw invalidParams(parsed.error);
+		if (!checked) {
+			const row = this.rows.get(method);
+			if (!row) throw new HangarError(404, `unknown method ${method}`, 'unknown_method');
+			if (polluted) throw new HangarError(400, `invalid ${polluted}: the name "__proto__" is not allowed`, 'invalid_params');
+			const parsed = row.params.safeParse(params ?? {});
+			if (!parsed.success) throw invalidParams(parsed.error);
+			checked = parsed;
+		}
 		const handler = this.handlers.get(method);
 		if (!handler) throw HangarError.notImplemented(method);
 		try {
-			return await handler(parsed.data, context);
+			return await handler(checked.data, context);
 		} catch (error) {
 			throw this.hide(method, error, context);
 		}
@@ -172,7 +203,7 @@ export class Dispatcher {
 	private hide(method: string, error: unknown, context: OperationContext): HangarError {
 		if (error instanceof HangarError) return error;
 		if (context.signal.aborted) return HangarError.cancelled(method);
-		const requestId = randomUUID();
+		const requestId = crypto.randomUUID();
 		this.log.error(`${method} failed (request ${requestId}): ${(error as Error)?.stack ?? String(error)}`);
 		return new HangarError(500, `internal error (request id ${requestId})`, 'internal_error');
 	}

@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { z } from 'zod';
-import type { NotificationDefinition } from '../protocol/operation.js';
+import type { NotificationMethod, Notifications } from '../protocol/methods.js';
 import { createLogger, type Logger } from './log.js';
 import { resolvePaths, type HangarPaths } from './store/paths.js';
 
@@ -13,8 +13,8 @@ export type NotificationListener = (method: string, params: unknown) => void;
 export class Notifier {
 	private readonly emitter = new EventEmitter();
 
-	notify<P extends z.ZodType>(definition: NotificationDefinition<P>, params: z.output<P>): void {
-		this.emitter.emit('notification', definition.method, params);
+	notify<M extends NotificationMethod>(method: M, params: z.output<Notifications[M]['params']>): void {
+		this.emitter.emit('notification', method, params);
 	}
 
 	subscribe(listener: NotificationListener): () => void {

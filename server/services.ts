@@ -8,6 +8,7 @@
 import { rowsOf } from '../protocol/operation.js';
 import { Dispatcher, type Area, type AreaLoader, type Implementation } from './dispatch.js';
 import type { Environment } from './environment.js';
+import { plainParamsOfBuild } from './manifest.js';
 import type { ClientsService } from './clients/service.js';
 import type { GroupStore } from './groups/store.js';
 import type { RegistryService } from './registry/service.js';
@@ -98,8 +99,8 @@ function areasOf(services: Services): ReadonlyMap<string, AreaLoader> {
 		areas.map(([name, rows, implementations]): [string, AreaLoader] => [
 			name,
 			async (): Promise<Area> => {
-				const [module, implemented] = await Promise.all([rows(), implementations()]);
-				return { rows: rowsOf(module), implementations: implemented.filter(({ operation }) => operation.method.startsWith(`${name}/`)) };
+				const implemented = await implementations();
+				return { rows: async () => rowsOf(await rows()), implementations: implemented.filter(({ method }) => method.startsWith(`${name}/`)) };
 			},
 		]),
 	);
@@ -107,7 +108,7 @@ function areasOf(services: Services): ReadonlyMap<string, AreaLoader> {
 
 export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
 	const services = new Services(environment);
-	const dispatcher = new Dispatcher(areasOf(services), environment.log);
+	const dispatcher = new Dispatcher(areasOf(services), environment.log, plainParamsOfBuild());
 	dispatcher.waitOnClose(async () => services.builtWorkloads?.idle());
 	if (options.door) {
 		const door = options.door;

@@ -2,7 +2,9 @@
  * A command loads what it uses: the everyday commands leave out the MCP SDK's client (and the
  * JSON-schema tools it brings), which only `hangar mcp …` and the creation of an aggregate that
  * checks its names need, and the areas of the operation table they do not call (the dispatcher
- * loads an area on its first call). Read by a module hook (test/support/loadedModules.ts).
+ * loads an area on its first call); the commands that read leave out zod (their params pass the
+ * build's plain schemas, their stores are checked by generated JSON Schemas). Read by a module
+ * hook (test/support/loadedModules.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,8 +37,24 @@ async function modulesLoadedBy(args: string[], commandTree = true): Promise<stri
 describe('the CLI', { timeout: 60_000 }, () => {
 	it.each(['ls --json --all', 'skill ls --json', 'group ls --json'])('runs `hangar %s` without the MCP SDK', async (command) => {
 		const packages = packagesOf(await modulesLoadedBy(command.split(' ')));
-		expect(packages).toContain('zod');
 		for (const unused of ['@modelcontextprotocol/sdk', 'zod-to-json-schema', 'ajv']) expect(packages, unused).not.toContain(unused);
+	});
+
+	it.each(['group ls --json', 'client ls --json'])('runs `hangar %s` without zod: params checked by the build\'s plain schemas, stores by generated JSON Schemas', async (command) => {
+		const modules = await modulesLoadedBy(command.split(' '));
+		expect(modules.some((url) => url.endsWith('/server/manifest.js'))).toBe(true);
+		expect(modules.filter((url) => /\/protocol\/(protocol\.|common|runConfig)/.test(url))).toEqual([]);
+		expect(packagesOf(modules)).not.toContain('zod');
+	});
+
+	it('loads zod for params the plain schema leaves to it, and answers with its message', async () => {
+		const refused = await runHangar(['group', 'create', 'two  spaces'], home.env);
+		expect(refused.code).toBe(2);
+		expect(refused.stderr).toContain('group name may not contain consecutive spaces');
+		const out = join(home.path, 'refused.txt');
+		await writeFile(out, '');
+		await runHangar(['group', 'create', 'Upper'], { ...home.env, NODE_OPTIONS: nodeOptions, LOADED_MODULES: out });
+		expect(packagesOf(await modulesOf((await readFile(out, 'utf8')).split('\n')))).toContain('zod');
 	});
 
 	it('builds only the areas a command calls: `hangar group ls` leaves out the other areas\' services and schemas', async () => {

@@ -78,7 +78,7 @@ describe('the generated checks of the records', () => {
 	});
 
 	it('refuse a schema they cannot check: a keyword outside the subset, a refinement', () => {
-		expect(() => jsonSchemaCheck({ type: 'string', pattern: '^a' })).toThrow('JSON Schema keyword pattern is not supported');
+		expect(() => jsonSchemaCheck({ type: 'string', format: 'email' })).toThrow('JSON Schema keyword format is not supported');
 		expect(() => jsonSchemaOf(z.object({ name: z.string().refine((name) => name !== '') }))).toThrow(/refinement/);
 	});
 });

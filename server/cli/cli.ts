@@ -5,7 +5,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { HangarError } from '../../protocol/errors.js';
-import type { OperationDefinition, ParamsOf, ResultOf } from '../../protocol/operation.js';
+import type { Method, Operations } from '../../protocol/methods.js';
+import type { ParamsOf, ResultOf } from '../../protocol/operation.js';
 import { visibleText } from '../../protocol/visibleText.js';
 import { contextFor, type Progress } from '../context.js';
 import type { Dispatcher } from '../dispatch.js';
@@ -28,14 +29,14 @@ export class Cli {
 		return this.dispatcher;
 	}
 
-	/** Calls one operation in-process; Ctrl-C cancels it. */
-	async call<O extends OperationDefinition>(operation: O, params: ParamsOf<O>): Promise<ResultOf<O>> {
+	/** Calls one operation in-process, named by its method; Ctrl-C cancels it. */
+	async call<M extends Method>(method: M, params: ParamsOf<Operations[M]>): Promise<ResultOf<Operations[M]>> {
 		const dispatcher = await this.services();
 		const controller = new AbortController();
 		const onInterrupt = () => controller.abort();
 		process.once('SIGINT', onInterrupt);
 		try {
-			return (await dispatcher.call(operation.method, params, contextFor(controller.signal, stderrProgress))) as ResultOf<O>;
+			return (await dispatcher.call(method, params, contextFor(controller.signal, stderrProgress))) as ResultOf<Operations[M]>;
 		} finally {
 			process.off('SIGINT', onInterrupt);
 		}

@@ -14,20 +14,10 @@ import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
-import { unsupportedClientMessage } from '../../protocol/common.js';
-import { throughAggregates } from '../../protocol/runConfig.js';
-import {
-	DiscoverClients,
-	ListClients,
-	noProjectFileMessage,
-	RegisterClient,
-	RegisterClients,
-	UnregisterClient,
-	UnregisterClientFromGroup,
-	UnregisterClients,
-	type ClientAppStatus,
-	type RegisteredClient,
-} from '../../protocol/protocol.clients.js';
+import { unsupportedClientMessage } from '../../protocol/clientApps.js';
+import { throughAggregates } from '../../protocol/aggregateImage.js';
+import { noProjectFileMessage } from '../../protocol/clientApps.js';
+import type { ClientAppStatus, RegisteredClient } from '../../protocol/protocol.clients.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import type { GroupStore, StoredGroup } from '../groups/store.js';
@@ -448,22 +438,22 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 /** The clients rows of the operation table. */
 export function clientImplementations(clients: ClientsService): Implementation[] {
 	return [
-		implement(ListClients, () => clients.list()),
-		implement(RegisterClient, ({ name, groups, project_root }) => clients.register(name, groups, project_root)),
-		implement(RegisterClients, ({ names, groups }) => clients.registerMany(names, groups)),
-		implement(UnregisterClient, async ({ name, project_root }) => {
+		implement('clients/list', () => clients.list()),
+		implement('clients/register', ({ name, groups, project_root }) => clients.register(name, groups, project_root)),
+		implement('clients/registerMany', ({ names, groups }) => clients.registerMany(names, groups)),
+		implement('clients/unregister', async ({ name, project_root }) => {
 			await clients.unregister(name, project_root);
 			return null;
 		}),
-		implement(UnregisterClientFromGroup, async ({ name, group, project_root }) => {
+		implement('clients/unregisterFromGroup', async ({ name, group, project_root }) => {
 			await clients.unregisterFromGroup(name, group, project_root);
 			return null;
 		}),
-		implement(UnregisterClients, async ({ names, groups }) => {
+		implement('clients/unregisterMany', async ({ names, groups }) => {
 			await clients.unregisterMany(names, groups);
 			return null;
 		}),
-		implement(DiscoverClients, async () => ({ clients: await clients.discover() })),
+		implement('clients/discover', async () => ({ clients: await clients.discover() })),
 	];
 }
 

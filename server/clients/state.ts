@@ -5,41 +5,16 @@
  * updates or removes.
  */
 import { join } from 'node:path';
-import { z } from 'zod';
+import { recordSchemas } from '../runspec/records.generated.js';
+import type { ClientsState, ManagedFile, ProjectRegistration } from '../runspec/records.js';
 import { JsonDocument } from '../store/document.js';
+import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import type { HangarPaths } from '../store/paths.js';
 
-const ProjectRegistration = z.object({
-	client: z.string(),
-	project_root: z.string(),
-	groups: z.array(z.string()),
-});
-export type ProjectRegistration = z.infer<typeof ProjectRegistration>;
-
-/** The entries Hangar wrote into one configuration file. */
-const ManagedFile = z.object({
-	path: z.string(),
-	client: z.string(),
-	project_root: z.string().optional(),
-	entries: z.array(z.string()),
-});
-export type ManagedFile = z.infer<typeof ManagedFile>;
-
-const ClientsState = z.object({
-	/** Clients registered without groups (`clients/registerMany` with no `groups`): every running workload. */
-	global: z.array(z.string()),
-	projects: z.array(ProjectRegistration),
-	managed: z.array(ManagedFile),
-	/**
-	 * Detection targets (toolhive-facts §4.2) that did not exist until Hangar wrote a client's
-	 * configuration there: they alone do not make the client installed.
-	 */
-	created: z.array(z.string()).optional(),
-});
-export type ClientsState = z.infer<typeof ClientsState>;
+export type { ClientsState, ManagedFile, ProjectRegistration };
 
 export function clientsStateDocument(paths: HangarPaths): JsonDocument<ClientsState> {
-	return new JsonDocument(join(paths.state, 'clients.json'), { schema: ClientsState, version: 1 }, () => ({
+	return new JsonDocument(join(paths.state, 'clients.json'), { schema: jsonSchemaCheck<ClientsState>(recordSchemas.ClientsState), version: 1 }, () => ({
 		global: [],
 		projects: [],
 		managed: [],

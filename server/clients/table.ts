@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, posix, relative, sep, win32 } from 'node:path';
 import type { ClientApp } from '../../protocol/common.js';
-import { PROJECT_CONFIG_FILES } from '../../protocol/protocol.clients.js';
+import { PROJECT_CONFIG_FILES } from '../../protocol/clientApps.js';
 
 /** Paths relative to the home directory, per OS (`/`-separated; joined natively). */
 export interface PlatformPaths {

@@ -2,7 +2,6 @@
  * The groups rows: list, create, get, delete. Deleting a group first releases its workloads
  * (moved to `default`, or deleted with `with-workloads`), once the group is known to exist.
  */
-import { CreateGroup, DeleteGroup, GetGroup, ListGroups } from '../../protocol/protocol.groups.js';
 import { implement, type Implementation } from '../dispatch.js';
 import { DEFAULT_GROUP, type GroupStore } from './store.js';
 
@@ -11,13 +10,13 @@ export type ReleaseGroup = (name: string, withWorkloads: boolean) => Promise<voi
 
 export function groupImplementations(groups: GroupStore, releaseGroup: ReleaseGroup): Implementation[] {
 	return [
-		implement(ListGroups, async () => ({ groups: await groups.list() })),
-		implement(CreateGroup, async ({ name }) => {
+		implement('groups/list', async () => ({ groups: await groups.list() })),
+		implement('groups/create', async ({ name }) => {
 			await groups.create(name);
 			return { name };
 		}),
-		implement(GetGroup, ({ name }) => groups.get(name)),
-		implement(DeleteGroup, async (params) => {
+		implement('groups/get', ({ name }) => groups.get(name)),
+		implement('groups/delete', async (params) => {
 			if (params.name !== DEFAULT_GROUP) {
 				await groups.get(params.name);
 				await releaseGroup(params.name, params['with-workloads'] ?? false);

@@ -3,19 +3,16 @@
  * membership here; `default` exists even before anything was written to it.
  */
 import { join } from 'node:path';
-import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
-import { Group } from '../../protocol/protocol.groups.js';
+import { recordSchemas } from '../runspec/records.generated.js';
+import type { StoredGroup } from '../runspec/records.js';
 import { JsonCollection } from '../store/document.js';
+import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import type { HangarPaths } from '../store/paths.js';
 
-export const DEFAULT_GROUP = 'default';
+export type { StoredGroup };
 
-const StoredGroup = Group.extend({
-	registered_clients: z.array(z.string()),
-	skills: z.array(z.string()),
-});
-export type StoredGroup = z.infer<typeof StoredGroup>;
+export const DEFAULT_GROUP = 'default';
 
 const emptyGroup = (name: string): StoredGroup => ({ name, registered_clients: [], skills: [] });
 
@@ -23,7 +20,7 @@ export class GroupStore {
 	private readonly collection: JsonCollection<StoredGroup>;
 
 	constructor(paths: HangarPaths) {
-		this.collection = new JsonCollection(join(paths.state, 'groups'), { schema: StoredGroup, version: 1 });
+		this.collection = new JsonCollection(join(paths.state, 'groups'), { schema: jsonSchemaCheck<StoredGroup>(recordSchemas.StoredGroup), version: 1 });
 	}
 
 	async list(): Promise<StoredGroup[]> {

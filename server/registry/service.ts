@@ -6,11 +6,7 @@
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import {
-	GetCatalogServer,
-	GetCatalogSkill,
 	HANGAR_META,
-	ListCatalogServers,
-	ListCatalogSkills,
 	type PageMetadata,
 	type RegistrySkill,
 	type ServerRecord,
@@ -18,12 +14,6 @@ import {
 import {
 	AddRegistry,
 	ALL_REGISTRIES,
-	GetRegistry,
-	GetRegistryServer,
-	ListRegistries,
-	ListRegistryServers,
-	RefreshRegistry,
-	RemoveRegistry,
 	UpdateRegistry,
 	type RegistryDetail,
 	type RegistrySummary,
@@ -544,27 +534,27 @@ function skillNotFound(namespace: string, name: string, registry?: string): Hang
 
 export function registryImplementations(registries: RegistryService): Implementation[] {
 	return [
-		implement(ListRegistries, async (_, { signal }) => ({ registries: await registries.list(signal) })),
-		implement(AddRegistry, (params, context) => registries.add(params, context)),
-		implement(GetRegistry, ({ name }, { signal }) => registries.get(name, signal)),
-		implement(UpdateRegistry, (params, context) => registries.update(params, context)),
-		implement(RemoveRegistry, async ({ name }) => {
+		implement('registries/list', async (_, { signal }) => ({ registries: await registries.list(signal) })),
+		implement('registries/add', (params, context) => registries.add(params, context)),
+		implement('registries/get', ({ name }, { signal }) => registries.get(name, signal)),
+		implement('registries/update', (params, context) => registries.update(params, context)),
+		implement('registries/remove', async ({ name }) => {
 			await registries.remove(name);
 			return null;
 		}),
-		implement(RefreshRegistry, ({ name }, context) => registries.refresh(name, context)),
-		implement(ListRegistryServers, ({ name }, { signal }) => registries.listServers(name, signal)),
-		implement(GetRegistryServer, ({ name, serverName }, { signal }) => registries.getServer(name, serverName, signal)),
-		implement(ListCatalogServers, ({ registryName, ...query }, { signal }) =>
+		implement('registries/refresh', ({ name }, context) => registries.refresh(name, context)),
+		implement('registries/listServers', ({ name }, { signal }) => registries.listServers(name, signal)),
+		implement('registries/getServer', ({ name, serverName }, { signal }) => registries.getServer(name, serverName, signal)),
+		implement('catalog/listServers', ({ registryName, ...query }, { signal }) =>
 			registries.listCatalogServers(registryName, query, signal),
 		),
-		implement(GetCatalogServer, ({ registryName, serverName }, { signal }) =>
+		implement('catalog/getServer', ({ registryName, serverName }, { signal }) =>
 			registries.getCatalogServer(registryName, serverName, signal),
 		),
-		implement(ListCatalogSkills, ({ registryName, ...query }, { signal }) =>
+		implement('catalog/listSkills', ({ registryName, ...query }, { signal }) =>
 			registries.listCatalogSkills(registryName, query, signal),
 		),
-		implement(GetCatalogSkill, ({ registryName, namespace, skillName }, { signal }) =>
+		implement('catalog/getSkill', ({ registryName, namespace, skillName }, { signal }) =>
 			registries.getCatalogSkill(registryName, namespace, skillName, signal),
 		),
 	];

@@ -31,7 +31,7 @@ import type { Environment } from '../environment.js';
 import { isAlive } from '../store/lock.js';
 import { VERSION } from '../version.js';
 import { FramedMessageReader } from './framing.js';
-import type { Manifest } from './manifest.js';
+import type { Manifest } from '../manifest.js';
 
 /** LSP error codes (`LSPErrorCodes` of vscode-languageserver-protocol, whose runtime we do not load). */
 const SERVER_NOT_INITIALIZED = -32002;

@@ -5,7 +5,7 @@ import { constants } from 'node:os';
 import type { Dispatcher } from '../dispatch.js';
 import { createEnvironment } from '../environment.js';
 import { startDaemon } from './daemon.js';
-import { readManifest } from './manifest.js';
+import { readManifest } from '../manifest.js';
 
 export function runDaemon(): void {
 	const environment = createEnvironment('daemon');

@@ -2595,5 +2595,107 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 				]
 			}
 		}
+	},
+	"StoredGroup": {
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type": "object",
+		"properties": {
+			"name": {
+				"type": "string"
+			},
+			"registered_clients": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			},
+			"skills": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			}
+		},
+		"required": [
+			"name",
+			"registered_clients",
+			"skills"
+		]
+	},
+	"ClientsState": {
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type": "object",
+		"properties": {
+			"global": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			},
+			"projects": {
+				"type": "array",
+				"items": {
+					"type": "object",
+					"properties": {
+						"client": {
+							"type": "string"
+						},
+						"project_root": {
+							"type": "string"
+						},
+						"groups": {
+							"type": "array",
+							"items": {
+								"type": "string"
+							}
+						}
+					},
+					"required": [
+						"client",
+						"project_root",
+						"groups"
+					]
+				}
+			},
+			"managed": {
+				"type": "array",
+				"items": {
+					"type": "object",
+					"properties": {
+						"path": {
+							"type": "string"
+						},
+						"client": {
+							"type": "string"
+						},
+						"project_root": {
+							"type": "string"
+						},
+						"entries": {
+							"type": "array",
+							"items": {
+								"type": "string"
+							}
+						}
+					},
+					"required": [
+						"path",
+						"client",
+						"entries"
+					]
+				}
+			},
+			"created": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			}
+		},
+		"required": [
+			"global",
+			"projects",
+			"managed"
+		]
 	}
 };

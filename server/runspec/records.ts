@@ -1,11 +1,13 @@
 /**
- * The zod schemas of the workload records on disk that a workload's proxy reads (run
- * configuration, status, proxy record, pins, the pinning default): the TypeScript types and the
- * one definition of each. The stores do not parse with them: they check with the JSON Schemas
- * generated from them (records.generated.ts, written by `npm run records`; a test keeps the
- * two equal), so that a proxy does not load zod.
+ * The zod schemas of the records on disk that are read without zod: those a workload's proxy
+ * reads (run configuration, status, proxy record, pins, the pinning default), and the groups
+ * and clients a command lists. The TypeScript types and the one definition of each. The stores do not
+ * parse with them: they check with the JSON Schemas generated from them (records.generated.ts,
+ * written by `npm run records`; a test keeps the two equal), so that neither a proxy nor a
+ * command's start loads zod.
  */
 import { z } from 'zod';
+import { Group } from '../../protocol/protocol.groups.js';
 import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import { RegistryHeader } from '../../protocol/registryTypes.js';
 import { RunConfig, ToolPinning } from '../../protocol/runConfig.js';
@@ -108,8 +110,45 @@ export type WorkloadPins = z.infer<typeof WorkloadPins>;
 export const PinningDefaults = z.object({ tool_pinning: ToolPinning.optional() });
 export type PinningDefaults = z.infer<typeof PinningDefaults>;
 
+/** `<state>/groups/<name>.json` (groups/store.ts). */
+export const StoredGroup = Group.extend({
+	registered_clients: z.array(z.string()),
+	skills: z.array(z.string()),
+});
+export type StoredGroup = z.infer<typeof StoredGroup>;
+
+/** `<state>/clients.json` (clients/state.ts). */
+export const ProjectRegistration = z.object({
+	client: z.string(),
+	project_root: z.string(),
+	groups: z.array(z.string()),
+});
+export type ProjectRegistration = z.infer<typeof ProjectRegistration>;
+
+/** The entries Hangar wrote into one configuration file. */
+export const ManagedFile = z.object({
+	path: z.string(),
+	client: z.string(),
+	project_root: z.string().optional(),
+	entries: z.array(z.string()),
+});
+export type ManagedFile = z.infer<typeof ManagedFile>;
+
+export const ClientsState = z.object({
+	/** Clients registered without groups (`clients/registerMany` with no `groups`): every running workload. */
+	global: z.array(z.string()),
+	projects: z.array(ProjectRegistration),
+	managed: z.array(ManagedFile),
+	/**
+	 * Detection targets (toolhive-facts §4.2) that did not exist until Hangar wrote a client's
+	 * configuration there: they alone do not make the client installed.
+	 */
+	created: z.array(z.string()).optional(),
+});
+export type ClientsState = z.infer<typeof ClientsState>;
+
 /** The records, by the name the generated JSON Schemas are exported under. */
-export const RECORDS = { StoredWorkload, StoredStatus, ProxyRecord, WorkloadPins, PinningDefaults };
+export const RECORDS = { StoredWorkload, StoredStatus, ProxyRecord, WorkloadPins, PinningDefaults, StoredGroup, ClientsState };
 
 /**
  * The JSON Schema of a record, as stored (zod's input side). A refinement has no JSON Schema and

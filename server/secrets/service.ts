@@ -10,14 +10,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
 import {
-	CreateSecret,
-	DeleteSecret,
-	GetSecretsProvider,
-	ListSecretKeys,
 	ProviderCapabilities,
 	SecretsProviderType,
-	SetupSecrets,
-	UpdateSecret,
 	type SecretKey,
 	type SecretsProvider,
 	type SecretWriteResult,
@@ -199,12 +193,12 @@ function notFound(name: string): HangarError {
 
 export function secretImplementations(secrets: SecretsService): Implementation[] {
 	return [
-		implement(SetupSecrets, ({ provider_type, password }) => secrets.setup(provider_type, password)),
-		implement(GetSecretsProvider, () => secrets.provider()),
-		implement(ListSecretKeys, async () => ({ keys: await secrets.listKeys() })),
-		implement(CreateSecret, ({ key, value }) => secrets.create(key, value)),
-		implement(UpdateSecret, ({ key, value }) => secrets.update(key, value)),
-		implement(DeleteSecret, async ({ key }) => {
+		implement('secrets/setup', ({ provider_type, password }) => secrets.setup(provider_type, password)),
+		implement('secrets/getProvider', () => secrets.provider()),
+		implement('secrets/listKeys', async () => ({ keys: await secrets.listKeys() })),
+		implement('secrets/create', ({ key, value }) => secrets.create(key, value)),
+		implement('secrets/update', ({ key, value }) => secrets.update(key, value)),
+		implement('secrets/delete', async ({ key }) => {
 			await secrets.delete(key);
 			return null;
 		}),

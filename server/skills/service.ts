@@ -4,22 +4,15 @@
  * project's lock file (sync, upgrade).
  */
 import { join } from 'node:path';
-import type { Scope } from '../../protocol/common.js';
 import { HangarError } from '../../protocol/errors.js';
 import type { ValidParamsOf } from '../../protocol/operation.js';
 import {
 	BuildSkill,
-	DeleteSkillBuild,
 	GetSkill,
-	GetSkillContent,
 	InstallSkill,
-	ListSkillBuilds,
 	ListSkills,
 	PushSkill,
-	SkillsDidChange,
-	SyncSkills,
 	UninstallSkill,
-	UpgradeSkills,
 	ValidateSkill,
 	type InstalledSkill,
 	type SkillContent,
@@ -158,7 +151,7 @@ export class SkillService implements ProjectSkillService {
 		const { removed: record, remaining: kept } = await this.installer.uninstall(placement, name, signal, client);
 		if (kept) {
 			// Still installed for other clients: changed in place.
-			this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'upgraded' });
+			this.environment.notifier.notify('skills/didChange', { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'upgraded' });
 			return;
 		}
 		const remaining = await this.records.list();
@@ -167,7 +160,7 @@ export class SkillService implements ProjectSkillService {
 				if (group.skills.includes(name)) await this.groups.update(group.name, (current) => ({ ...current, skills: current.skills.filter((skill) => skill !== name) }));
 			}
 		}
-		this.environment.notifier.notify(SkillsDidChange, { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'uninstalled' });
+		this.environment.notifier.notify('skills/didChange', { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'uninstalled' });
 		for (const dependency of record.dependencies) {
 			if (await this.installer.release(placement, dependency.name, name, signal)) await this.remove(placement, dependency.name, signal);
 		}
@@ -210,8 +203,8 @@ export class SkillService implements ProjectSkillService {
 
 	announce(outcome: InstallOutcome, placement: Placement): void {
 		const where = { scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }) };
-		for (const name of outcome.added) if (name !== outcome.record.name) this.environment.notifier.notify(SkillsDidChange, { name, ...where, change: 'installed' });
-		if (outcome.change !== 'unchanged') this.environment.notifier.notify(SkillsDidChange, { name: outcome.record.name, ...where, change: outcome.change });
+		for (const name of outcome.added) if (name !== outcome.record.name) this.environment.notifier.notify('skills/didChange', { name, ...where, change: 'installed' });
+		if (outcome.change !== 'unchanged') this.environment.notifier.notify('skills/didChange', { name: outcome.record.name, ...where, change: outcome.change });
 	}
 
 	async chooseClients(clients: readonly string[] | undefined) {
@@ -221,20 +214,20 @@ export class SkillService implements ProjectSkillService {
 
 export function skillImplementations(skills: SkillService): Implementation[] {
 	return [
-		implement(ValidateSkill, (params) => skills.validate(params)),
-		implement(GetSkillContent, ({ ref }, context) => skills.content(ref, context)),
-		implement(InstallSkill, (params, context) => skills.install(params, context)),
-		implement(ListSkills, (params) => skills.list(params)),
-		implement(GetSkill, (params) => skills.get(params)),
-		implement(UninstallSkill, (params, context) => skills.uninstall(params, context)),
-		implement(BuildSkill, (params) => skills.build(params)),
-		implement(PushSkill, (params, context) => skills.push(params, context)),
-		implement(ListSkillBuilds, async () => ({ builds: await skills.builds.list() })),
-		implement(DeleteSkillBuild, async ({ tag }) => {
+		implement('skills/validate', (params) => skills.validate(params)),
+		implement('skills/content', ({ ref }, context) => skills.content(ref, context)),
+		implement('skills/install', (params, context) => skills.install(params, context)),
+		implement('skills/list', (params) => skills.list(params)),
+		implement('skills/get', (params) => skills.get(params)),
+		implement('skills/uninstall', (params, context) => skills.uninstall(params, context)),
+		implement('skills/build', (params) => skills.build(params)),
+		implement('skills/push', (params, context) => skills.push(params, context)),
+		implement('skills/listBuilds', async () => ({ builds: await skills.builds.list() })),
+		implement('skills/deleteBuild', async ({ tag }) => {
 			await skills.builds.delete(tag);
 			return null;
 		}),
-		implement(SyncSkills, (params, context) => skills.projects.sync(params, context)),
-		implement(UpgradeSkills, (params, context) => skills.projects.upgrade(params, context)),
+		implement('skills/sync', (params, context) => skills.projects.sync(params, context)),
+		implement('skills/upgrade', (params, context) => skills.projects.upgrade(params, context)),
 	];
 }

@@ -7,7 +7,6 @@
  * the search indexer, a client reading its configuration) fails for a moment with EPERM,
  * EACCES or EBUSY; the rename is tried again for a few seconds before the write fails.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -43,12 +42,20 @@ export interface AtomicFile {
 	abort(): Promise<void>;
 }
 
+/**
+ * `bytes` random bytes as hex, for names no other process picks. From the global Web Crypto
+ * object, which Node loads on first use: a command that only reads never loads `node:crypto`.
+ */
+export function randomHex(bytes: number): string {
+	return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+}
+
 export async function openFileAtomic(path: string, options: AtomicWriteOptions = {}): Promise<AtomicFile> {
 	const folder = dirname(path);
 	const durable = options.durable ?? true;
 	await mkdir(folder, { recursive: true, mode: options.dirMode ?? 0o700 });
 	const mode = (await existingMode(path)) ?? options.mode ?? 0o600;
-	const temporary = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+	const temporary = join(folder, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
 	const handle = await open(temporary, 'wx', mode);
 	let isOpen = true;
 	const close = async () => {

@@ -1,10 +1,13 @@
 /**
- * A check of stored documents against a JSON Schema, for the processes that must not load zod
- * (a workload's proxy: zod alone is 12–13 MB of its resident set). The schemas are not written
- * by hand: they are generated from the zod schemas (`z.toJSONSchema`, see runspec/records.ts)
- * and a test keeps them equal. It reads the subset zod emits for plain data and parses as zod
- * does: an object drops the fields its schema does not name (zod's default), `anyOf` takes the
- * first form that matches. A keyword outside that subset is refused when the check is built.
+ * A check of data against a JSON Schema, for the processes and paths that must not load zod: a
+ * workload's proxy reading its records (zod alone is 12–13 MB of its resident set), and a
+ * command's start checking an operation's params. The schemas are not written by hand: they are
+ * generated from the zod schemas (`z.toJSONSchema` for records, see runspec/records.ts;
+ * protocol/plainParams.ts for params) and tests keep them equal. It reads the subset those emit
+ * and parses as zod does: an object drops the fields its schema does not name (zod's default),
+ * a field its object does not require may hold `undefined`, `anyOf` takes the first form that
+ * matches, a number is finite and a string's length counts UTF-16 units. A keyword outside that
+ * subset is refused when the check is built.
  */
 import type { RecordSchema } from './document.js';
 
@@ -15,12 +18,30 @@ type Check = (value: unknown, path: string) => Outcome;
 
 /** Keywords that only annotate. */
 const ANNOTATIONS = ['$schema', 'title', 'description'];
-const KEYWORDS = new Set([...ANNOTATIONS, 'type', 'enum', 'const', 'minimum', 'maximum', 'properties', 'required', 'additionalProperties', 'propertyNames', 'items', 'anyOf']);
+const KEYWORDS = new Set([
+	...ANNOTATIONS,
+	'type',
+	'enum',
+	'const',
+	'minimum',
+	'maximum',
+	'minLength',
+	'maxLength',
+	'pattern',
+	'properties',
+	'required',
+	'additionalProperties',
+	'propertyNames',
+	'items',
+	'anyOf',
+	'allOf',
+	'not',
+]);
 
 function typeOf(value: unknown): string {
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return 'array';
-	if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+	if (typeof value === 'number') return Number.isFinite(value) ? (Number.isInteger(value) ? 'integer' : 'number') : 'non-finite number';
 	return typeof value;
 }
 
@@ -49,6 +70,18 @@ function compile(schema: JsonSchema): Check {
 			typeof value === 'number' && ((minimum !== undefined && value < minimum) || (maximum !== undefined && value > maximum)) ? { error: `${named(path)}: ${value} is out of range` } : { value },
 		);
 	}
+	const { minLength, maxLength } = schema as { minLength?: number; maxLength?: number };
+	if (minLength !== undefined || maxLength !== undefined) {
+		steps.push((value, path) =>
+			typeof value === 'string' && ((minLength !== undefined && value.length < minLength) || (maxLength !== undefined && value.length > maxLength))
+				? { error: `${named(path)}: ${value.length} characters is out of range` }
+				: { value },
+		);
+	}
+	if (schema.pattern !== undefined) {
+		const pattern = new RegExp(schema.pattern as string);
+		steps.push((value, path) => (typeof value === 'string' && !pattern.test(value) ? { error: `${named(path)}: does not match ${pattern}` } : { value }));
+	}
 	if (schema.properties !== undefined || schema.additionalProperties !== undefined || schema.propertyNames !== undefined) steps.push(objectCheck(schema));
 	if (schema.items !== undefined) {
 		const item = compile(schema.items as JsonSchema);
@@ -72,6 +105,21 @@ function compile(schema: JsonSchema): Check {
 			}
 			return { error: `${named(path)}: matches none of its ${forms.length} allowed forms` };
 		});
+	}
+	if (schema.allOf !== undefined) {
+		const all = (schema.allOf as JsonSchema[]).map(compile);
+		steps.push((value, path) => {
+			let outcome: Outcome = { value };
+			for (const check of all) {
+				outcome = check(outcome.value, path);
+				if ('error' in outcome) return outcome;
+			}
+			return outcome;
+		});
+	}
+	if (schema.not !== undefined) {
+		const not = compile(schema.not as JsonSchema);
+		steps.push((value, path) => ('error' in not(value, path) ? { value } : { error: `${named(path)}: not allowed` }));
 	}
 	return (value, path) => {
 		let outcome: Outcome = { value };
@@ -99,6 +147,7 @@ function objectCheck(schema: JsonSchema): Check {
 			const field = fieldOf(path, key);
 			const nameOutcome = names?.(key, field);
 			if (nameOutcome && 'error' in nameOutcome) return nameOutcome;
+			if (entry === undefined && properties.has(key) && !required.includes(key)) continue;
 			const check = properties.get(key) ?? others;
 			if (!check) {
 				if (additional === false) return { error: `${named(field)}: not allowed` };

@@ -15,12 +15,12 @@
  * for 30 s. A holder that is alive but paused (SIGSTOP, a debugger, a suspended laptop) keeps
  * its lock however long the pause lasts.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
+import { randomHex } from './atomic.js';
 
 /** How often a holder refreshes its owner file (read only across hosts). */
 const HEARTBEAT_MS = 5_000;
@@ -95,7 +95,7 @@ async function acquire(path: string): Promise<string | undefined> {
 	if ((await exists(path)) && !(await clearIfAbandoned(path))) return undefined;
 	await mkdir(dirname(path), { recursive: true, mode: 0o700 });
 	await removeAbandonedScratches(path);
-	const token = randomBytes(8).toString('hex');
+	const token = randomHex(8);
 	const name = `${OWNER}-${token}`;
 	const scratch = `${path}.${process.pid}-${token}.tmp`;
 	if (!exitHook) {

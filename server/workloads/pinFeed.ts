@@ -4,7 +4,6 @@
  * names of a workload change (empty once everything is approved), for editors to tell the user.
  */
 import { mkdirSync, watch } from 'node:fs';
-import { WorkloadsDidChange } from '../../protocol/protocol.workloads.js';
 import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
 import type { WorkloadStore } from '../runspec/store.js';
@@ -27,7 +26,7 @@ export class PinFeed {
 		this.announced.set(name, names.join('\n'));
 		const recorded = await this.store.statuses.get(name).catch(() => undefined);
 		if (!recorded) return; // removed meanwhile
-		this.notifier.notify(WorkloadsDidChange, { name, status: recorded.status, status_context: drift?.context ?? recorded.status_context, tools_drifted: names });
+		this.notifier.notify('workloads/didChange', { name, status: recorded.status, status_context: drift?.context ?? recorded.status_context, tools_drifted: names });
 	}
 
 	/** Watches from now on (the folder is made if need be); the drift already there is the baseline, not news. */

@@ -5,7 +5,7 @@
  */
 import { watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { WorkloadsDidChange, type WorkloadStatus } from '../../protocol/protocol.workloads.js';
+import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import type { Environment } from '../environment.js';
 import type { Logger } from '../log.js';
 import { boundedReason, type StoredStatus, type WorkloadStore } from '../runspec/store.js';
@@ -43,7 +43,7 @@ export class StatusFeed {
 			this.notified.set(name, now);
 			return { status, status_context: context, started_at: status === 'running' ? now : previous?.started_at, updated_at: now };
 		});
-		if (written) this.notifier.notify(WorkloadsDidChange, { name, status, status_context: context });
+		if (written) this.notifier.notify('workloads/didChange', { name, status, status_context: context });
 	}
 
 	/** Runs the deletion of `name`, then announces its removal (not the watcher, which would see it first). */
@@ -60,7 +60,7 @@ export class StatusFeed {
 
 	private announceRemoval(name: string): void {
 		this.notified.set(name, REMOVED);
-		this.notifier.notify(WorkloadsDidChange, { name, status: 'removing', status_context: 'removed' });
+		this.notifier.notify('workloads/didChange', { name, status: 'removing', status_context: 'removed' });
 	}
 
 	/** Announces the status changes other processes make. Changes this process made were announced already. */
@@ -77,7 +77,7 @@ export class StatusFeed {
 				// Only a newer record is news: a read that began before this process replaced the
 				// record (its change was announced already) would announce the old status again.
 				this.notified.set(name, record.updated_at);
-				this.notifier.notify(WorkloadsDidChange, { name, status: record.status, status_context: record.status_context });
+				this.notifier.notify('workloads/didChange', { name, status: record.status, status_context: record.status_context });
 			}
 		};
 		void (async () => {

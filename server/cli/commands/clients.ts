@@ -4,19 +4,9 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CLIENT_APPS, type ClientApp } from '../../../protocol/common.js';
+import { CLIENT_APPS, noProjectFileMessage, PROJECT_CONFIG_CLIENTS, PROJECT_CONFIG_FILES } from '../../../protocol/clientApps.js';
+import type { ClientApp } from '../../../protocol/common.js';
 import { HangarError } from '../../../protocol/errors.js';
-import {
-	DiscoverClients,
-	ListClients,
-	noProjectFileMessage,
-	PROJECT_CONFIG_CLIENTS,
-	PROJECT_CONFIG_FILES,
-	RegisterClient,
-	RegisterClients,
-	UnregisterClient,
-	UnregisterClientFromGroup,
-} from '../../../protocol/protocol.clients.js';
 import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
 
 function listClients(client: Command, cli: Cli): Command {
@@ -28,7 +18,7 @@ function listClients(client: Command, cli: Cli): Command {
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean; project?: string }) => {
 			if (options.project !== undefined) return listProject(cli, resolve(options.project), options.json ?? false);
-			const [{ clients: statuses }, registered] = await Promise.all([cli.call(DiscoverClients, {}), cli.call(ListClients, {})]);
+			const [{ clients: statuses }, registered] = await Promise.all([cli.call('clients/discover', {}), cli.call('clients/list', {})]);
 			const rows = statuses.map((status) => {
 				const entries = registered.filter((entry) => entry.name === status.client_type);
 				const userWide = entries.find((entry) => entry.project_root === undefined);
@@ -72,9 +62,9 @@ function registerClient(client: Command, cli: Cli): Command {
 			const groups = options.group ?? ['default'];
 			if (options.project !== undefined || names.length === 1) {
 				const project_root = options.project === undefined ? undefined : resolve(options.project);
-				for (const name of names) await cli.call(RegisterClient, { name, groups, ...(project_root ? { project_root } : {}) });
+				for (const name of names) await cli.call('clients/register', { name, groups, ...(project_root ? { project_root } : {}) });
 			} else {
-				await cli.call(RegisterClients, { names, groups });
+				await cli.call('clients/registerMany', { names, groups });
 			}
 			const where = options.project === undefined ? '' : ` for project ${resolve(options.project)}`;
 			process.stdout.write(
@@ -96,7 +86,7 @@ function unregisterClient(client: Command, cli: Cli): Command {
 			const project = options.project === undefined ? {} : { project_root: resolve(options.project) };
 			// The API answers 204 either way, as ToolHive's does; the CLI says when nothing changed,
 			// before changing anything.
-			const listed = await cli.call(ListClients, {});
+			const listed = await cli.call('clients/list', {});
 			const missing = names.filter(
 				(name) =>
 					CLIENT_APPS.includes(name) &&
@@ -113,8 +103,8 @@ function unregisterClient(client: Command, cli: Cli): Command {
 				throw new HangarError(404, `client${missing.length > 1 ? 's' : ''} ${which} ${missing.length > 1 ? 'are' : 'is'} not registered${where}; see hangar client ls`, 'client_not_registered');
 			}
 			for (const name of names) {
-				if (options.group !== undefined) await cli.call(UnregisterClientFromGroup, { name, group: options.group, ...project });
-				else await cli.call(UnregisterClient, { name, ...project });
+				if (options.group !== undefined) await cli.call('clients/unregisterFromGroup', { name, group: options.group, ...project });
+				else await cli.call('clients/unregister', { name, ...project });
 			}
 			process.stdout.write(`Unregistered ${names.join(', ')}${options.group === undefined ? '' : ` from group ${options.group}`}.\n`);
 		});
@@ -137,7 +127,7 @@ function requireProjectFiles(names: readonly string[]): void {
 async function listProject(cli: Cli, given: string, json: boolean): Promise<void> {
 	// Registrations are kept under the real path of their folder.
 	const root = await realpath(given).catch(() => given);
-	const registered = await cli.call(ListClients, {});
+	const registered = await cli.call('clients/list', {});
 	const rows = PROJECT_CONFIG_CLIENTS.map((name) => {
 		const entry = registered.find((item) => item.name === name && item.project_root === root);
 		return { name, file: PROJECT_CONFIG_FILES[name]!, registered: entry !== undefined, groups: entry?.groups ?? [] };

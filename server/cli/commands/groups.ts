@@ -2,7 +2,7 @@
  * `hangar group ls|create|info|rm`.
  */
 import type { Command } from 'commander';
-import { CreateGroup, DeleteGroup, GetGroup, ListGroups, type Group } from '../../../protocol/protocol.groups.js';
+import { type Group } from '../../../protocol/protocol.groups.js';
 import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 
 const groupColumns = { name: (g: Group) => g.name, clients: (g: Group) => g.registered_clients, skills: (g: Group) => g.skills };
@@ -14,7 +14,7 @@ function listGroups(group: Command, cli: Cli): Command {
 		.description('List groups')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const { groups } = await cli.call(ListGroups, {});
+			const { groups } = await cli.call('groups/list', {});
 			if (options.json) return printJson(groups);
 			printTable(groups, groupColumns, 'No groups.');
 		});
@@ -26,7 +26,7 @@ function createGroup(group: Command, cli: Cli): Command {
 		.description('Create a group')
 		.argument('<name>', 'lowercase letters, digits, "_", "-" and single spaces')
 		.action(async (name: string) => {
-			await cli.call(CreateGroup, { name });
+			await cli.call('groups/create', { name });
 			process.stdout.write(`Group ${name} created.\n`);
 		});
 }
@@ -38,7 +38,7 @@ function showGroup(group: Command, cli: Cli): Command {
 		.argument('<name>')
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
-			const found = await cli.call(GetGroup, { name });
+			const found = await cli.call('groups/get', { name });
 			if (options.json) return printJson(found);
 			printTable([found], groupColumns, '');
 		});
@@ -52,7 +52,7 @@ function deleteGroup(group: Command, cli: Cli): Command {
 		.argument('<name>')
 		.option('--with-workloads', 'delete the group\'s workloads too')
 		.action(async (name: string, options: { withWorkloads?: boolean }) => {
-			await cli.call(DeleteGroup, { name, 'with-workloads': options.withWorkloads ?? false });
+			await cli.call('groups/delete', { name, 'with-workloads': options.withWorkloads ?? false });
 			process.stdout.write(`Group ${name} deleted.\n`);
 		});
 }

@@ -5,7 +5,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
-import { ListWorkloads, type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
+import { type WorkloadSummary } from '../../../protocol/protocol.workloads.js';
 import { VERSION } from '../../version.js';
 import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
 
@@ -16,7 +16,7 @@ interface Tool {
 
 /** The running workload `name`, or a 404/409 that says what to do. */
 async function runningWorkload(cli: Cli, name: string): Promise<WorkloadSummary> {
-	const { workloads } = await cli.call(ListWorkloads, { all: true });
+	const { workloads } = await cli.call('workloads/list', { all: true });
 	const workload = workloads.find((candidate) => candidate.name === name);
 	if (!workload) throw HangarError.notFound(`workload ${name} not found (hangar ls --all lists them)`, 'workload_not_found');
 	if (workload.status !== 'running' || !workload.url) {

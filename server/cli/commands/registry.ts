@@ -3,22 +3,12 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { HangarError } from '../../../protocol/errors.js';
 import {
-	GetCatalogServer,
 	HANGAR_META,
-	ListCatalogServers,
-	ListCatalogSkills,
 	type ServerRecord,
 } from '../../../protocol/protocol.catalog.js';
 import {
-	AddRegistry,
 	ALL_REGISTRIES,
-	GetRegistry,
-	ListRegistries,
-	RefreshRegistry,
-	RemoveRegistry,
-	UpdateRegistry,
 	type RegistrySummary,
 } from '../../../protocol/protocol.registries.js';
 import { addCommands, printJson, printTable, type Cli } from '../cli.js';
@@ -44,7 +34,7 @@ function listRegistries(registry: Command, cli: Cli): Command {
 		.description('List registries in precedence order')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const { registries } = await cli.call(ListRegistries, {});
+			const { registries } = await cli.call('registries/list', {});
 			if (options.json) return printJson(registries);
 			printTable(registries, summaryColumns, 'No registries.');
 			for (const failed of registries.filter((entry) => entry.error)) process.stderr.write(`${failed.name}: ${failed.error}\n`);
@@ -58,7 +48,7 @@ function showRegistry(registry: Command, cli: Cli): Command {
 		.argument('[name]', 'registry name', 'default')
 		.option('--json', 'print JSON, with the whole registry content')
 		.action(async (name: string, options: { json?: boolean }) => {
-			const detail = await cli.call(GetRegistry, { name });
+			const detail = await cli.call('registries/get', { name });
 			if (options.json) return printJson(detail);
 			const { registry: _content, ...summary } = detail;
 			printFields({
@@ -87,7 +77,7 @@ function listServers(registry: Command, cli: Cli): Command {
 		.option('--json', 'print JSON')
 		.action(async (query: string | undefined, options: ListOptions) => {
 			const registryName = options.registry ?? ALL_REGISTRIES;
-			const { servers, metadata } = await cli.call(ListCatalogServers, { registryName, ...pageParams(query, options) });
+			const { servers, metadata } = await cli.call('catalog/listServers', { registryName, ...pageParams(query, options) });
 			if (options.json) return printJson(servers);
 			printTable(
 				servers,
@@ -112,7 +102,7 @@ function showServer(registry: Command, cli: Cli): Command {
 		.option('--registry <name>', 'look only in this registry')
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { registry?: string; json?: boolean }) => {
-			const server = await cli.call(GetCatalogServer, { registryName: options.registry ?? ALL_REGISTRIES, serverName: name });
+			const server = await cli.call('catalog/getServer', { registryName: options.registry ?? ALL_REGISTRIES, serverName: name });
 			if (options.json) return printJson(server);
 			printServer(server, options.registry);
 		});
@@ -128,7 +118,7 @@ function checkServers(registry: Command, cli: Cli): Command {
 		.action(async (names: string[], options: { registry?: string; json?: boolean }) => {
 			const registryName = options.registry ?? ALL_REGISTRIES;
 			const servers = names.length
-				? await Promise.all(names.map((serverName) => cli.call(GetCatalogServer, { registryName, serverName })))
+				? await Promise.all(names.map((serverName) => cli.call('catalog/getServer', { registryName, serverName })))
 				: await allServers(cli, registryName);
 			const runtime = new DockerRuntime();
 			const check = new ReadinessCheck(runtime, new PackageBuilder(runtime, new RuntimeDefaults(cli.environment.paths), new SecretsService(cli.environment)));
@@ -155,7 +145,7 @@ function listSkills(registry: Command, cli: Cli): Command {
 		.option('--json', 'print JSON')
 		.action(async (query: string | undefined, options: ListOptions) => {
 			const registryName = options.registry ?? ALL_REGISTRIES;
-			const { skills, metadata } = await cli.call(ListCatalogSkills, { registryName, ...pageParams(query, options) });
+			const { skills, metadata } = await cli.call('catalog/listSkills', { registryName, ...pageParams(query, options) });
 			if (options.json) return printJson(skills);
 			printTable(
 				skills,
@@ -180,7 +170,7 @@ function pointRegistry(registry: Command, cli: Cli): Command {
 		.option('--allow-private-ip', 'allow plain http:// and private or loopback addresses')
 		.action(async (source: string, options: { name: string; allowPrivateIp?: boolean }) => {
 			const location = isUrl(source) ? { url: source } : { local_path: resolve(source) };
-			const { type } = await cli.call(UpdateRegistry, {
+			const { type } = await cli.call('registries/update', {
 				name: options.name,
 				...location,
 				...(options.allowPrivateIp ? { allow_private_ip: true } : {}),
@@ -194,7 +184,7 @@ function resetRegistry(registry: Command, cli: Cli): Command {
 		.command('reset')
 		.description('Point the default registry back at the built-in catalog')
 		.action(async () => {
-			await cli.call(UpdateRegistry, { name: 'default' });
+			await cli.call('registries/update', { name: 'default' });
 			process.stdout.write('Registry default now uses the built-in catalog.\n');
 		});
 }
@@ -205,7 +195,7 @@ function refreshRegistry(registry: Command, cli: Cli): Command {
 		.description('Fetch a remote registry again instead of using its cached copy')
 		.argument('[name]', 'registry name', 'default')
 		.action(async (name: string) => {
-			await cli.call(RefreshRegistry, { name });
+			await cli.call('registries/refresh', { name });
 			process.stdout.write(`Registry ${name} refreshed.\n`);
 		});
 }
@@ -219,7 +209,7 @@ function addRegistry(registry: Command, cli: Cli): Command {
 		.option('--priority <n>', 'search precedence: lower first (named registries default to 100, "default" to 1000)', integer)
 		.option('--allow-private-ip', 'allow plain http:// and private or loopback addresses')
 		.action(async (name: string, source: string, options: { priority?: number; allowPrivateIp?: boolean }) => {
-			const added = await cli.call(AddRegistry, {
+			const added = await cli.call('registries/add', {
 				name,
 				source: isUrl(source) ? source : resolve(source),
 				...(options.priority !== undefined ? { priority: options.priority } : {}),
@@ -237,7 +227,7 @@ function removeRegistry(registry: Command, cli: Cli): Command {
 		.description('Remove a named registry')
 		.argument('<name>')
 		.action(async (name: string) => {
-			await cli.call(RemoveRegistry, { name });
+			await cli.call('registries/remove', { name });
 			process.stdout.write(`Registry ${name} removed.\n`);
 		});
 }
@@ -313,7 +303,7 @@ const CHECKS_AT_ONCE = 8;
 async function allServers(cli: Cli, registryName: string): Promise<ServerRecord[]> {
 	const servers: ServerRecord[] = [];
 	for (let page = 1; ; page++) {
-		const { servers: more, metadata } = await cli.call(ListCatalogServers, { registryName, page, limit: 200 });
+		const { servers: more, metadata } = await cli.call('catalog/listServers', { registryName, page, limit: 200 });
 		servers.push(...more);
 		if (page * metadata.limit >= metadata.total || !more.length) return servers;
 	}

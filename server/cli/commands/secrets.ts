@@ -7,13 +7,7 @@
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import {
-	CreateSecret,
-	DeleteSecret,
-	GetSecretsProvider,
-	ListSecretKeys,
 	SECRETS_PROVIDER_TYPES,
-	SetupSecrets,
-	UpdateSecret,
 } from '../../../protocol/protocol.secrets.js';
 import { addCommands, printJson, printTable, type Cli } from '../cli.js';
 
@@ -28,7 +22,7 @@ function setupSecrets(secret: Command, cli: Cli): Command {
 		)
 		.action(async (options: { provider: string; passwordStdin?: boolean }) => {
 			const password = options.passwordStdin ? await readSecretInput('Password', { confirm: true }) : undefined;
-			const result = await cli.call(SetupSecrets, { provider_type: options.provider as never, password });
+			const result = await cli.call('secrets/setup', { provider_type: options.provider as never, password });
 			// The REST message keeps ToolHive's wording ("setup successfully"); the CLI says it plainly.
 			const done = result.message.includes('reconfigured') ? 'reconfigured' : 'set up';
 			process.stdout.write(`Secrets provider ${done} (${result.provider_type}).\n`);
@@ -44,7 +38,7 @@ function showProvider(secret: Command, cli: Cli): Command {
 		.description('Show the secrets provider and what it can do')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const provider = await cli.call(GetSecretsProvider, {}).catch((error: unknown) => {
+			const provider = await cli.call('secrets/getProvider', {}).catch((error: unknown) => {
 				// Nothing set up is an answer here, not a failure (the API's 404 stays ToolHive's).
 				if (error instanceof HangarError && error.code === 'secrets_not_setup') return undefined;
 				throw error;
@@ -70,11 +64,11 @@ function setSecret(secret: Command, cli: Cli): Command {
 		.action(async (name: string) => {
 			const value = await readSecretInput(`Value for ${name}`);
 			try {
-				await cli.call(CreateSecret, { key: name, value });
+				await cli.call('secrets/create', { key: name, value });
 				process.stdout.write(`Secret ${name} created.\n`);
 			} catch (error) {
 				if (!(error instanceof HangarError) || error.status !== 409) throw error;
-				await cli.call(UpdateSecret, { key: name, value });
+				await cli.call('secrets/update', { key: name, value });
 				process.stdout.write(`Secret ${name} updated.\n`);
 			}
 		});
@@ -87,7 +81,7 @@ function listSecrets(secret: Command, cli: Cli): Command {
 		.description('List the keys of stored secrets (never their values)')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const { keys } = await cli.call(ListSecretKeys, {});
+			const { keys } = await cli.call('secrets/listKeys', {});
 			if (options.json) return printJson(keys);
 			printTable(keys, { key: (k) => k.key }, 'No secrets.');
 		});
@@ -100,7 +94,7 @@ function deleteSecret(secret: Command, cli: Cli): Command {
 		.description('Delete a secret')
 		.argument('<name>')
 		.action(async (name: string) => {
-			await cli.call(DeleteSecret, { key: name });
+			await cli.call('secrets/delete', { key: name });
 			process.stdout.write(`Secret ${name} deleted.\n`);
 		});
 }

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { browsableUrl } from '../../../protocol/browserUrl.js';
 import { HangarError } from '../../../protocol/errors.js';
-import { GetWorkload, SignInWorkload, type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
+import { type WorkloadSignInResult } from '../../../protocol/protocol.workloads.js';
 import { parseDuration } from '../../runspec/duration.js';
 import { collect, printJson, type Cli } from '../cli.js';
 import { port } from '../values.js';
@@ -59,19 +59,19 @@ function openBrowser(raw: string): Promise<boolean> {
 
 export async function signInFlow(cli: Cli, name: string, options: SignInOptions): Promise<WorkloadSignInResult> {
 	const timeout = options.timeout ? durationSeconds(options.timeout) : DEFAULT_SIGNIN_TIMEOUT_S;
-	const started = await cli.call(SignInWorkload, { name, device: options.device });
+	const started = await cli.call('workloads/signIn', { name, device: options.device });
 	if (started.status === 'pending') {
 		if (started.user_code) {
 			process.stderr.write(`To sign in workload ${name}, open ${started.verification_uri} and enter the code ${started.user_code}\n`);
 		} else if (started.authorization_url) {
 			// The workload's own `skip_browser` (--remote-auth-skip-browser) holds unless the flag says otherwise.
-			const skip = options.skipBrowser ?? (await cli.call(GetWorkload, { name }).then((detail) => detail.oauth_config?.skip_browser, () => undefined));
+			const skip = options.skipBrowser ?? (await cli.call('workloads/get', { name }).then((detail) => detail.oauth_config?.skip_browser, () => undefined));
 			const opened = !skip && (await openBrowser(started.authorization_url));
 			process.stderr.write(`${opened ? 'Opening your browser to sign in' : 'Open this URL to sign in'} workload ${name}:\n  ${started.authorization_url}\n`);
 		}
 		process.stderr.write(`Waiting up to ${timeout} s for the sign-in…\n`);
 	}
-	const result = started.status === 'pending' ? await cli.call(SignInWorkload, { name, device: options.device, wait: timeout }) : started;
+	const result = started.status === 'pending' ? await cli.call('workloads/signIn', { name, device: options.device, wait: timeout }) : started;
 	if (options.json) printJson(result);
 	else if (result.status === 'signed_in') process.stdout.write(`Workload ${name} is signed in to its server\n`);
 	if (result.status !== 'signed_in') {

@@ -7,20 +7,8 @@ import { Option, type Command } from 'commander';
 import type { ClientApp, Scope } from '../../../protocol/common.js';
 import { HangarError } from '../../../protocol/errors.js';
 import {
-	BuildSkill,
-	DeleteSkillBuild,
-	GetSkill,
-	GetSkillContent,
-	InstallSkill,
-	ListSkillBuilds,
-	ListSkills,
-	PushSkill,
-	SyncSkills,
 	type SkillSyncResult,
 	type SkillUpgradeResult,
-	UninstallSkill,
-	UpgradeSkills,
-	ValidateSkill,
 } from '../../../protocol/protocol.skills.js';
 import { enclosingProject } from '../../store/project.js';
 import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
@@ -60,7 +48,7 @@ async function placementOfInstalled(cli: Cli, name: string, options: PlacementOp
 	if (named.scope || named.project_root) return named;
 	const project = await enclosingProject(process.cwd());
 	if (project === undefined) return {};
-	const inProject = await cli.call(GetSkill, { name, project_root: project }).then(
+	const inProject = await cli.call('skills/get', { name, project_root: project }).then(
 		() => true,
 		(error: unknown) => {
 			if (error instanceof HangarError && error.status === 404) return false;
@@ -85,7 +73,7 @@ function validateSkill(skill: Command, cli: Cli): Command {
 		.argument('<path>', 'the skill folder (its name must match SKILL.md\'s name)')
 		.option('--json', 'print JSON')
 		.action(async (path: string, options: { json?: boolean }) => {
-			const result = await cli.call(ValidateSkill, { path: resolve(path) });
+			const result = await cli.call('skills/validate', { path: resolve(path) });
 			if (options.json) return printJson(result);
 			for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
 			// Errors as every command's: one line each, `hangar: …`, exit 1.
@@ -102,7 +90,7 @@ function showSkillContent(skill: Command, cli: Cli): Command {
 		.argument('<ref>', 'OCI reference, git://host/owner/repo[@ref][#path], or local build tag')
 		.option('--json', 'print JSON')
 		.action(async (ref: string, options: { json?: boolean }) => {
-			const content = await cli.call(GetSkillContent, { ref });
+			const content = await cli.call('skills/content', { ref });
 			if (options.json) return printJson(content);
 			process.stdout.write(`${content.name}${content.version ? ` ${content.version}` : ''}: ${content.description}\n\n`);
 			printTable(content.files ?? [], { path: (file) => file.path, size: (file) => file.size }, 'No files.');
@@ -122,7 +110,7 @@ function installSkill(skill: Command, cli: Cli): Command {
 		.option('-g, --group <group>', 'group to add the skill to (default "default")')
 		.option('--json', 'print JSON')
 		.action(async (ref: string, options: PlacementOptions & { version?: string; client?: string[]; force?: boolean; group?: string; json?: boolean }) => {
-			const { skill: installed, warnings = [] } = await cli.call(InstallSkill, {
+			const { skill: installed, warnings = [] } = await cli.call('skills/install', {
 				name: ref,
 				...(options.version && { version: options.version }),
 				...(await placement(options)),
@@ -142,7 +130,7 @@ function listSkills(skill: Command, cli: Cli): Command {
 		.option('-g, --group <group>', 'only skills of this group')
 		.option('--json', 'print JSON')
 		.action(async (options: PlacementOptions & { client?: string; group?: string; json?: boolean }) => {
-			const { skills } = await cli.call(ListSkills, {
+			const { skills } = await cli.call('skills/list', {
 				...(await placement(options)),
 				...(options.client && { client: options.client as ClientApp }),
 				...(options.group && { group: options.group }),
@@ -166,7 +154,7 @@ function showSkill(skill: Command, cli: Cli): Command {
 	return withPlacement(skill.command('info').description('Show an installed skill').argument('<name>'))
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: PlacementOptions & { json?: boolean }) => {
-			const info = await cli.call(GetSkill, { name, ...(await placementOfInstalled(cli, name, options)) });
+			const info = await cli.call('skills/get', { name, ...(await placementOfInstalled(cli, name, options)) });
 			if (options.json) return printJson(info);
 			const skill = info.installed_skill!;
 			const lines = [
@@ -188,7 +176,7 @@ function uninstallSkill(skill: Command, cli: Cli): Command {
 	return withPlacement(skill.command('rm').alias('uninstall').description('Uninstall a skill from every client folder (or one client\'s)').argument('<name>'))
 		.option('-c, --client <id>', 'only from this client; the skill stays for the others')
 		.action(async (name: string, options: PlacementOptions & { client?: string }) => {
-			await cli.call(UninstallSkill, { name, ...(await placementOfInstalled(cli, name, options)), ...(options.client && { client: options.client as ClientApp }) });
+			await cli.call('skills/uninstall', { name, ...(await placementOfInstalled(cli, name, options)), ...(options.client && { client: options.client as ClientApp }) });
 			process.stdout.write(options.client ? `Uninstalled ${name} for ${options.client}.\n` : `Uninstalled ${name}.\n`);
 		});
 }
@@ -200,7 +188,7 @@ function buildSkill(skill: Command, cli: Cli): Command {
 		.argument('<path>', 'the skill folder')
 		.option('-t, --tag <tag>', 'tag, e.g. ghcr.io/org/my-skill:1.0.0 (default: the skill name)')
 		.action(async (path: string, options: { tag?: string }) => {
-			const { reference } = await cli.call(BuildSkill, { path: resolve(path), ...(options.tag && { tag: options.tag }) });
+			const { reference } = await cli.call('skills/build', { path: resolve(path), ...(options.tag && { tag: options.tag }) });
 			process.stdout.write(`${reference}\n`);
 		});
 }
@@ -211,7 +199,7 @@ function listSkillBuilds(skill: Command, cli: Cli): Command {
 		.description('List local builds')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const { builds } = await cli.call(ListSkillBuilds, {});
+			const { builds } = await cli.call('skills/listBuilds', {});
 			if (options.json) return printJson(builds);
 			printTable(builds, { tag: (b) => b.tag, name: (b) => b.name, version: (b) => b.version || undefined, digest: (b) => b.digest?.slice(0, 19) }, 'No local builds.');
 		});
@@ -223,7 +211,7 @@ function deleteSkillBuild(skill: Command, cli: Cli): Command {
 		.description('Delete a local build')
 		.argument('<tag>')
 		.action(async (tag: string) => {
-			await cli.call(DeleteSkillBuild, { tag });
+			await cli.call('skills/deleteBuild', { tag });
 			process.stdout.write(`Deleted build ${tag}.\n`);
 		});
 }
@@ -235,7 +223,7 @@ function pushSkill(skill: Command, cli: Cli): Command {
 		.argument('<reference>', 'a local build tag naming a registry, e.g. ghcr.io/org/my-skill:1.0.0')
 		.option('--no-sign', 'push unsigned (Hangar does not sign skills)')
 		.action(async (reference: string) => {
-			await cli.call(PushSkill, { reference, no_sign: true });
+			await cli.call('skills/push', { reference, no_sign: true });
 			process.stdout.write(`Pushed ${reference}.\n`);
 		});
 }
@@ -252,7 +240,7 @@ function syncSkills(skill: Command, cli: Cli): Command {
 		.option('--json', 'print JSON')
 		.action(async (options: PlacementOptions & { client?: string[]; check?: boolean; prune?: boolean; adopt?: boolean; json?: boolean }) => {
 			const projectRoot = (await namedProject({ ...options, project: options.project ?? true }))!;
-			const result = await cli.call(SyncSkills, {
+			const result = await cli.call('skills/sync', {
 				project_root: projectRoot,
 				...(options.client && { clients: options.client as ClientApp[] }),
 				...(options.check && { check: true }),
@@ -261,7 +249,7 @@ function syncSkills(skill: Command, cli: Cli): Command {
 			});
 			if (options.json) printJson(result);
 			else {
-				const { skills } = await cli.call(ListSkills, { project_root: projectRoot });
+				const { skills } = await cli.call('skills/list', { project_root: projectRoot });
 				const clientsOf = new Map(skills.map((installed) => [installed.metadata?.name, installed.clients ?? []]));
 				const rows = syncOutcomes(result).flatMap((row) => {
 					const clients = clientsOf.get(row.name);
@@ -285,7 +273,7 @@ function upgradeSkills(skill: Command, cli: Cli): Command {
 		.option('--allow-ref-change', 'follow a source that now resolves to another reference')
 		.option('--json', 'print JSON')
 		.action(async (names: string[], options: PlacementOptions & { client?: string[]; preview?: boolean; failOnChanges?: boolean; allowRefChange?: boolean; json?: boolean }) => {
-			const { outcomes = [] } = await cli.call(UpgradeSkills, {
+			const { outcomes = [] } = await cli.call('skills/upgrade', {
 				project_root: (await namedProject({ ...options, project: options.project ?? true }))!,
 				...(names.length && { names }),
 				...(options.client && { clients: options.client as ClientApp[] }),

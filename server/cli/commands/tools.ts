@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
-import { ApproveWorkloadTools, GetWorkloadTools, type PinnedDefinition, type WorkloadPinsResult } from '../../../protocol/protocol.workloads.js';
+import { type PinnedDefinition, type WorkloadPinsResult } from '../../../protocol/protocol.workloads.js';
 import { ToolPinning } from '../../../protocol/runConfig.js';
 import { DEFAULT_TOOL_PINNING, PinningDefault } from '../../runspec/pins/policy.js';
 import { addCommands, printJson, printTable, type Cli } from '../cli.js';
@@ -58,7 +58,7 @@ function listPins(tools: Command, cli: Cli): Command {
 		.description('List the tools and prompts of a workload with their pin state and flags')
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
-			const result = await cli.call(GetWorkloadTools, { name });
+			const result = await cli.call('workloads/tools', { name });
 			if (options.json) return printJson(result);
 			printTable(
 				itemsOf(result),
@@ -83,7 +83,7 @@ function diffPins(tools: Command, cli: Cli): Command {
 		.description('Show what changed in the drifted tools and prompts of a workload: description and schema, pinned against current')
 		.option('--json', 'print JSON')
 		.action(async (name: string, tool: string | undefined, options: { json?: boolean }) => {
-			const result = await cli.call(GetWorkloadTools, { name });
+			const result = await cli.call('workloads/tools', { name });
 			const items = itemsOf(result).filter((item) => (tool ? item.name === tool : item.state !== 'pinned'));
 			if (tool && !items.length) throw HangarError.notFound(`workload ${name} has no tool or prompt named ${tool}`, 'tool_not_found');
 			if (options.json) return printJson(items);
@@ -102,11 +102,11 @@ function approvePins(tools: Command, cli: Cli): Command {
 		.action(async (name: string, names: string[]) => {
 			let selection: { tools?: string[]; prompts?: string[] } = {};
 			if (names.length) {
-				const current = await cli.call(GetWorkloadTools, { name });
+				const current = await cli.call('workloads/tools', { name });
 				const prompts = new Set(current.prompts.filter((item) => item.state !== 'pinned').map((item) => item.name));
 				selection = { tools: names.filter((item) => !prompts.has(item)), prompts: names.filter((item) => prompts.has(item)) };
 			}
-			const approved = await cli.call(ApproveWorkloadTools, { name, ...selection });
+			const approved = await cli.call('workloads/approveTools', { name, ...selection });
 			const all = [...approved.tools, ...approved.prompts];
 			process.stdout.write(all.length ? `Approved for ${name}: ${all.join(', ')}\n` : `Nothing of ${name} to approve.\n`);
 		});

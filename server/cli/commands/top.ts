@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
-import { GetWorkloadStats, ListWorkloads, MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
+import { MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
 import { printJson, printTable, repeatUntilInterrupted, type Cli } from '../cli.js';
 import { writeControl } from '../terminal.js';
 import { secondsUpTo, wholeNumberFrom } from '../values.js';
@@ -24,11 +24,11 @@ interface TopOptions {
 
 /** The stats of every running workload (one that stops meanwhile, or whose proxy does not answer now, is left out). */
 async function statsOfRunning(cli: Cli, options: TopOptions): Promise<WorkloadStats[]> {
-	const { workloads } = await cli.call(ListWorkloads, { group: options.group });
+	const { workloads } = await cli.call('workloads/list', { group: options.group });
 	const running = workloads.filter((workload) => workload.status === 'running');
 	const stats = await Promise.all(
 		running.map((workload) =>
-			cli.call(GetWorkloadStats, { name: workload.name, window: options.window }).catch((error: unknown) => {
+			cli.call('workloads/stats', { name: workload.name, window: options.window }).catch((error: unknown) => {
 				if (error instanceof HangarError && (error.status === 409 || error.status === 503)) return undefined;
 				throw error;
 			}),

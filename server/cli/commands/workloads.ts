@@ -8,20 +8,6 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import {
-	CreateWorkload,
-	DeleteWorkload,
-	DeleteWorkloads,
-	ExportWorkload,
-	GetWorkload,
-	GetWorkloadLogs,
-	GetWorkloadProxyLogs,
-	GetWorkloadStats,
-	ListWorkloads,
-	RestartWorkload,
-	RestartWorkloads,
-	StopWorkload,
-	StopWorkloads,
-	UpdateWorkload,
 	type WorkloadDetail,
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
@@ -393,7 +379,7 @@ export function nameFrom(source: string): string {
 }
 
 async function findSummary(cli: Cli, name: string): Promise<WorkloadSummary | undefined> {
-	const { workloads } = await cli.call(ListWorkloads, { all: true });
+	const { workloads } = await cli.call('workloads/list', { all: true });
 	return workloads.find((workload) => workload.name === name);
 }
 
@@ -401,7 +387,7 @@ async function findSummary(cli: Cli, name: string): Promise<WorkloadSummary | un
 async function waitFor(cli: Cli, names: string[], done: (summary: WorkloadSummary | undefined) => boolean): Promise<Map<string, WorkloadSummary | undefined>> {
 	const deadline = Date.now() + WAIT_MS;
 	for (;;) {
-		const { workloads } = await cli.call(ListWorkloads, { all: true });
+		const { workloads } = await cli.call('workloads/list', { all: true });
 		const found = new Map(names.map((name) => [name, workloads.find((workload) => workload.name === name)]));
 		if ([...found.values()].every(done) || Date.now() > deadline) return found;
 		await new Promise((resolve) => setTimeout(resolve, 200));
@@ -410,7 +396,7 @@ async function waitFor(cli: Cli, names: string[], done: (summary: WorkloadSummar
 
 async function namesOf(cli: Cli, names: string[], group: string | undefined): Promise<string[]> {
 	if (!group) return names;
-	const { workloads } = await cli.call(ListWorkloads, { all: true, group });
+	const { workloads } = await cli.call('workloads/list', { all: true, group });
 	return workloads.map((workload) => workload.name);
 }
 
@@ -491,7 +477,7 @@ async function reportNotRunning(cli: Cli, name: string, summary: WorkloadSummary
 	process.exitCode = 1;
 	process.stderr.write(`Workload ${name} is ${describe(summary)}\n`);
 	if (summary?.remote) return;
-	const logs = await cli.call(GetWorkloadLogs, { name }).catch(() => '');
+	const logs = await cli.call('workloads/logs', { name }).catch(() => '');
 	const lines = logs.trimEnd().split('\n').filter(Boolean).slice(-FAILURE_LOG_LINES);
 	if (lines.length) process.stderr.write(`Last lines of its output (all of it: hangar logs ${name}):\n${lines.map((line) => `  ${line}`).join('\n')}\n`);
 	process.stderr.write(`Change it with hangar edit ${name} …, or remove it with hangar rm ${name}.\n`);
@@ -515,7 +501,7 @@ function run(program: Command, cli: Cli): Command {
 		const oauth = remoteAuthOf(options);
 		if (oauth && !remote) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
 		const params = { name, ...(remote ? { url: source } : { image: source }), ...(args.length ? { cmd_arguments: args } : {}), ...(await specOf(options)), ...(oauth ? { oauth_config: oauth } : {}), ...(runtimeConfig ? { runtime_config: runtimeConfig } : {}) };
-		const result = await cli.call(CreateWorkload, params as never);
+		const result = await cli.call('workloads/create', params as never);
 		let summary = await findSummary(cli, name);
 		// A server behind OAuth: the sign-in is part of running it.
 		if (remote && summary?.status === 'unauthenticated' && !options.json) {
@@ -539,7 +525,7 @@ function listWorkloads(program: Command, cli: Cli): Command {
 		.option('--group <group>', 'only this group')
 		.option('--json', 'print JSON')
 		.action(async (options: { all?: boolean; group?: string; json?: boolean }) => {
-			const { workloads } = await cli.call(ListWorkloads, { all: options.all ?? false, ...(options.group ? { group: options.group } : {}) });
+			const { workloads } = await cli.call('workloads/list', { all: options.all ?? false, ...(options.group ? { group: options.group } : {}) });
 			if (options.json) return printJson(workloads);
 			const now = Date.now();
 			printTable(
@@ -566,9 +552,9 @@ function showWorkload(program: Command, cli: Cli): Command {
 		.argument('<name>')
 		.option('--json', 'print JSON')
 		.action(async (name: string, options: { json?: boolean }) => {
-			const [detail, summary] = await Promise.all([cli.call(GetWorkload, { name }), findSummary(cli, name)]);
+			const [detail, summary] = await Promise.all([cli.call('workloads/get', { name }), findSummary(cli, name)]);
 			// A running stdio server's processes, as its proxy counts them.
-			const processes = detail.transport === 'stdio' && summary?.status === 'running' ? (await cli.call(GetWorkloadStats, { name }).catch(() => undefined))?.server_processes : undefined;
+			const processes = detail.transport === 'stdio' && summary?.status === 'running' ? (await cli.call('workloads/stats', { name }).catch(() => undefined))?.server_processes : undefined;
 			if (options.json) return printJson({ ...detail, status: summary?.status, status_context: summary?.status_context, url: summary?.url, network: networkOf(detail), server_processes: processes });
 			const lines: Array<[string, unknown]> = [
 				['name', detail.name],
@@ -618,7 +604,7 @@ function exportWorkload(program: Command, cli: Cli): Command {
 		.option('-o, --output <file>', 'write to a file instead')
 		.addOption(new Option('--format <format>', 'json (the run configuration), mcpserver (ToolHive operator resources) or kubernetes (Deployment and Service)').choices(['json', 'mcpserver', 'kubernetes']).default('json'))
 		.action(async (name: string, options: { output?: string; format: 'json' | 'mcpserver' | 'kubernetes' }) => {
-			const config = await cli.call(ExportWorkload, { name });
+			const config = await cli.call('workloads/export', { name });
 			const text = options.format === 'json' ? `${JSON.stringify(config, null, 2)}\n` : await manifestsOf(config, options.format);
 			if (options.output) writeFileSync(options.output, text, { mode: 0o600 });
 			else process.stdout.write(text);
@@ -651,7 +637,7 @@ function editWorkload(program: Command, cli: Cli): Command {
 			.option('--json', 'print JSON'),
 		{ builds: false },
 	).action(async (name: string, options: SpecOptions & RemoteAuthOptions & { image?: string; url?: string; json?: boolean }) => {
-		const current: WorkloadDetail = await cli.call(GetWorkload, { name });
+		const current: WorkloadDetail = await cli.call('workloads/get', { name });
 		const { registry: _registry, server: _server, ...editable } = current;
 		const changes = await specOf(options);
 		if (changes.env_vars) changes.env_vars = { ...(current.env_vars ?? {}), ...(changes.env_vars as Record<string, string>) };
@@ -670,7 +656,7 @@ function editWorkload(program: Command, cli: Cli): Command {
 		if (oauth && !(options.url ?? current.url)) throw new HangarError(400, '--remote-auth flags apply to a remote server URL only');
 		if (oauth) changes.oauth_config = { ...(current.oauth_config ?? {}), ...oauth };
 		const params = { ...editable, ...(options.image ? { image: options.image } : {}), ...(options.url ? { url: options.url } : {}), ...changes, name };
-		const result = await cli.call(UpdateWorkload, params as never);
+		const result = await cli.call('workloads/update', params as never);
 		let summary = await findSummary(cli, name);
 		if (summary?.status === 'unauthenticated' && !options.json) {
 			const signedIn = await signInFlow(cli, name, { skipBrowser: options.remoteAuthSkipBrowser, timeout: options.remoteAuthTimeout });
@@ -689,8 +675,8 @@ function lifecycle(
 	verb: 'stop' | 'restart' | 'rm',
 	aliases: string[],
 	description: string,
-	single: typeof StopWorkload | typeof RestartWorkload | typeof DeleteWorkload,
-	bulk: typeof StopWorkloads | typeof RestartWorkloads | typeof DeleteWorkloads,
+	single: 'workloads/stop' | 'workloads/restart' | 'workloads/delete',
+	bulk: 'workloads/stopMany' | 'workloads/restartMany' | 'workloads/deleteMany',
 	done: (summary: WorkloadSummary | undefined) => boolean,
 	success: (summary: WorkloadSummary | undefined) => boolean,
 ): CommandFactory {
@@ -722,8 +708,8 @@ const stopWorkloads = lifecycle(
 	'stop',
 	[],
 	'Stop workloads (their container and proxy); they keep their configuration and port',
-	StopWorkload,
-	StopWorkloads,
+	'workloads/stop',
+	'workloads/stopMany',
 	(summary) => !summary || ['stopped', 'error'].includes(summary.status!),
 	(summary) => summary?.status === 'stopped',
 );
@@ -732,14 +718,14 @@ const restartWorkloads = lifecycle(
 	'restart',
 	['start'],
 	'Restart workloads',
-	RestartWorkload,
-	RestartWorkloads,
+	'workloads/restart',
+	'workloads/restartMany',
 	// A remote server behind OAuth is up once its proxy serves, signed in or not (`hangar signin` then).
 	(summary) => !summary || ['running', 'unhealthy', 'error', 'stopped', 'unauthenticated', 'auth_retrying'].includes(summary.status!),
 	(summary) => summary?.status === 'running',
 );
 
-const deleteWorkloads = lifecycle('rm', ['delete'], 'Delete workloads', DeleteWorkload, DeleteWorkloads, (summary) => !summary || summary.status === 'error', (summary) => !summary);
+const deleteWorkloads = lifecycle('rm', ['delete'], 'Delete workloads', 'workloads/delete', 'workloads/deleteMany', (summary) => !summary || summary.status === 'error', (summary) => !summary);
 
 function logs(program: Command, cli: Cli): Command {
 	return program
@@ -750,7 +736,7 @@ function logs(program: Command, cli: Cli): Command {
 		.option('-n, --tail <lines>', `only the last lines (at most ${LOG_LINES})`, wholeNumber)
 		.option('-f, --follow', 'keep printing new output until Ctrl-C')
 		.action(async (name: string, options: { proxy?: boolean; tail?: number; follow?: boolean }) => {
-			const read = async () => splitLines(await cli.call(options.proxy ? GetWorkloadProxyLogs : GetWorkloadLogs, { name }));
+			const read = async () => splitLines(await cli.call(options.proxy ? 'workloads/proxyLogs' : 'workloads/logs', { name }));
 			let seen = await read();
 			const first = options.tail === undefined ? seen : options.tail === 0 ? [] : seen.slice(-options.tail);
 			process.stdout.write(first.join(''));
