@@ -4,22 +4,19 @@
  * request does not give its own. Set with `hangar config runtime set npx --runtime-image …`.
  */
 import { join } from 'node:path';
-import { z } from 'zod';
-import { RuntimeConfig } from '../../protocol/runConfig.js';
+import type { RuntimeConfig } from '../../protocol/runConfig.js';
+import { recordSchemas } from '../runspec/records.generated.js';
+import type { RuntimeDefaultsDocument } from '../runspec/records.js';
 import type { HangarPaths } from '../store/paths.js';
 import { JsonDocument } from '../store/document.js';
+import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import type { Scheme } from './reference.js';
-
-const RuntimeDefaultsDocument = z.object({
-	runtime_configs: z.object({ npx: RuntimeConfig.optional(), uvx: RuntimeConfig.optional(), go: RuntimeConfig.optional() }).optional(),
-});
-type RuntimeDefaultsDocument = z.infer<typeof RuntimeDefaultsDocument>;
 
 export class RuntimeDefaults {
 	private readonly document: JsonDocument<RuntimeDefaultsDocument>;
 
 	constructor(paths: HangarPaths) {
-		this.document = new JsonDocument(join(paths.config, 'runtimes.json'), { schema: RuntimeDefaultsDocument, version: 1 }, () => ({}));
+		this.document = new JsonDocument(join(paths.config, 'runtimes.json'), { schema: jsonSchemaCheck<RuntimeDefaultsDocument>(recordSchemas.RuntimeDefaultsDocument), version: 1 }, () => ({}));
 	}
 
 	async all(): Promise<Partial<Record<Scheme, RuntimeConfig>>> {

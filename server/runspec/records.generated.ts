@@ -2697,5 +2697,169 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 			"projects",
 			"managed"
 		]
+	},
+	"RuntimeDefaultsDocument": {
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type": "object",
+		"properties": {
+			"runtime_configs": {
+				"type": "object",
+				"properties": {
+					"npx": {
+						"type": "object",
+						"properties": {
+							"builder_image": {
+								"type": "string"
+							},
+							"final_image": {
+								"type": "string"
+							},
+							"additional_packages": {
+								"type": "array",
+								"items": {
+									"type": "string"
+								}
+							},
+							"build_network": {
+								"type": "string"
+							},
+							"build_with": {
+								"type": "array",
+								"items": {
+									"type": "string"
+								}
+							},
+							"runtime_env": {
+								"type": "object",
+								"propertyNames": {
+									"type": "string"
+								},
+								"additionalProperties": {
+									"type": "string"
+								}
+							},
+							"build_secrets": {
+								"type": "object",
+								"properties": {
+									"npmrc": {
+										"type": "string"
+									},
+									"index_url": {
+										"type": "string"
+									},
+									"ca_cert": {
+										"type": "string"
+									}
+								},
+								"additionalProperties": false
+							}
+						},
+						"additionalProperties": false
+					},
+					"uvx": {
+						"type": "object",
+						"properties": {
+							"builder_image": {
+								"type": "string"
+							},
+							"final_image": {
+								"type": "string"
+							},
+							"additional_packages": {
+								"type": "array",
+								"items": {
+									"type": "string"
+								}
+							},
+							"build_network": {
+								"type": "string"
+							},
+							"build_with": {
+								"type": "array",
+								"items": {
+									"type": "string"
+								}
+							},
+							"runtime_env": {
+								"type": "object",
+								"propertyNames": {
+									"type": "string"
+								},
+								"additionalProperties": {
+									"type": "string"
+								}
+							},
+							"build_secrets": {
+								"type": "object",
+								"properties": {
+									"npmrc": {
+										"type": "string"
+									},
+									"index_url": {
+										"type": "string"
+									},
+									"ca_cert": {
+										"type": "string"
+									}
+								},
+								"additionalProperties": false
+							}
+						},
+						"additionalProperties": false
+					},
+					"go": {
+						"type": "object",
+						"properties": {
+							"builder_image": {
+								"type": "string"
+							},
+							"final_image": {
+								"type": "string"
+							},
+							"additional_packages": {
+								"type": "array",
+								"items": {
+									"type": "string"
+								}
+							},
+							"build_network": {
+								"type": "string"
+							},
+							"build_with": {
+								"type": "array",
+								"items": {
+									"type": "string"
+								}
+							},
+							"runtime_env": {
+								"type": "object",
+								"propertyNames": {
+									"type": "string"
+								},
+								"additionalProperties": {
+									"type": "string"
+								}
+							},
+							"build_secrets": {
+								"type": "object",
+								"properties": {
+									"npmrc": {
+										"type": "string"
+									},
+									"index_url": {
+										"type": "string"
+									},
+									"ca_cert": {
+										"type": "string"
+									}
+								},
+								"additionalProperties": false
+							}
+						},
+						"additionalProperties": false
+					}
+				}
+			}
+		}
 	}
 };

@@ -1,7 +1,7 @@
 /**
  * The zod schemas of the records on disk that are read without zod: those a workload's proxy
- * reads (run configuration, status, proxy record, pins, the pinning default), and the groups
- * and clients a command lists. The TypeScript types and the one definition of each. The stores do not
+ * reads (run configuration, status, proxy record, pins, the pinning default), and those the
+ * everyday commands read (groups, clients, the build defaults a workload's service holds). The TypeScript types and the one definition of each. The stores do not
  * parse with them: they check with the JSON Schemas generated from them (records.generated.ts,
  * written by `npm run records`; a test keeps the two equal), so that neither a proxy nor a
  * command's start loads zod.
@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { Group } from '../../protocol/protocol.groups.js';
 import { RestartPolicy, WorkloadStatus } from '../../protocol/protocol.workloads.js';
 import { RegistryHeader } from '../../protocol/registryTypes.js';
-import { RunConfig, ToolPinning } from '../../protocol/runConfig.js';
+import { RunConfig, RuntimeConfig, ToolPinning } from '../../protocol/runConfig.js';
 import type { JsonSchema } from '../store/jsonSchema.js';
 
 export const StoredWorkload = RunConfig.extend({
@@ -147,8 +147,14 @@ export const ClientsState = z.object({
 });
 export type ClientsState = z.infer<typeof ClientsState>;
 
+/** `<config>/runtimes.json` (packages/defaults.ts). */
+export const RuntimeDefaultsDocument = z.object({
+	runtime_configs: z.object({ npx: RuntimeConfig.optional(), uvx: RuntimeConfig.optional(), go: RuntimeConfig.optional() }).optional(),
+});
+export type RuntimeDefaultsDocument = z.infer<typeof RuntimeDefaultsDocument>;
+
 /** The records, by the name the generated JSON Schemas are exported under. */
-export const RECORDS = { StoredWorkload, StoredStatus, ProxyRecord, WorkloadPins, PinningDefaults, StoredGroup, ClientsState };
+export const RECORDS = { StoredWorkload, StoredStatus, ProxyRecord, WorkloadPins, PinningDefaults, StoredGroup, ClientsState, RuntimeDefaultsDocument };
 
 /**
  * The JSON Schema of a record, as stored (zod's input side). A refinement has no JSON Schema and

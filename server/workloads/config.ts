@@ -8,11 +8,11 @@ import { stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import type { z } from 'zod';
-import { GroupName } from '../../protocol/common.js';
 import { HangarError } from '../../protocol/errors.js';
 import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
-import { groupOfImage, type PermissionProfile, type RemoteAuthConfig, type SecretParameter, type TelemetryConfig } from '../../protocol/runConfig.js';
+import { groupOfImage } from '../../protocol/aggregateImage.js';
+import type { PermissionProfile, RemoteAuthConfig, SecretParameter, TelemetryConfig } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
@@ -76,6 +76,8 @@ async function resolveSource(request: Request, catalog: ServerCatalog): Promise<
 	if (!request.image) throw invalid('image', "either 'image', 'url', or 'registry'+'server' fields are required");
 	const group = groupOfImage(request.image);
 	if (group !== undefined) {
+		// The rule of group names is a zod schema: loaded here, when a workload is made, not when one is read.
+		const { GroupName } = await import('../../protocol/common.js');
 		if (!GroupName.safeParse(group).success) throw invalid('image', `${JSON.stringify(group)} is not a group name`);
 		return { kind: 'group', group, image: request.image };
 	}

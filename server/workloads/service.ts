@@ -24,14 +24,11 @@ import { PortPolicy } from './portPolicy.js';
 import { WorkloadQueue } from './queue.js';
 import { Reconciler } from './reconcile.js';
 import { effectiveStatus, type EffectiveStatus } from './status.js';
-import { signIn } from './signIn.js';
-import { readStats } from './stats.js';
 import { StatusFeed } from './statusFeed.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';
 import { aggregatedGroupOf } from '../runspec/aggregation.js';
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
-import { TelemetryDefault } from './telemetryDefault.js';
 import { PackageBuilder } from '../packages/builder.js';
 import { RuntimeDefaults } from '../packages/defaults.js';
 import { PinReview } from './pins.js';
@@ -122,7 +119,7 @@ export class WorkloadService {
 	async create(request: CreateRequest, context: OperationContext): Promise<{ name: string; port: number }> {
 		const { name } = request;
 		if (await this.store.configs.get(name)) throw this.duplicate(name);
-		const config = await buildRunConfig(request, { ...this.buildOptions(undefined, context), defaultTelemetry: await new TelemetryDefault(this.options.environment.paths).get() });
+		const config = await buildRunConfig(request, { ...this.buildOptions(undefined, context), defaultTelemetry: await new (await import('./telemetryDefault.js')).TelemetryDefault(this.options.environment.paths).get() });
 		config.port = await this.ports.choose(config, request.proxy_port, undefined);
 		if (!(await this.store.configs.create(name, config))) throw this.duplicate(name);
 		context.progress.begin(`Creating workload ${name}`);
@@ -316,11 +313,13 @@ export class WorkloadService {
 	}
 
 	async signIn(name: string, params: { device?: boolean; wait?: number }, context?: OperationContext): Promise<WorkloadSignInResult> {
-		return signIn(this.store, await this.observer.require(name), params, context?.signal);
+		const [{ signIn }, config] = await Promise.all([import('./signIn.js'), this.observer.require(name)]);
+		return signIn(this.store, config, params, context?.signal);
 	}
 
 	async stats(name: string, window?: number, context?: OperationContext): Promise<WorkloadStats> {
-		return readStats(this.store, await this.observer.require(name), window, context?.signal);
+		const [{ readStats }, config] = await Promise.all([import('./stats.js'), this.observer.require(name)]);
+		return readStats(this.store, config, window, context?.signal);
 	}
 
 	/** Each tool and prompt against its pin (tool pinning). */

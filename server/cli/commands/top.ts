@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
-import { MAX_STATS_WINDOW_SECONDS, type WorkloadStats } from '../../../protocol/protocol.workloads.js';
+import type { WorkloadStats } from '../../../protocol/protocol.workloads.js';
+import { MAX_STATS_WINDOW_SECONDS } from '../../../protocol/statsWindow.js';
 import { printJson, printTable, repeatUntilInterrupted, type Cli } from '../cli.js';
 import { writeControl } from '../terminal.js';
 import { secondsUpTo, wholeNumberFrom } from '../values.js';
