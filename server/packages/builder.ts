@@ -10,10 +10,13 @@ import type { RuntimeConfig } from '../../protocol/runConfig.js';
 import type { Progress } from '../context.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { effectiveSettings, type RuntimeDefaults } from './defaults.js';
-import { planBuild, type BuildPlan } from './dockerfile.js';
+import { buildImageNextStep, planBuild, type BuildPlan } from './dockerfile.js';
 import { parsePackageReference } from './reference.js';
 import { resolveVersion } from './resolve.js';
 import { readPackageConfig, withSecretConfig, type SecretPackageConfig } from './userConfig.js';
+
+/** What a workload's creation asks of the builder: a plan, then the image. */
+export type PackagePlanner = Pick<PackageBuilder, 'plan' | 'ensure'>;
 
 export class PackageBuilder {
 	constructor(
@@ -91,10 +94,4 @@ function withBaseImageHint(error: unknown, plan: BuildPlan): unknown {
 	const image = /at step \d+\/\d+ : FROM (\S+)/.exec(error.message)?.[1];
 	if (!image) return error;
 	return new HangarError(error.status, `${error.message}\nnext: ${buildImageNextStep(plan.pinned.slice(0, plan.pinned.indexOf(':')))}`, error.code, { cause: error });
-}
-
-/** What to do about a build image this engine cannot pull. */
-export function buildImageNextStep(scheme: string): string {
-	const needs = scheme === 'npx' ? 'node and npm' : scheme === 'uvx' ? 'python3 (and uv or pip)' : 'the Go toolchain';
-	return `choose a runtime image with ${needs} that this engine has: hangar config runtime set ${scheme} --runtime-image IMAGE (or --runtime-image on the run)`;
 }

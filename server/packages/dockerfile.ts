@@ -210,3 +210,9 @@ function json(value: unknown): string {
 function invalid(field: string, message: string): HangarError {
 	return new HangarError(400, `invalid ${field}: ${message}`, 'invalid_params');
 }
+
+/** What to do about a build image this engine cannot pull. */
+export function buildImageNextStep(scheme: string): string {
+	const needs = scheme === 'npx' ? 'node and npm' : scheme === 'uvx' ? 'python3 (and uv or pip)' : 'the Go toolchain';
+	return `choose a runtime image with ${needs} that this engine has: hangar config runtime set ${scheme} --runtime-image IMAGE (or --runtime-image on the run)`;
+}

@@ -2861,5 +2861,147 @@ export const recordSchemas: Readonly<Record<keyof typeof RECORDS, JsonSchema>> =
 				}
 			}
 		}
+	},
+	"SkillRecord": {
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type": "object",
+		"properties": {
+			"name": {
+				"type": "string"
+			},
+			"scope": {
+				"type": "string",
+				"enum": [
+					"user",
+					"project"
+				]
+			},
+			"project_root": {
+				"type": "string"
+			},
+			"source": {
+				"type": "string"
+			},
+			"reference": {
+				"type": "string"
+			},
+			"tag": {
+				"type": "string"
+			},
+			"digest": {
+				"type": "string"
+			},
+			"pinned": {
+				"type": "string"
+			},
+			"movable": {
+				"type": "boolean"
+			},
+			"content_digest": {
+				"type": "string"
+			},
+			"version": {
+				"type": "string"
+			},
+			"description": {
+				"type": "string"
+			},
+			"license": {
+				"type": "string"
+			},
+			"author": {
+				"type": "string"
+			},
+			"tags": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			},
+			"installed_at": {
+				"type": "string"
+			},
+			"folders": {
+				"type": "array",
+				"items": {
+					"type": "object",
+					"properties": {
+						"path": {
+							"type": "string"
+						},
+						"clients": {
+							"type": "array",
+							"items": {
+								"type": "string"
+							}
+						}
+					},
+					"required": [
+						"path",
+						"clients"
+					]
+				}
+			},
+			"files": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			},
+			"dependencies": {
+				"type": "array",
+				"items": {
+					"type": "object",
+					"properties": {
+						"name": {
+							"type": "string"
+						},
+						"reference": {
+							"type": "string"
+						},
+						"digest": {
+							"type": "string"
+						}
+					},
+					"required": [
+						"name",
+						"reference",
+						"digest"
+					]
+				}
+			},
+			"required_by": {
+				"type": "array",
+				"items": {
+					"type": "string"
+				}
+			},
+			"explicit": {
+				"type": "boolean"
+			},
+			"managed": {
+				"type": "boolean"
+			},
+			"allow_local": {
+				"type": "boolean"
+			}
+		},
+		"required": [
+			"name",
+			"scope",
+			"project_root",
+			"source",
+			"reference",
+			"digest",
+			"pinned",
+			"movable",
+			"installed_at",
+			"folders",
+			"files",
+			"dependencies",
+			"required_by",
+			"explicit",
+			"managed"
+		]
 	}
 };

@@ -1,7 +1,7 @@
 /**
  * The zod schemas of the records on disk that are read without zod: those a workload's proxy
  * reads (run configuration, status, proxy record, pins, the pinning default), and those the
- * everyday commands read (groups, clients, the build defaults a workload's service holds). The TypeScript types and the one definition of each. The stores do not
+ * everyday commands read (groups, clients, installed skills, the build defaults a workload's service holds). The TypeScript types and the one definition of each. The stores do not
  * parse with them: they check with the JSON Schemas generated from them (records.generated.ts,
  * written by `npm run records`; a test keeps the two equal), so that neither a proxy nor a
  * command's start loads zod.
@@ -153,8 +153,51 @@ export const RuntimeDefaultsDocument = z.object({
 });
 export type RuntimeDefaultsDocument = z.infer<typeof RuntimeDefaultsDocument>;
 
+/** `<state>/skills/installed/<key>.json` (skills/store.ts). */
+export const SkillRecord = z.object({
+	name: z.string(),
+	scope: z.enum(['user', 'project']),
+	project_root: z.string(),
+	/** What the user asked for (a name, a reference), re-resolved by upgrade. */
+	source: z.string(),
+	/** The resolved reference: `registry/repo:tag`, `git://host/owner/repo@ref#path`, a local tag. */
+	reference: z.string(),
+	tag: z.string().optional(),
+	/** OCI digest or git commit. */
+	digest: z.string(),
+	/** A reference to exactly this content (`repo@digest`, `git://…@commit#path`). */
+	pinned: z.string(),
+	/** The reference can resolve to other content later (a tag or branch). */
+	movable: z.boolean(),
+	/** Digest of the files (files.ts `contentDigest`): always for project scope, where the lock file pins it. */
+	content_digest: z.string().optional(),
+	version: z.string().optional(),
+	description: z.string().optional(),
+	license: z.string().optional(),
+	author: z.string().optional(),
+	tags: z.array(z.string()).optional(),
+	installed_at: z.string(),
+	/** One entry per folder written, with the clients reading it there. */
+	folders: z.array(z.object({ path: z.string(), clients: z.array(z.string()) })),
+	/** Paths of the files written into every folder, relative to it. */
+	files: z.array(z.string()),
+	dependencies: z.array(z.object({ name: z.string(), reference: z.string(), digest: z.string() })),
+	/** Skills (same scope and project) that require this one. */
+	required_by: z.array(z.string()),
+	/** Installed by request, not only as a dependency. */
+	explicit: z.boolean(),
+	/** Recorded in the project's lock file. */
+	managed: z.boolean(),
+	/**
+	 * Installed from a local repository (`git+file://`), which only development mode allows:
+	 * the skill's later sync and upgrade may read that repository without `HANGAR_DEV`.
+	 */
+	allow_local: z.boolean().optional(),
+});
+export type SkillRecord = z.infer<typeof SkillRecord>;
+
 /** The records, by the name the generated JSON Schemas are exported under. */
-export const RECORDS = { StoredWorkload, StoredStatus, ProxyRecord, WorkloadPins, PinningDefaults, StoredGroup, ClientsState, RuntimeDefaultsDocument };
+export const RECORDS = { StoredWorkload, StoredStatus, ProxyRecord, WorkloadPins, PinningDefaults, StoredGroup, ClientsState, RuntimeDefaultsDocument, SkillRecord };
 
 /**
  * The JSON Schema of a record, as stored (zod's input side). A refinement has no JSON Schema and

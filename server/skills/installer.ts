@@ -25,9 +25,10 @@ import type { HangarPaths } from '../store/paths.js';
 import { contentDigest } from './files.js';
 import { confineFolders, copyTree, exists, listFiles, moveFolder, removeOwnFiles, removeTransactionFolder, transactionFolder } from './folders.js';
 import { Journals, type Journal } from './journal.js';
+import { journalFolder, stagingFolder } from './pending.js';
 import { putLockEntry, updateLock } from './lockfile.js';
 import { knownDigest, type FetchedSkill, type ResolvedSource, type SkillSources } from './sources.js';
-import { placementOfRecord, recordKey, SkillRecord, SkillRecords } from './store.js';
+import { placementOfRecord, recordKey, SkillRecords, type SkillRecord } from './store.js';
 import { allSkillsDirectories, targetsFor, type Placement, type SkillTarget } from './targets.js';
 
 /** Most skills one install may bring in through dependencies (ToolHive's limit). */
@@ -82,9 +83,9 @@ export class SkillInstaller {
 		private readonly home: string,
 		private readonly env: NodeJS.ProcessEnv = process.env,
 	) {
-		this.journals = new Journals(join(paths.state, 'skills', 'journal'));
+		this.journals = new Journals(journalFolder(paths));
 		this.locks = join(paths.state, 'skills', 'locks');
-		this.stagingRoot = join(paths.cache, 'skills', 'staging');
+		this.stagingRoot = stagingFolder(paths);
 	}
 
 	/** Installs a resolved source and its dependencies. */

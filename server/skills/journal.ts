@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../store/atomic.js';
 import { isAlive } from '../store/lock.js';
-import { SkillRecord } from './store.js';
+import { SkillRecord } from '../runspec/records.js';
 
 export const Journal = z.object({
 	id: z.string(),

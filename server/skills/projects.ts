@@ -25,9 +25,8 @@ type Outcome = NonNullable<SkillUpgradeResult['outcomes']>[number];
 
 /** What a project's sync and upgrade use of the skill service: service.ts implements it, and this module imports no service. */
 export interface ProjectSkillService {
-	readonly sources: SkillSources;
-	readonly installer: SkillInstaller;
 	readonly records: SkillRecords;
+	recover(): Promise<void>;
 	withProgress<T>(context: OperationContext, title: string, work: (progress: ProgressReporter) => Promise<T>, failedIn?: (result: T) => boolean): Promise<T>;
 	chooseClients(clients: readonly string[] | undefined): Promise<ClientDefinition[]>;
 	addToGroup(group: string, name: string): Promise<void>;
@@ -36,7 +35,10 @@ export interface ProjectSkillService {
 }
 
 export class SkillProjects {
-	constructor(private readonly skills: ProjectSkillService) {}
+	constructor(
+		private readonly skills: ProjectSkillService,
+		private readonly workshop: { readonly sources: SkillSources; readonly installer: SkillInstaller },
+	) {}
 
 	async sync(params: ValidParamsOf<typeof SyncSkills>, context: OperationContext): Promise<SkillSyncResult> {
 		const { placement, lock } = await this.open(params.project_root);
@@ -63,11 +65,11 @@ export class SkillProjects {
 				progress.report(`installing ${entry.name} at ${entry.digest.slice(0, 19)}`);
 				try {
 					const clients = await clientsFor(entry.name);
-					const source = withRecordedAllowance(await this.skills.sources.resolvePinned(entry.resolvedReference, entry.digest, context.signal), record);
+					const source = withRecordedAllowance(await this.workshop.sources.resolvePinned(entry.resolvedReference, entry.digest, context.signal), record);
 					const dependencies = entries
 						.filter((other) => other.requiredBy?.includes(entry.name))
 						.map((other) => ({ name: other.name, reference: other.source, digest: other.digest }));
-					const outcome = await this.skills.installer.install(
+					const outcome = await this.workshop.installer.install(
 						{
 							source,
 							requested: entry.source,
@@ -146,7 +148,7 @@ export class SkillProjects {
 		allowRefChange: boolean,
 		context: OperationContext,
 	): Promise<Outcome> {
-		const source = withRecordedAllowance(await this.skills.sources.resolve(entry.source, undefined, context.signal), record);
+		const source = withRecordedAllowance(await this.workshop.sources.resolve(entry.source, undefined, context.signal), record);
 		const reference = referenceOf(source);
 		const pinnedBySource = source.kind === 'oci' ? source.reference.digest !== undefined : source.kind === 'git' ? /^[0-9a-f]{40,64}$/.test(source.reference.ref ?? '') : false;
 		if (pinnedBySource) return { name: entry.name, status: 'not-upgradable', old_digest: entry.digest };
@@ -157,7 +159,7 @@ export class SkillProjects {
 		if (digest === entry.digest) return { name: entry.name, status: 'up-to-date', old_digest: entry.digest, new_digest: digest };
 		const outcome: Outcome = { name: entry.name, status: 'upgraded', old_digest: entry.digest, new_digest: digest, new_resolved_reference: reference };
 		if (!apply) return outcome;
-		const installed = await this.skills.installer.install(
+		const installed = await this.workshop.installer.install(
 			{ source, requested: entry.source, placement, clients: await clients(), force: true, explicit: entry.explicit, ...(entry.requiredBy && { requiredBy: entry.requiredBy }) },
 			{ signal: context.signal },
 		);
@@ -168,7 +170,7 @@ export class SkillProjects {
 	/** The digest a source resolves to now: known for OCI and local builds, fetched for git. */
 	private async digestOf(source: ResolvedSource, context: OperationContext): Promise<string> {
 		if (source.kind !== 'git') return knownDigest(source)!;
-		return this.skills.installer.withScratch(async (scratch) => (await this.skills.sources.git.fetch(source.reference, join(scratch, 'skill'), context.signal, undefined, source.allowLocal)).commit);
+		return this.workshop.installer.withScratch(async (scratch) => (await this.workshop.sources.git.fetch(source.reference, join(scratch, 'skill'), context.signal, undefined, source.allowLocal)).commit);
 	}
 
 	/**
@@ -199,7 +201,7 @@ export class SkillProjects {
 
 	private async open(given: string): Promise<{ placement: Placement; lock: Awaited<ReturnType<typeof readLock>> }> {
 		const projectRoot = await checkProjectRoot(given);
-		await this.skills.installer.recover();
+		await this.skills.recover();
 		const placement: Placement = { scope: 'project', projectRoot };
 		return { placement, lock: await readLock(projectRoot) };
 	}

@@ -2,11 +2,15 @@
  * The skills service: validate, read by reference, install, list, inspect and uninstall
  * skills per client, user or project; build, list, delete and push local builds; and keep a
  * project's lock file (sync, upgrade).
+ *
+ * Listing and inspecting installed skills read their records only: what installs, fetches,
+ * builds and pushes (the workshop: registry client, sources, builds, installer) and a
+ * project's sync and upgrade load on the first call that needs them.
  */
 import { join } from 'node:path';
 import { HangarError } from '../../protocol/errors.js';
 import type { ValidParamsOf } from '../../protocol/operation.js';
-import {
+import type {
 	BuildSkill,
 	GetSkill,
 	InstallSkill,
@@ -14,69 +18,98 @@ import {
 	PushSkill,
 	UninstallSkill,
 	ValidateSkill,
-	type InstalledSkill,
-	type SkillContent,
-	type SkillInfo,
+	InstalledSkill,
+	SkillContent,
+	SkillInfo,
 } from '../../protocol/protocol.skills.js';
 import type { OperationContext, ProgressReporter } from '../context.js';
 import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import type { GroupStore } from '../groups/store.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
-import { RegistryClient } from '../oci/client.js';
-import { SkillBuilds } from './builds.js';
-import { SkillInstaller, type InstallOutcome } from './installer.js';
-import { SkillProjects, type ProjectSkillService } from './projects.js';
-import { SkillSources, type SkillCatalog } from './sources.js';
+import type { RegistryClient } from '../oci/client.js';
+import type { SkillBuilds } from './builds.js';
+import type { InstallOutcome, SkillInstaller } from './installer.js';
+import { hasPendingWork } from './pending.js';
+import type { ProjectSkillService, SkillProjects } from './projects.js';
+import type { SkillCatalog, SkillSources } from './sources.js';
 import { SkillRecords, toInstalledSkill } from './store.js';
 import { homeOf } from '../store/paths.js';
 import { recordedProjectRoot } from '../store/project.js';
 import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
-import { validateInlineSkill, validateSkillFolder } from './validate.js';
 
 export type { SkillCatalog } from './sources.js';
+
+/** What installs, fetches, builds and pushes skills. */
+export interface SkillWorkshop {
+	readonly client: RegistryClient;
+	readonly builds: SkillBuilds;
+	readonly sources: SkillSources;
+	readonly installer: SkillInstaller;
+}
 
 export interface SkillServiceOptions {
 	readonly env?: NodeJS.ProcessEnv;
 }
 
 export class SkillService implements ProjectSkillService {
-	readonly builds: SkillBuilds;
-	readonly sources: SkillSources;
-	readonly installer: SkillInstaller;
 	readonly records: SkillRecords;
-	readonly projects: SkillProjects;
-	private readonly client: RegistryClient;
 	private readonly home: string;
+	private readonly env: NodeJS.ProcessEnv;
+	private workshopMade: Promise<SkillWorkshop> | undefined;
+	private projectsMade: Promise<SkillProjects> | undefined;
 
 	constructor(
 		private readonly environment: Environment,
 		private readonly groups: GroupStore,
-		catalog: SkillCatalog,
+		private readonly catalog: SkillCatalog,
 		options: SkillServiceOptions = {},
 	) {
-		const env = options.env ?? process.env;
-		const { paths } = environment;
-		this.home = homeOf(env);
-		this.client = new RegistryClient({ env });
-		this.builds = new SkillBuilds(paths, env);
-		this.sources = new SkillSources(paths, this.client, this.builds, catalog, env);
-		this.records = new SkillRecords(paths);
-		this.installer = new SkillInstaller(paths, this.records, this.sources, this.home, env);
-		this.projects = new SkillProjects(this);
+		this.env = options.env ?? process.env;
+		this.home = homeOf(this.env);
+		this.records = new SkillRecords(environment.paths);
+	}
+
+	/** The workshop, made on first use. */
+	workshop(): Promise<SkillWorkshop> {
+		return (this.workshopMade ??= (async () => {
+			const [{ RegistryClient }, { SkillBuilds }, { SkillSources }, { SkillInstaller }] = await Promise.all([
+				import('../oci/client.js'),
+				import('./builds.js'),
+				import('./sources.js'),
+				import('./installer.js'),
+			]);
+			const { paths } = this.environment;
+			const client = new RegistryClient({ env: this.env });
+			const builds = new SkillBuilds(paths, this.env);
+			const sources = new SkillSources(paths, client, builds, this.catalog, this.env);
+			return { client, builds, sources, installer: new SkillInstaller(paths, this.records, sources, this.home, this.env) };
+		})());
+	}
+
+	/** A project's sync and upgrade, made on first use. */
+	projects(): Promise<SkillProjects> {
+		return (this.projectsMade ??= Promise.all([import('./projects.js'), this.workshop()]).then(([{ SkillProjects }, workshop]) => new SkillProjects(this, workshop)));
+	}
+
+	/** Finishes what a process that died left half done, if it left anything. */
+	async recover(): Promise<void> {
+		if (await hasPendingWork(this.environment.paths)) await (await this.workshop()).installer.recover();
 	}
 
 	async validate(params: ValidParamsOf<typeof ValidateSkill>) {
+		const { validateInlineSkill, validateSkillFolder } = await import('./validate.js');
 		const check = params.path !== undefined ? await validateSkillFolder(params.path) : await validateInlineSkill(params.skill_md ?? '', params.files);
 		return { valid: check.valid, errors: check.errors, warnings: check.warnings };
 	}
 
 	/** Reads a skill by reference into a scratch folder and describes it; nothing is installed. */
 	async content(ref: string, context: OperationContext): Promise<SkillContent> {
+		const { installer, sources } = await this.workshop();
 		return this.withProgress(context, `Reading ${ref}`, (progress) =>
-			this.installer.withScratch(async (folder) => {
-				const source = await this.sources.resolve(ref, undefined, context.signal);
-				const fetched = await this.sources.fetch(source, join(folder, 'skill'), context.signal, progress);
+			installer.withScratch(async (folder) => {
+				const source = await sources.resolve(ref, undefined, context.signal);
+				const fetched = await sources.fetch(source, join(folder, 'skill'), context.signal, progress);
 				return {
 					name: fetched.name,
 					description: fetched.fields.description ?? '',
@@ -90,14 +123,15 @@ export class SkillService implements ProjectSkillService {
 	}
 
 	async install(params: ValidParamsOf<typeof InstallSkill>, context: OperationContext): Promise<{ skill: InstalledSkill; unsigned?: boolean; warnings?: string[] }> {
-		await this.installer.recover();
+		await this.recover();
+		const { installer, sources } = await this.workshop();
 		const placement = await placementOf(params.scope, params.project_root);
 		const group = params.group ?? DEFAULT_GROUP;
 		await this.groups.get(group);
 		const clients = await chooseClients(params.clients, this.home);
 		return this.withProgress(context, `Installing ${params.name}`, async (progress) => {
-			const source = await this.sources.resolve(params.name, params.version, context.signal);
-			const outcome = await this.installer.install(
+			const source = await sources.resolve(params.name, params.version, context.signal);
+			const outcome = await installer.install(
 				{ source, requested: params.name, placement, clients, force: params.force ?? false, explicit: true },
 				{ signal: context.signal, progress },
 			);
@@ -112,7 +146,7 @@ export class SkillService implements ProjectSkillService {
 	}
 
 	async list(params: ValidParamsOf<typeof ListSkills>): Promise<{ skills: InstalledSkill[] }> {
-		await this.installer.recover();
+		await this.recover();
 		const scope = params.scope ?? (params.project_root ? 'project' : undefined);
 		const projectRoot = params.project_root && (await recordedProjectRoot(params.project_root));
 		const members = params.group ? new Set((await this.groups.get(params.group)).skills) : undefined;
@@ -128,7 +162,7 @@ export class SkillService implements ProjectSkillService {
 	}
 
 	async get(params: ValidParamsOf<typeof GetSkill>): Promise<SkillInfo> {
-		await this.installer.recover();
+		await this.recover();
 		const placement = await lookupPlacement(params.scope, params.project_root);
 		const record = await this.records.get(placement, params.name);
 		if (!record) throw HangarError.notFound(`skill ${params.name} is not installed${placement.scope === 'project' ? ` in ${placement.projectRoot}` : ''}`, 'skill_not_installed');
@@ -137,7 +171,7 @@ export class SkillService implements ProjectSkillService {
 	}
 
 	async uninstall(params: ValidParamsOf<typeof UninstallSkill>, context: OperationContext): Promise<null> {
-		await this.installer.recover();
+		await this.recover();
 		const placement = await lookupPlacement(params.scope, params.project_root);
 		await this.remove(placement, params.name, context.signal, params.client);
 		return null;
@@ -148,7 +182,8 @@ export class SkillService implements ProjectSkillService {
 	 * client — the dependencies nothing else needs any more.
 	 */
 	async remove(placement: Placement, name: string, signal: AbortSignal, client?: string): Promise<void> {
-		const { removed: record, remaining: kept } = await this.installer.uninstall(placement, name, signal, client);
+		const { installer } = await this.workshop();
+		const { removed: record, remaining: kept } = await installer.uninstall(placement, name, signal, client);
 		if (kept) {
 			// Still installed for other clients: changed in place.
 			this.environment.notifier.notify('skills/didChange', { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'upgraded' });
@@ -162,20 +197,21 @@ export class SkillService implements ProjectSkillService {
 		}
 		this.environment.notifier.notify('skills/didChange', { name, scope: placement.scope, ...(placement.projectRoot && { project_root: placement.projectRoot }), change: 'uninstalled' });
 		for (const dependency of record.dependencies) {
-			if (await this.installer.release(placement, dependency.name, name, signal)) await this.remove(placement, dependency.name, signal);
+			if (await installer.release(placement, dependency.name, name, signal)) await this.remove(placement, dependency.name, signal);
 		}
 	}
 
 	async build(params: ValidParamsOf<typeof BuildSkill>): Promise<{ reference: string }> {
-		return { reference: await this.builds.build(params.path, params.tag) };
+		return { reference: await (await this.workshop()).builds.build(params.path, params.tag) };
 	}
 
 	async push(params: ValidParamsOf<typeof PushSkill>, context: OperationContext): Promise<null> {
 		if (params.key || params.identity_token) {
 			throw HangarError.badRequest('Hangar does not sign skills; push with no_sign (the artifact is pushed unsigned)', 'signing_unsupported');
 		}
+		const { builds, client } = await this.workshop();
 		await this.withProgress(context, `Pushing ${params.reference}`, (progress) =>
-			this.builds.push(this.client, params.reference, context.signal, (message) => progress.report(message)),
+			builds.push(client, params.reference, context.signal, (message) => progress.report(message)),
 		);
 		return null;
 	}
@@ -222,12 +258,12 @@ export function skillImplementations(skills: SkillService): Implementation[] {
 		implement('skills/uninstall', (params, context) => skills.uninstall(params, context)),
 		implement('skills/build', (params) => skills.build(params)),
 		implement('skills/push', (params, context) => skills.push(params, context)),
-		implement('skills/listBuilds', async () => ({ builds: await skills.builds.list() })),
+		implement('skills/listBuilds', async () => ({ builds: await (await skills.workshop()).builds.list() })),
 		implement('skills/deleteBuild', async ({ tag }) => {
-			await skills.builds.delete(tag);
+			await (await skills.workshop()).builds.delete(tag);
 			return null;
 		}),
-		implement('skills/sync', (params, context) => skills.projects.sync(params, context)),
-		implement('skills/upgrade', (params, context) => skills.projects.upgrade(params, context)),
+		implement('skills/sync', async (params, context) => (await skills.projects()).sync(params, context)),
+		implement('skills/upgrade', async (params, context) => (await skills.projects()).upgrade(params, context)),
 	];
 }

@@ -20,7 +20,7 @@ import { guardrailsProblem } from '../runspec/guardrails.js';
 import { webhooksProblem } from '../runspec/webhooks.js';
 import { checkAggregate, type AggregateContext } from './aggregation.js';
 import type { ServerCatalog } from './dependencies.js';
-import type { PackageBuilder } from '../packages/builder.js';
+import type { PackagePlanner } from '../packages/builder.js';
 import { isPackageReference } from '../packages/reference.js';
 import { invalid, prune } from './fields.js';
 import { PORT_MAX, PORT_MIN } from './portAllocator.js';
@@ -269,7 +269,7 @@ export interface BuildOptions {
 	/** Finds the transport of an image that neither the request nor its registry entry names. */
 	readonly discoverTransport?: (target: ProbeTarget, fromRegistry: boolean) => Promise<ImageTransport>;
 	/** Plans the images of package references (`npx://`, `uvx://`, `go://`). */
-	readonly packages: PackageBuilder;
+	readonly packages: PackagePlanner;
 	readonly signal?: AbortSignal;
 }
 

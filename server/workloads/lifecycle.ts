@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { HangarError } from '../../protocol/errors.js';
 import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
-import type { PackageBuilder } from '../packages/builder.js';
+import type { PackagePlanner } from '../packages/builder.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { decodeSecret } from './config.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
@@ -56,7 +56,7 @@ export interface LifecycleOptions {
 	/** How long a new proxy may take to reach its server before the workload is `unhealthy`. */
 	readonly readyTimeoutMs: number;
 	/** Builds the images of package references. */
-	readonly packages: PackageBuilder;
+	readonly packages: PackagePlanner;
 	/** The `hangar` script that runs proxies (default: this build's). */
 	readonly proxyEntry?: string;
 	/** Environment of proxies; it must lead to the same state folders (default: this process's). */

@@ -7,7 +7,8 @@
  */
 import { HangarError } from '../../protocol/errors.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
-import { buildImageNextStep, type PackageBuilder } from '../packages/builder.js';
+import type { PackageBuilder } from '../packages/builder.js';
+import { buildImageNextStep } from '../packages/dockerfile.js';
 import { isPackageReference } from '../packages/reference.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { unreachableReason } from './reachability.js';

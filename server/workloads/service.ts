@@ -29,8 +29,7 @@ import { backendInstancesOf, instanceContainerName } from '../runspec/instances.
 import { aggregatedGroupOf } from '../runspec/aggregation.js';
 import { isSignInState, WorkloadStore, type StoredWorkload } from '../runspec/store.js';
 import { clientTransportOf, type ClientTransport } from '../runspec/urls.js';
-import { PackageBuilder } from '../packages/builder.js';
-import { RuntimeDefaults } from '../packages/defaults.js';
+import type { PackageBuilder, PackagePlanner } from '../packages/builder.js';
 import { PinReview } from './pins.js';
 import { PinFeed } from './pinFeed.js';
 import { PinningDefault } from '../runspec/pins/policy.js';
@@ -53,7 +52,7 @@ export interface WorkloadServiceOptions {
 	/** Environment of proxies; it must lead to the same state folders (default: this process's). */
 	readonly env?: NodeJS.ProcessEnv;
 	/** Builds the images of package references (default: with the runtime and the per-scheme defaults). */
-	readonly packages?: PackageBuilder;
+	readonly packages?: PackagePlanner;
 }
 
 /** A running workload as registered clients reference it. */
@@ -75,12 +74,17 @@ export class WorkloadService {
 	private readonly observer: WorkloadObserver;
 	private readonly lifecycle: WorkloadLifecycle;
 	private readonly reconciler: Reconciler;
-	private readonly packages: PackageBuilder;
+	private readonly packages: PackagePlanner;
 	private readonly pins: PinReview;
 
 	constructor(private readonly options: WorkloadServiceOptions) {
 		const { log, notifier, paths } = options.environment;
-		this.packages = options.packages ?? new PackageBuilder(options.runtime, new RuntimeDefaults(paths), options.secrets);
+		this.packages =
+			options.packages ??
+			plannerOnUse(async () => {
+				const [{ PackageBuilder }, { RuntimeDefaults }] = await Promise.all([import('../packages/builder.js'), import('../packages/defaults.js')]);
+				return new PackageBuilder(options.runtime, new RuntimeDefaults(paths), options.secrets);
+			});
 		this.store = new WorkloadStore(paths);
 		this.runtime = options.runtime;
 		this.queue = new WorkloadQueue(this.store, log);
@@ -383,4 +387,14 @@ export class WorkloadService {
 	idle(): Promise<void> {
 		return this.queue.idle();
 	}
+}
+
+/** A planner whose builder (with the registries' and the package resolvers' code) is made on first use. */
+function plannerOnUse(make: () => Promise<PackageBuilder>): PackagePlanner {
+	let made: Promise<PackageBuilder> | undefined;
+	const builder = () => (made ??= make());
+	return {
+		plan: async (...args) => (await builder()).plan(...args),
+		ensure: async (...args) => (await builder()).ensure(...args),
+	};
 }

@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import type { RuntimeConfig } from '../../../protocol/runConfig.js';
-import { PackageBuilder } from '../../packages/builder.js';
 import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES, type BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
@@ -91,7 +90,7 @@ function build(program: Command, cli: Cli): Command {
 	).action(async (source: string, options: RuntimeOptions & { tag?: string; dryRun?: boolean }) => {
 		const runtime = new DockerRuntime();
 		// Imported on use: the workload commands (`ls` among them) load this module for its options.
-		const { SecretsService } = await import('../../secrets/service.js');
+		const [{ PackageBuilder }, { SecretsService }] = await Promise.all([import('../../packages/builder.js'), import('../../secrets/service.js')]);
 		const builder = new PackageBuilder(runtime, defaults(cli), new SecretsService(cli.environment));
 		const controller = new AbortController();
 		process.once('SIGINT', () => controller.abort());
