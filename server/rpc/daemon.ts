@@ -9,7 +9,8 @@
  * request read before, then exits with LSP's `exit` code: 0 after `shutdown`, else 1.
  *
  * Editors start a daemon per window, so `initialize` is answered from the manifest of
- * method names; the services (and the zod schemas behind them) load right after.
+ * method names; the services load right after (zod only for params the build's plain schemas
+ * leave to it: see dispatch.ts).
  */
 import type { Readable, Writable } from 'node:stream';
 import {
