@@ -9,7 +9,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { encodeSpanRequest, SpanBatch, type FinishedSpan, type SpanAttributes } from '../server/proxy/chain/telemetry/otlpSpans.js';
+import { encodeSpanRequest, SpanBatch, type FinishedSpan } from '../server/proxy/chain/telemetry/otlpSpans.js';
 import { ExportTraceServiceRequest } from './fixtures/telemetry/receivers.js';
 
 const decode = (bytes: Uint8Array) => ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, bytes: String, defaults: true });

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CedarAuthorizer } from '../server/proxy/chain/authorization/cedarAuthorizer.js';
 import { authorizationOf, RESPONSE_CHECK, type Check } from '../server/proxy/chain/authorization/methodActions.js';
 import { auditFileOf, createWorkload, deleteAllWorkloads, openSession, postMcp, readAudit, type Workload } from './fixtures/security/support.js';
-import { connect, EVERYTHING, startFixture, startRemoteServer, textOf, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, startFixture, startRemoteServer, textOf, waitFor } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 

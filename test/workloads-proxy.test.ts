@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateMessageRequestSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import { CreateWorkload, GetWorkloadProxyLogs, ListWorkloads } from '../protocol/protocol.workloads.js';
-import { connect, EVERYTHING, MEMORY, removeAllWorkloads, startRemoteServer, textOf, uniqueName, waitFor, type RemoteServer } from './fixtures/workloads/helpers.js';
+import { connect, EVERYTHING, MEMORY, removeAllWorkloads, startRemoteServer, textOf, uniqueName, type RemoteServer } from './fixtures/workloads/helpers.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { startServe, type ServeProcess } from './support/processes.js';
 import { callRest } from './support/rest.js';

@@ -23,7 +23,7 @@ import { PinStore } from './pins/store.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
 import { recordSchemas } from './records.generated.js';
-import type { BackendState, ProxyRecord, StoredStatus, StoredWorkload } from './records.js';
+import type { ProxyRecord, StoredStatus, StoredWorkload } from './records.js';
 import { runConfigFolder } from './workloadNames.js';
 
 export type { BackendState, ProxyRecord, StoredStatus, StoredWorkload } from './records.js';

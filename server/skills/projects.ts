@@ -15,7 +15,7 @@ import { formatReference } from '../oci/reference.js';
 import { contentDigest } from './files.js';
 import { formatGitReference } from './git.js';
 import type { InstallOutcome, SkillInstaller } from './installer.js';
-import { LOCK_FILE, putLockEntry, readLock, TOOLHIVE_LOCK_FILE, updateLock, type LockEntry } from './lockfile.js';
+import { LOCK_FILE, putLockEntry, readLock, TOOLHIVE_LOCK_FILE, type LockEntry } from './lockfile.js';
 import { knownDigest, withRecordedAllowance, type ResolvedSource, type SkillSources } from './sources.js';
 import type { SkillRecord, SkillRecords } from './store.js';
 import { checkProjectRoot, skillsDirectory, type Placement } from './targets.js';

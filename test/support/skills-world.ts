@@ -4,7 +4,6 @@
  * fixtures to a real registry the way `hangar skill build` + `push` do.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { RegistryClient } from '../../server/oci/client.js';
 import { SkillBuilds } from '../../server/skills/builds.js';

@@ -7,7 +7,6 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AuditConfig } from '../../../../protocol/runConfig.js';
 import type { Logger } from '../../../log.js';
-import { AUDIT_EVENT_TYPES } from '../../../runspec/auditConfig.js';
 
 export const DEFAULT_MAX_DATA_SIZE = 1024;
 

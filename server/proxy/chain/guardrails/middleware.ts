@@ -205,7 +205,7 @@ export class TrafficGuard {
 	}
 
 	private report(subject: Subject, guardrail: Guardrail, rules: string[], direction: Direction, action: GuardrailAction, where: string): void {
-		const { log, auditor, onFinding, workload } = this.options;
+		const { log, onFinding, workload } = this.options;
 		const done = action === 'block' ? 'blocked' : action === 'redact' ? 'redacted' : 'let through (audit)';
 		log.warn(`guardrails: ${WHAT[guardrail.name]} in ${where} of ${workload}, ${done}: ${rules.map((rule) => `rule ${rule}`).join(', ')}`);
 		this.audit(subject, EVENT_TYPES[guardrail.name], action === 'block' ? 'denied' : 'success', { guardrail: guardrail.name, direction, action, rules });

@@ -6,7 +6,7 @@
  * with a timeout error. Keep-alive comments hold the client's connection open meanwhile (see
  * sessions/streams.ts).
  */
-import { callWith, type CallActivity, type CallWatcher, type McpCall, type McpHandler, type McpMiddleware } from '../chain.js';
+import { callWith, type CallActivity, type CallWatcher, type McpCall, type McpMiddleware } from '../chain.js';
 import { linkedController } from '../../core/abort.js';
 import { Deadlines, type Deadline } from '../../core/deadlines.js';
 import { ErrorCode, errorResponse, type JsonRpcResponse } from '../../core/jsonrpc.js';
