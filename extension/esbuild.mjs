@@ -32,19 +32,30 @@ const common = {
 };
 
 /**
- * The daemon reads two files next to its build at run time: the method manifest that lets it
- * answer `initialize` before loading the table, and package.json for its version. Bundled, both
- * are computed now and inlined.
+ * The daemon reads two files next to its build at run time: the manifest that lets it answer
+ * `initialize` before loading the table and check params without zod, and package.json for its
+ * version. Bundled, both are computed now and inlined.
  */
 async function inlinedDaemonFiles() {
-	const { outputFiles } = await build({ ...common, minify: false, sourcemap: false, entryPoints: [root('protocol/index.ts')], format: 'esm', write: false });
+	const { outputFiles } = await build({
+		...common,
+		minify: false,
+		sourcemap: false,
+		stdin: { contents: "export * from './protocol/index.ts';\nexport { plainSchemaOf } from './protocol/plainParams.ts';\n", resolveDir: root('.'), loader: 'ts' },
+		format: 'esm',
+		write: false,
+	});
 	const table = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
-	const manifest = { methods: table.operations.map((row) => row.method), notifications: table.notifications.map((row) => row.method) };
+	const manifest = {
+		methods: table.operations.map((row) => row.method),
+		notifications: table.notifications.map((row) => row.method),
+		params: Object.fromEntries(table.operations.map((row) => [row.method, table.plainSchemaOf(row.params)]).filter(([, schema]) => schema !== false)),
+	};
 	const { version } = JSON.parse(readFileSync(root('package.json'), 'utf8'));
 	return {
 		name: 'hangar-inline',
 		setup(bundle) {
-			bundle.onLoad({ filter: /[\\/]server[\\/]rpc[\\/]manifest\.ts$/ }, () => ({
+			bundle.onLoad({ filter: /[\\/]server[\\/]manifest\.ts$/ }, () => ({
 				loader: 'ts',
 				contents: `export function readManifest() { return ${JSON.stringify(manifest)}; }`,
 			}));

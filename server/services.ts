@@ -6,9 +6,10 @@
  * each service is built once, whichever area asks for it first.
  */
 import { rowsOf } from '../protocol/operation.js';
-import { Dispatcher, type Area, type AreaLoader, type Implementation } from './dispatch.js';
+import { Dispatcher, type Area, type AreaLoader, type Implementation, type PlainParamsCheck } from './dispatch.js';
 import type { Environment } from './environment.js';
-import { plainParamsOfBuild } from './manifest.js';
+import { readManifest, type Manifest } from './manifest.js';
+import { jsonSchemaCheck } from './store/jsonSchema.js';
 import type { ClientsService } from './clients/service.js';
 import type { GroupStore } from './groups/store.js';
 import type { RegistryService } from './registry/service.js';
@@ -104,6 +105,25 @@ function areasOf(services: Services): ReadonlyMap<string, AreaLoader> {
 			},
 		]),
 	);
+}
+
+/** The plain params checks of the build's manifest, each compiled on first use; undefined without a build. */
+function plainParamsOfBuild(): PlainParamsCheck | undefined {
+	let schemas: Manifest['params'];
+	try {
+		schemas = readManifest().params;
+	} catch {
+		return undefined;
+	}
+	const checks = new Map<string, ReturnType<typeof jsonSchemaCheck>>();
+	return (method, params) => {
+		const schema = Object.hasOwn(schemas, method) ? schemas[method] : undefined;
+		if (!schema) return undefined;
+		let check = checks.get(method);
+		if (!check) checks.set(method, (check = jsonSchemaCheck(schema)));
+		const parsed = check.safeParse(params);
+		return parsed.success ? { data: parsed.data } : undefined;
+	};
 }
 
 export function createDispatcher(environment: Environment, options: DispatcherOptions = {}): Dispatcher {
