@@ -60,14 +60,16 @@ export function installTools(context: QuickJSContext, catalog: Catalog, host: ()
 	const stringify = context.getProp(json, 'stringify');
 	const string = context.getProp(context.global, 'String');
 	const named = evaluated(context, NAMED);
-	const kept = [stringify, string, named];
-	const define = (target: QuickJSHandle, key: string, value: QuickJSHandle) => context.defineProp(target, key, { value, enumerable: true });
+	// The keys of each call's arguments, made once: a key given as a string is made and freed at each use.
+	const keys = { name: context.newString('name'), arguments: context.newString('arguments'), query: context.newString('query'), limit: context.newString('limit') };
+	const kept = [stringify, string, named, ...Object.values(keys)];
+	const define = (target: QuickJSHandle, key: string | QuickJSHandle, value: QuickJSHandle) => context.defineProp(target, key, { value, enumerable: true });
 
 	/** An Error made now, from the host, its stack the script's. */
 	const newFailure = (message?: QuickJSHandle): VmCallResult<QuickJSHandle> => (message ? context.callFunction(error, context.undefined, message) : context.callFunction(error, context.undefined));
 
 	/** `fn` with the JSON of an object of `fields` (undefined ones left out, as JSON does). */
-	const request = (fn: string, fields: ReadonlyArray<readonly [string, QuickJSHandle]>): VmCallResult<QuickJSHandle> => {
+	const request = (fn: string, fields: ReadonlyArray<readonly [QuickJSHandle, QuickJSHandle]>): VmCallResult<QuickJSHandle> => {
 		const made = newFailure();
 		if (made.error) return made;
 		const failure = made.value;
@@ -86,8 +88,8 @@ export function installTools(context: QuickJSContext, catalog: Catalog, host: ()
 		return { value: host().ask(fn, text.value.consume((value) => context.getString(value)), failure) };
 	};
 	const call = (name: QuickJSHandle, args: QuickJSHandle | undefined): VmCallResult<QuickJSHandle> => {
-		if (args === undefined || context.typeof(args) === 'undefined') return context.newObject().consume((empty) => request('call', [['name', name], ['arguments', empty]]));
-		return request('call', [['name', name], ['arguments', args]]);
+		if (args === undefined || context.typeof(args) === 'undefined') return context.newObject().consume((empty) => request('call', [[keys.name, name], [keys.arguments, empty]]));
+		return request('call', [[keys.name, name], [keys.arguments, args]]);
 	};
 	/** A function (of the host) that rejects as the source prelude's unknown tool did. */
 	const unknown = (member: string, tool: string) =>
@@ -128,8 +130,8 @@ export function installTools(context: QuickJSContext, catalog: Catalog, host: ()
 
 	const global = (name: string, fn: QuickJSHandle) => fn.consume((handle) => context.setProp(context.global, name, handle));
 	global('call_tool', context.newFunction('call', (name, args) => call(name ?? context.undefined, args)));
-	global('find_tools', context.newFunction('find_tools', (query, limit) => request('find', [['query', query ?? context.undefined], ['limit', limit ?? context.undefined]])));
-	global('describe', context.newFunction('describe', (name) => request('describe', [['name', name ?? context.undefined]])));
+	global('find_tools', context.newFunction('find_tools', (query, limit) => request('find', [[keys.query, query ?? context.undefined], [keys.limit, limit ?? context.undefined]])));
+	global('describe', context.newFunction('describe', (name) => request('describe', [[keys.name, name ?? context.undefined]])));
 
 	const print = context.newFunction('log', (...parts: QuickJSHandle[]) => {
 		const texts: string[] = [];
