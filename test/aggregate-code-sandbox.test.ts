@@ -76,9 +76,18 @@ describe('a script', { timeout: 30_000 }, () => {
 		expect(await run(`JSON.stringify = () => '{not json'; return { sum: 1 + 2 };`)).toEqual({ ok: true, value: { sum: 3 }, logs: [] });
 	});
 
-	it('has a clock coarse to the second', async () => {
+	it('has a clock coarse to the second, with no finer one behind its Date', async () => {
 		const outcome = await run('return [Date.now() % 1000, new Date().getMilliseconds()];');
 		expect(outcome).toMatchObject({ ok: true, value: [0, 0] });
+		// Each constructor up Date's chain, read at three moments a millisecond or more apart.
+		const behind = await run(`const read = [];
+for (let round = 0; round < 3; round++) {
+	for (let D = Date; typeof D === 'function' && D !== Function.prototype; D = Object.getPrototypeOf(D)) read.push(new D().getMilliseconds(), D.now() % 1000);
+	for (let spin = 0; spin < 2e5; spin++);
+}
+return read;`);
+		expect(behind.ok).toBe(true);
+		expect((behind as { value: number[] }).value.every((ms) => ms === 0)).toBe(true);
 	});
 
 	it('cannot pollute what the host passes in nor reach it: results cross as JSON', async () => {

@@ -1,8 +1,8 @@
 /**
  * The engine of an aggregate's scripts (`run_code`), run in a sandbox worker (worker.ts):
  * QuickJS compiled to WebAssembly, never Node's `vm`. A script sees only the engine's own
- * globals (no file system, network, environment, process or timers; a `Date` whose clock is
- * coarse to the second) and the globals of the caller's prelude: an aggregate's tools, built by the
+ * globals (no file system, network, environment, process or timers; the engine's `Date` reads
+ * its thread's `Date.now`, which a sandbox worker makes coarse to the second: worker.ts) and the globals of the caller's prelude: an aggregate's tools, built by the
  * host (globals.ts), or what source builds on two functions, `__host(name, json)` and `__log(text)`;
  * only strings cross the boundary, JSON in both directions, so no host object is ever reachable.
  *
@@ -11,7 +11,7 @@
  *
  * The WebAssembly module is loaded once per worker; each script gets a runtime and context of
  * its own, taken from a few made ahead and disposed after it, so a script never sees another's
- * state. A context is made ahead with the base and the last script's prelude (a quarter to half a
+ * state. A context is made ahead with the last script's prelude (a quarter to half a
  * millisecond of the engine's time, and the same for each script of an aggregate's tools), its
  * limits set and its host functions serving whichever script takes it; it is freed, and the next
  * one made, by `recycle` once the script's answer is on its way.
@@ -61,17 +61,6 @@ const SCRIPT_FILE = 'script.js';
 const WARM = 2;
 const CANCELLED = 'the call was cancelled';
 
-/** Before the prelude: a coarse clock, and nothing else of the engine's changed. */
-const BASE = `(() => {
-	const RealDate = Date;
-	const coarse = () => Math.floor(RealDate.now() / 1000) * 1000;
-	class CoarseDate extends RealDate {
-		constructor(...args) { if (args.length) super(...args); else super(coarse()); }
-		static now() { return coarse(); }
-	}
-	globalThis.Date = CoarseDate;
-})();`;
-
 /** The engine's own memory, before any script: what the WebAssembly module starts with. */
 const BASE_MEMORY_BYTES = 16 * 1024 * 1024;
 const PAGE_BYTES = 64 * 1024;
@@ -93,7 +82,7 @@ let memoryRefused = false;
 let broken = false;
 
 /**
- * A context made ahead of its script: the base and `prelude` evaluated, its host functions and
+ * A context made ahead of its script, with `prelude`, its host functions and
  * interrupt handler calling `slot.script`. `stringify` is the context's own JSON.stringify, taken
  * before any script could replace it: a script's result is JSON whatever the script changed.
  */
@@ -148,7 +137,7 @@ export async function warmUp(scriptLimits: ScriptLimits): Promise<void> {
 	refill(loaded);
 }
 
-/** A runtime and context with the base and `prelude` evaluated; throws when the engine fails. */
+/** A runtime and context with `prelude`; throws when the engine fails. */
 function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 	const runtime = module.newRuntime();
 	runtime.setMaxStackSize(limits.stackBytes);
@@ -161,7 +150,6 @@ function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 	const stringify = context.getProp(json, 'stringify');
 	const prepared: Prepared = { runtime, context, prelude: '', slot, handles: [host, log, json, stringify], json, stringify, host, log };
 	try {
-		evaluate(context, BASE, 'base.js');
 		return withPrelude(prepared, prelude, true);
 	} catch (error) {
 		release(prepared);
@@ -170,7 +158,7 @@ function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 }
 
 /**
- * `prepared` with `prelude` too (it has only the base): a catalog's globals built, or source
+ * `prepared` with `prelude` (it has none yet, or the empty one): a catalog's globals built, or source
  * evaluated with `__host` and `__log` set (the source may take them away).
  */
 function withPrelude(prepared: Prepared, prelude: string, fresh = false): Prepared {
@@ -178,7 +166,7 @@ function withPrelude(prepared: Prepared, prelude: string, fresh = false): Prepar
 	const catalog = catalogOf(prelude);
 	if (catalog) {
 		// A context made ahead with the empty prelude (before any script) has the functions a prelude of source builds on.
-		if (!fresh) evaluate(context, 'delete globalThis.__host; delete globalThis.__log;', 'base.js');
+		if (!fresh) evaluate(context, 'delete globalThis.__host; delete globalThis.__log;', 'prelude.js');
 		const error = context.getProp(context.global, 'Error');
 		const parse = context.getProp(prepared.json, 'parse');
 		handles.push(error, parse);
@@ -221,7 +209,7 @@ export function isBroken(): boolean {
 
 /**
  * A context for a script of `prelude`: one made ahead for it (the one made last, whose memory is
- * the likeliest still in the processor's caches), else one with only the base, else a new one.
+ * the likeliest still in the processor's caches), else one with the empty prelude, else a new one.
  */
 function contextFor(module: QuickJSWASMModule, prelude: string): Prepared {
 	const at = warm.findLastIndex((each) => each.prelude === prelude);
@@ -300,7 +288,7 @@ class Script implements ToolHost {
 		private readonly options: ScriptRun,
 		private readonly prepared: Prepared,
 	) {
-		this.deadline = Date.now() + limits.timeoutMs;
+		this.deadline = performance.now() + limits.timeoutMs;
 		({ runtime: this.runtime, context: this.context } = prepared);
 		prepared.slot.script = this;
 	}
@@ -309,7 +297,7 @@ class Script implements ToolHost {
 	interrupted(): boolean {
 		if (this.ended === undefined && this.options.cancelled()) this.end(new Error(CANCELLED));
 		if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());
-		return this.ended !== undefined || Date.now() > this.deadline;
+		return this.ended !== undefined || performance.now() > this.deadline;
 	}
 
 	async run(): Promise<ScriptOutcome> {
@@ -353,11 +341,11 @@ class Script implements ToolHost {
 		for (;;) {
 			// Looked at before each wait: a cancellation may have come before the script started.
 			if (this.options.cancelled()) this.end(new Error(CANCELLED));
-			else if (Date.now() >= this.deadline) this.end(this.timeLimit());
+			else if (performance.now() >= this.deadline) this.end(this.timeLimit());
 			if (this.ended) return undefined;
 			const state = this.context.getPromiseState(promise);
 			if (state.type !== 'pending') return state;
-			const answer = this.options.nextAnswer(this.deadline - Date.now());
+			const answer = this.options.nextAnswer(this.deadline - performance.now());
 			if (answer) this.answer(answer);
 		}
 	}
