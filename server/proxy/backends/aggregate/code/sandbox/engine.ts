@@ -2,9 +2,10 @@
  * The engine of an aggregate's scripts (`run_code`), run in a sandbox worker (worker.ts):
  * QuickJS compiled to WebAssembly, never Node's `vm`. A script sees only the engine's own
  * globals (no file system, network, environment, process or timers; the engine's `Date` reads
- * its thread's `Date.now`, which a sandbox worker makes coarse to the second: worker.ts) and the globals of the caller's prelude: an aggregate's tools, built by the
- * host (globals.ts), or what source builds on two functions, `__host(name, json)` and `__log(text)`;
- * only strings cross the boundary, JSON in both directions, so no host object is ever reachable.
+ * its thread's `Date.now`, which a sandbox worker makes coarse to the second: worker.ts) and
+ * those of the caller's prelude: an aggregate's tools, built by the host (globals.ts), or what
+ * source builds on two functions, `__host(name, json)` and `__log(text)`; only strings cross
+ * the boundary, JSON in both directions, so no host object is ever reachable.
  *
  * A script is JavaScript; one the engine cannot parse is tried again with its TypeScript types
  * stripped (typeStrip.ts), which leaves its lines and columns where they were.
@@ -82,8 +83,8 @@ let memoryRefused = false;
 let broken = false;
 
 /**
- * A context made ahead of its script, with `prelude`, its host functions and
- * interrupt handler calling `slot.script`. `stringify` is the context's own JSON.stringify, taken
+ * A context made ahead of its script, with `prelude`, its host functions and interrupt handler
+ * calling `slot.script`. `stringify` is the context's own JSON.stringify, taken
  * before any script could replace it: a script's result is JSON whatever the script changed.
  */
 interface Prepared {
@@ -158,8 +159,8 @@ function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 }
 
 /**
- * `prepared` with `prelude` (it has none yet, or the empty one): a catalog's globals built, or source
- * evaluated with `__host` and `__log` set (the source may take them away).
+ * `prepared` with `prelude` (it has none yet, or the empty one): a catalog's globals built, or
+ * source evaluated with `__host` and `__log` set (the source may take them away).
  */
 function withPrelude(prepared: Prepared, prelude: string, fresh = false): Prepared {
 	const { context, slot, handles } = prepared;
