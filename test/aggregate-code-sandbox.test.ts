@@ -4,6 +4,7 @@
  * naming what held it, and the scripts around it run on unharmed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { toolsPrelude } from '../server/proxy/backends/aggregate/code/sandbox/globals.js';
 import { limitsOf, ScriptLimitError, type HostFunction, type ScriptLimits, type ScriptOutcome } from '../server/proxy/backends/aggregate/code/sandbox/limits.js';
 import { SandboxPool } from '../server/proxy/backends/aggregate/code/sandbox/pool.js';
 
@@ -27,8 +28,8 @@ const echo: HostFunction = async (name, args) => ({ name, args });
 /** A script's outcome, its returned JSON parsed. */
 type Outcome = { readonly ok: true; readonly value: unknown; readonly logs: readonly string[] } | Extract<ScriptOutcome, { ok: false }>;
 
-async function run(code: string, options: { host?: HostFunction; limits?: Parameters<typeof limitsOf>[0]; signal?: AbortSignal } = {}): Promise<Outcome> {
-	const outcome = await poolOf(limitsOf({ timeout_ms: 2_000, ...options.limits })).run({ code, prelude: PRELUDE, host: options.host ?? echo, signal: options.signal ?? new AbortController().signal });
+async function run(code: string, options: { host?: HostFunction; limits?: Parameters<typeof limitsOf>[0]; signal?: AbortSignal; prelude?: string } = {}): Promise<Outcome> {
+	const outcome = await poolOf(limitsOf({ timeout_ms: 2_000, ...options.limits })).run({ code, prelude: options.prelude ?? PRELUDE, host: options.host ?? echo, signal: options.signal ?? new AbortController().signal });
 	return outcome.ok ? { ok: true, value: outcome.json === undefined ? undefined : (JSON.parse(outcome.json) as unknown), logs: outcome.logs } : outcome;
 }
 
@@ -75,9 +76,18 @@ describe('a script', { timeout: 30_000 }, () => {
 		expect(await run(`JSON.stringify = () => '{not json'; return { sum: 1 + 2 };`)).toEqual({ ok: true, value: { sum: 3 }, logs: [] });
 	});
 
-	it('has a clock coarse to the second', async () => {
+	it('has a clock coarse to the second, with no finer one behind its Date', async () => {
 		const outcome = await run('return [Date.now() % 1000, new Date().getMilliseconds()];');
 		expect(outcome).toMatchObject({ ok: true, value: [0, 0] });
+		// Each constructor up Date's chain, read at three moments a millisecond or more apart.
+		const behind = await run(`const read = [];
+for (let round = 0; round < 3; round++) {
+	for (let D = Date; typeof D === 'function' && D !== Function.prototype; D = Object.getPrototypeOf(D)) read.push(new D().getMilliseconds(), D.now() % 1000);
+	for (let spin = 0; spin < 2e5; spin++);
+}
+return read;`);
+		expect(behind.ok).toBe(true);
+		expect((behind as { value: number[] }).value.every((ms) => ms === 0)).toBe(true);
 	});
 
 	it('cannot pollute what the host passes in nor reach it: results cross as JSON', async () => {
@@ -182,5 +192,52 @@ describe('scripts side by side', { timeout: 60_000 }, () => {
 		expect(outcomes[2]!.ok).toBe(false);
 		expect(outcomes[3]).toMatchObject({ ok: true, value: ['undefined', null] });
 		expect(await run('return typeof globalThis.secret')).toMatchObject({ ok: true, value: 'undefined' });
+	});
+});
+
+describe("an aggregate's globals, built by the host from its catalog of tools", { timeout: 30_000 }, () => {
+	// Parsed: `__proto__` is a tool's name here, not an object's prototype.
+	const prelude = toolsPrelude(JSON.parse('{"tracker":{"get_issue":"tracker_get_issue","__proto__":"tracker___proto__"},"notes":{"add_note":"notes_add_note"}}') as Record<string, Record<string, string>>);
+	const tools = (code: string, options: { host?: HostFunction } = {}) => run(code, { ...options, prelude });
+	const denied: HostFunction = async () => {
+		throw new Error('denied');
+	};
+
+	it('call the host with JSON: a tool by its exposed name, call_tool, find_tools and describe', async () => {
+		expect(await tools('return await tools.tracker.get_issue({ id: 1 });')).toMatchObject({ ok: true, value: { name: 'call', args: { name: 'tracker_get_issue', arguments: { id: 1 } } } });
+		expect(await tools('return await tools.tracker.__proto__();')).toMatchObject({ ok: true, value: { name: 'call', args: { name: 'tracker___proto__', arguments: {} } } });
+		expect(await tools('return await call_tool("notes_add_note", { text: "x" });')).toMatchObject({ ok: true, value: { args: { name: 'notes_add_note', arguments: { text: 'x' } } } });
+		expect(await tools('return [await find_tools("q"), await find_tools("q", 3), await describe("a.b")];')).toMatchObject({
+			ok: true,
+			value: [{ name: 'find', args: { query: 'q' } }, { name: 'find', args: { query: 'q', limit: 3 } }, { name: 'describe', args: { name: 'a.b' } }],
+		});
+		expect(await tools('return [typeof __host, typeof __log];')).toMatchObject({ ok: true, value: ['undefined', 'undefined'] });
+	});
+
+	it("reject a failed call with an Error at the script's line, and arguments JSON cannot carry the same way", async () => {
+		expect(errorOf(await tools('\n\n  await tools.tracker.get_issue({ id: 1 });', { host: denied }))).toBe('Error: denied (line 3, column 32)');
+		expect(await tools('try { await call_tool("x", {}); } catch (error) { return [error instanceof Error, error.message]; }', { host: denied })).toMatchObject({ ok: true, value: [true, 'denied'] });
+		expect(errorOf(await tools('return await tools.tracker.get_issue({ big: 1n });'))).toBe('Error: Do not know how to serialize a BigInt (line 1, column 37)');
+	});
+
+	it('answer an unknown tool or member with a function that rejects naming it; then, toJSON and inherited names stay what they are', async () => {
+		expect(errorOf(await tools('await tools.tracker.nope();'))).toMatch(/^Error: unknown tool "tracker.nope" \(hidden by policy or filter, or not served; find_tools finds tools by what they do\) \(line 1, column 25\)$/);
+		expect(errorOf(await tools('await tools.nobody.x();'))).toMatch(/^Error: unknown tool "nobody.x"/);
+		expect(await tools('return [typeof tools.then, typeof tools.tracker.toJSON, typeof tools.tracker.toString, Object.keys(tools), Object.keys(tools.tracker), Object.isFrozen(tools), Object.isFrozen(tools.tracker)];')).toMatchObject({
+			ok: true,
+			value: ['undefined', 'undefined', 'function', ['tracker', 'notes'], ['get_issue', '__proto__'], true, true],
+		});
+	});
+
+	it('log strings as they are and other values as JSON, or as text when they cannot be JSON', async () => {
+		const outcome = await tools('const loop = {}; loop.loop = loop; console.log("a", { b: 1 }, undefined, null, 2); console.warn(loop); console.error(); return Object.isFrozen(console);');
+		expect(outcome).toEqual({ ok: true, value: true, logs: ['a {"b":1}  null 2', '[object Object]', ''] });
+	});
+
+	it("keep the context's own JSON: a script that replaced JSON.stringify and JSON.parse still calls its tools", async () => {
+		expect(await tools('JSON.stringify = () => "{bad"; JSON.parse = () => "parsed"; return await tools.tracker.get_issue({ id: 1 });')).toMatchObject({
+			ok: true,
+			value: { name: 'call', args: { name: 'tracker_get_issue', arguments: { id: 1 } } },
+		});
 	});
 });

@@ -17,6 +17,7 @@ import type { CancelSignal } from '../cancellation.js';
 import type { Tool, ToolsSeen } from '../toolView.js';
 import { argumentProblem } from './argumentCheck.js';
 import { declarationOf } from './declarations.js';
+import { toolsPrelude, type Catalog } from './sandbox/globals.js';
 import { ScriptLimitError, type ScriptOutcome } from './sandbox/limits.js';
 import type { SandboxPool } from './sandbox/pool.js';
 
@@ -65,53 +66,18 @@ export function runCodeTool(view: ToolsSeen): Record<string, unknown> {
 /** Each view's prelude, made once: a view is the same while its lists are. */
 const preludes = new WeakMap<ToolsSeen, string>();
 
-/** The globals a script sees, built on the sandbox's two functions; `catalog` maps member → tool → exposed name. */
+/** What the globals a script sees are built from: the view's catalog of tools. */
 function preludeOf(view: ToolsSeen): string {
 	let prelude = preludes.get(view);
 	if (!prelude) preludes.set(view, (prelude = writePrelude(view)));
 	return prelude;
 }
 
+/** The catalog of the view's tools (member → tool → exposed name), from which the sandbox builds the globals (sandbox/globals.ts). */
 function writePrelude(view: ToolsSeen): string {
-	const catalog: Record<string, Record<string, string>> = {};
+	const catalog: Catalog = {};
 	for (const tool of view.exposed) (catalog[tool.member] ??= {})[tool.original] = tool.name;
-	return `(() => {
-	const host = globalThis.__host;
-	const log = globalThis.__log;
-	delete globalThis.__host;
-	delete globalThis.__log;
-	// The error is made before the call, so that its stack holds the script's line that called.
-	const ask = async (name, args) => {
-		const failure = new Error();
-		try {
-			return JSON.parse(await host(name, JSON.stringify(args)));
-		} catch (error) {
-			failure.message = error.message;
-			throw failure;
-		}
-	};
-	const call = (name, args) => ask('call', { name, arguments: args === undefined ? {} : args });
-	const tools = {};
-	// Parsed, and defined rather than assigned: a name such as __proto__ stays a name.
-	const define = (target, key, value) => Object.defineProperty(target, key, { value, enumerable: true });
-	// A tool the script does not see is a function that says so, not undefined ("not a function");
-	// the names an object has of its own, \`then\` (awaiting it) and \`toJSON\` stay what they are.
-	const unknown = (member) => (tool) => () => Promise.reject(new Error(\`unknown tool \${JSON.stringify(member + '.' + tool)} (hidden by policy or filter, or not served; find_tools finds tools by what they do)\`));
-	const named = (target, missing) =>
-		new Proxy(target, { get: (object, key) => (typeof key !== 'string' || key in object || key === 'then' || key === 'toJSON' ? object[key] : missing(key)) });
-	for (const [member, names] of Object.entries(JSON.parse(${JSON.stringify(JSON.stringify(catalog))}))) {
-		const namespace = {};
-		for (const [tool, exposed] of Object.entries(names)) define(namespace, tool, (args) => call(exposed, args));
-		define(tools, member, named(Object.freeze(namespace), unknown(member)));
-	}
-	globalThis.tools = named(Object.freeze(tools), (member) => named(Object.freeze({}), unknown(member)));
-	globalThis.call_tool = call;
-	globalThis.find_tools = (query, limit) => ask('find', { query, limit });
-	globalThis.describe = (name) => ask('describe', { name });
-	const text = (part) => { if (typeof part === 'string') return part; try { return JSON.stringify(part); } catch { return String(part); } };
-	const print = (...parts) => log(parts.map(text).join(' '));
-	globalThis.console = Object.freeze({ log: print, info: print, warn: print, error: print, debug: print });
-})();`;
+	return toolsPrelude(catalog);
 }
 
 /** Runs one `run_code` call; answers its result (an error result when the script failed). */

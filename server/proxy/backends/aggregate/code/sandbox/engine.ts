@@ -1,16 +1,18 @@
 /**
  * The engine of an aggregate's scripts (`run_code`), run in a sandbox worker (worker.ts):
  * QuickJS compiled to WebAssembly, never Node's `vm`. A script sees only the engine's own
- * globals (no file system, network, environment, process or timers; a `Date` whose clock is
- * coarse to the second) and what the caller's prelude builds on two functions, `__host(name, json)` and `__log(text)`; only
- * strings cross the boundary, JSON in both directions, so no host object is ever reachable.
+ * globals (no file system, network, environment, process or timers; the engine's `Date` reads
+ * its thread's `Date.now`, which a sandbox worker makes coarse to the second: worker.ts) and
+ * those of the caller's prelude: an aggregate's tools, built by the host (globals.ts), or what
+ * source builds on two functions, `__host(name, json)` and `__log(text)`; only strings cross
+ * the boundary, JSON in both directions, so no host object is ever reachable.
  *
  * A script is JavaScript; one the engine cannot parse is tried again with its TypeScript types
  * stripped (typeStrip.ts), which leaves its lines and columns where they were.
  *
  * The WebAssembly module is loaded once per worker; each script gets a runtime and context of
  * its own, taken from a few made ahead and disposed after it, so a script never sees another's
- * state. A context is made ahead with the base and the last script's prelude evaluated (about a
+ * state. A context is made ahead with the last script's prelude (a quarter to half a
  * millisecond of the engine's time, and the same for each script of an aggregate's tools), its
  * limits set and its host functions serving whichever script takes it; it is freed, and the next
  * one made, by `recycle` once the script's answer is on its way.
@@ -25,6 +27,7 @@
  * answering a call with a limit.
  */
 import type { JSPromiseState, QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { catalogOf, installTools, type ToolHost } from './globals.js';
 import { ScriptLimitError, type ScriptLimits, type ScriptOutcome } from './limits.js';
 import { stripTypes } from './typeStrip.js';
 
@@ -39,7 +42,10 @@ export interface HostAnswer {
 export interface ScriptRun {
 	/** The script: an async function body. */
 	readonly code: string;
-	/** Script run before it in the same context, to build the globals it uses on `__host` and `__log`. */
+	/**
+	 * What builds the globals the script uses: an aggregate's catalog of tools (globals.ts, the
+	 * globals built by the host), or source run before it in the same context, on `__host` and `__log`.
+	 */
 	readonly prelude: string;
 	/** Whether the call was cancelled: read while the script runs, so a busy script ends too, and after each wait. */
 	readonly cancelled: () => boolean;
@@ -55,17 +61,6 @@ const SCRIPT_FILE = 'script.js';
 /** Contexts kept ready, so that a script's start costs no engine set-up. */
 const WARM = 2;
 const CANCELLED = 'the call was cancelled';
-
-/** Before the prelude: a coarse clock, and nothing else of the engine's changed. */
-const BASE = `(() => {
-	const RealDate = Date;
-	const coarse = () => Math.floor(RealDate.now() / 1000) * 1000;
-	class CoarseDate extends RealDate {
-		constructor(...args) { if (args.length) super(...args); else super(coarse()); }
-		static now() { return coarse(); }
-	}
-	globalThis.Date = CoarseDate;
-})();`;
 
 /** The engine's own memory, before any script: what the WebAssembly module starts with. */
 const BASE_MEMORY_BYTES = 16 * 1024 * 1024;
@@ -88,8 +83,8 @@ let memoryRefused = false;
 let broken = false;
 
 /**
- * A context made ahead of its script: the base and `prelude` evaluated, its host functions and
- * interrupt handler calling `slot.script`. `stringify` is the context's own JSON.stringify, taken
+ * A context made ahead of its script, with `prelude`, its host functions and interrupt handler
+ * calling `slot.script`. `stringify` is the context's own JSON.stringify, taken
  * before any script could replace it: a script's result is JSON whatever the script changed.
  */
 interface Prepared {
@@ -97,8 +92,15 @@ interface Prepared {
 	readonly context: QuickJSContext;
 	readonly prelude: string;
 	readonly slot: { script?: Script };
-	readonly handles: readonly QuickJSHandle[];
+	/** Freed with the context. */
+	readonly handles: QuickJSHandle[];
+	readonly json: QuickJSHandle;
 	readonly stringify: QuickJSHandle;
+	/** The host functions a prelude of source builds on, set as `__host` and `__log` when one is evaluated. */
+	readonly host: QuickJSHandle;
+	readonly log: QuickJSHandle;
+	/** JSON.parse, for the answers of a catalog's globals (globals.ts), which parse them on the host's side. */
+	parse?: QuickJSHandle;
 }
 const warm: Prepared[] = [];
 /** The prelude of the last script: the one the contexts made ahead get. */
@@ -136,7 +138,7 @@ export async function warmUp(scriptLimits: ScriptLimits): Promise<void> {
 	refill(loaded);
 }
 
-/** A runtime and context with the base and `prelude` evaluated; throws when the engine fails. */
+/** A runtime and context with `prelude`; throws when the engine fails. */
 function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 	const runtime = module.newRuntime();
 	runtime.setMaxStackSize(limits.stackBytes);
@@ -145,22 +147,36 @@ function prepare(module: QuickJSWASMModule, prelude: string): Prepared {
 	runtime.setInterruptHandler(() => slot.script?.interrupted() ?? false);
 	const host = context.newFunction('__host', (name, args) => slot.script!.hostCall(name, args));
 	const log = context.newFunction('__log', (text) => slot.script!.log(text));
-	const stringify = context.getProp(context.global, 'JSON').consume((json) => context.getProp(json, 'stringify'));
-	const prepared = { runtime, context, prelude: '', slot, handles: [host, log, stringify], stringify };
+	const json = context.getProp(context.global, 'JSON');
+	const stringify = context.getProp(json, 'stringify');
+	const prepared: Prepared = { runtime, context, prelude: '', slot, handles: [host, log, json, stringify], json, stringify, host, log };
 	try {
-		context.setProp(context.global, '__host', host);
-		context.setProp(context.global, '__log', log);
-		evaluate(context, BASE, 'base.js');
-		return withPrelude(prepared, prelude);
+		return withPrelude(prepared, prelude, true);
 	} catch (error) {
 		release(prepared);
 		throw error;
 	}
 }
 
-/** `prepared` with `prelude` evaluated too (it has only the base). */
-function withPrelude(prepared: Prepared, prelude: string): Prepared {
-	if (prelude) evaluate(prepared.context, prelude, 'prelude.js');
+/**
+ * `prepared` with `prelude` (it has none yet, or the empty one): a catalog's globals built, or
+ * source evaluated with `__host` and `__log` set (the source may take them away).
+ */
+function withPrelude(prepared: Prepared, prelude: string, fresh = false): Prepared {
+	const { context, slot, handles } = prepared;
+	const catalog = catalogOf(prelude);
+	if (catalog) {
+		// A context made ahead with the empty prelude (before any script) has the functions a prelude of source builds on.
+		if (!fresh) evaluate(context, 'delete globalThis.__host; delete globalThis.__log;', 'prelude.js');
+		const error = context.getProp(context.global, 'Error');
+		const parse = context.getProp(prepared.json, 'parse');
+		handles.push(error, parse);
+		handles.push(...installTools(context, catalog, () => slot.script!, { json: prepared.json, error }));
+		return { ...prepared, prelude, parse };
+	}
+	context.setProp(context.global, '__host', prepared.host);
+	context.setProp(context.global, '__log', prepared.log);
+	if (prelude) evaluate(context, prelude, 'prelude.js');
 	return { ...prepared, prelude };
 }
 
@@ -194,7 +210,7 @@ export function isBroken(): boolean {
 
 /**
  * A context for a script of `prelude`: one made ahead for it (the one made last, whose memory is
- * the likeliest still in the processor's caches), else one with only the base, else a new one.
+ * the likeliest still in the processor's caches), else one with the empty prelude, else a new one.
  */
 function contextFor(module: QuickJSWASMModule, prelude: string): Prepared {
 	const at = warm.findLastIndex((each) => each.prelude === prelude);
@@ -258,14 +274,14 @@ function freeLastScript(): void {
 	lastScript = undefined;
 }
 
-class Script {
+class Script implements ToolHost {
 	private readonly logs: string[] = [];
 	private outputBytes = 0;
 	private readonly deadline: number;
 	/** Why the script ended before it settled: a limit, the engine's failure or the cancellation. */
 	private ended: Error | undefined;
-	/** The host calls not yet answered, by number. */
-	private readonly pending = new Map<number, QuickJSDeferredPromise>();
+	/** The host calls not yet answered, by number; `failure`: the Error a call of a catalog's globals rejects with. */
+	private readonly pending = new Map<number, { readonly deferred: QuickJSDeferredPromise; readonly failure?: QuickJSHandle }>();
 	private readonly runtime: QuickJSRuntime;
 	private readonly context: QuickJSContext;
 
@@ -273,7 +289,7 @@ class Script {
 		private readonly options: ScriptRun,
 		private readonly prepared: Prepared,
 	) {
-		this.deadline = Date.now() + limits.timeoutMs;
+		this.deadline = performance.now() + limits.timeoutMs;
 		({ runtime: this.runtime, context: this.context } = prepared);
 		prepared.slot.script = this;
 	}
@@ -282,7 +298,7 @@ class Script {
 	interrupted(): boolean {
 		if (this.ended === undefined && this.options.cancelled()) this.end(new Error(CANCELLED));
 		if (this.ended === undefined && memoryFull()) this.end(this.memoryLimit());
-		return this.ended !== undefined || Date.now() > this.deadline;
+		return this.ended !== undefined || performance.now() > this.deadline;
 	}
 
 	async run(): Promise<ScriptOutcome> {
@@ -326,11 +342,11 @@ class Script {
 		for (;;) {
 			// Looked at before each wait: a cancellation may have come before the script started.
 			if (this.options.cancelled()) this.end(new Error(CANCELLED));
-			else if (Date.now() >= this.deadline) this.end(this.timeLimit());
+			else if (performance.now() >= this.deadline) this.end(this.timeLimit());
 			if (this.ended) return undefined;
 			const state = this.context.getPromiseState(promise);
 			if (state.type !== 'pending') return state;
-			const answer = this.options.nextAnswer(this.deadline - Date.now());
+			const answer = this.options.nextAnswer(this.deadline - performance.now());
 			if (answer) this.answer(answer);
 		}
 	}
@@ -338,7 +354,10 @@ class Script {
 	/** Frees what the script held; a runtime that cannot be freed marks the engine broken (its worker is then ended). */
 	dispose(): void {
 		try {
-			for (const deferred of this.pending.values()) if (deferred.alive) deferred.dispose();
+			for (const { deferred, failure } of this.pending.values()) {
+				if (deferred.alive) deferred.dispose();
+				if (failure?.alive) failure.dispose();
+			}
 			release(this.prepared);
 		} catch {
 			broken = true;
@@ -384,19 +403,40 @@ class Script {
 		const deferred = context.newPromise();
 		const name = context.typeof(nameHandle) === 'string' ? context.getString(nameHandle) : '';
 		const args = context.typeof(argsHandle) === 'string' ? context.getString(argsHandle) : 'null';
-		this.pending.set(this.options.send(name, args), deferred);
+		this.pending.set(this.options.send(name, args), { deferred });
+		return deferred.handle;
+	}
+
+	/** A host call of a catalog's globals (globals.ts): its promise resolves with the answer parsed, or rejects with `failure`. */
+	ask(fn: string, args: string, failure: QuickJSHandle): QuickJSHandle {
+		const deferred = this.context.newPromise();
+		this.pending.set(this.options.send(fn, args), { deferred, failure });
 		return deferred.handle;
 	}
 
 	/** Settles the host call an answer is for (one of an earlier script is not in `pending`), and runs the script on. */
 	private answer({ call, json, error, limit }: HostAnswer): void {
-		const deferred = this.pending.get(call);
-		if (!deferred) return;
+		const pending = this.pending.get(call);
+		if (!pending) return;
 		// The script ends; its calls' promises are freed with it.
 		if (limit !== undefined) return this.end(new ScriptLimitError(limit));
+		const { deferred, failure } = pending;
+		const { context } = this;
 		try {
-			if (error !== undefined) this.context.newError(error).consume((handle) => deferred.reject(handle));
-			else this.context.newString(json ?? 'null').consume((handle) => deferred.resolve(handle));
+			if (!failure) {
+				if (error !== undefined) context.newError(error).consume((handle) => deferred.reject(handle));
+				else context.newString(json ?? 'null').consume((handle) => deferred.resolve(handle));
+			} else {
+				const parsed = error === undefined ? context.newString(json ?? 'null').consume((text) => context.callFunction(this.prepared.parse!, context.undefined, text)) : undefined;
+				if (parsed && !parsed.error) parsed.value.consume((value) => deferred.resolve(value));
+				else {
+					// The host's message, or what JSON.parse threw: the failure made at the call takes it.
+					const message = parsed?.error ? parsed.error.consume((thrown) => context.getProp(thrown, 'message')) : context.newString(error!);
+					message.consume((text) => context.setProp(failure, 'message', text));
+					deferred.reject(failure);
+				}
+				failure.dispose();
+			}
 		} catch (thrown) {
 			this.end(new Error(this.engineFailure(thrown)));
 			return;
@@ -405,8 +445,8 @@ class Script {
 		this.pump();
 	}
 
-	log(textHandle: QuickJSHandle): void {
-		const text = this.context.typeof(textHandle) === 'string' ? this.context.getString(textHandle) : String(this.context.dump(textHandle));
+	log(textHandle: QuickJSHandle | string): void {
+		const text = typeof textHandle === 'string' ? textHandle : this.context.typeof(textHandle) === 'string' ? this.context.getString(textHandle) : String(this.context.dump(textHandle));
 		this.count(text);
 		if (!this.ended) this.logs.push(text);
 	}

@@ -17,6 +17,15 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { isBroken, recycle, runScript, warmUp, type HostAnswer } from './engine.js';
 import { CANCELLED, DOORBELL, TIDYING, type FromWorker, type SandboxData, type ToWorker } from './protocol.js';
 
+/**
+ * The thread's clock, coarse to the second: the engine's `Date` (its `Date.now()`, `new Date()`)
+ * reads it through the WebAssembly module's one clock import (Emscripten's `emscripten_date_now`,
+ * which calls `Date.now()`), so no script can reach a finer one; the engine's own deadlines read
+ * `performance.now()`. Set before the engine loads, on this thread only.
+ */
+const preciseNow = Date.now;
+Date.now = () => Math.floor(preciseNow() / 1000) * 1000;
+
 const parent = parentPort!;
 const { signals, port, limits } = workerData as SandboxData;
 const cells = new Int32Array(signals);
