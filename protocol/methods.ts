@@ -1,7 +1,7 @@
 /**
- * The operation table as a type: each row (and each notification) by its method. Code that names an operation by its
- * method (`'groups/list'`) rather than by its row keeps the row's types without loading the
- * row, its schemas and zod (a command's start, a service's handlers).
+ * The operation table as a type: each row (and each notification) by its method. Code that
+ * names an operation by its method (`'groups/list'`) rather than by its row keeps the row's
+ * types without loading the row, its schemas and zod (a command's start, a service's handlers).
  */
 import type { NotificationDefinition, OperationDefinition } from './operation.js';
 import type * as catalog from './protocol.catalog.js';
