@@ -1,7 +1,8 @@
 /**
  * Which modules a `hangar` process loads: a module hook, registered through NODE_OPTIONS
  * (`--import`, which child processes inherit), appends the URL of every module the process
- * loads to the file named by LOADED_MODULES, one a line.
+ * loads to the file named by LOADED_MODULES, one a line: the ESM ones through Node's loader
+ * hooks, the CommonJS ones (the bundle's files) through the `.js` compiler of `node:module`.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,7 +23,21 @@ export async function load(url, context, next) {
 export async function writeModuleHook(folder: string, when = 'true'): Promise<string> {
 	await writeFile(join(folder, 'hooks.mjs'), HOOKS);
 	const register = join(folder, 'register.mjs');
-	await writeFile(register, `import { register } from 'node:module';\nif (${when}) register('./hooks.mjs', { parentURL: import.meta.url, data: { out: process.env.LOADED_MODULES } });\n`);
+	await writeFile(
+		register,
+		`import { appendFileSync } from 'node:fs';
+import Module, { register } from 'node:module';
+import { pathToFileURL } from 'node:url';
+if (${when}) {
+	register('./hooks.mjs', { parentURL: import.meta.url, data: { out: process.env.LOADED_MODULES } });
+	const compile = Module._extensions['.js'];
+	Module._extensions['.js'] = function (module, filename) {
+		appendFileSync(process.env.LOADED_MODULES, pathToFileURL(filename).href + '\\n');
+		return compile.call(this, module, filename);
+	};
+}
+`,
+	);
 	return `--import=${register}`;
 }
 
