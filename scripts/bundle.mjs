@@ -4,16 +4,16 @@
 //
 // - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
 //   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
-// - The files are CommonJS: esbuild splits only ESM, so each file it writes is then turned into
-//   CommonJS (`import()` into `require`). Node's ESM loader reads each file through its thread
-//   pool and does more work per module: a command loading 28 files started about 25 ms later
-//   (wall clock) than the same files as CommonJS. The launcher stays ESM and imports the
-//   bundle's `main.js`; packages outside the bundle that are ESM only are `require`d as Node
-//   ≥ 20.19 allows.
 //   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) is a small launcher
 //   of the bundle, written here: tsc leaves server/cli/main.ts out (tsconfig.build.json), so a
 //   `tsc` of its own does not put an unbundled CLI in its place. The rest of tsc's output stays
 //   where it is (tests, the proxy's OTLP worker, scripts/write-manifest.mjs).
+// - The files are CommonJS: esbuild splits only ESM, so each file it writes is then turned into
+//   CommonJS (`import()` into `require`). Node's ESM loader reads each module through its thread
+//   pool and does more work per module: the everyday commands, loading 28–77 files, start about
+//   10 ms sooner as CommonJS (docs/benchmarks.md). The launcher stays ESM and imports the
+//   bundle's `main.js`; packages outside the bundle that are ESM only are `require`d, as Node
+//   ≥ 20.19 allows.
 // - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
 //   found next to a module (commands.json, manifest.json, package.json, the embedded catalog,
 //   the CLI entry a proxy is spawned with) are found as without the bundle.
