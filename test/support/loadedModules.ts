@@ -2,7 +2,8 @@
  * Which modules a `hangar` process loads: a module hook, registered through NODE_OPTIONS
  * (`--import`, which child processes inherit), appends the URL of every module the process
  * loads to the file named by LOADED_MODULES, one a line: the ESM ones through Node's loader
- * hooks, the CommonJS ones (the bundle's files) through the `.js` compiler of `node:module`.
+ * hooks, the CommonJS ones (the bundle's files, and the packages they require) as `node:module`
+ * resolves them.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,13 +28,15 @@ export async function writeModuleHook(folder: string, when = 'true'): Promise<st
 		register,
 		`import { appendFileSync } from 'node:fs';
 import Module, { register } from 'node:module';
+import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 if (${when}) {
 	register('./hooks.mjs', { parentURL: import.meta.url, data: { out: process.env.LOADED_MODULES } });
-	const compile = Module._extensions['.js'];
-	Module._extensions['.js'] = function (module, filename) {
-		appendFileSync(process.env.LOADED_MODULES, pathToFileURL(filename).href + '\\n');
-		return compile.call(this, module, filename);
+	const resolveFilename = Module._resolveFilename;
+	Module._resolveFilename = function (...args) {
+		const filename = resolveFilename.apply(this, args);
+		if (isAbsolute(filename)) appendFileSync(process.env.LOADED_MODULES, pathToFileURL(filename).href + '\\n');
+		return filename;
 	};
 }
 `,
