@@ -37,20 +37,9 @@ const common = {
  * version. Bundled, both are computed now and inlined.
  */
 async function inlinedDaemonFiles() {
-	const { outputFiles } = await build({
-		...common,
-		minify: false,
-		sourcemap: false,
-		stdin: { contents: "export * from './protocol/index.ts';\nexport { plainSchemaOf } from './protocol/plainParams.ts';\n", resolveDir: root('.'), loader: 'ts' },
-		format: 'esm',
-		write: false,
-	});
+	const { outputFiles } = await build({ ...common, minify: false, sourcemap: false, entryPoints: [root('protocol/index.ts')], format: 'esm', write: false });
 	const table = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
-	const manifest = {
-		methods: table.operations.map((row) => row.method),
-		notifications: table.notifications.map((row) => row.method),
-		params: Object.fromEntries(table.operations.map((row) => [row.method, table.plainSchemaOf(row.params)]).filter(([, schema]) => schema !== false)),
-	};
+	const manifest = table.manifestOf(table.operations, table.notifications);
 	const { version } = JSON.parse(readFileSync(root('package.json'), 'utf8'));
 	return {
 		name: 'hangar-inline',

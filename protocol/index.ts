@@ -14,6 +14,7 @@ import * as workloads from './protocol.workloads.js';
 
 export * from './common.js';
 export * from './errors.js';
+export * from './manifest.js';
 export * from './operation.js';
 export * from './registryTypes.js';
 export * from './runConfig.js';

@@ -10,12 +10,7 @@
 import { writeFileSync } from 'node:fs';
 
 const table = await import('../dist/protocol/index.js');
-const { plainSchemaOf } = await import('../dist/protocol/plainParams.js');
-const manifest = {
-	methods: table.operations.map((row) => row.method),
-	notifications: table.notifications.map((row) => row.method),
-	params: Object.fromEntries(table.operations.map((row) => [row.method, plainSchemaOf(row.params)]).filter(([, schema]) => schema !== false)),
-};
+const manifest = table.manifestOf(table.operations, table.notifications);
 writeFileSync(new URL('../dist/protocol/manifest.json', import.meta.url), `${JSON.stringify(manifest, null, '\t')}\n`);
 
 const program = await import('../dist/server/cli/program.js');

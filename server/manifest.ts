@@ -1,21 +1,18 @@
 /**
- * What the build writes next to the operation table (scripts/write-manifest.mjs): its method
- * and notification names, and each row's plain params schema (protocol/plainParams.ts).
- * Reading them costs a file read; importing the table costs zod.
+ * The build's manifest (protocol/manifest.ts), read once per process: the daemon answers
+ * `initialize` from it and the dispatcher checks params with it. Reading it costs a file read;
+ * importing the table costs zod.
  */
 import { readFileSync } from 'node:fs';
-import type { JsonSchema } from '../protocol/plainParams.js';
+import type { Manifest } from '../protocol/manifest.js';
 
-export interface Manifest {
-	readonly methods: readonly string[];
-	readonly notifications: readonly string[];
-	/** By method; a row whose params zod must always check has none. */
-	readonly params: Readonly<Record<string, JsonSchema>>;
-}
+export type { Manifest };
 
 const MANIFEST = new URL('../protocol/manifest.json', import.meta.url);
 
+let read: Manifest | undefined;
+
 /** The build's manifest; throws when there is no build (run from source). */
 export function readManifest(): Manifest {
-	return JSON.parse(readFileSync(MANIFEST, 'utf8')) as Manifest;
+	return (read ??= JSON.parse(readFileSync(MANIFEST, 'utf8')) as Manifest);
 }
