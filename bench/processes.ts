@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 
-export const HANGAR = fileURLToPath(new URL('../server/cli/main.js', import.meta.url));
+export const HANGAR = fileURLToPath(new URL('../server/cli/hangar.cjs', import.meta.url));
 export const peer = (name: string): string => fileURLToPath(new URL(`./peers/${name}.js`, import.meta.url));
 
 /** A loopback port nothing listens on right now. */

@@ -4,16 +4,15 @@
 //
 // - The bundle is dist/server/cli/bundle/: `main.js` and the chunks it imports. Code splitting
 //   keeps every dynamic `import()` a boundary, so a command still loads only its own code.
-//   dist/server/cli/main.js (the `bin`, and what proxies are spawned with) is a small launcher
-//   of the bundle, written here: tsc leaves server/cli/main.ts out (tsconfig.build.json), so a
-//   `tsc` of its own does not put an unbundled CLI in its place. The rest of tsc's output stays
-//   where it is (tests, the proxy's OTLP worker, scripts/write-manifest.mjs).
+//   dist/server/cli/hangar.cjs (the `bin`, and what proxies are spawned with) is the launcher of
+//   the bundle (server/cli/launcher.ts), which keeps a code cache of it. tsc leaves both entry
+//   points out (tsconfig.build.json); the rest of tsc's output stays where it is (tests, the
+//   proxy's OTLP worker, scripts/write-manifest.mjs).
 // - The files are CommonJS: esbuild splits only ESM, so each file it writes is then turned into
 //   CommonJS (`import()` into `require`). Node's ESM loader reads each module through its thread
 //   pool and does more work per module: the everyday commands, loading 28–77 files, start about
-//   10 ms sooner as CommonJS (docs/benchmarks.md). The launcher stays ESM and imports the
-//   bundle's `main.js`; packages outside the bundle that are ESM only are `require`d, as Node
-//   ≥ 20.19 allows.
+//   10 ms sooner as CommonJS (docs/benchmarks.md). Packages outside the bundle that are ESM only
+//   are `require`d, as Node ≥ 20.19 allows.
 // - Every module's `import.meta.url` is the URL of its tsc output (dist/…/name.js), so files
 //   found next to a module (commands.json, manifest.json, package.json, the embedded catalog,
 //   the CLI entry a proxy is spawned with) are found as without the bundle.
@@ -24,7 +23,8 @@
 // - dist/server/cli/bundle/meta.json: which source modules each output file holds (esbuild's
 //   metafile), so tests can still tell which modules a process loaded
 //   (test/support/loadedModules.ts).
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, transformSync } from 'esbuild';
@@ -121,10 +121,23 @@ for (const [output, { inputs }] of Object.entries(metafile.outputs)) {
 	});
 }
 writeFileSync(`${outdir}/meta.json`, `${JSON.stringify(meta)}\n`);
-// The launcher turns on Node's compile cache where there is one (Node ≥ 22.1: the bundle's
-// compiled code is kept in the OS's temporary folder, and a command's next start skips most of
-// its compilation), then starts the bundle.
-writeFileSync(
-	`${root}dist/server/cli/main.js`,
-	"#!/usr/bin/env node\nimport module from 'node:module';\n\nmodule.enableCompileCache?.();\nawait import('./bundle/main.js');\n",
-);
+// The launcher (server/cli/launcher.ts): CommonJS, as the bundle's files, and told the bundle's
+// hash, which names the folder of its code cache.
+const bundleHash = createHash('sha256');
+for (const output of Object.keys(metafile.outputs).sort()) bundleHash.update(output).update(readFileSync(resolve(root, output)));
+await build({
+	absWorkingDir: root,
+	entryPoints: [`${root}server/cli/launcher.ts`],
+	outfile: `${root}dist/server/cli/hangar.cjs`,
+	bundle: true,
+	format: 'cjs',
+	platform: 'node',
+	target: 'node20',
+	banner: { js: '#!/usr/bin/env node' },
+	define: { BUNDLE_HASH: JSON.stringify(bundleHash.digest('hex').slice(0, 16)) },
+	external: ['./bundle/main.js'],
+	minifySyntax: true,
+	legalComments: 'none',
+	logLevel: 'warning',
+});
+chmodSync(`${root}dist/server/cli/hangar.cjs`, 0o755);

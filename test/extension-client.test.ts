@@ -95,25 +95,25 @@ describe('daemonCommand', () => {
 	});
 
 	it('runs a configured script on that runtime and a configured executable directly', () => {
-		expect(daemonCommand(' /src/hangar/dist/server/cli/main.js ', '/b.mjs', '/node', {}).args).toEqual(['/src/hangar/dist/server/cli/main.js', 'daemon']);
+		expect(daemonCommand(' /src/hangar/dist/server/cli/hangar.cjs ', '/b.mjs', '/node', {}).args).toEqual(['/src/hangar/dist/server/cli/hangar.cjs', 'daemon']);
 		expect(daemonCommand('/usr/local/bin/hangar', '/b.mjs', '/node', { A: '1' })).toEqual({ command: '/usr/local/bin/hangar', args: ['daemon'], env: { A: '1' } });
 		expect(daemonCommand('~/bin/hangar', '/b.mjs', '/node', {}).command).not.toContain('~');
 	});
 
 	it('on Windows, runs the script behind npm\'s hangar.cmd on that runtime (a .cmd cannot be spawned without a shell)', async () => {
 		const folder = await mkdtemp(join(tmpdir(), 'hangar-shim-'));
-		// What `npm install -g` writes (npm's cmd-shim), for a package whose bin is dist/server/cli/main.js.
+		// What `npm install -g` writes (npm's cmd-shim), for a package whose bin is dist/server/cli/hangar.cjs.
 		const shim = [
 			'@ECHO off', 'GOTO start', ':find_dp0', 'SET dp0=%~dp0', 'EXIT /b', ':start', 'SETLOCAL', 'CALL :find_dp0', '',
 			'IF EXIST "%dp0%\\node.exe" (', '  SET "_prog=%dp0%\\node.exe"', ') ELSE (', '  SET "_prog=node"', '  SET PATHEXT=%PATHEXT:;.JS;=;%', ')', '',
-			'endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\node_modules\\hangar\\dist\\server\\cli\\main.js" %*',
+			'endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\node_modules\\hangar\\dist\\server\\cli\\hangar.cjs" %*',
 		].join('\r\n');
 		await writeFile(join(folder, 'hangar.cmd'), shim);
 		await writeFile(join(folder, 'other.bat'), '@echo off\r\nhangar %*\r\n');
 		try {
 			expect(daemonCommand(join(folder, 'hangar.cmd'), '/b.mjs', 'C:\\Code\\Code.exe', {}, 'win32')).toEqual({
 				command: 'C:\\Code\\Code.exe',
-				args: [win32.join(folder, 'node_modules\\hangar\\dist\\server\\cli\\main.js'), 'daemon'],
+				args: [win32.join(folder, 'node_modules\\hangar\\dist\\server\\cli\\hangar.cjs'), 'daemon'],
 				env: { ELECTRON_RUN_AS_NODE: '1' },
 			});
 			expect(daemonCommand(join(folder, 'other.bat'), '/b.mjs', 'Code.exe', { ComSpec: 'C:\\Windows\\system32\\cmd.exe' }, 'win32')).toMatchObject({

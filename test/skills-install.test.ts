@@ -418,7 +418,7 @@ describe('concurrency', () => {
 			call(InstallSkill, params),
 			call(InstallSkill, params),
 			callRest(serve.url, InstallSkill, params),
-			run(process.execPath, [join(process.cwd(), 'dist/server/cli/main.js'), 'skill', 'install', ref('raced'), '-c', 'claude-code'], { env: world.env }),
+			run(process.execPath, [join(process.cwd(), 'dist/server/cli/hangar.cjs'), 'skill', 'install', ref('raced'), '-c', 'claude-code'], { env: world.env }),
 		]);
 		// A failed install shows its reason, not just that it failed.
 		expect(results.map((result) => (result.status === 'rejected' ? `rejected: ${(result.reason as Error)?.message ?? result.reason}` : result.status))).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);

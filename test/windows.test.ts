@@ -57,11 +57,11 @@ interface DaemonSession {
 /** What the driver is told (its one argument is this, as a file). */
 interface Setup {
 	readonly findings: string;
-	/** hangar's main.js, this checkout's build. */
+	/** hangar's entry point (hangar.cjs), this checkout's build. */
 	readonly hangar: string;
 	/** The daemon bundled in the extension's win32-x64 package. */
 	readonly extensionHangar: string;
-	/** hangar's main.js as `npm install -g` of the packed package puts it, for win32. */
+	/** hangar's entry point (hangar.cjs) as `npm install -g` of the packed package puts it, for win32. */
 	readonly installedHangar: string;
 	readonly remoteUrl: string;
 	/** A tool of the remote server as the aggregate over it exposes it. */
@@ -196,7 +196,7 @@ describe.skipIf(!hasWine)(hasWine ? 'Windows (Windows Node under Wine)' : 'Windo
 			findings: windowsPath(join(work, 'findings.json')),
 			hangar: windowsPath(HANGAR_BIN),
 			extensionHangar: windowsPath(join(work, 'vsix', 'extension', 'dist', 'hangar.mjs')),
-			installedHangar: windowsPath(join(work, 'npm-global', 'lib', 'node_modules', 'hangar', 'dist', 'server', 'cli', 'main.js')),
+			installedHangar: windowsPath(join(work, 'npm-global', 'lib', 'node_modules', 'hangar', 'dist', 'server', 'cli', 'hangar.cjs')),
 			remoteUrl: remote.url,
 			aggregateTool: 'win-remote_echo',
 			dockerPort: docker.port,

@@ -56,7 +56,7 @@ export function daemonCommand(daemonPath: string, bundledEntry: string, execPath
 
 /**
  * The script an npm command shim runs: npm's `.cmd` shims end with
- * `"%_prog%" "%dp0%\node_modules\hangar\…\main.js" %*`, `%dp0%` being the shim's own folder.
+ * `"%_prog%" "%dp0%\node_modules\hangar\…\hangar.cjs" %*`, `%dp0%` being the shim's own folder.
  */
 function npmShimScript(shim: string): string | undefined {
 	let text: string;

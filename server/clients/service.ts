@@ -9,7 +9,6 @@
  * it should list is computed inside that lock, so concurrent registrations never lose each
  * other's entries.
  */
-import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -405,7 +404,9 @@ export class ClientsService {
  * the client look installed).
  */
 export function configLockTarget(paths: HangarPaths, configPath: string): string {
-	return join(paths.state, 'client-config-locks', createHash('sha256').update(configPath).digest('hex').slice(0, 32));
+	// Loaded here: `hangar client ls` takes no lock and starts without `node:crypto`.
+	const digest = process.getBuiltinModule('node:crypto').createHash('sha256').update(configPath).digest('hex');
+	return join(paths.state, 'client-config-locks', digest.slice(0, 32));
 }
 
 function sortedClients(): ClientDefinition[] {

@@ -12,16 +12,10 @@
 import { createHash } from 'node:crypto';
 import { HangarError } from '../../protocol/errors.js';
 import type { RuntimeConfig } from '../../protocol/runConfig.js';
-import { formatReference, type PackageReference, type Scheme } from './reference.js';
+import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES } from './baseImages.js';
+import { formatReference, type PackageReference } from './reference.js';
 import type { PackageConfig } from './userConfig.js';
 
-/** Official images the build starts from unless told otherwise (docs/packages.md dates them). */
-export const DEFAULT_IMAGES: Readonly<Record<Scheme, string>> = {
-	npx: 'node:24-slim',
-	uvx: 'ghcr.io/astral-sh/uv:python3.13-bookworm-slim',
-	go: 'golang:1.25',
-};
-export const DEFAULT_GO_FINAL_IMAGE = 'gcr.io/distroless/static-debian12:nonroot';
 /** Bump when the templates change what they build: every tag changes with it. */
 const TEMPLATE_VERSION = 1;
 const USER = '65532:65532';

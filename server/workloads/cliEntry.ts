@@ -4,4 +4,4 @@
  */
 import { fileURLToPath } from 'node:url';
 
-export const CLI_ENTRY = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+export const CLI_ENTRY = fileURLToPath(new URL('../cli/hangar.cjs', import.meta.url));

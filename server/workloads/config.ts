@@ -9,10 +9,10 @@ import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import type { z } from 'zod';
 import { HangarError } from '../../protocol/errors.js';
-import type { CreateWorkloadParams, UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
+import type { CreateWorkloadParams, UpdateWorkloadParams } from '../../protocol/protocol.workloads.js';
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
 import { groupOfImage } from '../../protocol/aggregateImage.js';
-import type { PermissionProfile, RemoteAuthConfig, SecretParameter, TelemetryConfig } from '../../protocol/runConfig.js';
+import type { PermissionProfile, RemoteAuthConfig, TelemetryConfig } from '../../protocol/runConfig.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
 import { refusalOf } from '../net/addresses.js';
 import { telemetryConfigProblem } from '../runspec/telemetryConfig.js';
@@ -24,9 +24,10 @@ import type { PackagePlanner } from '../packages/builder.js';
 import { isPackageReference } from '../packages/reference.js';
 import { invalid, prune } from './fields.js';
 import { PORT_MAX, PORT_MIN } from './portAllocator.js';
-import { securityDetailOf, securityFieldsOf } from './securityConfig.js';
+import { securityFieldsOf } from './securityConfig.js';
+import { encodeSecret } from './secretReference.js';
 import type { ImageTransport, ProbeTarget } from './transport.js';
-import { RUN_CONFIG_FORMAT, type StoredWorkload } from '../runspec/store.js';
+import type { StoredWorkload } from '../runspec/store.js';
 
 export type CreateRequest = z.output<typeof CreateWorkloadParams>;
 export type UpdateRequest = z.output<typeof UpdateWorkloadParams>;
@@ -206,16 +207,6 @@ function checkHeaderNames(names: Iterable<string>, field: string): void {
 function checkHost(host: string): string {
 	if (host !== 'localhost' && isIP(host) === 0) throw invalid('host', `${JSON.stringify(host)} is not an IP address or localhost`);
 	return host;
-}
-
-/** `name,target=ENV`, ToolHive's stored form of a secret reference. */
-export function encodeSecret(secret: SecretParameter): string {
-	return `${secret.name},target=${secret.target}`;
-}
-
-export function decodeSecret(stored: string): SecretParameter {
-	const comma = stored.lastIndexOf(',target=');
-	return comma < 0 ? { name: stored, target: stored } : { name: stored.slice(0, comma), target: stored.slice(comma + ',target='.length) };
 }
 
 function remoteAuthOf(request: Request, entry: RemoteServer | undefined): RemoteAuthConfig | undefined {
@@ -414,79 +405,6 @@ export async function buildRunConfig(request: Request, options: BuildOptions): P
  */
 export function containerNameOf(name: string, instance: string): string {
 	return `hangar-${name}-${instance}`;
-}
-
-/** The run configuration as `workloads/export` shows it: ToolHive's shape, secrets as references. */
-export function exportedRunConfig(stored: StoredWorkload): Record<string, unknown> {
-	const { created_at: _created, built_image: _built, restart_policy: _restart, request_timeout: _timeout, request_timeout_max: _timeoutMax, headers: _headers, egress_port: _egress, oidc_config, ...config } = stored;
-	const { clientSecret: _secret, ...oidc } = oidc_config ?? {};
-	return prune({ schema_version: RUN_CONFIG_FORMAT, ...config, oidc_config: oidc_config ? oidc : undefined });
-}
-
-/** The editable configuration (spec 2.16), as `workloads/get` returns it. */
-export function detailOf(stored: StoredWorkload): WorkloadDetail {
-	const auth = stored.remote_auth_config;
-	return prune({
-		name: stored.name,
-		image: stored.image ?? '',
-		url: stored.remote_url ?? '',
-		registry: stored.registry_server_name ? 'default' : undefined,
-		server: stored.registry_server_name,
-		transport: stored.transport,
-		proxy_mode: stored.proxy_mode,
-		host: stored.host,
-		proxy_port: stored.port,
-		target_port: stored.target_port,
-		cmd_arguments: stored.cmd_args ?? [],
-		env_vars: stored.env_vars ?? {},
-		secrets: (stored.secrets ?? []).map(decodeSecret),
-		volumes: stored.volumes ?? [],
-		...securityDetailOf(stored),
-		telemetry_config: stored.telemetry_config,
-		permission_profile: stored.permission_profile,
-		network_isolation: stored.isolate_network ?? true,
-		trust_proxy_headers: stored.trust_proxy_headers ?? false,
-		allowed_origins: stored.allowed_origins,
-		allow_docker_gateway: stored.allow_docker_gateway,
-		tools: stored.tools_filter ?? [],
-		runtime_config: stored.runtime_config,
-		tools_override: stored.tools_override,
-		tool_pinning: stored.tool_pinning,
-		metrics_without_auth: stored.metrics_without_auth,
-		guardrails: stored.guardrails,
-		mutating_webhooks: stored.mutating_webhooks,
-		validating_webhooks: stored.validating_webhooks,
-		group: stored.group,
-		oauth_config: auth
-			? prune({
-					issuer: auth.issuer,
-					authorize_url: auth.authorize_url,
-					token_url: auth.token_url,
-					client_id: auth.client_id,
-					client_secret: auth.client_secret ? decodeSecret(auth.client_secret) : undefined,
-					bearer_token: auth.bearer_token ? decodeSecret(auth.bearer_token) : undefined,
-					scopes: auth.scopes,
-					use_pkce: auth.use_pkce,
-					oauth_params: auth.oauth_params,
-					callback_port: auth.callback_port,
-					skip_browser: auth.skip_browser,
-					resource: auth.resource,
-					client_secret_file: auth.client_secret_file,
-					bearer_token_file: auth.bearer_token_file,
-					timeout: auth.timeout,
-				})
-			: undefined,
-		headers: stored.headers,
-		header_forward: stored.header_forward,
-		labels: stored.container_labels,
-		restart_policy: stored.restart_policy,
-		request_timeout: stored.request_timeout,
-		request_timeout_max: stored.request_timeout_max,
-		session_mode: stored.session_mode,
-		aggregation: stored.aggregation,
-		max_server_processes: stored.max_server_processes,
-		server_process_idle_timeout: stored.server_process_idle_timeout,
-	}) as WorkloadDetail;
 }
 
 function isEmpty(value: unknown): boolean {

@@ -3,7 +3,7 @@
  * secrets' values, resolved at start), mounts, network and the published port.
  */
 import type { Mount, ContainerSpec } from '../runtime/runtime.js';
-import { decodeSecret } from './config.js';
+import { decodeSecret } from './secretReference.js';
 import type { SecretResolver } from './dependencies.js';
 import { networkNameOf } from '../runspec/network.js';
 import { instanceContainerName } from '../runspec/instances.js';

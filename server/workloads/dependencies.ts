@@ -1,8 +1,11 @@
 /**
  * What the workloads service needs from other areas, as small ports it receives in its
- * constructor; server/services.ts wires the real implementations.
+ * constructor (with its options); server/services.ts wires the real implementations.
  */
 import type { ImageServer, RemoteServer } from '../../protocol/registryTypes.js';
+import type { Environment } from '../environment.js';
+import type { PackagePlanner } from '../packages/builder.js';
+import type { Runtime } from '../runtime/runtime.js';
 
 /** A registry entry found by name (the registries area). */
 export interface CatalogEntry {
@@ -34,4 +37,27 @@ export interface ClientConfigSync {
 /** Tells which groups exist (the groups area). */
 export interface GroupDirectory {
 	exists(name: string): Promise<boolean>;
+}
+
+export interface WorkloadServiceOptions {
+	readonly environment: Environment;
+	readonly runtime: Runtime;
+	readonly catalog: ServerCatalog;
+	readonly secrets: SecretResolver;
+	readonly clients: ClientConfigSync;
+	readonly groups: GroupDirectory;
+	/** How long a new proxy may take to reach its server before the workload is `unhealthy`. */
+	readonly readyTimeoutMs?: number;
+	/** The `hangar` script that runs proxies (default: this build's). */
+	readonly proxyEntry?: string;
+	/** Environment of proxies; it must lead to the same state folders (default: this process's). */
+	readonly env?: NodeJS.ProcessEnv;
+	/** Builds the images of package references (default: with the runtime and the per-scheme defaults). */
+	readonly packages?: PackagePlanner;
+}
+
+/** Workloads by name (unknown names are skipped) or by group. */
+export interface WorkloadSelection {
+	readonly names?: string[];
+	readonly group?: string;
 }

@@ -9,7 +9,7 @@ import type { OperationContext } from '../context.js';
 import type { Logger } from '../log.js';
 import type { PackagePlanner } from '../packages/builder.js';
 import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
-import { decodeSecret } from './config.js';
+import { decodeSecret } from './secretReference.js';
 import { isolatesNetwork, networkNameOf } from '../runspec/network.js';
 import { containerSpecOf, instanceLabels, LABELS, resolveSecretEnv, type Egress } from './container.js';
 import { backendInstancesOf, instanceContainerName } from '../runspec/instances.js';

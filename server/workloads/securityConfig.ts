@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { z } from 'zod';
-import type { UpdateWorkloadParams, WorkloadDetail } from '../../protocol/protocol.workloads.js';
+import type { UpdateWorkloadParams } from '../../protocol/protocol.workloads.js';
 import type { ScalingConfig, TokenValidatorConfig } from '../../protocol/runConfig.js';
 import { auditConfigProblem } from '../runspec/auditConfig.js';
 import { AUTHZ_TYPE, AuthzConfigError, loadAuthzConfig } from '../runspec/authzConfig.js';
@@ -131,28 +131,4 @@ function scalingOf(scaling: ScalingConfig | undefined): ScalingConfig | undefine
 		session_redis: scaling.session_redis?.address ? scaling.session_redis : undefined,
 	});
 	return Object.keys(kept).length > 0 ? kept : undefined;
-}
-
-/** The detail's view of the security settings (spec 2.16 plus Hangar's own fields). */
-export function securityDetailOf(stored: StoredWorkload): Partial<WorkloadDetail> {
-	const oidc = stored.oidc_config;
-	return prune({
-		authz_config: stored.authz_config_path ?? '',
-		oidc: oidc
-			? prune({
-					issuer: oidc.issuer,
-					audience: oidc.audience,
-					jwks_url: oidc.jwksurl,
-					introspection_url: oidc.introspectionURL,
-					client_id: oidc.clientID,
-					scopes: oidc.scopes,
-					resource_url: oidc.resourceURL,
-					insecure_allow_http: oidc.insecureAllowHTTP,
-					allow_private_ip: oidc.allowPrivateIP,
-				})
-			: undefined,
-		audit_config: stored.audit_config,
-		rate_limit_config: stored.rate_limit_config,
-		scaling_config: stored.scaling_config,
-	});
 }

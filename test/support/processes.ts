@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { HangarClient } from '../../protocol/client.js';
 
-export const HANGAR_BIN = fileURLToPath(new URL('../../dist/server/cli/main.js', import.meta.url));
+export const HANGAR_BIN = fileURLToPath(new URL('../../dist/server/cli/hangar.cjs', import.meta.url));
 
 export interface DaemonProcess {
 	readonly child: ChildProcess;
