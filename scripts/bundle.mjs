@@ -70,6 +70,22 @@ const zodEnglishOnly = {
 	},
 };
 
+/**
+ * commander requires `node:child_process` at load, for subcommands that are executables of
+ * their own, which Hangar has none of; loading it costs every command a few milliseconds. It is
+ * required on use instead. The build fails if commander's line changes.
+ */
+const commanderChildProcessOnUse = {
+	name: 'commander-child-process-on-use',
+	setup(bundle) {
+		bundle.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+			const source = readFileSync(args.path, 'utf8');
+			const line = "const childProcess = require('node:child_process');";
+			if (!source.includes(line)) throw new Error(`${args.path} no longer has: ${line}`);
+			return { loader: 'js', contents: source.replace(line, "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };") };
+		});
+	},
+};
 
 rmSync(outdir, { recursive: true, force: true });
 const { metafile } = await build({
@@ -87,7 +103,7 @@ const { metafile } = await build({
 	legalComments: 'none',
 	logLevel: 'warning',
 	metafile: true,
-	plugins: [packagesOutside, metaUrlOfBuild, zodEnglishOnly],
+	plugins: [packagesOutside, metaUrlOfBuild, zodEnglishOnly, commanderChildProcessOnUse],
 });
 
 // Each file as CommonJS. A file that names `import.meta.url` gets it from its own path.

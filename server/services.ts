@@ -47,10 +47,10 @@ class Services {
 	readonly runtime = once<Runtime>(async () => new (await import('./runtime/docker.js')).DockerRuntime());
 
 	readonly workloads: () => Promise<WorkloadService> = once(async () => {
-		const [{ WorkloadService }, runtime, groups] = await Promise.all([import('./workloads/service.js'), this.runtime(), this.groups()]);
+		const [{ WorkloadService }, { RuntimeOnFirstCall }, groups] = await Promise.all([import('./workloads/service.js'), import('./runtime/onFirstCall.js'), this.groups()]);
 		this.builtWorkloads = new WorkloadService({
 			environment: this.environment,
-			runtime,
+			runtime: new RuntimeOnFirstCall(this.runtime),
 			// The registries and secrets are built when a workload first needs them: listing
 			// workloads needs neither.
 			catalog: { findServer: async (name) => (await this.registries()).findServer(name) },

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { recordSchemas } from '../server/runspec/records.generated.js';
 import { jsonSchemaOf, RECORDS, recordJsonSchemas, type StoredWorkload } from '../server/runspec/records.js';
-import { jsonSchemaCheck } from '../server/store/jsonSchema.js';
+import { operations } from '../protocol/index.js';
+import { plainSchemaOf } from '../protocol/plainParams.js';
+import { jsonSchemaCheck, SUPPORTED_KEYWORDS } from '../server/store/jsonSchema.js';
 import { createTestHome, type TestHome } from './support/home.js';
 import { runHangar } from './support/processes.js';
 
@@ -79,6 +81,26 @@ describe('the generated checks of the records', () => {
 
 	it('refuse a schema they cannot check: a keyword outside the subset, a refinement', () => {
 		expect(() => jsonSchemaCheck({ type: 'string', format: 'email' })).toThrow('JSON Schema keyword format is not supported');
+		// Deep inside, a part of the check is compiled when a value first reaches it, and refused then.
+		const deep = jsonSchemaCheck({ type: 'object', properties: { members: { type: 'array', items: { anyOf: [{ type: 'object', properties: { id: { type: 'string', format: 'uuid' } } }] } } } });
+		expect(deep.safeParse({}).success).toBe(true);
+		expect(() => deep.safeParse({ members: [{ id: 'a' }] })).toThrow('JSON Schema keyword format is not supported');
+	});
+
+	it('are written, as the params schemas are, with only the keywords the check reads', () => {
+		const outside = (schema: unknown, at: string): string[] => {
+			if (typeof schema !== 'object' || schema === null) return [];
+			if (Array.isArray(schema)) return schema.flatMap((entry, index) => outside(entry, `${at}[${index}]`));
+			const own = Object.keys(schema).filter((keyword) => !SUPPORTED_KEYWORDS.has(keyword)).map((keyword) => `${at}.${keyword}`);
+			const { properties, ...rest } = schema as Record<string, unknown>;
+			const inProperties = Object.entries((properties ?? {}) as Record<string, unknown>).flatMap(([name, property]) => outside(property, `${at}.properties.${name}`));
+			const inOthers = ['additionalProperties', 'propertyNames', 'items', 'anyOf', 'allOf', 'not'].flatMap((keyword) => outside(rest[keyword], `${at}.${keyword}`));
+			return [...own, ...inProperties, ...inOthers];
+		};
+		const params = operations.map((row) => [row.method, plainSchemaOf(row.params)] as const).filter(([, schema]) => schema !== false);
+		expect(params.length).toBeGreaterThan(40);
+		expect([...Object.entries(recordSchemas), ...params].flatMap(([name, schema]) => outside(schema, name))).toEqual([]);
+		expect(outside({ type: 'object', properties: { id: { anyOf: [{ type: 'string', format: 'uuid' }] } } }, 'planted')).toEqual(['planted.properties.id.anyOf[0].format']);
 		expect(() => jsonSchemaOf(z.object({ name: z.string().refine((name) => name !== '') }))).toThrow(/refinement/);
 	});
 });

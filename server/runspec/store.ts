@@ -12,7 +12,6 @@
  * Every write is atomic and locked (server/store), so daemons, `hangar serve`, the CLI and
  * proxies can share the folders.
  */
-import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
@@ -85,19 +84,25 @@ export class WorkloadStore {
 	readonly statuses: RecordFolder<StoredStatus>;
 	readonly proxies: RecordFolder<ProxyRecord>;
 	readonly pins: PinStore;
-	/** A short stable id of this state folder, put on every container as `hangar.instance`. */
-	readonly instance: string;
+	private instanceId?: string;
 	private readonly locks: string;
 	private readonly logs: string;
 
 	constructor(readonly paths: HangarPaths) {
-		this.instance = createHash('sha256').update(paths.state).digest('hex').slice(0, 8);
 		this.configs = new JsonCollection(runConfigFolder(paths), { schema: jsonSchemaCheck<StoredWorkload>(recordSchemas.StoredWorkload), version: 1 });
 		this.statuses = new RecordFolder(join(paths.data, 'statuses'), jsonSchemaCheck<StoredStatus>(recordSchemas.StoredStatus));
 		this.proxies = new RecordFolder(join(paths.data, 'proxies'), jsonSchemaCheck<ProxyRecord>(recordSchemas.ProxyRecord));
 		this.pins = new PinStore(paths);
 		this.locks = join(paths.state, 'workload-locks');
 		this.logs = join(paths.data, 'logs');
+	}
+
+	/**
+	 * A short stable id of this state folder, put on every container as `hangar.instance`.
+	 * Hashed on first use: reading remote workloads needs no `node:crypto`.
+	 */
+	get instance(): string {
+		return (this.instanceId ??= process.getBuiltinModule('node:crypto').createHash('sha256').update(this.paths.state).digest('hex').slice(0, 8));
 	}
 
 	logFile(name: string): string {

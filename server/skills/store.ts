@@ -3,7 +3,6 @@
  * project: what was installed from where, at which digest, into which folders for which
  * clients, and exactly which files were written there.
  */
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { Scope } from '../../protocol/common.js';
 import type { InstalledSkill } from '../../protocol/protocol.skills.js';
@@ -19,7 +18,8 @@ export type { SkillRecord };
 /** The key of a record: scope, project and name. */
 export function recordKey(placement: Placement, name: string): string {
 	if (placement.scope === 'user') return `user/${name}`;
-	const project = createHash('sha256').update(placement.projectRoot).digest('hex').slice(0, 16);
+	// Loaded here: `hangar skill ls` of the user's skills hashes nothing.
+	const project = process.getBuiltinModule('node:crypto').createHash('sha256').update(placement.projectRoot).digest('hex').slice(0, 16);
 	return `project/${project}/${name}`;
 }
 

@@ -7,7 +7,8 @@
  * and parses as zod does: an object drops the fields its schema does not name (zod's default),
  * a field its object does not require may hold `undefined`, `anyOf` takes the first form that
  * matches, a number is finite and a string's length counts UTF-16 units. A keyword outside that
- * subset is refused when the check is built.
+ * subset is refused when the part of the check that holds it is compiled, which is when a value
+ * first reaches it (test/records.test.ts keeps the generated schemas within the subset).
  */
 import type { RecordSchema } from './document.js';
 
@@ -18,7 +19,7 @@ type Check = (value: unknown, path: string) => Outcome;
 
 /** Keywords that only annotate. */
 const ANNOTATIONS = ['$schema', 'title', 'description'];
-const KEYWORDS = new Set([
+export const SUPPORTED_KEYWORDS: ReadonlySet<string> = new Set([
 	...ANNOTATIONS,
 	'type',
 	'enum',
@@ -53,8 +54,18 @@ function hasType(value: unknown, type: string): boolean {
 const fieldOf = (path: string, key: string) => (path ? `${path}.${key}` : key);
 const named = (path: string) => (path ? `field ${path}` : 'the document');
 
+/**
+ * The check of a schema inside another, compiled when a value first reaches it: a record's
+ * schema describes every field a record may have (a workload's runs to hundreds of checks),
+ * and a command reading one record needs only those of the fields it holds.
+ */
+function onFirstUse(schema: JsonSchema): Check {
+	let check: Check | undefined;
+	return (value, path) => (check ??= compile(schema))(value, path);
+}
+
 function compile(schema: JsonSchema): Check {
-	for (const keyword of Object.keys(schema)) if (!KEYWORDS.has(keyword)) throw new Error(`JSON Schema keyword ${keyword} is not supported`);
+	for (const keyword of Object.keys(schema)) if (!SUPPORTED_KEYWORDS.has(keyword)) throw new Error(`JSON Schema keyword ${keyword} is not supported`);
 	const steps: Check[] = [];
 	if (schema.type !== undefined) {
 		const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
@@ -84,7 +95,7 @@ function compile(schema: JsonSchema): Check {
 	}
 	if (schema.properties !== undefined || schema.additionalProperties !== undefined || schema.propertyNames !== undefined) steps.push(objectCheck(schema));
 	if (schema.items !== undefined) {
-		const item = compile(schema.items as JsonSchema);
+		const item = onFirstUse(schema.items as JsonSchema);
 		steps.push((value, path) => {
 			if (!Array.isArray(value)) return { value };
 			const items: unknown[] = [];
@@ -97,7 +108,7 @@ function compile(schema: JsonSchema): Check {
 		});
 	}
 	if (schema.anyOf !== undefined) {
-		const forms = (schema.anyOf as JsonSchema[]).map(compile);
+		const forms = (schema.anyOf as JsonSchema[]).map(onFirstUse);
 		steps.push((value, path) => {
 			for (const form of forms) {
 				const outcome = form(value, path);
@@ -107,7 +118,7 @@ function compile(schema: JsonSchema): Check {
 		});
 	}
 	if (schema.allOf !== undefined) {
-		const all = (schema.allOf as JsonSchema[]).map(compile);
+		const all = (schema.allOf as JsonSchema[]).map(onFirstUse);
 		steps.push((value, path) => {
 			let outcome: Outcome = { value };
 			for (const check of all) {
@@ -118,7 +129,7 @@ function compile(schema: JsonSchema): Check {
 		});
 	}
 	if (schema.not !== undefined) {
-		const not = compile(schema.not as JsonSchema);
+		const not = onFirstUse(schema.not as JsonSchema);
 		steps.push((value, path) => ('error' in not(value, path) ? { value } : { error: `${named(path)}: not allowed` }));
 	}
 	return (value, path) => {
@@ -133,11 +144,11 @@ function compile(schema: JsonSchema): Check {
 
 /** `properties` with `required`; other fields checked by `additionalProperties`, refused by `false`, dropped without it. */
 function objectCheck(schema: JsonSchema): Check {
-	const properties = new Map(Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([key, property]) => [key, compile(property)]));
+	const properties = new Map(Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([key, property]) => [key, onFirstUse(property)]));
 	const required = (schema.required ?? []) as string[];
 	const additional = schema.additionalProperties as JsonSchema | boolean | undefined;
-	const others = typeof additional === 'object' ? compile(additional) : undefined;
-	const names = schema.propertyNames === undefined ? undefined : compile(schema.propertyNames as JsonSchema);
+	const others = typeof additional === 'object' ? onFirstUse(additional) : undefined;
+	const names = schema.propertyNames === undefined ? undefined : onFirstUse(schema.propertyNames as JsonSchema);
 	return (value, path) => {
 		if (typeOf(value) !== 'object') return { value };
 		const missing = required.find((key) => !Object.hasOwn(value as object, key));

@@ -2,13 +2,13 @@
  * The names of the documents in a folder of `<name>.json` files, read from the file names
  * alone (no document is opened).
  */
-import { readdir } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 
-/** The names, sorted; none when the folder does not exist. */
+/** The names, sorted; none when the folder does not exist. Read synchronously, as the documents are (atomic.ts). */
 export async function documentNames(folder: string): Promise<string[]> {
 	let entries: string[];
 	try {
-		entries = await readdir(folder);
+		entries = readdirSync(folder);
 	} catch (error) {
 		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
 		throw error;

@@ -9,7 +9,7 @@ import type { ContainerInfo, Runtime } from '../runtime/runtime.js';
 import { instanceLabels, isFirstInstance, LABELS } from './container.js';
 import type { GroupDirectory } from './dependencies.js';
 import { driftOf } from './pins.js';
-import { liveProxy } from './proxyProcess.js';
+import { liveProxy } from './liveProxy.js';
 import { effectiveStatus, isActive, type EffectiveStatus, type Observed } from './status.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { clientUrlOf } from '../runspec/urls.js';

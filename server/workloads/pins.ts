@@ -12,7 +12,7 @@ import type { PinningDefault } from '../runspec/pins/policy.js';
 import type { KindPins, WorkloadPins } from '../runspec/pins/store.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { invalid } from './fields.js';
-import { liveProxy } from './proxyProcess.js';
+import { liveProxy } from './liveProxy.js';
 
 const KINDS: readonly PinKind[] = ['tools', 'prompts'];
 

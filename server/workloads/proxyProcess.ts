@@ -14,8 +14,8 @@ import { balancerFilesOf, stopLeftoverBalancer } from '../runspec/balancer.js';
 import { STOP_PATH } from '../runspec/localLink.js';
 import type { LaunchMessage, ProxyReport } from '../runspec/messages.js';
 import type { ProxyRecord, WorkloadStore } from '../runspec/store.js';
-import { isAlive } from '../store/lock.js';
 import { CLI_ENTRY } from './cliEntry.js';
+import { isProxyProcess, liveProxy } from './liveProxy.js';
 
 const LOG_ROTATE_BYTES = 5 * 1024 * 1024;
 const STOP_GRACE_MS = 5_000;
@@ -25,25 +25,6 @@ export interface LaunchResult {
 	readonly pid: number;
 	/** False when the proxy listens but its server did not answer in time. */
 	readonly ready: boolean;
-}
-
-/** True when `pid` is alive and (where the OS tells) is this workload's proxy. */
-export async function isProxyProcess(pid: number, name: string): Promise<boolean> {
-	if (!isAlive(pid)) return false;
-	if (process.platform !== 'linux') return true;
-	try {
-		const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
-		const at = argv.indexOf('proxy');
-		return at >= 0 && argv[at + 1] === name;
-	} catch {
-		return false; // exited meanwhile
-	}
-}
-
-/** The proxy's record when its process is alive, else undefined. */
-export async function liveProxy(store: WorkloadStore, name: string): Promise<ProxyRecord | undefined> {
-	const record = await store.proxies.get(name).catch(() => undefined);
-	return record && (await isProxyProcess(record.pid, name)) ? record : undefined;
 }
 
 async function askToStop(record: ProxyRecord, platform: NodeJS.Platform): Promise<void> {

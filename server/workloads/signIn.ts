@@ -9,7 +9,7 @@ import type { WorkloadSignInResult } from '../../protocol/protocol.workloads.js'
 import { SIGNIN_PATH, SignInAnswer } from '../runspec/signin.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { clientUrlOf } from '../runspec/urls.js';
-import { liveProxy } from './proxyProcess.js';
+import { liveProxy } from './liveProxy.js';
 
 const ANSWER_MS = 30_000;
 

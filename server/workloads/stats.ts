@@ -6,7 +6,7 @@ import { WorkloadStats } from '../../protocol/protocol.workloads.js';
 import { STATS_PATH } from '../runspec/stats.js';
 import type { StoredWorkload, WorkloadStore } from '../runspec/store.js';
 import { clientUrlOf } from '../runspec/urls.js';
-import { liveProxy } from './proxyProcess.js';
+import { liveProxy } from './liveProxy.js';
 
 const STATS_TIMEOUT_MS = 5_000;
 const DEFAULT_WINDOW_SECONDS = 10;

@@ -11,7 +11,6 @@ import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES } from '../../packages/baseImages.js';
 import type { BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
-import { DockerRuntime } from '../../runtime/docker.js';
 import { addCommands, collect, printJson, type Cli } from '../cli.js';
 
 export interface RuntimeOptions {
@@ -89,10 +88,9 @@ function build(program: Command, cli: Cli): Command {
 			.option('--tag <tag>', 'tag the image so (default: a tag derived from what goes into it)')
 			.option('--dry-run', 'print the Dockerfile and the build context instead of building'),
 	).action(async (source: string, options: RuntimeOptions & { tag?: string; dryRun?: boolean }) => {
-		const runtime = new DockerRuntime();
 		// Imported on use: the workload commands (`ls` among them) load this module for its options.
-		const [{ PackageBuilder }, { SecretsService }] = await Promise.all([import('../../packages/builder.js'), import('../../secrets/service.js')]);
-		const builder = new PackageBuilder(runtime, defaults(cli), new SecretsService(cli.environment));
+		const [{ PackageBuilder }, { SecretsService }, { DockerRuntime }] = await Promise.all([import('../../packages/builder.js'), import('../../secrets/service.js'), import('../../runtime/docker.js')]);
+		const builder = new PackageBuilder(new DockerRuntime(), defaults(cli), new SecretsService(cli.environment));
 		const controller = new AbortController();
 		process.once('SIGINT', () => controller.abort());
 		const planned = await builder.plan(packageSource(source), runtimeConfigOf(options), controller.signal);

@@ -5,7 +5,6 @@
  * waits for the sign-in to complete. Progress goes to stderr; the outcome to stdout.
  * `hangar run URL --remote-auth` ends with the same flow.
  */
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { browsableUrl } from '../../../protocol/browserUrl.js';
@@ -43,10 +42,12 @@ export function openerOf(url: URL, platform: NodeJS.Platform = process.platform)
 }
 
 /** Opens `raw` in the user's browser when it is https (or http to loopback); false when it was not opened. */
-function openBrowser(raw: string): Promise<boolean> {
+async function openBrowser(raw: string): Promise<boolean> {
 	const url = browsableUrl(raw);
-	if (!url) return Promise.resolve(false);
+	if (!url) return false;
 	const [command, args] = openerOf(url);
+	// Loaded here: every workload command registers this module, few open a browser.
+	const { spawn } = await import('node:child_process');
 	return new Promise((resolve) => {
 		const child = spawn(command, args, { stdio: 'ignore', detached: true, shell: false, windowsHide: true });
 		child.once('error', () => resolve(false));
