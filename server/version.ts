@@ -2,8 +2,9 @@
 import { readFileSync } from 'node:fs';
 
 function readVersion(): string {
-	// Source (server/) and build (dist/server/) sit at different depths below the package root.
-	for (const relative of ['../package.json', '../../package.json']) {
+	// Build (dist/server/) and source (server/) sit at different depths below the package root;
+	// the build, which users run, is tried first.
+	for (const relative of ['../../package.json', '../package.json']) {
 		try {
 			const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
 			if (manifest.name === 'hangar' && manifest.version) return manifest.version;

@@ -38,6 +38,7 @@ import {
 	type ConfigShape,
 } from './table.js';
 import type { RunningWorkloads, WorkloadEndpoint } from './workloads.js';
+import { compareNames } from '../order.js';
 
 export interface ClientsServiceOptions {
 	/** The home directory client configurations live under. Default: the user's. */
@@ -410,7 +411,7 @@ export function configLockTarget(paths: HangarPaths, configPath: string): string
 }
 
 function sortedClients(): ClientDefinition[] {
-	return [...CLIENT_TABLE].sort((a, b) => a.id.localeCompare(b.id));
+	return [...CLIENT_TABLE].sort((a, b) => compareNames(a.id, b.id));
 }
 
 function groupsOf(client: string, groups: readonly StoredGroup[]): string[] {

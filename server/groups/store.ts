@@ -9,6 +9,7 @@ import type { StoredGroup } from '../runspec/records.js';
 import { JsonCollection } from '../store/document.js';
 import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import type { HangarPaths } from '../store/paths.js';
+import { compareNames } from '../order.js';
 
 export type { StoredGroup };
 
@@ -26,7 +27,7 @@ export class GroupStore {
 	async list(): Promise<StoredGroup[]> {
 		const groups = await this.collection.list();
 		if (!groups.some((group) => group.name === DEFAULT_GROUP)) groups.push(emptyGroup(DEFAULT_GROUP));
-		return groups.sort((a, b) => a.name.localeCompare(b.name));
+		return groups.sort((a, b) => compareNames(a.name, b.name));
 	}
 
 	async find(name: string): Promise<StoredGroup | undefined> {

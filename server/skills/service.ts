@@ -37,6 +37,7 @@ import { SkillRecords, toInstalledSkill } from './store.js';
 import { homeOf } from '../store/paths.js';
 import { recordedProjectRoot } from '../store/project.js';
 import { chooseClients, lookupPlacement, placementOf, type Placement } from './targets.js';
+import { compareNames } from '../order.js';
 
 export type { SkillCatalog } from './sources.js';
 
@@ -157,7 +158,7 @@ export class SkillService implements ProjectSkillService {
 				(!params.client || record.folders.some((folder) => folder.clients.includes(params.client!))) &&
 				(!members || members.has(record.name)),
 		);
-		records.sort((a, b) => a.name.localeCompare(b.name) || a.scope.localeCompare(b.scope) || a.project_root.localeCompare(b.project_root));
+		records.sort((a, b) => compareNames(a.name, b.name) || compareNames(a.scope, b.scope) || compareNames(a.project_root, b.project_root));
 		return { skills: records.map(toInstalledSkill) };
 	}
 

@@ -12,6 +12,7 @@ import {
 } from '../../../protocol/protocol.skills.js';
 import { enclosingProject } from '../../store/project.js';
 import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
+import { compareNames } from '../../order.js';
 
 interface PlacementOptions {
 	scope?: Scope;
@@ -320,7 +321,7 @@ function syncOutcomes(result: SkillSyncResult): { name: string; outcome: SyncOut
 	for (const name of result.pruned ?? []) put(name, 'pruned', 'not in the lock file');
 	for (const name of result.removed_from_lock ?? []) put(name, 'unlocked', 'not in the lock file: --prune removes it, --adopt adds it');
 	for (const name of result.never_managed ?? []) put(name, 'unmanaged', 'a skill folder Hangar did not write');
-	return [...rows.values()].sort((a, b) => a.name.localeCompare(b.name));
+	return [...rows.values()].sort((a, b) => compareNames(a.name, b.name));
 }
 
 /** What a row of `skill upgrade` needs said: why it failed or is held back, where it moves. */
