@@ -269,7 +269,9 @@ describe('hybrid search: an OpenAI-compatible embeddings endpoint blended into f
 	}, 180_000);
 
 	it('finds by meaning what no word of the request names, with the API key from a Hangar secret', async () => {
-		expect(await found('memorize that Ada likes tea')).not.toContain(`${notes}_write_file`);
+		// The stand-in endpoint hashes the words it has no meaning for, the tools' names with their
+		// random member names among them, so an unrelated tool may share a word's slot and score a
+		// little (as any tool does with a real model): what is asserted is the order.
 		await waitFor(async () => (await found('memorize that Ada likes tea'))[0] === `${notes}_remember_fact`, 'the semantic match first');
 	});
 
