@@ -3,7 +3,7 @@
  * (`--import`, which child processes inherit), appends the URL of every module the process
  * loads to the file named by LOADED_MODULES, one a line: the ESM ones through Node's loader
  * hooks, the CommonJS ones (the bundle's files, and the packages they require) as `node:module`
- * resolves them.
+ * loads them.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,11 +32,10 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 if (${when}) {
 	register('./hooks.mjs', { parentURL: import.meta.url, data: { out: process.env.LOADED_MODULES } });
-	const resolveFilename = Module._resolveFilename;
-	Module._resolveFilename = function (...args) {
-		const filename = resolveFilename.apply(this, args);
+	const load = Module.prototype.load;
+	Module.prototype.load = function (filename) {
 		if (isAbsolute(filename)) appendFileSync(process.env.LOADED_MODULES, pathToFileURL(filename).href + '\\n');
-		return filename;
+		return load.call(this, filename);
 	};
 }
 `,
