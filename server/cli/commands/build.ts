@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import type { RuntimeConfig } from '../../../protocol/runConfig.js';
-import { RuntimeDefaults } from '../../packages/defaults.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES } from '../../packages/baseImages.js';
 import type { BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
@@ -77,7 +76,8 @@ function schemeOf(value: string): Scheme {
 	return value as Scheme;
 }
 
-const defaults = (cli: Cli) => new RuntimeDefaults(cli.environment.paths);
+/** The per-scheme defaults, loaded on use: the workload commands load this module for its options. */
+const defaults = async (cli: Cli) => new (await import('../../packages/defaults.js')).RuntimeDefaults(cli.environment.paths);
 
 function build(program: Command, cli: Cli): Command {
 	return addRuntimeOptions(
@@ -90,7 +90,7 @@ function build(program: Command, cli: Cli): Command {
 	).action(async (source: string, options: RuntimeOptions & { tag?: string; dryRun?: boolean }) => {
 		// Imported on use: the workload commands (`ls` among them) load this module for its options.
 		const [{ PackageBuilder }, { SecretsService }, { DockerRuntime }] = await Promise.all([import('../../packages/builder.js'), import('../../secrets/service.js'), import('../../runtime/docker.js')]);
-		const builder = new PackageBuilder(new DockerRuntime(), defaults(cli), new SecretsService(cli.environment));
+		const builder = new PackageBuilder(new DockerRuntime(), await defaults(cli), new SecretsService(cli.environment));
 		const controller = new AbortController();
 		process.once('SIGINT', () => controller.abort());
 		const planned = await builder.plan(packageSource(source), runtimeConfigOf(options), controller.signal);
@@ -108,7 +108,7 @@ function showRuntimeDefaults(runtime: Command, cli: Cli): Command {
 		.description('Show each scheme\'s build defaults')
 		.option('--json', 'print JSON')
 		.action(async (options: { json?: boolean }) => {
-			const all = await defaults(cli).all();
+			const all = await (await defaults(cli)).all();
 			if (options.json) return printJson(all);
 			for (const scheme of SCHEMES) {
 				const own = all[scheme];
@@ -127,7 +127,7 @@ function setRuntimeDefaults(runtime: Command, cli: Cli): Command {
 		async (scheme: string, options: RuntimeOptions) => {
 			const settings = runtimeConfigOf(options);
 			if (!settings) throw new HangarError(400, 'give at least one runtime option, for example --runtime-image node:24-slim');
-			await defaults(cli).set(schemeOf(scheme), settings);
+			await (await defaults(cli)).set(schemeOf(scheme), settings);
 			process.stdout.write(`New ${scheme}:// builds use these settings unless a run gives its own.\n`);
 		},
 	);
@@ -139,7 +139,7 @@ function unsetRuntimeDefaults(runtime: Command, cli: Cli): Command {
 		.description("Go back to a scheme's built-in build defaults")
 		.argument('<scheme>', 'npx, uvx or go')
 		.action(async (scheme: string) => {
-			await defaults(cli).set(schemeOf(scheme), undefined);
+			await (await defaults(cli)).set(schemeOf(scheme), undefined);
 			process.stdout.write(`${scheme}:// builds use the built-in defaults.\n`);
 		});
 }
