@@ -1,6 +1,6 @@
 /** Spawning the processes a benchmark measures, and waiting for them to be ready. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
@@ -10,6 +10,12 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type
 
 export const HANGAR = fileURLToPath(new URL('../server/cli/hangar.cjs', import.meta.url));
 export const peer = (name: string): string => fileURLToPath(new URL(`./peers/${name}.js`, import.meta.url));
+
+/** The `hangar` entry point of another checkout's build: `hangar.cjs`, or `main.js` in builds before it. */
+export function entryOf(checkout: string): string {
+	const entry = join(checkout, 'dist', 'server', 'cli', 'hangar.cjs');
+	return existsSync(entry) ? entry : join(checkout, 'dist', 'server', 'cli', 'main.js');
+}
 
 /** A loopback port nothing listens on right now. */
 export function freePort(): Promise<number> {

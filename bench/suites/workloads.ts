@@ -14,12 +14,11 @@ import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
+import { benchEnv, binOf, entryOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 import { proxyBound, SIDE_PROCESSES } from './proxyBound.js';
 
@@ -297,10 +296,14 @@ export async function workloads(): Promise<Table[]> {
 		direct,
 		instantHttp,
 		instantStdio,
-		hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated'] }),
+		// One process per session (the sequential client's and each concurrent client's, all open at
+		// once) beside the container's own, which keeps its first handshake.
+		hangar("Hangar's proxy, isolated sessions (one server process per client)", { flags: ['--session-mode', 'isolated', '--max-server-processes', String(CLIENTS + 2)] }),
 		hangarTraced,
-		hangar("Hangar's proxy, MCP 2026-07-28 clients (SDK 2.x, stateless) of the same server", { connect: modernClient }),
-		...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: join(BASELINE, 'dist', 'server', 'cli', 'main.js') })] : []),
+		// A 2026 call of a client that may be asked back (elicitation, sampling, roots) runs on a
+		// process of its own beside the container's (docs/proxy.md): one per concurrent client.
+		hangar("Hangar's proxy, MCP 2026-07-28 clients (SDK 2.x, stateless) of the same server", { connect: modernClient, flags: ['--max-server-processes', String(CLIENTS + 1)] }),
+		...(BASELINE ? [hangar(`Hangar's proxy, baseline build (${BASELINE})`, { cli: entryOf(BASELINE) })] : []),
 	]);
 	const [ours, supergateway, mcpProxy, limit, httpFloor, stdioFloor, , , , baseline] = results as [Result, Result, Result, Result, Result, Result, Result, Result, Result, Result | undefined];
 	const fasterPeer = (phase: Phase) => Math.max(supergateway[phase].rate, mcpProxy[phase].rate);

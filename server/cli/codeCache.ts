@@ -25,7 +25,7 @@ const KEPT_BUILDS = 3;
 
 interface CommonJsModule {
 	exports: unknown;
-	_compile(content: string, filename: string): unknown;
+	_compile(content: string, filename: string, ...rest: unknown[]): unknown;
 }
 
 /** Compiles the CommonJS files of `bundleDir` with cached code from `cacheRoot`/`buildId`. */
@@ -38,8 +38,9 @@ export function cacheCompiledCode(bundleDir: string, cacheRoot: string, buildId:
 	const prototype = Module.prototype as unknown as CommonJsModule;
 	const compile = prototype._compile;
 	const toWrite: { script: Script; file: string }[] = [];
-	prototype._compile = function (this: CommonJsModule, content: string, filename: string) {
-		if (!filename.startsWith(within)) return compile.call(this, content, filename);
+	prototype._compile = function (this: CommonJsModule, content: string, filename: string, ...rest: unknown[]) {
+		// Node 22 passes more (the module's format): whatever it passes goes on to its own compile.
+		if (!filename.startsWith(within)) return compile.call(this, content, filename, ...rest);
 		const file = join(folder, filename.slice(within.length).replaceAll(sep, '_'));
 		const cachedData = made ? undefined : readOrUndefined(file);
 		// V8 reads a hashbang only at a script's start, which the wrapper takes.
