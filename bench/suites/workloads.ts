@@ -184,15 +184,21 @@ class Subject {
 		private readonly many: readonly CallingClient[],
 	) {}
 
+	/** Starts a front and warms its clients; a front that fails on the way is stopped, not left running. */
 	static async start(start: () => Promise<Target>): Promise<Subject> {
 		const target = await start();
-		const single = await target.client();
-		const many = await Promise.all(Array.from({ length: CLIENTS }, () => target.client()));
-		for (let index = 0; index < WARM_UP; index++) await echo(single);
-		await Promise.all(many.map(async (client) => {
-			for (let index = 0; index < WARM_UP / CLIENTS; index++) await echo(client);
-		}));
-		return new Subject(target, single, many);
+		try {
+			const single = await target.client();
+			const many = await Promise.all(Array.from({ length: CLIENTS }, () => target.client()));
+			for (let index = 0; index < WARM_UP; index++) await echo(single);
+			await Promise.all(many.map(async (client) => {
+				for (let index = 0; index < WARM_UP / CLIENTS; index++) await echo(client);
+			}));
+			return new Subject(target, single, many);
+		} catch (error) {
+			await target.stop();
+			throw error;
+		}
 	}
 
 	async sequentialRound(calls: number): Promise<void> {
