@@ -151,7 +151,6 @@ await build({
 	target: 'node20',
 	banner: { js: '#!/usr/bin/env node' },
 	define: { BUNDLE_HASH: JSON.stringify(bundleHash.digest('hex').slice(0, 16)) },
-	external: ['./bundle/main.js'],
 	minifySyntax: true,
 	legalComments: 'none',
 	logLevel: 'warning',

@@ -6,12 +6,14 @@
  * build's plain schemas, their stores are checked by generated JSON Schemas). Read by a module
  * hook (test/support/loadedModules.ts).
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHome, type TestHome } from './support/home.js';
 import { modulesOf, packagesOf, writeModuleHook } from './support/loadedModules.js';
-import { runHangar } from './support/processes.js';
+import { HANGAR_BIN, runHangar } from './support/processes.js';
 
 let home: TestHome;
 let nodeOptions: string;
@@ -32,6 +34,15 @@ async function modulesLoadedBy(args: string[], commandTree = true): Promise<stri
 	const urls = await modulesOf((await readFile(out, 'utf8')).split('\n'));
 	expect(urls.some((url) => url.endsWith('/server/cli/program.js'))).toBe(commandTree);
 	return urls;
+}
+
+/** What V8 says it optimises while `hangar ARGS…` runs (`--trace-opt`, on standard output). */
+async function traceOptimising(args: string[]): Promise<string> {
+	const child = spawn(process.execPath, ['--trace-opt', HANGAR_BIN, ...args], { env: { ...home.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'ignore'] });
+	let trace = '';
+	child.stdout.on('data', (chunk: Buffer) => (trace += chunk.toString()));
+	await once(child, 'close');
+	return trace;
 }
 
 describe('the CLI', { timeout: 60_000 }, () => {
@@ -84,6 +95,19 @@ describe('the CLI', { timeout: 60_000 }, () => {
 			expect(modules.filter((url) => url.endsWith(heavy)), heavy).toEqual([]);
 		}
 		expect(packagesOf(modules)).not.toContain('zod');
+	});
+
+	it('optimises nothing in the everyday commands, so that no process waits at its exit for V8 to finish optimising', async () => {
+		await runHangar(['run', 'http://127.0.0.1:9/mcp', '--name', 'unreachable'], home.env); // stored, in error
+		for (const command of [['ls', '--all'], ['info', 'unreachable'], ['logs', 'unreachable'], ['client', 'ls'], ['skill', 'ls'], ['group', 'ls'], ['--help']]) {
+			// The second run reads the code cache the first one wrote, as a user's commands do.
+			for (const run of ['first', 'second']) {
+				const traced = await traceOptimising(command);
+				// Before the fix, the launcher joined each file's cache path with node:path, whose
+				// normalizing V8 then optimised, and `hangar info` waited 3 ms for it at its exit.
+				expect([...traced.matchAll(/compiling method \S+ <JSFunction (\S*)/g)].map((match) => match[1]), `${command.join(' ')}, ${run} run`).toEqual([]);
+			}
+		}
 	});
 
 	it('runs `hangar version` without the command tree or the operation table: no commander, no zod', async () => {

@@ -4,7 +4,7 @@
  * Hangar supports, with the cache kept among the user's own files.
  *
  * - A bundle file is compiled as Node compiles it (the CommonJS wrapper, the same filename), with
- *   the cached data of the file's last compilation when there is one.
+ *   the cached data of the file's last compilation when there is one (bundleLoader.ts loads it).
  * - The cache is written when the process ends, so it holds the functions the command ran and
  *   not only the few V8 compiles eagerly. A file whose cache V8 accepted is not written again.
  * - V8 checks that cached data matches its own version and flags, but of the source it checks
@@ -16,40 +16,38 @@
  * - `NODE_DISABLE_COMPILE_CACHE` (Node's own switch for its cache) turns it off.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import Module, { createRequire } from 'node:module';
-import { dirname, join, sep } from 'node:path';
+import Module from 'node:module';
+import { join, sep } from 'node:path';
 import { constants, Script } from 'node:vm';
 
 /** Folders of earlier builds kept beside the current one (a few builds may be in use at once). */
 const KEPT_BUILDS = 3;
 
-interface CommonJsModule {
-	exports: unknown;
-	_compile(content: string, filename: string, ...rest: unknown[]): unknown;
+/** A CommonJS file's wrapper function, called with `exports`, `require`, `module`, `__filename` and `__dirname`. */
+export type ModuleWrapper = (this: unknown, exports: unknown, require: NodeJS.Require, module: object, filename: string, dirname: string) => void;
+
+/** Compiles a file of the bundle (its content, its path) into its wrapper. */
+export type Compile = (content: string, filename: string) => ModuleWrapper;
+
+/** Compiles as Node does: the CommonJS wrapper, the file's name, `import()` through Node's loader. */
+function compileScript(content: string, filename: string, cachedData: Buffer | undefined): Script {
+	// V8 reads a hashbang only at a script's start, which the wrapper takes.
+	const source = content.startsWith('#!') ? `//${content.slice(2)}` : content;
+	return new Script(Module.wrap(source), { filename, cachedData, importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
 }
 
-/** Compiles the CommonJS files of `bundleDir` with cached code from `cacheRoot`/`buildId`. */
-export function cacheCompiledCode(bundleDir: string, cacheRoot: string, buildId: string): void {
-	if (process.env.NODE_DISABLE_COMPILE_CACHE) return;
+function wrapperOf(script: Script): ModuleWrapper {
+	return script.runInThisContext({ displayErrors: true }) as ModuleWrapper;
+}
+
+/** Compiles the bundle's files with cached code from `cacheRoot`/`buildId`, or without it where no cache may be kept. */
+export function compileWithCache(cacheRoot: string, buildId: string): Compile {
+	const uncached: Compile = (content, filename) => wrapperOf(compileScript(content, filename, undefined));
+	if (process.env.NODE_DISABLE_COMPILE_CACHE) return uncached;
 	const folder = join(cacheRoot, `${process.version}-${process.arch}-${buildId}`);
 	const made = ownFolder(cacheRoot, folder);
-	if (made === undefined) return;
-	const within = bundleDir.endsWith(sep) ? bundleDir : `${bundleDir}${sep}`;
-	const prototype = Module.prototype as unknown as CommonJsModule;
-	const compile = prototype._compile;
+	if (made === undefined) return uncached;
 	const toWrite: { script: Script; file: string }[] = [];
-	prototype._compile = function (this: CommonJsModule, content: string, filename: string, ...rest: unknown[]) {
-		// Node 22 passes more (the module's format): whatever it passes goes on to its own compile.
-		if (!filename.startsWith(within)) return compile.call(this, content, filename, ...rest);
-		const file = join(folder, filename.slice(within.length).replaceAll(sep, '_'));
-		const cachedData = made ? undefined : readOrUndefined(file);
-		// V8 reads a hashbang only at a script's start, which the wrapper takes.
-		const source = content.startsWith('#!') ? `//${content.slice(2)}` : content;
-		const script = new Script(Module.wrap(source), { filename, cachedData, importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
-		if (cachedData === undefined || script.cachedDataRejected) toWrite.push({ script, file });
-		const wrapper = script.runInThisContext({ displayErrors: true }) as (...args: unknown[]) => unknown;
-		return wrapper.call(this.exports, this.exports, createRequire(filename), this, filename, dirname(filename));
-	};
 	process.once('exit', () => {
 		for (const { script, file } of toWrite) {
 			try {
@@ -62,6 +60,16 @@ export function cacheCompiledCode(bundleDir: string, cacheRoot: string, buildId:
 		}
 		if (made && toWrite.length) pruneOtherBuilds(cacheRoot, folder);
 	});
+	return (content, filename) => {
+		// The bundle is one folder: a file's name is its name in the cache. (Joined by hand: the
+		// path module's normalizing, called for every file, became hot enough for V8 to optimize
+		// it in the background, and the process waited for that at its exit.)
+		const file = `${folder}${sep}${filename.slice(filename.lastIndexOf(sep) + 1)}`;
+		const cachedData = made ? undefined : readOrUndefined(file);
+		const script = compileScript(content, filename, cachedData);
+		if (cachedData === undefined || script.cachedDataRejected) toWrite.push({ script, file });
+		return wrapperOf(script);
+	};
 }
 
 /**

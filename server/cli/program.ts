@@ -1,41 +1,43 @@
 /**
- * The `hangar` command tree. Each area registers its commands from its own module.
+ * The `hangar` command tree. Each area lists its top-level commands in its own module.
  *
- * Area modules load the contract (zod and every schema), most of a command's start-up time,
- * so only the area of the command being run is loaded. The others are listed from
+ * Only the command being run is built: its area's module is loaded (area modules load the
+ * contract, zod and every schema, most of a command's start-up time), and of that area's
+ * commands only its own is added, with its options. The others are listed from
  * `commands.json`, written at build time from the full tree (scripts/write-manifest.mjs), so
- * `hangar --help` stays complete without loading them.
+ * `hangar --help` stays complete without building them.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Help } from 'commander';
 import { VERSION_LINE } from '../version.js';
-import { Cli, describeFailure } from './cli.js';
+import { Cli, describeFailure, type CommandFactory } from './cli.js';
 import { complete, COMPLETE_COMMAND, shapeOf, SHELLS, type CommandShape } from './candidates.js';
 import { completionScript, type Shell } from './completion.js';
 import { guardOutput } from './terminal.js';
 
-type Register = (program: Command, cli: Cli) => void;
+type Area = readonly CommandFactory[];
 
-/** Each area's module, in the order its commands appear in `--help`. */
-export const AREAS: Readonly<Record<string, () => Promise<Register>>> = {
-	doors: async () => (await import('./commands/doors.js')).registerDoorCommands,
-	groups: async () => (await import('./commands/groups.js')).registerGroupCommands,
-	clients: async () => (await import('./commands/clients.js')).registerClientCommands,
-	registry: async () => (await import('./commands/registry.js')).registerRegistryCommands,
-	secrets: async () => (await import('./commands/secrets.js')).registerSecretCommands,
-	workloads: async () => (await import('./commands/workloads.js')).registerWorkloadCommands,
-	build: async () => (await import('./commands/build.js')).registerBuildCommands,
-	skills: async () => (await import('./commands/skills.js')).registerSkillCommands,
-	telemetry: async () => (await import('./commands/telemetry.js')).registerTelemetryCommands,
-	tools: async () => (await import('./commands/tools.js')).registerToolCommands,
+/** Each area's top-level commands, in the order they appear in `--help`. */
+export const AREAS: Readonly<Record<string, () => Promise<Area>>> = {
+	doors: async () => (await import('./commands/doors.js')).doorCommands,
+	groups: async () => (await import('./commands/groups.js')).groupCommands,
+	clients: async () => (await import('./commands/clients.js')).clientCommands,
+	registry: async () => (await import('./commands/registry.js')).registryCommands,
+	secrets: async () => (await import('./commands/secrets.js')).secretCommands,
+	workloads: async () => (await import('./commands/workloads.js')).workloadCommands,
+	build: async () => (await import('./commands/build.js')).buildCommands,
+	skills: async () => (await import('./commands/skills.js')).skillCommands,
+	telemetry: async () => (await import('./commands/telemetry.js')).telemetryCommands,
+	tools: async () => (await import('./commands/tools.js')).toolCommands,
 };
 
-/** A top-level command as `--help` lists it. */
+/** A top-level command as `--help` lists it, and the index of its factory in its area. */
 export interface CommandSummary {
 	readonly name: string;
 	readonly aliases: readonly string[];
 	readonly term: string;
 	readonly description: string;
+	readonly factory: number;
 }
 
 /** dist/server/cli/commands.json. */
@@ -60,20 +62,23 @@ function readCommandManifest(): CommandManifest | undefined {
 
 /** The summaries of the top-level commands an area registers (for the build-time manifest). */
 export async function summarise(area: string): Promise<CommandSummary[]> {
-	const program = new Command('hangar');
-	(await AREAS[area]!())(program, new Cli());
 	const help = new Help();
-	return program.commands.map((command) => ({
-		name: command.name(),
-		aliases: command.aliases(),
-		term: help.subcommandTerm(command),
-		description: command.description(),
-	}));
+	return (await AREAS[area]!()).flatMap((add, factory) => {
+		const program = new Command('hangar');
+		add(program, new Cli());
+		return program.commands.map((command) => ({
+			name: command.name(),
+			aliases: command.aliases(),
+			term: help.subcommandTerm(command),
+			description: command.description(),
+			factory,
+		}));
+	});
 }
 
 /**
- * The program for `argv`: the areas of the command being run are loaded, the others are listed
- * from the manifest. `loadAll` loads every area (completion, tests).
+ * The program for `argv`: the command being run is built, the others are listed from the
+ * manifest. `loadAll` builds every command (completion, tests).
  */
 export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadAll = false): Promise<Command> {
 	const program = new Command('hangar')
@@ -94,13 +99,21 @@ export async function buildProgram(cli: Cli, argv: readonly string[] = [], loadA
 	const terms = new Map<Command, string>();
 	for (const [area, load] of Object.entries(AREAS)) {
 		const summaries = manifest?.areas[area];
-		if (summaries && !summaries.some((summary) => summary.name === wanted || summary.aliases.includes(wanted ?? ''))) {
-			for (const summary of summaries) {
-				const stub = program.command(summary.name).description(summary.description).aliases([...summary.aliases]);
-				terms.set(stub, summary.term);
+		if (!summaries) {
+			for (const add of await load()) add(program, cli);
+			continue;
+		}
+		const chosen = summaries.find((summary) => summary.name === wanted || summary.aliases.includes(wanted ?? ''));
+		const factories = chosen ? await load() : [];
+		let built = false;
+		for (const summary of summaries) {
+			if (summary.factory !== chosen?.factory) {
+				terms.set(program.command(summary.name).description(summary.description).aliases([...summary.aliases]), summary.term);
+				continue;
 			}
-		} else {
-			(await load())(program, cli);
+			// A factory may add several commands: it runs once, in the place of its first.
+			if (!built) factories[summary.factory]!(program, cli);
+			built = true;
 		}
 	}
 	program.configureHelp({ subcommandTerm: (command) => terms.get(command) ?? new Help().subcommandTerm(command) });

@@ -2,8 +2,8 @@
  * Which modules a `hangar` process loads: a module hook, registered through NODE_OPTIONS
  * (`--import`, which child processes inherit), appends the URL of every module the process
  * loads to the file named by LOADED_MODULES, one a line: the ESM ones through Node's loader
- * hooks, the CommonJS ones (the bundle's files, and the packages they require) as `node:module`
- * loads them.
+ * hooks, the CommonJS packages as `node:module` loads them, and the bundle's files as the
+ * launcher reads them (server/cli/bundleLoader.ts loads them without `node:module`).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ export async function writeModuleHook(folder: string, when = 'true'): Promise<st
 	const register = join(folder, 'register.mjs');
 	await writeFile(
 		register,
-		`import { appendFileSync } from 'node:fs';
+		`import fs, { appendFileSync } from 'node:fs';
 import Module, { register } from 'node:module';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -36,6 +36,11 @@ if (${when}) {
 	Module.prototype.load = function (filename) {
 		if (isAbsolute(filename)) appendFileSync(process.env.LOADED_MODULES, pathToFileURL(filename).href + '\\n');
 		return load.call(this, filename);
+	};
+	const readFileSync = fs.readFileSync;
+	fs.readFileSync = function (path, ...rest) {
+		if (typeof path === 'string' && /[\\\\/]dist[\\\\/]server[\\\\/]cli[\\\\/]bundle[\\\\/][^\\\\/]+\\.js$/.test(path)) appendFileSync(process.env.LOADED_MODULES, pathToFileURL(path).href + '\\n');
+		return readFileSync.call(this, path, ...rest);
 	};
 }
 `,

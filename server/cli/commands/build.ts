@@ -10,7 +10,7 @@ import type { RuntimeConfig } from '../../../protocol/runConfig.js';
 import { DEFAULT_GO_FINAL_IMAGE, DEFAULT_IMAGES } from '../../packages/baseImages.js';
 import type { BuildPlan } from '../../packages/dockerfile.js';
 import { SCHEMES, type Scheme } from '../../packages/reference.js';
-import { addCommands, collect, printJson, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, type Cli, type CommandFactory } from '../cli.js';
 
 export interface RuntimeOptions {
 	runtimeImage?: string;
@@ -151,6 +151,5 @@ function config(program: Command, cli: Cli): Command {
 	return config;
 }
 
-export function registerBuildCommands(program: Command, cli: Cli): void {
-	addCommands(program, cli, [build, config]);
-}
+/** The area's top-level commands, in `--help` order. */
+export const buildCommands: readonly CommandFactory[] = [build, config];

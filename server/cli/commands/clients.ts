@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { CLIENT_APPS, noProjectFileMessage, PROJECT_CONFIG_CLIENTS, PROJECT_CONFIG_FILES } from '../../../protocol/clientApps.js';
 import type { ClientApp } from '../../../protocol/common.js';
 import { HangarError } from '../../../protocol/errors.js';
-import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 
 function listClients(client: Command, cli: Cli): Command {
 	return client
@@ -110,12 +110,16 @@ function unregisterClient(client: Command, cli: Cli): Command {
 		});
 }
 
-export function registerClientCommands(program: Command, cli: Cli): void {
+function clientCommand(program: Command, cli: Cli): Command {
 	const client = program
 		.command('client')
 		.description('Register MCP clients (VS Code, Cursor, Claude Code…) and see which are installed');
 	addCommands(client, cli, [listClients, registerClient, unregisterClient]);
+	return client;
 }
+
+/** The area's top-level command. */
+export const clientCommands: readonly CommandFactory[] = [clientCommand];
 
 /** `--project` with a client that has no project file: the API's 400, naming the flag. */
 function requireProjectFiles(names: readonly string[]): void {

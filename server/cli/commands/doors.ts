@@ -3,7 +3,7 @@
  * Their modules are imported only when chosen, so other commands start fast.
  */
 import type { Command } from 'commander';
-import { addCommands, type Cli } from '../cli.js';
+import type { Cli, CommandFactory } from '../cli.js';
 import { port } from '../values.js';
 
 function daemon(program: Command): Command {
@@ -42,9 +42,8 @@ function serve(program: Command, cli: Cli): Command {
 		});
 }
 
-export function registerDoorCommands(program: Command, cli: Cli): void {
-	addCommands(program, cli, [daemon, serve]);
-}
+/** The area's top-level commands, in `--help` order. */
+export const doorCommands: readonly CommandFactory[] = [daemon, serve];
 
 /**
  * Started by an npm script (`npm start`), the server must not outlive npm: were npm killed

@@ -3,7 +3,7 @@
  */
 import type { Command } from 'commander';
 import { type Group } from '../../../protocol/protocol.groups.js';
-import { addCommands, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 
 const groupColumns = { name: (g: Group) => g.name, clients: (g: Group) => g.registered_clients, skills: (g: Group) => g.skills };
 
@@ -57,7 +57,11 @@ function deleteGroup(group: Command, cli: Cli): Command {
 		});
 }
 
-export function registerGroupCommands(program: Command, cli: Cli): void {
+function groupCommand(program: Command, cli: Cli): Command {
 	const group = program.command('group').description('Manage groups of workloads, clients and skills');
 	addCommands(group, cli, [listGroups, createGroup, showGroup, deleteGroup]);
+	return group;
 }
+
+/** The area's top-level command. */
+export const groupCommands: readonly CommandFactory[] = [groupCommand];

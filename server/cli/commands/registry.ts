@@ -11,7 +11,7 @@ import {
 	ALL_REGISTRIES,
 	type RegistrySummary,
 } from '../../../protocol/protocol.registries.js';
-import { addCommands, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 import { integer } from '../values.js';
 import { howItRuns, toLegacyServer, unrunnableReason } from '../../registry/convert.js';
 import { PackageBuilder } from '../../packages/builder.js';
@@ -232,12 +232,16 @@ function removeRegistry(registry: Command, cli: Cli): Command {
 		});
 }
 
-export function registerRegistryCommands(program: Command, cli: Cli): void {
+function registryCommand(program: Command, cli: Cli): Command {
 	const registry = program
 		.command('registry')
 		.description('Browse registries of MCP servers and skills, and choose where they come from');
 	addCommands(registry, cli, [listRegistries, showRegistry, listServers, showServer, checkServers, listSkills, pointRegistry, resetRegistry, refreshRegistry, addRegistry, removeRegistry]);
+	return registry;
 }
+
+/** The area's top-level command. */
+export const registryCommands: readonly CommandFactory[] = [registryCommand];
 
 const summaryColumns: Readonly<Record<string, (entry: RegistrySummary) => unknown>> = {
 	name: (entry) => entry.name,

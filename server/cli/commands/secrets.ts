@@ -9,7 +9,7 @@ import { HangarError } from '../../../protocol/errors.js';
 import {
 	SECRETS_PROVIDER_TYPES,
 } from '../../../protocol/protocol.secrets.js';
-import { addCommands, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 
 function setupSecrets(secret: Command, cli: Cli): Command {
 	return secret
@@ -99,10 +99,14 @@ function deleteSecret(secret: Command, cli: Cli): Command {
 		});
 }
 
-export function registerSecretCommands(program: Command, cli: Cli): void {
+function secretCommand(program: Command, cli: Cli): Command {
 	const secret = program.command('secret').description('Manage secrets and the secrets provider');
 	addCommands(secret, cli, [setupSecrets, showProvider, setSecret, listSecrets, deleteSecret]);
+	return secret;
 }
+
+/** The area's top-level command. */
+export const secretCommands: readonly CommandFactory[] = [secretCommand];
 
 /** A value typed at a hidden prompt on a terminal, else all of stdin minus one trailing newline. */
 async function readSecretInput(label: string, options: { confirm?: boolean } = {}): Promise<string> {

@@ -11,7 +11,7 @@ import {
 	type SkillUpgradeResult,
 } from '../../../protocol/protocol.skills.js';
 import { enclosingProject } from '../../store/project.js';
-import { addCommands, collect, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, collect, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 import { compareNames } from '../../order.js';
 
 interface PlacementOptions {
@@ -338,7 +338,11 @@ function upgradeDetail(outcome: NonNullable<SkillUpgradeResult['outcomes']>[numb
 	}
 }
 
-export function registerSkillCommands(program: Command, cli: Cli): void {
+function skillCommand(program: Command, cli: Cli): Command {
 	const skill = program.command('skill').description('Install agent skills (SKILL.md folders) into clients, per user or per project');
 	addCommands(skill, cli, [validateSkill, showSkillContent, installSkill, listSkills, showSkill, uninstallSkill, buildSkill, listSkillBuilds, deleteSkillBuild, pushSkill, syncSkills, upgradeSkills]);
+	return skill;
 }
+
+/** The area's top-level command. */
+export const skillCommands: readonly CommandFactory[] = [skillCommand];

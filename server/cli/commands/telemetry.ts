@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { HangarError } from '../../../protocol/errors.js';
 import { TelemetryDefault } from '../../workloads/telemetryDefault.js';
-import { addCommands, printJson, type Cli } from '../cli.js';
+import { addCommands, printJson, type Cli, type CommandFactory } from '../cli.js';
 import { addTelemetryOptions, telemetryOf, type TelemetryOptions } from './workloads.js';
 
 const defaults = (cli: Cli) => new TelemetryDefault(cli.environment.paths);
@@ -43,7 +43,11 @@ function unsetTelemetry(telemetry: Command, cli: Cli): Command {
 		});
 }
 
-export function registerTelemetryCommands(program: Command, cli: Cli): void {
+function telemetryCommand(program: Command, cli: Cli): Command {
 	const telemetry = program.command('telemetry').description('The OpenTelemetry settings new workloads inherit (traces, metrics, Prometheus)');
 	addCommands(telemetry, cli, [showTelemetry, setTelemetry, unsetTelemetry]);
+	return telemetry;
 }
+
+/** The area's top-level command. */
+export const telemetryCommands: readonly CommandFactory[] = [telemetryCommand];

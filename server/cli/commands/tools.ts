@@ -7,7 +7,7 @@ import { HangarError } from '../../../protocol/errors.js';
 import { type PinnedDefinition, type WorkloadPinsResult } from '../../../protocol/protocol.workloads.js';
 import { ToolPinning } from '../../../protocol/runConfig.js';
 import { DEFAULT_TOOL_PINNING, PinningDefault } from '../../runspec/pins/policy.js';
-import { addCommands, printJson, printTable, type Cli } from '../cli.js';
+import { addCommands, printJson, printTable, type Cli, type CommandFactory } from '../cli.js';
 import { diffLines } from '../diff.js';
 
 const COLOURS = { '-': '\u001b[31m', '+': '\u001b[32m', ' ': '', bold: '\u001b[1m', reset: '\u001b[0m' } as const;
@@ -129,7 +129,11 @@ function pinningPolicy(tools: Command, cli: Cli): Command {
 		});
 }
 
-export function registerToolCommands(program: Command, cli: Cli): void {
+function toolsCommand(program: Command, cli: Cli): Command {
 	const tools = program.command('tools').description('Review and approve the pinned tool definitions of a workload (tool pinning)');
 	addCommands(tools, cli, [listPins, diffPins, approvePins, pinningPolicy]);
+	return tools;
 }
+
+/** The area's top-level command. */
+export const toolCommands: readonly CommandFactory[] = [toolsCommand];

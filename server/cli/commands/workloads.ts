@@ -12,7 +12,7 @@ import {
 	type WorkloadSummary,
 } from '../../../protocol/protocol.workloads.js';
 import type { PermissionProfile, RunConfig, TelemetryConfig } from '../../../protocol/runConfig.js';
-import { addCommands, collect, printJson, printTable, repeatUntilInterrupted, type Cli, type CommandFactory } from '../cli.js';
+import { collect, printJson, printTable, repeatUntilInterrupted, type Cli, type CommandFactory } from '../cli.js';
 import { port, wholeNumber } from '../values.js';
 import { listTools, mcp, withMcpClient } from './mcp.js';
 import { top } from './top.js';
@@ -762,9 +762,8 @@ function proxy(program: Command): Command {
 		});
 }
 
-export function registerWorkloadCommands(program: Command, cli: Cli): void {
-	addCommands(program, cli, [signin, run, listWorkloads, showWorkload, exportWorkload, editWorkload, stopWorkloads, restartWorkloads, deleteWorkloads, logs, mcp, top, proxy]);
-}
+/** The area's top-level commands, in `--help` order. */
+export const workloadCommands: readonly CommandFactory[] = [signin, run, listWorkloads, showWorkload, exportWorkload, editWorkload, stopWorkloads, restartWorkloads, deleteWorkloads, logs, mcp, top, proxy];
 
 /** The workload as Kubernetes resources, with the Cedar policy file it points at read from disk. */
 async function manifestsOf(config: RunConfig, format: 'mcpserver' | 'kubernetes'): Promise<string> {
