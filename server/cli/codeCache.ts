@@ -62,7 +62,7 @@ export function compileWithCache(cacheRoot: string, buildId: string): Compile {
 	});
 	return (content, filename) => {
 		// The bundle is one folder: a file's name is its name in the cache. (Joined by hand: the
-		// path module's normalizing, called for every file, became hot enough for V8 to optimize
+		// path module's normalizing, called for every file, became hot enough for V8 to optimise
 		// it in the background, and the process waited for that at its exit.)
 		const file = `${folder}${sep}${filename.slice(filename.lastIndexOf(sep) + 1)}`;
 		const cachedData = made ? undefined : readOrUndefined(file);
