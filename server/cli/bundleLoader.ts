@@ -2,7 +2,7 @@
  * Loads the bundle's CommonJS files without Node's module loader. For each file Node's loader
  * searches for it (stats, resolving symbolic links along its path), works out its
  * `node_modules` paths and the package that scopes it, and makes it a `require` of its own: a
- * tenth of `hangar info`'s start, which loads 50 files. The bundle needs none of it: its files
+ * few per cent of `hangar info`'s time, which loads 50 files. The bundle needs none of it: its files
  * require each other as `./name.js`, all in its one folder, each once, and every other request
  * (a builtin, a package outside the bundle) goes to Node's `require`, resolved as from the
  * bundle's folder, where all of its files are.
