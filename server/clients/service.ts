@@ -20,6 +20,7 @@ import { implement, type Implementation } from '../dispatch.js';
 import type { Environment } from '../environment.js';
 import type { GroupStore, StoredGroup } from '../groups/store.js';
 import { DEFAULT_GROUP } from '../groups/store.js';
+import { sha256Hex } from '../hash.js';
 import type { JsonDocument } from '../store/document.js';
 import { withLock } from '../store/lock.js';
 import type { HangarPaths } from '../store/paths.js';
@@ -405,9 +406,7 @@ export class ClientsService {
  * the client look installed).
  */
 export function configLockTarget(paths: HangarPaths, configPath: string): string {
-	// Loaded here: `hangar client ls` takes no lock and starts without `node:crypto`.
-	const digest = process.getBuiltinModule('node:crypto').createHash('sha256').update(configPath).digest('hex');
-	return join(paths.state, 'client-config-locks', digest.slice(0, 32));
+	return join(paths.state, 'client-config-locks', sha256Hex(configPath).slice(0, 32));
 }
 
 function sortedClients(): ClientDefinition[] {

@@ -15,6 +15,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkloadStatus } from '../../protocol/protocol.workloads.js';
+import { sha256Hex } from '../hash.js';
 import { JsonCollection, type RecordSchema } from '../store/document.js';
 import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import { balancerFilesOf } from './balancer.js';
@@ -102,7 +103,7 @@ export class WorkloadStore {
 	 * Hashed on first use: reading remote workloads needs no `node:crypto`.
 	 */
 	get instance(): string {
-		return (this.instanceId ??= process.getBuiltinModule('node:crypto').createHash('sha256').update(this.paths.state).digest('hex').slice(0, 8));
+		return (this.instanceId ??= sha256Hex(this.paths.state).slice(0, 8));
 	}
 
 	logFile(name: string): string {

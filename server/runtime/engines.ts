@@ -11,6 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import { sha256Hex } from '../hash.js';
 import { homeOf } from '../store/paths.js';
 
 export interface EngineAddress {
@@ -98,8 +99,7 @@ function dockerContext(env: NodeJS.ProcessEnv, home: string): EngineAddress | un
 		}
 	}
 	if (!name || name === 'default') return undefined;
-	// Loaded here: `node:crypto` costs every command's start a few milliseconds.
-	const digest = process.getBuiltinModule('node:crypto').createHash('sha256').update(name).digest('hex');
+	const digest = sha256Hex(name);
 	try {
 		const meta = JSON.parse(readFileSync(join(configDir, 'contexts', 'meta', digest, 'meta.json'), 'utf8')) as { Endpoints?: { docker?: { Host?: string } } };
 		const host = meta.Endpoints?.docker?.Host;

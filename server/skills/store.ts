@@ -8,6 +8,7 @@ import type { Scope } from '../../protocol/common.js';
 import type { InstalledSkill } from '../../protocol/protocol.skills.js';
 import { recordSchemas } from '../runspec/records.generated.js';
 import type { SkillRecord } from '../runspec/records.js';
+import { sha256Hex } from '../hash.js';
 import { JsonCollection } from '../store/document.js';
 import { jsonSchemaCheck } from '../store/jsonSchema.js';
 import type { HangarPaths } from '../store/paths.js';
@@ -18,8 +19,7 @@ export type { SkillRecord };
 /** The key of a record: scope, project and name. */
 export function recordKey(placement: Placement, name: string): string {
 	if (placement.scope === 'user') return `user/${name}`;
-	// Loaded here: `hangar skill ls` of the user's skills hashes nothing.
-	const project = process.getBuiltinModule('node:crypto').createHash('sha256').update(placement.projectRoot).digest('hex').slice(0, 16);
+	const project = sha256Hex(placement.projectRoot).slice(0, 16);
 	return `project/${project}/${name}`;
 }
 

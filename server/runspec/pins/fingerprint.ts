@@ -3,6 +3,7 @@
  * of their RFC 8785 canonical JSON. Anything else a server adds (`_meta`, `icons`, …) is left
  * out, so that it can change without asking for a new approval.
  */
+import { sha256Hex } from '../../hash.js';
 import { canonicalize } from './canonical.js';
 
 export type PinKind = 'tools' | 'prompts';
@@ -34,6 +35,5 @@ export function definitionOf(kind: PinKind, item: Readonly<Record<string, unknow
 
 /** `sha256:` and the hex digest of the definition's canonical JSON. */
 export function fingerprintOf(definition: Definition): string {
-	// `node:crypto` loaded on use: listing workloads reads their pins but hashes nothing.
-	return `sha256:${process.getBuiltinModule('node:crypto').createHash('sha256').update(canonicalize(definition)).digest('hex')}`;
+	return `sha256:${sha256Hex(canonicalize(definition))}`;
 }
