@@ -46,7 +46,7 @@ async function openBrowser(raw: string): Promise<boolean> {
 	const url = browsableUrl(raw);
 	if (!url) return false;
 	const [command, args] = openerOf(url);
-	// Loaded here: every workload command registers this module, few open a browser.
+	// Loaded here: every workload command loads this module, few open a browser.
 	const { spawn } = await import('node:child_process');
 	return new Promise((resolve) => {
 		const child = spawn(command, args, { stdio: 'ignore', detached: true, shell: false, windowsHide: true });
