@@ -255,6 +255,34 @@ describe('the rule names', () => {
 	});
 });
 
+describe('the texts of a message', () => {
+	it('are every string and key in document order, each with its path, depth and own key or index', () => {
+		const { slots } = collectTexts({ content: [{ type: 'text', text: 'one' }, 'two'], top: 'three' }, MAX);
+		expect(slots.map(({ key, text, path, depth, last }) => ({ key, text, path, depth, last }))).toEqual([
+			{ key: true, text: 'content', path: ['content'], depth: 1, last: 'content' },
+			{ key: true, text: 'type', path: ['content', 0, 'type'], depth: 3, last: 'type' },
+			{ key: false, text: 'text', path: ['content', 0, 'type'], depth: 3, last: 'type' },
+			{ key: true, text: 'text', path: ['content', 0, 'text'], depth: 3, last: 'text' },
+			{ key: false, text: 'one', path: ['content', 0, 'text'], depth: 3, last: 'text' },
+			{ key: false, text: 'two', path: ['content', 1], depth: 2, last: 1 },
+			{ key: true, text: 'top', path: ['top'], depth: 1, last: 'top' },
+			{ key: false, text: 'three', path: ['top'], depth: 1, last: 'top' },
+		]);
+		expect(collectTexts('alone', MAX).slots.map(({ path, depth, last }) => ({ path, depth, last }))).toEqual([{ path: [], depth: 0, last: undefined }]);
+	});
+
+	it('rewrite a key and a value deep in the message, and a string that is the whole message', () => {
+		const message = { outer: [{ 'ghp-key': 'value' }] };
+		const { slots } = collectTexts(message, MAX);
+		const key = slots.find((slot) => slot.key && slot.text === 'ghp-key')!;
+		const value = slots.find((slot) => !slot.key && slot.text === 'value')!;
+		expect(rewriteTexts(message, [[key, '[K]'], [value, '[V]']])).toEqual({ outer: [{ '[K]': '[V]' }] });
+		expect(message).toEqual({ outer: [{ 'ghp-key': 'value' }] });
+		const [whole] = collectTexts('secret', MAX).slots;
+		expect(rewriteTexts('secret', [[whole!, '[S]']])).toBe('[S]');
+	});
+});
+
 describe('the cap', () => {
 	it('collects texts up to the cap and says it left the rest out', () => {
 		const big = { content: [{ type: 'text', text: 'a'.repeat(2000) }, { type: 'text', text: `ghp_${'b'.repeat(36)}` }] };

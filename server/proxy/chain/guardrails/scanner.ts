@@ -215,13 +215,13 @@ export class SecretScanner {
 		const findings: Finding[] = [];
 		const all = slots.map((_, index) => index);
 		// A key and its value as `key=value`, the shape the rules know (`AWS_SECRET_ACCESS_KEY=…`).
-		const keyedValue = (index: number) => (slots[index]!.key && slots[index + 1] && !slots[index + 1]!.key && slots[index + 1]!.path.length === slots[index]!.path.length ? '=' : '\n');
+		const keyedValue = (index: number) => (slots[index]!.key && slots[index + 1] && !slots[index + 1]!.key && slots[index + 1]!.depth === slots[index]!.depth ? '=' : '\n');
 		const lines = new Joined(all, slots.map((slot) => slot.text), keyedValue);
 		for (const detection of this.detect(lines)) findings.push(this.inJoined(lines, detection));
 
 		// End to end, the values only: a split secret's parts have keys between them, and content
 		// blocks' `type` too (`text`, which would join the parts of a token into a longer one).
-		const values = all.filter((index) => !slots[index]!.key && slots[index]!.path[slots[index]!.path.length - 1] !== 'type');
+		const values = all.filter((index) => !slots[index]!.key && slots[index]!.last !== 'type');
 		if (values.length > 1) {
 			const run = new Joined(values, values.map((index) => slots[index]!.text), () => '');
 			for (const detection of this.detect(run)) {
