@@ -8,10 +8,12 @@
  * - one tool call as a one-call script against the same `call_tool` (search mode with
  *   `code.enabled`, the same proxy), in turns, call by call;
  * - the start of a script in a warm sandbox (the pool in process, `return 1`);
- * - 16 scripts at once, each one call.
+ * - 16 scripts at once, each one call, and the memory each script running at once adds to the
+ *   aggregate's proxy (every running script has a sandbox worker of its own).
  */
 import { fileURLToPath } from 'node:url';
-import { writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,6 +21,7 @@ import { limitsOf } from '../../server/proxy/backends/aggregate/code/sandbox/lim
 import { SandboxPool } from '../../server/proxy/backends/aggregate/code/sandbox/pool.js';
 import { benchEnv, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, timed, verdict, type Table } from '../stats.js';
+import { settle } from './memory.js';
 
 const MEMBERS = fileURLToPath(new URL('../../../test/fixtures/workloads/code-members.mjs', import.meta.url));
 const GROUP = 'bench-code';
@@ -37,6 +40,30 @@ async function connected(url: string): Promise<Client> {
 }
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/** A process's resident set (MiB) and threads, from /proc: read every few milliseconds during a burst. */
+function residentAndThreads(pid: number): { resident: number; threads: number } {
+	const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+	return { resident: Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024, threads: Number(/Threads:\s+(\d+)/.exec(status)![1]) };
+}
+
+/** The largest resident set and thread count of `pid` while `work` runs. */
+async function peakDuring(pid: number, work: () => Promise<unknown>): Promise<{ resident: number; threads: number }> {
+	const peak = residentAndThreads(pid);
+	const sample = () => {
+		const now = residentAndThreads(pid);
+		peak.resident = Math.max(peak.resident, now.resident);
+		peak.threads = Math.max(peak.threads, now.threads);
+	};
+	const sampler = setInterval(sample, 2);
+	try {
+		await work();
+	} finally {
+		clearInterval(sampler);
+	}
+	sample();
+	return peak;
+}
 
 export async function code(): Promise<Table[]> {
 	const env = benchEnv();
@@ -90,9 +117,16 @@ return { noted: urgent.map((issue) => issue.id) };`;
 		const pairedOverhead = median(viaScript.map((script, pair) => script / viaCallTool[pair]!));
 
 		process.stderr.write('code: the one-call rounds done\n');
-		// Sixteen scripts at once.
-		const batches = await timed(5, () => Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } }))));
-		const concurrent = await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } })));
+		// Sixteen scripts at once, and what the workers they run in add to the proxy's memory.
+		const codedPid = (JSON.parse(await readFile(join(home, 'data', 'proxies', 'coded.json'), 'utf8')) as { pid: number }).pid;
+		const burst = () => Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } })));
+		await settle();
+		const idle = residentAndThreads(codedPid);
+		let batches: number[] = [];
+		const peak = await peakDuring(codedPid, async () => (batches = await timed(5, burst)));
+		const concurrent = await burst();
+		const addedWorkers = peak.threads - idle.threads;
+		const perScript = addedWorkers > 0 ? (peak.resident - idle.resident) / addedWorkers : NaN;
 		const allRight = concurrent.every((result, index) => (result.content as Array<{ text: string }>)[0]?.text === String(index + 1));
 
 		// A script's start in a warm sandbox, in process.
@@ -128,6 +162,7 @@ return { noted: urgent.map((issue) => issue.id) };`;
 					`median of each pair's ratio, one-call script to call_tool: ${pairedOverhead.toFixed(2)}×`,
 					verdict("p50 of a script's start in a warm sandbox vs 5 ms", median(starts) / 5, 1),
 					`${CONCURRENT} scripts at once each got their own answer: ${allRight ? 'yes' : 'NO'}`,
+					`memory per script running at once: ${perScript.toFixed(1)} MiB (the aggregate's proxy ${idle.resident.toFixed(1)} MiB idle with its warm sandboxes, at most ${peak.resident.toFixed(1)} MiB and ${addedWorkers} more threads with ${CONCURRENT} scripts at once)`,
 				],
 			},
 		];
