@@ -47,8 +47,8 @@ function residentAndThreads(pid: number): { resident: number; threads: number } 
 	return { resident: Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024, threads: Number(/Threads:\s+(\d+)/.exec(status)![1]) };
 }
 
-/** The largest resident set and thread count of `pid` while `work` runs. */
-async function peakDuring(pid: number, work: () => Promise<unknown>): Promise<{ resident: number; threads: number }> {
+/** What `work` gives, and the largest resident set and thread count of `pid` while it ran. */
+async function peakDuring<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; peak: { resident: number; threads: number } }> {
 	const peak = residentAndThreads(pid);
 	const sample = () => {
 		const now = residentAndThreads(pid);
@@ -57,12 +57,12 @@ async function peakDuring(pid: number, work: () => Promise<unknown>): Promise<{ 
 	};
 	const sampler = setInterval(sample, 2);
 	try {
-		await work();
+		const result = await work();
+		sample();
+		return { result, peak };
 	} finally {
 		clearInterval(sampler);
 	}
-	sample();
-	return peak;
 }
 
 export async function code(): Promise<Table[]> {
@@ -122,8 +122,7 @@ return { noted: urgent.map((issue) => issue.id) };`;
 		const burst = () => Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } })));
 		await settle();
 		const idle = residentAndThreads(codedPid);
-		let batches: number[] = [];
-		const peak = await peakDuring(codedPid, async () => (batches = await timed(5, burst)));
+		const { result: batches, peak } = await peakDuring(codedPid, () => timed(5, burst));
 		const concurrent = await burst();
 		const addedWorkers = peak.threads - idle.threads;
 		const perScript = addedWorkers > 0 ? (peak.resident - idle.resident) / addedWorkers : NaN;
