@@ -1,6 +1,7 @@
 /** Spawning the processes a benchmark measures, and waiting for them to be ready. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
@@ -25,6 +26,17 @@ export function freePort(): Promise<number> {
 			server.close(() => resolve(port));
 		});
 	});
+}
+
+/** A process's resident set (MiB) and its threads, from /proc (cheap enough to sample every few milliseconds). */
+export function residentAndThreads(pid: number): { resident: number; threads: number } {
+	const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+	return { resident: Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024, threads: Number(/Threads:\s+(\d+)/.exec(status)![1]) };
+}
+
+/** The record a workload's proxy keeps under `home`: its process and its control socket. */
+export async function proxyRecord(home: string, name: string): Promise<{ pid: number; socket: string }> {
+	return JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number; socket: string };
 }
 
 /** A fresh HANGAR_HOME so benchmarks never touch the user's state. */

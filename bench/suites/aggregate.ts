@@ -13,13 +13,12 @@
  * the lean client's POSTs onto a link to the member, so that the aggregate's figures read
  * against what the hop itself costs on this machine, apart from what the aggregate does.
  */
-import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { openSession, type LeanSession } from '../lean.js';
-import { benchEnv, peer, runHangar, spawnHttp } from '../processes.js';
+import { benchEnv, peer, proxyRecord, residentAndThreads, runHangar, spawnHttp } from '../processes.js';
 import { alternatingRounds, cpuPerCallOf, PHASES, rateOf, startWarm, type Front, type Phase } from '../rounds.js';
 import { median, ms, percentile, perSecond, timed, verdict, type Table } from '../stats.js';
-import { residentMegabytes, settle } from './memory.js';
+import { settle } from './memory.js';
 import { IMAGE } from './proxyBound.js';
 
 const MEMBERS = 10;
@@ -71,10 +70,6 @@ async function workingRounds(straight: Front, through: Front, memberUrl: string,
 	}
 }
 
-async function proxyRecord(home: string, name: string): Promise<{ pid: number; socket: string }> {
-	return JSON.parse(await readFile(join(home, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number; socket: string };
-}
-
 /** The bare relay (bench/peers/link-relay.ts) onto a link to the proxy at `url`, whose record is `member`'s. */
 async function linkRelay(home: string, member: string, url: string): Promise<Front> {
 	const relay = await spawnHttp([peer('link-relay'), (await proxyRecord(home, member)).socket, new URL(url).host]);
@@ -104,7 +99,7 @@ export async function aggregate(): Promise<Table[]> {
 			await front('all', `through the aggregate of ${MEMBERS} members`, first),
 		];
 		await settle();
-		const idle = await Promise.all(opened.map((each) => residentMegabytes(each.pid!)));
+		const idle = opened.map((each) => residentAndThreads(each.pid!).resident);
 		await startWarm([...opened.map((each) => async () => each), () => linkRelay(home, members[0]!, urls[0]!)], fronts);
 		const tallies = await alternatingRounds(fronts, ROUNDS);
 		const rows: string[][] = [];
@@ -124,7 +119,7 @@ export async function aggregate(): Promise<Table[]> {
 		}
 		const working = await workingRounds(fronts[0]!, fronts[1]!, urls[0]!, created.url, members[0]!);
 		await settle();
-		const loaded = await Promise.all(opened.map((each) => residentMegabytes(each.pid!)));
+		const loaded = opened.map((each) => residentAndThreads(each.pid!).resident);
 		const crowd: LeanSession[] = [];
 		try {
 			for (let index = 0; index < SESSIONS; index++) {
@@ -133,7 +128,7 @@ export async function aggregate(): Promise<Table[]> {
 				await session.call();
 			}
 			await settle();
-			crowded = await residentMegabytes(fronts[1]!.pid!);
+			crowded = residentAndThreads(fronts[1]!.pid!).resident;
 		} finally {
 			for (const session of crowd) session.close();
 		}

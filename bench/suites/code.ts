@@ -12,14 +12,13 @@
  *   aggregate's proxy (every running script has a sandbox worker of its own).
  */
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { limitsOf } from '../../server/proxy/backends/aggregate/code/sandbox/limits.js';
 import { SandboxPool } from '../../server/proxy/backends/aggregate/code/sandbox/pool.js';
-import { benchEnv, runHangar, spawnHttp } from '../processes.js';
+import { benchEnv, proxyRecord, residentAndThreads, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, timed, verdict, type Table } from '../stats.js';
 import { settle } from './memory.js';
 
@@ -40,12 +39,6 @@ async function connected(url: string): Promise<Client> {
 }
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
-
-/** A process's resident set (MiB) and threads, from /proc: read every few milliseconds during a burst. */
-function residentAndThreads(pid: number): { resident: number; threads: number } {
-	const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-	return { resident: Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024, threads: Number(/Threads:\s+(\d+)/.exec(status)![1]) };
-}
 
 /** What `work` gives, and the largest resident set and thread count of `pid` while it ran. */
 async function peakDuring<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; peak: { resident: number; threads: number } }> {
@@ -118,7 +111,7 @@ return { noted: urgent.map((issue) => issue.id) };`;
 
 		process.stderr.write('code: the one-call rounds done\n');
 		// Sixteen scripts at once, and what the workers they run in add to the proxy's memory.
-		const codedPid = (JSON.parse(await readFile(join(home, 'data', 'proxies', 'coded.json'), 'utf8')) as { pid: number }).pid;
+		const codedPid = (await proxyRecord(home, 'coded')).pid;
 		const burst = () => Promise.all(Array.from({ length: CONCURRENT }, (_, index) => coded.callTool({ name: 'run_code', arguments: { code: `return (await tools.tracker.get_issue({ id: ${index + 1} })).id;` } })));
 		await settle();
 		const idle = residentAndThreads(codedPid);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSecondsOf, openSession, type LeanSession } from '../lean.js';
 import { calls, cpuPerCallOf, emptyTally, pairedBursts, pairedRatio, pooled, rateOf, type Front, type Tally } from '../rounds.js';
-import { benchEnv, peer, runHangar, spawnHttp } from '../processes.js';
+import { benchEnv, peer, proxyRecord, residentAndThreads, runHangar, spawnHttp } from '../processes.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 import { SecretRules } from '../../server/proxy/chain/guardrails/rules.js';
 import { OwnSecrets } from '../../server/proxy/chain/guardrails/ownSecrets.js';
@@ -48,7 +48,7 @@ async function remoteWorkload(name: string, url: string, flags: string[]): Promi
 	const env = benchEnv();
 	const created = JSON.parse(await runHangar(['run', url, '--name', name, '--json', '--tool-pinning', 'off', ...flags], env)) as { url: string };
 	const session = await retry(() => openSession(created.url));
-	const record = JSON.parse(await readFile(join(env.HANGAR_HOME!, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };
+	const record = await proxyRecord(env.HANGAR_HOME!, name);
 	return {
 		session,
 		pid: record.pid,
@@ -58,12 +58,6 @@ async function remoteWorkload(name: string, url: string, flags: string[]): Promi
 			await rm(env.HANGAR_HOME!, { recursive: true, force: true });
 		},
 	};
-}
-
-/** A process's resident set, from /proc. */
-function residentMiB(pid: number): number {
-	const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-	return Number(kib ?? 0) / 1024;
 }
 
 /** How each size's calls of a round are made: one after another, and over 16 connections (the issue's measure). */
@@ -105,7 +99,7 @@ async function proxiedCost(): Promise<Table> {
 				for (const [index, label] of [[0, 'off'], [1, 'on (defaults)']] as const) {
 					const tally = tallies[index];
 					const side = index === 0 ? off : on;
-					rows.push([size.label, phase.label, label, ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rateOf(tally)), `${Math.round(cpuPerCallOf(tally))} µs`, `${residentMiB(side.pid).toFixed(1)} MiB`]);
+					rows.push([size.label, phase.label, label, ms(median(tally.latencies)), ms(percentile(tally.latencies, 99)), perSecond(rateOf(tally)), `${Math.round(cpuPerCallOf(tally))} µs`, `${residentAndThreads(side.pid).resident.toFixed(1)} MiB`]);
 				}
 				const range = (ratios: number[]) => `median of ${ROUNDS} rounds, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
 				const label = `${size.label}, ${phase.label}: the proxy's CPU per call with guardrails on vs off`;

@@ -11,7 +11,7 @@ import { readFile, rm, writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIENCE, startIssuer } from '../issuer.js';
-import { stopChild } from '../processes.js';
+import { residentAndThreads, stopChild } from '../processes.js';
 import { calls, type Front } from '../rounds.js';
 import type { Table } from '../stats.js';
 import { DOCKER_RUN, hangar, minimalBridge, npmPeer } from './proxyBound.js';
@@ -31,11 +31,6 @@ const PLAIN_IDLE_TARGET_MB = 60;
 /** Issue #47: an idle plain proxy holds at most this much more than bare Node (resident sets). */
 const PLAIN_IDLE_TARGET_RATIO = 1.3;
 const BARE = 'node -e (bare Node.js, idle)';
-
-export async function residentMegabytes(pid: number): Promise<number> {
-	const status = await readFile(`/proc/${pid}/status`, 'utf8');
-	return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
 
 /**
  * The part of a process's resident set no other process shares (private pages, mostly its
@@ -79,13 +74,13 @@ export async function memory(): Promise<Table[]> {
 			const front = await start();
 			try {
 				await settle();
-				const early = await residentMegabytes(front.pid!);
+				const early = residentAndThreads(front.pid!).resident;
 				await new Promise((resolve) => setTimeout(resolve, IDLE_MS - SETTLE_MS));
-				const [idle, idlePrivate] = await Promise.all([residentMegabytes(front.pid!), privateMegabytes(front.pid!)]);
+				const [idle, idlePrivate] = await Promise.all([residentAndThreads(front.pid!).resident, privateMegabytes(front.pid!)]);
 				await calls(front.session, 1, LOADED_CALLS / 2);
 				await calls(front.session, 64, LOADED_CALLS / 2);
 				await settle();
-				const loaded = await residentMegabytes(front.pid!);
+				const loaded = residentAndThreads(front.pid!).resident;
 				rows.push([front.name, `${early.toFixed(1)} MB`, `${idle.toFixed(1)} MB`, `${idlePrivate.toFixed(1)} MB`, `${loaded.toFixed(1)} MB`]);
 				idleOf.set(front.name, idle);
 				earlyOf.set(front.name, early);

@@ -10,7 +10,7 @@
  * not counted).
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { AUDIENCE, startIssuer } from '../issuer.js';
 import { openSession } from '../lean.js';
-import { benchEnv, binOf, freePort, peer as peerScript, runHangar, spawnHttp, stopChild } from '../processes.js';
+import { benchEnv, binOf, freePort, peer as peerScript, proxyRecord, runHangar, spawnHttp, stopChild } from '../processes.js';
 import { alternatingRounds, cpuPerCallOf, pairedBursts, pairedRatio, PHASES, pooled, rateOf, spread, startWarm, type Cycle, type Front } from '../rounds.js';
 import { median, ms, percentile, perSecond, verdict, type Table } from '../stats.js';
 
@@ -54,7 +54,7 @@ export async function retry<T>(work: () => Promise<T>, timeoutMs = 60_000): Prom
 export async function hangar(name: string, label: string, flags: string[] = [], headers: Record<string, string> = {}): Promise<Front> {
 	const env = benchEnv();
 	const created = JSON.parse(await runHangar(['run', IMAGE, '--name', name, '--transport', 'stdio', '--json', ...flags, '--', 'stdio'], env)) as { url: string };
-	const record = JSON.parse(await readFile(join(env.HANGAR_HOME!, 'data', 'proxies', `${name}.json`), 'utf8')) as { pid: number };
+	const record = await proxyRecord(env.HANGAR_HOME!, name);
 	return {
 		name: label,
 		pid: record.pid,
