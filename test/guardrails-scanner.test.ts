@@ -5,7 +5,7 @@
  * published servers hold none. The middleware and its doors: guardrails-proxy.test.ts.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Cues, gatesOf, neededCharacters } from '../server/proxy/chain/guardrails/cues.js';
 import { SecretRules } from '../server/proxy/chain/guardrails/rules.js';
 import { OwnSecrets } from '../server/proxy/chain/guardrails/ownSecrets.js';
@@ -110,6 +110,22 @@ describe('benign text', () => {
 		expect(findings).toEqual([]);
 		expect(collectTexts(result, MAX).binary).toBe(1);
 	});
+
+	it('settles ordinary text with searches alone: no rule runs an expression over every text', () => {
+		// Prose, paths, a URL, JSON and a hash: every rule's cue has a gate here or a key that a
+		// search rules out, and no cue whose expression runs over the text (`@`, `_`, `-` open those).
+		const line = 'The build reads src/config/settings.json, resolves 42 modules and writes dist/index.js; see https://example.com/docs/build?section=output for details. {"id": 1842, "path": "/home/dev/project/README.md", "sha": "3f9a1c2e8b7d6f5a4c3b2a1908f7e6d5c4b3a291"}\n';
+		const texts = ['message=hello from the benchmark', line.repeat(6), 'Settings: a good access pattern is its count, and CRETE or UNTIL'];
+		const test = vi.spyOn(RegExp.prototype, 'test');
+		const exec = vi.spyOn(RegExp.prototype, 'exec');
+		try {
+			for (const text of texts) expect(rules.detect(text), text).toEqual([]);
+			expect(test.mock.calls.length + exec.mock.calls.length).toBe(0);
+		} finally {
+			test.mockRestore();
+			exec.mockRestore();
+		}
+	});
 });
 
 describe('encoded runs', () => {
@@ -127,7 +143,6 @@ describe('encoded runs', () => {
 
 	it('places a base64 run after characters past ASCII (two and four UTF-8 bytes, a lone surrogate) where the text has it', () => {
 		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
-		// The last one takes more bytes than the buffer kept between texts starts with.
 		for (const before of ['héllo wörld', '日本語のテキスト', 'emoji 😀🎉 here', 'lone \ud800 surrogate', 'ü'.repeat(40), 'ü'.repeat(40_000)]) {
 			const text = `${before} ${encoded} ünd 😀`;
 			const { findings } = scan({ content: [{ type: 'text', text }] });
@@ -159,7 +174,10 @@ describe('the cues and their gates', () => {
 		expect(gatesOf(/npm_|_authToken|x-oauth/)).toEqual(['_', '-']);
 		expect(gatesOf(/\dQ~/)).toEqual(['~']);
 		expect(gatesOf(/A3T|AKIA/)).toEqual(['T', 'K']);
-		// An alternative of lowercase letters in a caseless cue has no gate: the cue is always tested.
+		// A lowercase letter only where an alternative has nothing rarer, and never in a caseless cue:
+		// an alternative of letters there has no gate, and the cue is always tested.
+		expect(gatesOf(/ccount|CCOUNT|ecret_?[Aa]/)).toEqual(['u', 'U', 'c']);
+		expect(gatesOf(/:\/\/hooks\.slack\.com/i)).toEqual([':']);
 		expect(gatesOf(/xox|hooks\.slack\.com/i)).toBeUndefined();
 	});
 
@@ -203,6 +221,21 @@ describe('the cues and their gates', () => {
 		expect(cues.in('a; b;\tPassword=x')).toBe(0b1000);
 		expect(cues.in('a;\u00a0pwd = x')).toBe(0b1000);
 		expect(cues.in('a; see; x = 1')).toBe(0);
+	});
+
+	it('find a caseless cue at its key only where the letter after the key starts it, in either case', () => {
+		const cues = new Cues([/:\/\/hooks\.slack\.com/i, /ccount|CCOUNT/]);
+		const padding = ' plain words'.repeat(10);
+		for (const [text, bits] of [
+			['https://HOOKS.Slack.com/services/T0', 0b01],
+			['see https://example.com and http://hooks.slack.com', 0b01],
+			['https://example.com, hooks.slack.com without a scheme', 0],
+			['an account, an ACCOUNT', 0b10],
+			['Count ACCount acCOUNT', 0],
+		] as const) {
+			expect(cues.in(text), text).toBe(bits);
+			expect(cues.in(text + padding), `${text} and more`).toBe(bits);
+		}
 	});
 
 	it('find the same cues in a short text, whose gates are read in one pass, as in a long one', () => {

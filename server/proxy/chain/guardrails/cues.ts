@@ -1,21 +1,25 @@
 /**
  * Which of the rules' cues (the literals a rule cannot match without) a text holds. Each cue is
  * tested only when the text holds its gate: for each of the cue's alternatives, a character
- * every match of it needs, the rarest in ordinary text (`_`, `~`, `@`, an uppercase letter),
- * looked up with `indexOf`, which runs at memory speed, once a text however many cues share it;
- * a short text's gates are read in one pass instead. When a gate lies at a fixed distance from
- * an alternative's match start (`=` in `sig=`, `A` in `A(?:KIA|…)`), the alternative is tried
- * only there: at each occurrence of its key (the gate, or the literal the match starts with
- * from the gate on: `29.` in `ya29.`), walked once for every alternative that shares it; the
- * rest of the literal start is compared, then the character that must follow the key (`A`
- * then one of `3KGIRNS`), and only then the expression, held to that start. An alternative
- * needing only lowercase letters of a caseless cue has no gate and its cue is always tested.
- * One expression of all the cues read every position of the text against every alternative:
- * 4.5 µs over 1 KiB of ordinary text.
+ * every match of it needs, the rarest in ordinary text (`_`, `~`, `@`, an uppercase letter; a
+ * lowercase one only where an alternative has nothing rarer), looked up with `indexOf`, which
+ * runs at memory speed, once a text however many cues share it; a short text's gates are read
+ * in one pass instead. When a gate lies at a fixed distance from an alternative's match start
+ * (`=` in `sig=`, `A` in `A(?:KIA|…)`), the alternative is tried only there: at each occurrence
+ * of its key (the gate, or the literal the match starts with from the gate on: `29.` in `ya29.`,
+ * `unt` in `ccount`), walked once for every alternative that shares it; the rest of the literal
+ * start is compared, then the character that must follow the key (`A` then one of `3KGIRNS`),
+ * and only then the expression, held to that start.
+ *
+ * The rules' cues all have gates, so that ordinary text is settled by searches alone: in the
+ * proxy, where the scan runs on caches the rest of its work has filled, an expression's test
+ * costs about a microsecond, many times a search's. A cue an alternative of which has no gate
+ * (only letters of a caseless cue) is tested over every text. One expression of all the cues
+ * read every position of the text against every alternative: 4.5 µs over 1 KiB of ordinary text.
  */
 
 /** Characters a gate may be, rarest in ordinary text first (prose, paths, JSON, URLs). */
-const GATE_CHARACTERS = '~@^|`\\_;=%"-QJZXKVYBWGFHMUPLCDONRTSIEA0123456789';
+const GATE_CHARACTERS = '~@^|`\\_;=%"-QJZXKVYBWGFHMUPLCDONRTSIEA0123456789:zqxjkvbpygfwmuclhdrsnioate';
 
 /**
  * How many of a key's occurrences are tried in place before its cues' expressions run over the
@@ -154,12 +158,10 @@ export function gatesOf(cue: RegExp): string[] | undefined {
 	return gates && [...new Set(gates.map(({ char }) => char))];
 }
 
-/** A cue tested by its expression over the text, when the text holds one of its gates. */
+/** A cue tested by its expression over the text, when the text holds one of its gates (or always, when it has none). */
 interface SearchedCue {
 	readonly bit: number;
 	readonly pattern: RegExp;
-	/** The bits of its gates in `Cues`' list of them; 0 when an alternative has none. */
-	readonly gates: number;
 }
 
 /** An alternative tried where its key lies `offset` characters past a match's start. */
@@ -179,14 +181,21 @@ interface AnchoredAlternative {
 	readonly sticky: RegExp;
 }
 
+/** A gate and what a text holding it goes on to: cues searched for, and keys whose occurrences are tried. */
+interface Gated {
+	readonly char: string;
+	/** The bits of the cues of both: once they are all settled, the gate is not looked for. */
+	readonly cues: number;
+	readonly searched: readonly SearchedCue[];
+	readonly keys: readonly Key[];
+}
+
 /**
  * A key and the alternatives tried at its occurrences: the literal every match of them holds from
  * the gate on (`29.` of `ya29.`: one search, where the gate alone, a digit, is everywhere).
  */
 interface Key {
 	readonly key: string;
-	/** The bit of the key's gate. */
-	readonly gate: number;
 	/** The bits of the alternatives' cues. */
 	readonly cues: number;
 	readonly alternatives: readonly AnchoredAlternative[];
@@ -201,18 +210,21 @@ function restAfter(alternative: string, count: number): string {
 
 /**
  * The characters that may come first in `rest` (past whitespace when it starts with `\s*`):
- * the first letter or digit of each alternative of the group it starts with, in both cases when
- * `caseless`. Undefined when those are not all plain characters (a class, an escape, a
- * quantified first character, a group that may be skipped).
+ * its first letter or digit, or that of each alternative of the group it starts with, in both
+ * cases when `caseless`. Undefined when those are not all plain characters (a class, an escape,
+ * a quantified first character, a group that may be skipped).
  */
 function followsOf(rest: string, caseless: boolean): { follows: Uint8Array; spaced: boolean } | undefined {
 	const spaced = rest.startsWith('\\s*');
-	const group = spaced ? rest.slice(3) : rest;
-	if (!group.startsWith('(?:')) return undefined;
-	const end = endOf(group, 0);
-	if (/^[?*{]/.test(group.slice(end, end + 1))) return undefined;
+	const after = spaced ? rest.slice(3) : rest;
+	let firsts = [after];
+	if (after.startsWith('(?:')) {
+		const end = endOf(after, 0);
+		if (/^[?*{]/.test(after.slice(end, end + 1))) return undefined;
+		firsts = alternativesOf(after.slice(3, end - 1));
+	}
 	const follows = new Uint8Array(128);
-	for (const alternative of alternativesOf(group.slice(3, end - 1))) {
+	for (const alternative of firsts) {
 		const char = alternative[0];
 		if (char === undefined || !/[A-Za-z0-9]/.test(char) || /^[?*{]/.test(alternative.slice(1, 2))) return undefined;
 		for (const one of caseless ? [char.toLowerCase(), char.toUpperCase()] : [char]) follows[one.charCodeAt(0)] = 1;
@@ -229,39 +241,45 @@ function isAsciiSpace(code: number): boolean {
 }
 
 export class Cues {
-	/** The cues whose gate lies at no fixed distance from a match's start, or that have none. */
-	readonly #searched: readonly SearchedCue[];
-	/** The other cues' alternatives, by key. */
-	readonly #keys: readonly Key[];
+	/** The cues an alternative of which has no gate: tested over every text. */
+	readonly #ungated: readonly SearchedCue[];
+	/**
+	 * The gates, in the order of their bits, each with the cues it opens: a text is searched for
+	 * each at most once (`_` gates a dozen cues), a short text's read in one pass.
+	 */
+	readonly #gates: readonly Gated[];
 	/** Each cue's expression, for a key with too many occurrences to try each. */
 	readonly #patterns: readonly RegExp[];
-	/** Every cue's gates, each once (`_` gates a dozen cues): a text is searched for each at most once. */
-	readonly #gates: readonly string[];
 	/** Each ASCII character's gate bits, to read a short text's gates in one pass. */
 	readonly #gateBits = new Int32Array(128);
-	/** During `in`: the gates looked for so far, and those of them the text holds. */
-	#lookedFor = 0;
-	#held = 0;
+	/** During `in`: the cues found, and those settled (found, or searched for in vain). */
+	#found = 0;
+	#settled = 0;
 
 	constructor(cues: readonly RegExp[]) {
 		if (cues.length > 30) throw new Error('at most 30 cues');
-		const gates: string[] = [];
-		const bitOf = (char: string) => {
-			let index = gates.indexOf(char);
-			if (index < 0) index = gates.push(char) - 1;
-			return 2 ** index;
+		const gates: Array<{ char: string; cues: number; searched: SearchedCue[]; keys: Map<string, { cues: number; alternatives: AnchoredAlternative[] }> }> = [];
+		const gateOfChar = (char: string) => {
+			let gate = gates.find((known) => known.char === char);
+			if (!gate) gates.push((gate = { char, cues: 0, searched: [], keys: new Map() }));
+			return gate;
 		};
-		const searched: SearchedCue[] = [];
-		const keys = new Map<string, { gate: number; cues: number; alternatives: AnchoredAlternative[] }>();
+		const ungated: SearchedCue[] = [];
 		this.#patterns = cues.map((cue, index) => {
 			const bit = 2 ** index;
 			const flags = cue.flags.replace(/[gy]/g, '');
 			const pattern = new RegExp(cue.source, flags);
 			const alternatives = alternativeGatesOf(cue);
-			if (!alternatives?.every((gate) => gate.offset !== undefined)) {
-				let bits = 0;
-				for (const { char } of alternatives ?? []) bits |= bitOf(char);
-				searched.push({ bit, pattern, gates: bits });
+			if (!alternatives) {
+				ungated.push({ bit, pattern });
+				return pattern;
+			}
+			if (!alternatives.every((gate) => gate.offset !== undefined)) {
+				for (const char of new Set(alternatives.map((gate) => gate.char))) {
+					const gate = gateOfChar(char);
+					gate.cues |= bit;
+					gate.searched.push({ bit, pattern });
+				}
 				return pattern;
 			}
 			const sticky = new RegExp(cue.source, `${flags}y`);
@@ -270,57 +288,52 @@ export class Cues {
 				const key = offset! < prefix.length ? prefix.slice(offset) : char;
 				// What follows the key is known only where the key ends the literal start.
 				const follows = offset! < prefix.length ? followsOf(restAfter(sources[at]!, prefix.length), flags.includes('i')) : undefined;
-				const entry = keys.get(key) ?? { gate: bitOf(char), cues: 0, alternatives: [] };
+				const gate = gateOfChar(char);
+				gate.cues |= bit;
+				const entry = gate.keys.get(key) ?? { cues: 0, alternatives: [] };
 				entry.cues |= bit;
 				entry.alternatives.push({ bit, offset: offset!, head: prefix.slice(0, offset), follows: follows?.follows, spaced: follows?.spaced ?? false, sticky });
-				keys.set(key, entry);
+				gate.keys.set(key, entry);
 			});
 			return pattern;
 		});
 		if (gates.length > 30) throw new Error('at most 30 gates');
-		this.#searched = searched;
-		this.#keys = [...keys].map(([key, entry]) => ({ key, ...entry }));
-		this.#gates = gates;
-		gates.forEach((gate, index) => (this.#gateBits[gate.charCodeAt(0)]! |= 2 ** index));
+		this.#ungated = ungated;
+		this.#gates = gates.map(({ char, cues, searched, keys }) => ({ char, cues, searched, keys: [...keys].map(([key, entry]) => ({ key, ...entry })) }));
+		gates.forEach(({ char }, index) => (this.#gateBits[char.charCodeAt(0)]! |= 2 ** index));
 	}
 
 	/** The bits of the cues `text` holds. */
 	in(text: string): number {
-		this.#lookedFor = 0;
-		this.#held = 0;
+		this.#found = 0;
+		for (const { bit, pattern } of this.#ungated) if (pattern.test(text)) this.#found |= bit;
+		this.#settled = this.#found;
 		if (text.length <= SHORT_TEXT) {
 			let held = 0;
 			for (let index = 0; index < text.length; index++) {
 				const code = text.charCodeAt(index);
 				if (code < 128) held |= this.#gateBits[code]!;
 			}
-			this.#lookedFor = -1;
-			this.#held = held;
+			for (; held; held &= held - 1) this.#open(this.#gates[31 - Math.clz32(held & -held)]!, text);
+		} else {
+			for (const gate of this.#gates) if (gate.cues & ~this.#settled && text.includes(gate.char)) this.#open(gate, text);
 		}
-		let found = 0;
-		for (const { bit, pattern, gates } of this.#searched) {
-			if ((!gates || this.#holds(text, gates)) && pattern.test(text)) found |= bit;
-		}
-		for (const key of this.#keys) {
-			if (key.cues & ~found && this.#holds(text, key.gate)) found |= this.#tryAt(key, text, found);
-		}
-		return found;
+		return this.#found;
 	}
 
-	/** Whether `text` holds one of the gates of `bits`, each searched for at most once a text. */
-	#holds(text: string, bits: number): boolean {
-		if (bits & this.#held) return true;
-		let unsearched = bits & ~this.#lookedFor;
-		while (unsearched) {
-			const bit = unsearched & -unsearched;
-			unsearched ^= bit;
-			this.#lookedFor |= bit;
-			if (text.includes(this.#gates[31 - Math.clz32(bit)]!)) {
-				this.#held |= bit;
-				return true;
-			}
+	/** Searches `text`, which holds `gate`, for the gate's cues not settled yet, and tries its keys. */
+	#open(gate: Gated, text: string): void {
+		for (const { bit, pattern } of gate.searched) {
+			if (this.#settled & bit) continue;
+			this.#settled |= bit;
+			if (pattern.test(text)) this.#found |= bit;
 		}
-		return false;
+		for (const key of gate.keys) {
+			if (!(key.cues & ~this.#found)) continue;
+			const matched = this.#tryAt(key, text, this.#found);
+			this.#found |= matched;
+			this.#settled |= matched;
+		}
 	}
 
 	/**

@@ -59,14 +59,14 @@ const UNUSED_PRESET_RULES = new Set(['@secretlint/secretlint-rule-gcp', '@secret
 const PRESET_CUES: Readonly<Record<string, RegExp | readonly RegExp[]>> = {
 	// Key IDs are uppercase (one alternative, so that its `A` anchors it). The secret key and the
 	// account id follow their names in three cases (`(?:SECRET|secret|Secret)_?(?:ACCESS|access|Access)`,
-	// `(?:ACCOUNT|account|Account)`): their names without the first letter, case-sensitive, half
-	// the cost of a caseless expression over ordinary text.
-	'@secretlint/secretlint-rule-aws': [/A(?:3T|KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA)/, /(?:ecret|ECRET)_?[Aa](?:ccess|CCESS)|ccount|CCOUNT/],
+	// `(?:ACCOUNT|account|Account)`): their names without the first letter, case-sensitive, each
+	// case its own alternative so that each has a gate (`cret`, `unt` are rare in ordinary text).
+	'@secretlint/secretlint-rule-aws': [/A(?:3T|KIA|GPA|IDA|ROA|IPA|NPA|NVA|SIA)/, /ecret_?[Aa](?:ccess|CCESS)|ECRET_?[Aa](?:ccess|CCESS)|ccount|CCOUNT/],
 	'@secretlint/secretlint-rule-privatekey': /PRIVATE KEY/,
 	'@secretlint/secretlint-rule-npm': /npm_|_authToken|x-oauth/,
 	'@secretlint/secretlint-rule-basicauth': URL_CREDENTIALS_CUE,
-	// Tokens are case-sensitive and need their `-`; the webhook's URL is not.
-	'@secretlint/secretlint-rule-slack': [/xox[abopr]-|xapp-/, /hooks\.slack\.com/i],
+	// Tokens are case-sensitive and need their `-`; the webhook's URL is not (its `://` is its gate).
+	'@secretlint/secretlint-rule-slack': [/xox[abopr]-|xapp-/, /:\/\/hooks\.slack\.com/i],
 	'@secretlint/secretlint-rule-sendgrid': /SG\./,
 	'@secretlint/secretlint-rule-shopify': /shp(?:pa|ca|at|ss)_/,
 	'@secretlint/secretlint-rule-github': /gh[pousr]_|github_pat_/,

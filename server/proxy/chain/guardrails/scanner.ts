@@ -30,44 +30,31 @@ export interface Finding {
 
 /** A run of the base64 alphabets this long or longer may hold a secret. */
 const MIN_BASE64_RUN = 20;
-/** Each byte's value in the base64 alphabets (both: `+/` and `-_`), -1 for the others (every byte of a character past ASCII). */
-const BASE64_VALUES = new Int8Array(256).fill(-1);
+/** Each ASCII character's value in the base64 alphabets (both: `+/` and `-_`), -1 for the others. */
+const BASE64_VALUES = new Int8Array(128).fill(-1);
 for (const [index, char] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64_VALUES[char.charCodeAt(0)] = index;
 BASE64_VALUES['-'.charCodeAt(0)] = 62;
 BASE64_VALUES['_'.charCodeAt(0)] = 63;
-/**
- * The base64 search reads a text's UTF-8 bytes (a byte costs a third fewer instructions than a
- * `charCodeAt`), written into this buffer, kept from one text to the next (a scan is synchronous)
- * up to KEPT_UTF8_BYTES.
- */
-let utf8 = new Uint8Array(64 * 1024);
-const KEPT_UTF8_BYTES = 256 * 1024;
-const encoder = new TextEncoder();
 /** Runs holding percent escapes (or form-encoded spaces). */
 const PERCENT_RUN = /[^\s"'<>]*%[0-9A-Fa-f]{2}[^\s"'<>]*/g;
 /** How a redaction marker starts (middleware.ts): a rule matching one matches no secret. */
 const MARKER_START = '[REDACTED:';
 
-/** A text made of some slots' texts, each followed by its separator, and where each starts in it. */
+/** A text made of some slots' texts, each after its separator, and where each starts in it. */
 class Joined {
-	readonly text: string;
+	text = '';
+	/** The slot of each piece. */
+	readonly slots: number[] = [];
 	readonly starts: number[] = [];
 	readonly lengths: number[] = [];
 
-	constructor(
-		/** The slot of each piece. */
-		readonly slots: readonly number[],
-		pieces: readonly string[],
-		separators: (index: number) => string,
-	) {
-		let text = '';
-		for (let index = 0; index < pieces.length; index++) {
-			const piece = pieces[index]!;
-			this.starts.push(text.length);
-			this.lengths.push(piece.length);
-			text += index < pieces.length - 1 ? piece + separators(index) : piece;
-		}
-		this.text = text;
+	/** Adds `piece`, the text of `slot`, after `separator` when it is not the first. */
+	add(slot: number, piece: string, separator: string): void {
+		if (this.slots.length) this.text += separator;
+		this.slots.push(slot);
+		this.starts.push(this.text.length);
+		this.lengths.push(piece.length);
+		this.text += piece;
 	}
 
 	/** The piece holding offset `at`. */
@@ -99,17 +86,21 @@ interface DecodedRun extends SlotRange {
 	readonly text: string;
 }
 
+/** Whether a character is of the base64 alphabets (a character past ASCII is of none). */
+function isBase64(code: number): boolean {
+	return code < 128 && BASE64_VALUES[code]! >= 0;
+}
+
 /**
- * What `bytes[start, end)`, base64, decodes to, or undefined at its first byte that is not
- * printable ASCII: most runs are hashes, ids and paths, given up after a byte or two, with no
- * buffer made for them.
+ * What `text[start, end)`, base64, decodes to, or undefined at its first byte that is not
+ * printable ASCII: most runs are hashes, ids and paths, given up after a byte or two.
  */
-function printableBase64(bytes: Uint8Array, start: number, end: number): string | undefined {
+function printableBase64(text: string, start: number, end: number): string | undefined {
 	let decoded = '';
 	let bits = 0;
 	let buffer = 0;
 	for (let index = start; index < end; index++) {
-		buffer = ((buffer << 6) | BASE64_VALUES[bytes[index]!]!) & 0xffff;
+		buffer = ((buffer << 6) | BASE64_VALUES[text.charCodeAt(index)]!) & 0xffff;
 		bits += 6;
 		if (bits < 8) continue;
 		bits -= 8;
@@ -118,31 +109,6 @@ function printableBase64(bytes: Uint8Array, start: number, end: number): string 
 		decoded += String.fromCharCode(byte);
 	}
 	return decoded;
-}
-
-/** A buffer of at least `size` bytes: the kept one, grown up to KEPT_UTF8_BYTES, or one of its own. */
-function bufferOf(size: number): Uint8Array {
-	if (utf8.length >= size) return utf8;
-	const bytes = new Uint8Array(size);
-	if (size <= KEPT_UTF8_BYTES) utf8 = bytes;
-	return bytes;
-}
-
-/** The UTF-16 offsets of increasing offsets into a text's UTF-8 bytes, counted on from the last one asked for. */
-class Utf16Offsets {
-	#byte = 0;
-	#unit = 0;
-
-	constructor(private readonly bytes: Uint8Array) {}
-
-	of(byte: number): number {
-		for (; this.#byte < byte; this.#byte++) {
-			const lead = this.bytes[this.#byte]!;
-			// A continuation byte starts no character; a four-byte character is two UTF-16 units.
-			if ((lead & 0xc0) !== 0x80) this.#unit += lead >= 0xf0 ? 2 : 1;
-		}
-		return this.#unit;
-	}
 }
 
 function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
@@ -165,43 +131,39 @@ function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
 /**
  * Adds to `runs` the runs of the base64 alphabets in `text` (with up to two `=` after them) that
  * decode to printable text. A run long enough to count ends at or past `start + MIN_BASE64_RUN - 1`
- * for its first possible `start`; reading back from there, a byte not of the alphabets moves
+ * for its first possible `start`; reading back from there, a character not of the alphabets moves
  * `start` past it (no run from before it is long enough): ordinary words cost a read or two per
  * MIN_BASE64_RUN characters, and none is read twice. [start, known) is of the alphabets. The
- * bytes are UTF-8: a character past ASCII is of no alphabet whatever its bytes, and offsets are
- * turned back into the text's where a run is kept.
+ * text is read a character at a time, in code the compiler inlines: encoding it to bytes first
+ * called into C++, which cost more, cold, than the reads it saved.
  */
 function base64Runs(text: string, slot: number, runs: DecodedRun[]): void {
-	if (text.length < MIN_BASE64_RUN) return;
-	// A byte a character for ASCII; past it, UTF-8 takes at most three bytes per UTF-16 unit.
-	let bytes = bufferOf(text.length);
-	let encoded = encoder.encodeInto(text, bytes);
-	if (encoded.read < text.length) {
-		bytes = bufferOf(text.length * 3);
-		encoded = encoder.encodeInto(text, bytes);
-	}
-	const length = encoded.written;
-	const offsets = length === text.length ? undefined : new Utf16Offsets(bytes);
+	const length = text.length;
 	let start = 0;
 	let known = 0;
 	while (start + MIN_BASE64_RUN <= length) {
 		let back = start + MIN_BASE64_RUN - 1;
 		const probe = back;
-		while (back >= known && BASE64_VALUES[bytes[back]!]! >= 0) back--;
+		while (back >= known && isBase64(text.charCodeAt(back))) back--;
 		if (back >= known) {
 			start = back + 1;
 			known = probe + 1;
 			continue;
 		}
 		let at = probe + 1;
-		while (at < length && BASE64_VALUES[bytes[at]!]! >= 0) at++;
+		while (at < length && isBase64(text.charCodeAt(at))) at++;
 		let end = at;
-		while (end < length && end - at < 2 && bytes[end] === 61) end++;
-		const decoded = printableBase64(bytes, start, at);
-		if (decoded !== undefined && decoded.length >= 8) runs.push({ slot, start: offsets ? offsets.of(start) : start, end: offsets ? offsets.of(end) : end, text: decoded });
+		while (end < length && end - at < 2 && text.charCodeAt(end) === 61) end++;
+		const decoded = printableBase64(text, start, at);
+		if (decoded !== undefined && decoded.length >= 8) runs.push({ slot, start, end, text: decoded });
 		// `at` is not of the alphabets.
 		start = known = at + 1;
 	}
+}
+
+/** Whether a slot is a value joined end to end with the others: not a key, nor a content block's `type`. */
+function isJoinedValue(slot: TextSlot): boolean {
+	return !slot.key && slot.last !== 'type';
 }
 
 export class SecretScanner {
@@ -213,25 +175,32 @@ export class SecretScanner {
 	scan(slots: readonly TextSlot[]): Finding[] {
 		if (!slots.length) return [];
 		const findings: Finding[] = [];
-		const all = slots.map((_, index) => index);
-		// A key and its value as `key=value`, the shape the rules know (`AWS_SECRET_ACCESS_KEY=…`).
-		const keyedValue = (index: number) => (slots[index]!.key && slots[index + 1] && !slots[index + 1]!.key && slots[index + 1]!.depth === slots[index]!.depth ? '=' : '\n');
-		const lines = new Joined(all, slots.map((slot) => slot.text), keyedValue);
+		// The strings one per line, but a key and its value as `key=value`, the shape the rules know
+		// (`AWS_SECRET_ACCESS_KEY=…`); and the values end to end, without keys: a split secret's
+		// parts have keys between them, and content blocks' `type` too (`text`, which would join the
+		// parts of a token into a longer one).
+		const lines = new Joined();
+		let valueCount = 0;
+		for (let index = 0; index < slots.length; index++) {
+			const slot = slots[index]!;
+			const previous = slots[index - 1];
+			lines.add(index, slot.text, previous?.key && !slot.key && slot.depth === previous.depth ? '=' : '\n');
+			if (isJoinedValue(slot)) valueCount++;
+		}
 		for (const detection of this.detect(lines)) findings.push(this.inJoined(lines, detection));
-
-		// End to end, the values only: a split secret's parts have keys between them, and content
-		// blocks' `type` too (`text`, which would join the parts of a token into a longer one).
-		const values = all.filter((index) => !slots[index]!.key && slots[index]!.last !== 'type');
-		if (values.length > 1) {
-			const run = new Joined(values, values.map((index) => slots[index]!.text), () => '');
-			for (const detection of this.detect(run)) {
-				if (run.pieceAt(detection.start) !== run.pieceAt(detection.end - 1)) findings.push(this.inJoined(run, detection));
+		// Only the matches that cross a boundary are new (most messages hold one value).
+		if (valueCount > 1) {
+			const values = new Joined();
+			for (let index = 0; index < slots.length; index++) if (isJoinedValue(slots[index]!)) values.add(index, slots[index]!.text, '');
+			for (const detection of this.detect(values)) {
+				if (values.pieceAt(detection.start) !== values.pieceAt(detection.end - 1)) findings.push(this.inJoined(values, detection));
 			}
 		}
 
 		const decoded = decodedRuns(slots);
 		if (decoded.length) {
-			const joined = new Joined(decoded.map((run) => run.slot), decoded.map((run) => run.text), () => '\n');
+			const joined = new Joined();
+			for (const run of decoded) joined.add(run.slot, run.text, '\n');
 			for (const detection of this.detect(joined)) {
 				const { slot, start, end } = decoded[joined.pieceAt(detection.start)]!;
 				findings.push({ rule: detection.rule, ranges: [{ slot, start, end }] });
@@ -239,9 +208,14 @@ export class SecretScanner {
 		}
 
 		if (this.own?.size) {
-			const keys = all.filter((index) => slots[index]!.key);
-			for (const part of [values, keys]) {
-				const compacted = new Joined(part, part.map((index) => compact(slots[index]!.text)), () => '');
+			const compactedValues = new Joined();
+			const compactedKeys = new Joined();
+			for (let index = 0; index < slots.length; index++) {
+				const slot = slots[index]!;
+				if (slot.key) compactedKeys.add(index, compact(slot.text), '');
+				else if (isJoinedValue(slot)) compactedValues.add(index, compact(slot.text), '');
+			}
+			for (const compacted of [compactedValues, compactedKeys]) {
 				for (const detection of this.own.detect(compacted.text)) findings.push(this.inCompacted(compacted, slots, detection));
 			}
 		}
