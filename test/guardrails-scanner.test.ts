@@ -143,6 +143,7 @@ describe('encoded runs', () => {
 
 	it('places a base64 run after characters past ASCII (two and four UTF-8 bytes, a lone surrogate) where the text has it', () => {
 		const encoded = Buffer.from(`token ghp_${'c'.repeat(36)}`).toString('base64');
+		// The last one takes more bytes than the buffer kept between texts starts with.
 		for (const before of ['héllo wörld', '日本語のテキスト', 'emoji 😀🎉 here', 'lone \ud800 surrogate', 'ü'.repeat(40), 'ü'.repeat(40_000)]) {
 			const text = `${before} ${encoded} ünd 😀`;
 			const { findings } = scan({ content: [{ type: 'text', text }] });
@@ -223,9 +224,9 @@ describe('the cues and their gates', () => {
 		expect(cues.in('a; see; x = 1')).toBe(0);
 	});
 
-	it('find a caseless cue at its key only where the letter after the key starts it, in either case', () => {
+	it('find a cue keyed on a common character at its key, or past 4,096 characters by its expression', () => {
 		const cues = new Cues([/:\/\/hooks\.slack\.com/i, /ccount|CCOUNT/]);
-		const padding = ' plain words'.repeat(10);
+		const paddings = [' plain words'.repeat(10), ' plain words: count, https://example.com'.repeat(120)];
 		for (const [text, bits] of [
 			['https://HOOKS.Slack.com/services/T0', 0b01],
 			['see https://example.com and http://hooks.slack.com', 0b01],
@@ -234,7 +235,7 @@ describe('the cues and their gates', () => {
 			['Count ACCount acCOUNT', 0],
 		] as const) {
 			expect(cues.in(text), text).toBe(bits);
-			expect(cues.in(text + padding), `${text} and more`).toBe(bits);
+			for (const padding of paddings) expect(cues.in(text + padding), `${text} and ${padding.length} more`).toBe(bits);
 		}
 	});
 

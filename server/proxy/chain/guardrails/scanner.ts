@@ -30,11 +30,19 @@ export interface Finding {
 
 /** A run of the base64 alphabets this long or longer may hold a secret. */
 const MIN_BASE64_RUN = 20;
-/** Each ASCII character's value in the base64 alphabets (both: `+/` and `-_`), -1 for the others. */
-const BASE64_VALUES = new Int8Array(128).fill(-1);
+/** Each byte's value in the base64 alphabets (both: `+/` and `-_`), -1 for the others (every byte of a character past ASCII). */
+const BASE64_VALUES = new Int8Array(256).fill(-1);
 for (const [index, char] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64_VALUES[char.charCodeAt(0)] = index;
 BASE64_VALUES['-'.charCodeAt(0)] = 62;
 BASE64_VALUES['_'.charCodeAt(0)] = 63;
+/**
+ * The base64 search reads a text's UTF-8 bytes (a byte costs a third fewer instructions than a
+ * `charCodeAt`), written into this buffer, kept from one text to the next (a scan is synchronous)
+ * up to KEPT_UTF8_BYTES.
+ */
+let utf8 = new Uint8Array(64 * 1024);
+const KEPT_UTF8_BYTES = 256 * 1024;
+const encoder = new TextEncoder();
 /** Runs holding percent escapes (or form-encoded spaces). */
 const PERCENT_RUN = /[^\s"'<>]*%[0-9A-Fa-f]{2}[^\s"'<>]*/g;
 /** How a redaction marker starts (middleware.ts): a rule matching one matches no secret. */
@@ -86,21 +94,17 @@ interface DecodedRun extends SlotRange {
 	readonly text: string;
 }
 
-/** Whether a character is of the base64 alphabets (a character past ASCII is of none). */
-function isBase64(code: number): boolean {
-	return code < 128 && BASE64_VALUES[code]! >= 0;
-}
-
 /**
- * What `text[start, end)`, base64, decodes to, or undefined at its first byte that is not
- * printable ASCII: most runs are hashes, ids and paths, given up after a byte or two.
+ * What `bytes[start, end)`, base64, decodes to, or undefined at its first byte that is not
+ * printable ASCII: most runs are hashes, ids and paths, given up after a byte or two, with no
+ * buffer made for them.
  */
-function printableBase64(text: string, start: number, end: number): string | undefined {
+function printableBase64(bytes: Uint8Array, start: number, end: number): string | undefined {
 	let decoded = '';
 	let bits = 0;
 	let buffer = 0;
 	for (let index = start; index < end; index++) {
-		buffer = ((buffer << 6) | BASE64_VALUES[text.charCodeAt(index)]!) & 0xffff;
+		buffer = ((buffer << 6) | BASE64_VALUES[bytes[index]!]!) & 0xffff;
 		bits += 6;
 		if (bits < 8) continue;
 		bits -= 8;
@@ -109,6 +113,31 @@ function printableBase64(text: string, start: number, end: number): string | und
 		decoded += String.fromCharCode(byte);
 	}
 	return decoded;
+}
+
+/** A buffer of at least `size` bytes: the kept one, grown up to KEPT_UTF8_BYTES, or one of its own. */
+function bufferOf(size: number): Uint8Array {
+	if (utf8.length >= size) return utf8;
+	const bytes = new Uint8Array(size);
+	if (size <= KEPT_UTF8_BYTES) utf8 = bytes;
+	return bytes;
+}
+
+/** The UTF-16 offsets of increasing offsets into a text's UTF-8 bytes, counted on from the last one asked for. */
+class Utf16Offsets {
+	#byte = 0;
+	#unit = 0;
+
+	constructor(private readonly bytes: Uint8Array) {}
+
+	of(byte: number): number {
+		for (; this.#byte < byte; this.#byte++) {
+			const lead = this.bytes[this.#byte]!;
+			// A continuation byte starts no character; a four-byte character is two UTF-16 units.
+			if ((lead & 0xc0) !== 0x80) this.#unit += lead >= 0xf0 ? 2 : 1;
+		}
+		return this.#unit;
+	}
 }
 
 function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
@@ -131,31 +160,40 @@ function decodedRuns(slots: readonly TextSlot[]): DecodedRun[] {
 /**
  * Adds to `runs` the runs of the base64 alphabets in `text` (with up to two `=` after them) that
  * decode to printable text. A run long enough to count ends at or past `start + MIN_BASE64_RUN - 1`
- * for its first possible `start`; reading back from there, a character not of the alphabets moves
+ * for its first possible `start`; reading back from there, a byte not of the alphabets moves
  * `start` past it (no run from before it is long enough): ordinary words cost a read or two per
  * MIN_BASE64_RUN characters, and none is read twice. [start, known) is of the alphabets. The
- * text is read a character at a time, in code the compiler inlines: encoding it to bytes first
- * called into C++, which cost more, cold, than the reads it saved.
+ * bytes are UTF-8: a character past ASCII is of no alphabet whatever its bytes, and offsets are
+ * turned back into the text's where a run is kept.
  */
 function base64Runs(text: string, slot: number, runs: DecodedRun[]): void {
-	const length = text.length;
+	if (text.length < MIN_BASE64_RUN) return;
+	// A byte a character for ASCII; past it, UTF-8 takes at most three bytes per UTF-16 unit.
+	let bytes = bufferOf(text.length);
+	let encoded = encoder.encodeInto(text, bytes);
+	if (encoded.read < text.length) {
+		bytes = bufferOf(text.length * 3);
+		encoded = encoder.encodeInto(text, bytes);
+	}
+	const length = encoded.written;
+	const offsets = length === text.length ? undefined : new Utf16Offsets(bytes);
 	let start = 0;
 	let known = 0;
 	while (start + MIN_BASE64_RUN <= length) {
 		let back = start + MIN_BASE64_RUN - 1;
 		const probe = back;
-		while (back >= known && isBase64(text.charCodeAt(back))) back--;
+		while (back >= known && BASE64_VALUES[bytes[back]!]! >= 0) back--;
 		if (back >= known) {
 			start = back + 1;
 			known = probe + 1;
 			continue;
 		}
 		let at = probe + 1;
-		while (at < length && isBase64(text.charCodeAt(at))) at++;
+		while (at < length && BASE64_VALUES[bytes[at]!]! >= 0) at++;
 		let end = at;
-		while (end < length && end - at < 2 && text.charCodeAt(end) === 61) end++;
-		const decoded = printableBase64(text, start, at);
-		if (decoded !== undefined && decoded.length >= 8) runs.push({ slot, start, end, text: decoded });
+		while (end < length && end - at < 2 && bytes[end] === 61) end++;
+		const decoded = printableBase64(bytes, start, at);
+		if (decoded !== undefined && decoded.length >= 8) runs.push({ slot, start: offsets ? offsets.of(start) : start, end: offsets ? offsets.of(end) : end, text: decoded });
 		// `at` is not of the alphabets.
 		start = known = at + 1;
 	}
