@@ -196,7 +196,7 @@ interface Gated {
 	readonly char: string;
 	/** Whether it is one of COMMON_GATES. */
 	readonly common: boolean;
-	/** The bits of the cues of both: once they are all settled, the gate is not looked for. */
+	/** The bits of its cues, searched and keyed: once they are all settled, the gate is not looked for. */
 	readonly cues: number;
 	readonly searched: readonly SearchedCue[];
 	readonly keys: readonly Key[];
