@@ -199,6 +199,16 @@ function base64Runs(text: string, slot: number, runs: DecodedRun[]): void {
 	}
 }
 
+/**
+ * What comes before a slot's text in the strings one per line: `=` after its key (a key and its
+ * value as `key=value`, the shape the rules know: `AWS_SECRET_ACCESS_KEY=…`), else a line break.
+ */
+function separatorBefore(slots: readonly TextSlot[], index: number): string {
+	const previous = slots[index - 1];
+	const slot = slots[index]!;
+	return previous?.key && !slot.key && slot.depth === previous.depth ? '=' : '\n';
+}
+
 /** Whether a slot is a value joined end to end with the others: not a key, nor a content block's `type`. */
 function isJoinedValue(slot: TextSlot): boolean {
 	return !slot.key && slot.last !== 'type';
@@ -213,24 +223,29 @@ export class SecretScanner {
 	scan(slots: readonly TextSlot[]): Finding[] {
 		if (!slots.length) return [];
 		const findings: Finding[] = [];
-		// The strings one per line, but a key and its value as `key=value`, the shape the rules know
-		// (`AWS_SECRET_ACCESS_KEY=…`); and the values end to end, without keys: a split secret's
-		// parts have keys between them, and content blocks' `type` too (`text`, which would join the
-		// parts of a token into a longer one).
-		const lines = new Joined();
+		// The strings one per line (separatorBefore); and the values end to end, without keys: a
+		// split secret's parts have keys between them, and content blocks' `type` too (`text`,
+		// which would join the parts of a token into a longer one).
+		// The common case finds nothing: only the text is made, and where its pieces start only
+		// for a detection to place (a joined text's arrays were a third of a small message's scan).
+		let text = '';
 		let valueCount = 0;
 		for (let index = 0; index < slots.length; index++) {
-			const slot = slots[index]!;
-			const previous = slots[index - 1];
-			lines.add(index, slot.text, previous?.key && !slot.key && slot.depth === previous.depth ? '=' : '\n');
-			if (isJoinedValue(slot)) valueCount++;
+			if (index) text += separatorBefore(slots, index);
+			text += slots[index]!.text;
+			if (isJoinedValue(slots[index]!)) valueCount++;
 		}
-		for (const detection of this.detect(lines)) findings.push(this.inJoined(lines, detection));
+		const detections = this.detect(text);
+		if (detections.length) {
+			const lines = new Joined();
+			for (let index = 0; index < slots.length; index++) lines.add(index, slots[index]!.text, separatorBefore(slots, index));
+			for (const detection of detections) findings.push(this.inJoined(lines, detection));
+		}
 		// Only the matches that cross a boundary are new (most messages hold one value).
 		if (valueCount > 1) {
 			const values = new Joined();
 			for (let index = 0; index < slots.length; index++) if (isJoinedValue(slots[index]!)) values.add(index, slots[index]!.text, '');
-			for (const detection of this.detect(values)) {
+			for (const detection of this.detect(values.text)) {
 				if (values.pieceAt(detection.start) !== values.pieceAt(detection.end - 1)) findings.push(this.inJoined(values, detection));
 			}
 		}
@@ -239,7 +254,7 @@ export class SecretScanner {
 		if (decoded.length) {
 			const joined = new Joined();
 			for (const run of decoded) joined.add(run.slot, run.text, '\n');
-			for (const detection of this.detect(joined)) {
+			for (const detection of this.detect(joined.text)) {
 				const { slot, start, end } = decoded[joined.pieceAt(detection.start)]!;
 				findings.push({ rule: detection.rule, ranges: [{ slot, start, end }] });
 			}
@@ -261,8 +276,9 @@ export class SecretScanner {
 	}
 
 	/** The rules' detections in a joined text, but for the markers of an earlier redaction. */
-	private detect(joined: Joined): Detection[] {
-		return this.rules.detect(joined.text).filter(({ start }) => !joined.text.startsWith(MARKER_START, start));
+	private detect(text: string): Detection[] {
+		const detections = this.rules.detect(text);
+		return detections.length ? detections.filter(({ start }) => !text.startsWith(MARKER_START, start)) : detections;
 	}
 
 	/** The slot ranges a detection in a joined text covers. */
