@@ -168,12 +168,6 @@ export function gatesOf(cue: RegExp): string[] | undefined {
 	return gates && [...new Set(gates.map(({ char }) => char))];
 }
 
-/** A cue tested by its expression over the text, when the text holds one of its gates (or always, when it has none). */
-interface SearchedCue {
-	readonly bit: number;
-	readonly pattern: RegExp;
-}
-
 /** An alternative tried where its key lies `offset` characters past a match's start. */
 interface AnchoredAlternative {
 	/** Its cue's bit. */
@@ -191,14 +185,15 @@ interface AnchoredAlternative {
 	readonly sticky: RegExp;
 }
 
-/** A gate and what a text holding it goes on to: cues searched for, and keys whose occurrences are tried. */
+/** A gate and what a text holding it goes on to: cues tested by their expressions, and keys whose occurrences are tried. */
 interface Gated {
 	readonly char: string;
 	/** Whether it is one of COMMON_GATES. */
 	readonly common: boolean;
 	/** The bits of its cues, searched and keyed: once they are all settled, the gate is not looked for. */
 	readonly cues: number;
-	readonly searched: readonly SearchedCue[];
+	/** The bits of the cues tested by their expressions over the text (a gate at no fixed distance from a match's start). */
+	readonly searched: number;
 	readonly keys: readonly Key[];
 }
 
@@ -253,8 +248,8 @@ function isAsciiSpace(code: number): boolean {
 }
 
 export class Cues {
-	/** The cues an alternative of which has no gate: tested over every text. */
-	readonly #ungated: readonly SearchedCue[];
+	/** The bits of the cues an alternative of which has no gate: tested over every text. */
+	readonly #ungated: number;
 	/**
 	 * The gates, in the order of their bits, each with the cues it opens: a text is searched for
 	 * each at most once (`_` gates a dozen cues), a short text's read in one pass.
@@ -270,27 +265,27 @@ export class Cues {
 
 	constructor(cues: readonly RegExp[]) {
 		if (cues.length > 30) throw new Error('at most 30 cues');
-		const gates: Array<{ char: string; cues: number; searched: SearchedCue[]; keys: Map<string, { cues: number; alternatives: AnchoredAlternative[] }> }> = [];
+		const gates: Array<{ char: string; cues: number; searched: number; keys: Map<string, { cues: number; alternatives: AnchoredAlternative[] }> }> = [];
 		const gateOfChar = (char: string) => {
 			let gate = gates.find((known) => known.char === char);
-			if (!gate) gates.push((gate = { char, cues: 0, searched: [], keys: new Map() }));
+			if (!gate) gates.push((gate = { char, cues: 0, searched: 0, keys: new Map() }));
 			return gate;
 		};
-		const ungated: SearchedCue[] = [];
+		let ungated = 0;
 		this.#patterns = cues.map((cue, index) => {
 			const bit = 2 ** index;
 			const flags = cue.flags.replace(/[gy]/g, '');
 			const pattern = new RegExp(cue.source, flags);
 			const alternatives = alternativeGatesOf(cue);
 			if (!alternatives) {
-				ungated.push({ bit, pattern });
+				ungated |= bit;
 				return pattern;
 			}
 			if (!alternatives.every((gate) => gate.offset !== undefined)) {
-				for (const char of new Set(alternatives.map((gate) => gate.char))) {
+				for (const { char } of alternatives) {
 					const gate = gateOfChar(char);
 					gate.cues |= bit;
-					gate.searched.push({ bit, pattern });
+					gate.searched |= bit;
 				}
 				return pattern;
 			}
@@ -318,8 +313,8 @@ export class Cues {
 	/** The bits of the cues `text` holds. */
 	in(text: string): number {
 		this.#found = 0;
-		for (const { bit, pattern } of this.#ungated) if (pattern.test(text)) this.#found |= bit;
-		this.#settled = this.#found;
+		this.#settled = 0;
+		this.#test(this.#ungated, text);
 		if (text.length <= SHORT_TEXT) {
 			let held = 0;
 			for (let index = 0; index < text.length; index++) {
@@ -349,11 +344,7 @@ export class Cues {
 
 	/** Searches `text`, which holds `gate`, for the gate's cues not settled yet, and tries its keys. */
 	#open(gate: Gated, text: string): void {
-		for (const { bit, pattern } of gate.searched) {
-			if (this.#settled & bit) continue;
-			this.#settled |= bit;
-			if (pattern.test(text)) this.#found |= bit;
-		}
+		this.#test(gate.searched, text);
 		for (const key of gate.keys) {
 			if (!(key.cues & ~this.#found)) continue;
 			const matched = this.#tryAt(key, text, this.#found);

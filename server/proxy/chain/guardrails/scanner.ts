@@ -223,11 +223,9 @@ export class SecretScanner {
 	scan(slots: readonly TextSlot[]): Finding[] {
 		if (!slots.length) return [];
 		const findings: Finding[] = [];
-		// The strings one per line (separatorBefore); and the values end to end, without keys: a
-		// split secret's parts have keys between them, and content blocks' `type` too (`text`,
-		// which would join the parts of a token into a longer one).
-		// The common case finds nothing: only the text is made, and where its pieces start only
-		// for a detection to place (a joined text's arrays were a third of a small message's scan).
+		// The strings one per line (separatorBefore). The common case finds nothing: only the text
+		// is made, and where its pieces start only for a detection to place (a joined text's arrays
+		// were a third of a small message's scan).
 		let text = '';
 		let valueCount = 0;
 		for (let index = 0; index < slots.length; index++) {
@@ -241,7 +239,9 @@ export class SecretScanner {
 			for (let index = 0; index < slots.length; index++) lines.add(index, slots[index]!.text, separatorBefore(slots, index));
 			for (const detection of detections) findings.push(this.inJoined(lines, detection));
 		}
-		// Only the matches that cross a boundary are new (most messages hold one value).
+		// The values end to end, without keys: a split secret's parts have keys between them, and
+		// content blocks' `type` too (`text`, which would join the parts of a token into a longer
+		// one). Only the matches that cross a boundary are new (most messages hold one value).
 		if (valueCount > 1) {
 			const values = new Joined();
 			for (let index = 0; index < slots.length; index++) if (isJoinedValue(slots[index]!)) values.add(index, slots[index]!.text, '');
